@@ -1,0 +1,1 @@
+// End-to-end suites and the harness that starts real components

@@ -1,0 +1,1 @@
+// Central CSI controller service, node registry and volume placement

@@ -1,0 +1,1 @@
+// CSI node service, node-controller service, PMEM device managers and node state

@@ -1,0 +1,1 @@
+export * from './kube-client.js';

@@ -1,0 +1,84 @@
+// The port between the CSI services and PMEM: one interface, one implementation per device mode
+// (lvm, direct, emulated, fake), chosen by `createDeviceManager(mode)`. Every method lists the
+// errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
+import { AlreadyExistsError, FailedPreconditionError, NotFoundError, ResourceExhaustedError } from '@pmem-csi/runtime';
+
+/** Device modes of the node driver. `lvm` and `direct` need PMEM; the others are for machines without. */
+export type DeviceMode = 'lvm' | 'direct' | 'emulated' | 'fake';
+export const DEVICE_MODES: readonly DeviceMode[] = ['lvm', 'direct', 'emulated', 'fake'];
+
+/** One volume's block device as the device manager sees it. */
+export interface PmemDeviceInfo {
+  /** The volume id (LV name, namespace name, backing file name). */
+  readonly volumeId: string;
+  /** Block device path to mkfs/mount, e.g. /dev/ndbus0region0fsdax/<id>, /dev/pmem0.1, /dev/loop3. */
+  readonly path: string;
+  /** Usable size in bytes (after rounding/alignment; never smaller than requested). */
+  readonly size: number;
+  /** Whether the device supports DAX mounts (false for emulated/fake and sector-mode devices). */
+  readonly dax: boolean;
+}
+
+/** Capacity in bytes. `maxVolumeSize` is the largest single volume that can be created now. */
+export interface Capacity {
+  /** Largest volume that can still be created (after alignment and fragmentation). */
+  readonly maxVolumeSize: number;
+  /** Free bytes in total (may be fragmented). */
+  readonly available: number;
+  /** Bytes under this driver's management (e.g. the `pmem-csi` namespaces in lvm mode). */
+  readonly managed: number;
+  /** All PMEM bytes on the node, managed or not. */
+  readonly total: number;
+}
+
+/** Per-call options: every device operation can be aborted (tied to the gRPC deadline). */
+export interface DeviceCallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface CreateDeviceRequest {
+  readonly volumeId: string;
+  /** Requested size in bytes (> 0); implementations round up to their granularity. */
+  readonly size: number;
+  /** `FileIO` asks for a sector-mode (non-DAX) device where the mode supports it. */
+  readonly usage?: 'AppDirect' | 'FileIO';
+}
+
+/** Volume already exists with that id (create). */
+export class DeviceExistsError extends AlreadyExistsError {}
+/** No device with that id (get, delete when the caller needs it to exist). */
+export class DeviceNotFoundError extends NotFoundError {}
+/** The device is open/mounted and cannot be erased or removed. */
+export class DeviceInUseError extends FailedPreconditionError {}
+/** The request does not fit; the message names the largest size that would. */
+export class NotEnoughSpaceError extends ResourceExhaustedError {}
+
+export interface DeviceManager {
+  readonly mode: DeviceMode;
+  /**
+   * Prepare the backing store (lvm: namespaces + volume groups; emulated: backing directory,
+   * re-attach loop devices). Idempotent; called once at start-up before any other method.
+   */
+  setup(options?: DeviceCallOptions): Promise<void>;
+  /** Create a device. @throws DeviceExistsError, NotEnoughSpaceError */
+  createDevice(req: CreateDeviceRequest, options?: DeviceCallOptions): Promise<PmemDeviceInfo>;
+  /** The device of a volume. @throws DeviceNotFoundError */
+  getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo>;
+  /**
+   * Remove a device, erasing it first when `erase` (whole device overwritten with zeros),
+   * otherwise zeroing its first 4 KiB. Unknown id → resolves (idempotent).
+   * @throws DeviceInUseError when it is open/mounted
+   */
+  deleteDevice(volumeId: string, erase: boolean, options?: DeviceCallOptions): Promise<void>;
+  /** Every device this driver manages. */
+  listDevices(options?: DeviceCallOptions): Promise<PmemDeviceInfo[]>;
+  /** Capacity now. */
+  getCapacity(options?: DeviceCallOptions): Promise<Capacity>;
+  /**
+   * Grow a device to at least `size` bytes (lvm, emulated, fake). @throws DeviceNotFoundError,
+   * NotEnoughSpaceError, UnimplementedError (direct mode cannot grow a namespace)
+   */
+  resizeDevice(volumeId: string, size: number, options?: DeviceCallOptions): Promise<PmemDeviceInfo>;
+  /** Release resources held by the manager itself (not the devices). */
+  close(): Promise<void>;
+}

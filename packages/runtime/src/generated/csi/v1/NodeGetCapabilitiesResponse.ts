@@ -1,0 +1,17 @@
+// Original file: proto/csi.proto
+
+import type { NodeServiceCapability as _csi_v1_NodeServiceCapability, NodeServiceCapability__Output as _csi_v1_NodeServiceCapability__Output } from '../../csi/v1/NodeServiceCapability.js';
+
+export interface NodeGetCapabilitiesResponse {
+  /**
+   * Optional node RPCs / features that are supported.
+   */
+  'capabilities'?: (_csi_v1_NodeServiceCapability)[];
+}
+
+export interface NodeGetCapabilitiesResponse__Output {
+  /**
+   * Optional node RPCs / features that are supported.
+   */
+  'capabilities': (_csi_v1_NodeServiceCapability__Output)[];
+}

@@ -1,0 +1,25 @@
+// Original file: proto/registry.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface RegisterControllerReply {
+  /**
+   * Identifies this registration; renewals must quote it.
+   */
+  'registration_id'?: (string);
+  /**
+   * How long the registration lives without renewal.
+   */
+  'lease_seconds'?: (number | string | Long);
+}
+
+export interface RegisterControllerReply__Output {
+  /**
+   * Identifies this registration; renewals must quote it.
+   */
+  'registration_id': (string);
+  /**
+   * How long the registration lives without renewal.
+   */
+  'lease_seconds': (string);
+}

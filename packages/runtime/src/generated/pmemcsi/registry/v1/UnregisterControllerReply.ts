@@ -1,0 +1,8 @@
+// Original file: proto/registry.proto
+
+
+export interface UnregisterControllerReply {
+}
+
+export interface UnregisterControllerReply__Output {
+}

@@ -20,9 +20,9 @@ export interface CallContext {
 
 type UnaryImpl<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
 
-/** The async form of a generated `...Handlers` interface (unary methods only). */
+/** The async form of a generated `...Handlers` interface (unary methods only; index signature dropped). */
 export type AsyncService<H> = {
-  [K in keyof H]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? UnaryImpl<Req, Res> : never;
+  [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? UnaryImpl<Req, Res> : never;
 };
 
 export interface AdaptOptions {

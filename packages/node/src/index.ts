@@ -1,1 +1,8 @@
-// CSI node service, node-controller service, PMEM device managers and node state
+// CSI node service, node-controller service, PMEM device managers and node state.
+export * from './device/device-manager.js';
+export * from './device/factory.js';
+export { FakeDeviceManager } from './device/fake.js';
+export { EmulatedDeviceManager } from './device/emulated.js';
+export { LvmDeviceManager } from './device/lvm.js';
+export { DirectDeviceManager, checkSysWritable } from './device/direct.js';
+export * from './state/index.js';

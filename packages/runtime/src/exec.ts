@@ -65,7 +65,7 @@ export class CommandNotFoundError extends CommandError {
 /** Debian packages that provide the host tools we run, for "missing tool" messages. */
 export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   ndctl: 'ndctl', lvm: 'lvm2', lvs: 'lvm2', vgs: 'lvm2', pvs: 'lvm2', lvcreate: 'lvm2', lvremove: 'lvm2',
-  vgcreate: 'lvm2', lvextend: 'lvm2', 'mkfs.ext4': 'e2fsprogs', resize2fs: 'e2fsprogs', 'mkfs.xfs': 'xfsprogs',
+  vgcreate: 'lvm2', vgextend: 'lvm2', pvcreate: 'lvm2', lvextend: 'lvm2', 'mkfs.ext4': 'e2fsprogs', resize2fs: 'e2fsprogs', 'mkfs.xfs': 'xfsprogs',
   xfs_io: 'xfsprogs', xfs_growfs: 'xfsprogs', mount: 'mount', umount: 'mount', losetup: 'mount',
   blkid: 'util-linux', findmnt: 'util-linux', wipefs: 'util-linux', blkdiscard: 'util-linux',
   blockdev: 'util-linux', dd: 'coreutils', truncate: 'coreutils',

@@ -1,0 +1,120 @@
+// Builders of ndctl/LVM outputs in the shapes of the JSON fixtures next to this file (see README.md),
+// for manager tests that need many scenario variants. Test-only code.
+import type { ScriptedReply } from '@pmem-csi/runtime';
+
+export interface RegionSpec {
+  dev: string;
+  size: number;
+  available?: number;
+  extent?: number;
+  /** Omit the align field with null. */
+  align?: number | null;
+  dimms?: string[];
+  disabled?: boolean;
+}
+
+export interface NamespaceSpec {
+  dev: string;
+  size: number;
+  name?: string;
+  mode?: 'fsdax' | 'sector' | 'raw';
+  blockdev?: string;
+  disabled?: boolean;
+  /** Label-less io namespaces have no uuid. */
+  uuid?: string | null;
+}
+
+function region(r: RegionSpec): Record<string, unknown> {
+  const dimms = r.dimms ?? ['nmem0'];
+  const out: Record<string, unknown> = { dev: r.dev, size: r.size };
+  if (r.align !== null) out['align'] = r.align ?? 16777216;
+  Object.assign(out, {
+    available_size: r.available ?? r.size,
+    max_available_extent: r.extent ?? r.available ?? r.size,
+    type: 'pmem',
+    iset_id: 52512795602891,
+    mappings: dimms.map((dimm, position) => ({ dimm, offset: 0, length: r.size / dimms.length, position })),
+  });
+  if (r.disabled) out['state'] = 'disabled';
+  out['persistence_domain'] = 'unknown';
+  return out;
+}
+
+/** `ndctl list --buses --regions --dimms --idle` output. */
+export function ndctlRegions(buses: Array<{ dev: string; regions: RegionSpec[] }>): string {
+  return JSON.stringify(buses.map((b) => ({
+    provider: 'ACPI.NFIT', dev: b.dev, scrub_state: 'idle',
+    dimms: [...new Set(b.regions.flatMap((r) => r.dimms ?? ['nmem0']))].map((dev, handle) => ({ dev, id: `8680-5634120${handle}`, handle, phys_id: handle })),
+    regions: b.regions.map(region),
+  })), null, 2);
+}
+
+function namespace(n: NamespaceSpec): Record<string, unknown> {
+  const mode = n.mode ?? 'fsdax';
+  const out: Record<string, unknown> = { dev: n.dev, mode };
+  if (mode === 'fsdax') out['map'] = 'dev';
+  out['size'] = n.size;
+  if (n.uuid !== null) out['uuid'] = n.uuid ?? '0d4f6a2e-8b1c-4d3e-9f5a-6b7c8d9e0f1a';
+  out['sector_size'] = mode === 'sector' ? 4096 : 512;
+  if (mode === 'fsdax') out['align'] = 2097152;
+  if (!n.disabled && n.blockdev !== undefined) out['blockdev'] = n.blockdev;
+  if (n.disabled) out['state'] = 'disabled';
+  if (n.name !== undefined) out['name'] = n.name;
+  return out;
+}
+
+/** `ndctl list --namespaces ...` output: nothing at all when nothing matches. */
+export function ndctlNamespaces(namespaces: NamespaceSpec[]): string {
+  return namespaces.length === 0 ? '' : JSON.stringify(namespaces.map(namespace), null, 2);
+}
+
+/** `ndctl create-namespace` output (human-readable size, as the tool prints it). */
+export function ndctlCreated(n: NamespaceSpec): string {
+  return JSON.stringify({ ...namespace(n), size: `${(n.size / 2 ** 30).toFixed(2)} GiB` }, null, 2);
+}
+
+function report(kind: string, rows: Array<Record<string, string>>): string {
+  return JSON.stringify({ report: [{ [kind]: rows }] }, null, 4);
+}
+
+export function vgsReport(vgs: Array<{ name: string; size: number; free: number; extent?: number; tags?: string }>): string {
+  return report('vg', vgs.map((g) => ({
+    vg_name: g.name, vg_size: String(g.size), vg_free: String(g.free), vg_extent_size: String(g.extent ?? 4194304), vg_tags: g.tags ?? '',
+  })));
+}
+
+export function lvsReport(lvs: Array<{ name: string; vg: string; size: number; path?: string }>): string {
+  return report('lv', lvs.map((l) => ({
+    lv_name: l.name, vg_name: l.vg, lv_size: String(l.size), lv_path: l.path ?? `/dev/${l.vg}/${l.name}`, lv_attr: '-wi-a-----',
+  })));
+}
+
+export function pvsReport(pvs: Array<{ name: string; vg: string }>): string {
+  return report('pv', pvs.map((p) => ({ pv_name: p.name, vg_name: p.vg })));
+}
+
+const REPORT = ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o'];
+
+/** Scripted replies for the exact LVM report commands. */
+export const reply = {
+  regions: (stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'], exact: true, stdout }),
+  namespaces: (filter: string[], stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', ...filter], exact: true, stdout }),
+  vgs: (stdout: string): ScriptedReply => ({ command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'], exact: true, stdout }),
+  lvs: (stdout: string): ScriptedReply => ({ command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'], exact: true, stdout }),
+  pvs: (stdout: string): ScriptedReply => ({ command: 'pvs', args: [...REPORT, 'pv_name,vg_name'], exact: true, stdout }),
+};
+
+/** A recorded call, for asserting exact sequences. */
+export type Call = { command: string; args: readonly string[] };
+
+export const calls = {
+  regions: { command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'] },
+  namespaces: (...filter: string[]): Call => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', ...filter] }),
+  vgs: { command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'] },
+  lvs: { command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'] },
+  pvs: { command: 'pvs', args: [...REPORT, 'pv_name,vg_name'] },
+  zeroHead: (path: string): Call => ({ command: 'dd', args: ['if=/dev/zero', `of=${path}`, 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'] }),
+  zeroAll: (path: string, bytes: number): Call => ({
+    command: 'dd', args: ['if=/dev/zero', `of=${path}`, 'bs=1M', `count=${bytes}`, 'iflag=count_bytes', 'oflag=direct', 'conv=fsync'],
+  }),
+};

@@ -1,0 +1,318 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  FailedPreconditionError, InternalError, InvalidArgumentError, ScriptedRunner, UnimplementedError, createLogger,
+  type LogFields,
+} from '@pmem-csi/runtime';
+import { GiB, MiB, alignDown, rawForUsable, usableForRaw } from './align.js';
+import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
+import {
+  DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize,
+} from './direct.js';
+import type { BlockDeviceAccess } from './lvm.js';
+import type { NdRegion } from './ndctl.js';
+import { calls, ndctlCreated, ndctlNamespaces, ndctlRegions, reply } from './__fixtures__/tool-output.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
+
+const ID = 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303';
+const ID_SECTOR = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
+const ID_DISABLED = 'pvc-9b-d82cd557a6efd84c123ebeeb1d119479e378cc8eae34f8edf0fc1db5';
+
+class FakeDevices implements BlockDeviceAccess {
+  readonly busy = new Set<string>();
+  readonly checked: string[] = [];
+  async assertNotInUse(path: string, volumeId: string): Promise<void> {
+    this.checked.push(path);
+    if (this.busy.has(path)) throw new DeviceInUseError(`volume ${volumeId}: device ${path} is in use (mounted or open)`);
+  }
+}
+
+function setup(runner: ScriptedRunner, checkSys: () => Promise<void> = () => Promise.resolve()) {
+  const lines: LogFields[] = [];
+  const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(JSON.parse(l) as LogFields) });
+  const devices = new FakeDevices();
+  return { dm: new DirectDeviceManager({ runner, log, blockDevices: devices, checkSys }), lines, devices };
+}
+
+function region(over: Partial<NdRegion>): NdRegion {
+  return {
+    dev: 'region0', bus: 'ndbus0', provider: 'ACPI.NFIT', size: 64 * GiB, availableSize: 64 * GiB, maxAvailableExtent: 64 * GiB,
+    align: 16 * MiB, type: 'pmem', isetId: undefined, interleaveWays: 1, dimms: ['nmem0'], enabled: true, ...over,
+  };
+}
+
+describe('direct-mode alignment and placement', () => {
+  it.each([
+    ['1 way, 16 MiB region align', { align: 16 * MiB }, 16 * MiB],
+    ['2 ways, 16 MiB', { align: 16 * MiB, interleaveWays: 2 }, 16 * MiB],
+    ['3 ways, 16 MiB', { align: 16 * MiB, interleaveWays: 3 }, 48 * MiB],
+    ['2 ways, 96 MiB', { align: 96 * MiB, interleaveWays: 2 }, 96 * MiB],
+    ['region align 1 → 96 MiB fallback', { align: 1 }, 96 * MiB],
+    ['no region align → fallback, 5 ways', { align: undefined, interleaveWays: 5 }, 480 * MiB],
+  ])('LCM(2 MiB × ways, region align): %s', (_what, over, expected) => {
+    expect(directAlignment(region(over))).toBe(expected);
+  });
+
+  it('computes the maximum volume from the largest contiguous extent, not the free total', () => {
+    const fragmented = region({ availableSize: 60 * GiB, maxAvailableExtent: 20 * GiB + 5 * MiB });
+    const max = maxVolumeSize([fragmented, region({ dev: 'region1', maxAvailableExtent: 0, availableSize: 0 })]);
+    expect(max).toBe(usableForRaw(20 * GiB));
+    expect(max).toBeLessThan(20 * GiB - 20 * GiB / 64);
+    expect(rawForUsable(max, 16 * MiB)).toBeLessThanOrEqual(20 * GiB);
+    expect(maxVolumeSize([])).toBe(0);
+  });
+
+  it('places a volume in the region whose largest extent fits it best', () => {
+    const big = region({ dev: 'region0', maxAvailableExtent: 100 * GiB });
+    const small = region({ dev: 'region1', maxAvailableExtent: 20 * GiB });
+    expect(choosePlacement([big, small], 10 * GiB)).toEqual({ region: small, align: 16 * MiB, raw: rawForUsable(10 * GiB, 16 * MiB) });
+    expect(choosePlacement([big, small], 50 * GiB)?.region.dev).toBe('region0');
+    expect(choosePlacement([big, small], 99 * GiB)).toBeUndefined();
+  });
+
+  it('owns only namespaces named like volume ids', () => {
+    expect(isVolumeIdName(ID)).toBe(true);
+    expect(isVolumeIdName(`a-${'0'.repeat(56)}`)).toBe(true);
+    expect(isVolumeIdName('pmem-csi')).toBe(false);
+    expect(isVolumeIdName('app-data')).toBe(false);
+    expect(isVolumeIdName(`${ID}0`)).toBe(false);
+    expect(isVolumeIdName(`pvc-8a-${'A'.repeat(56)}`)).toBe(false);
+    expect(isVolumeIdName(`ääääää-${'0'.repeat(56)}`)).toBe(false); // 69 bytes: over the label limit
+  });
+});
+
+describe('DirectDeviceManager.createDevice', () => {
+  const raw = 1107296256; // rawForUsable(1 GiB, 16 MiB): 1056 MiB
+  const created = { dev: 'namespace0.3', size: GiB + 12 * MiB, name: ID, blockdev: 'pmem0.7' };
+
+  it('creates an fsdax map=dev namespace sized for the usable bytes, zeroes its start and takes blockdev from JSON', async () => {
+    expect(rawForUsable(GiB, 16 * MiB)).toBe(raw);
+    const runner = new ScriptedRunner([
+      reply.namespaces([], fixture('ndctl-list-Ni-labelless.json')),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'], exact: true,
+        stdout: ndctlCreated(created) },
+      reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
+      { ...calls.zeroHead('/dev/pmem0.7'), exact: true },
+    ]);
+    const info = await setup(runner).dm.createDevice({ volumeId: ID, size: GiB });
+    expect(info).toEqual({ volumeId: ID, path: '/dev/pmem0.7', size: GiB + 12 * MiB, dax: true });
+    expect(runner.calls.map((c) => c.args[0])).toEqual(['list', 'list', 'create-namespace', 'list', 'if=/dev/zero']);
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('makes a sector-mode namespace without DAX for FileIO', async () => {
+    const sector = { dev: 'namespace0.3', size: GiB + 30 * MiB, name: ID, blockdev: 'pmem0.3s', mode: 'sector' as const };
+    const runner = new ScriptedRunner([
+      reply.namespaces([], ''),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=sector', `--size=${raw}`, `--name=${ID}`], exact: true,
+        stdout: ndctlCreated(sector) },
+      reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([sector])),
+      { ...calls.zeroHead('/dev/pmem0.3s'), exact: true },
+    ]);
+    expect(await setup(runner).dm.createDevice({ volumeId: ID, size: GiB, usage: 'FileIO' }))
+      .toEqual({ volumeId: ID, path: '/dev/pmem0.3s', size: GiB + 30 * MiB, dax: false });
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('retries once with the shortfall when the kernel keeps more metadata than expected', async () => {
+    const small = { ...created, size: GiB - 1 };
+    const bigger = raw + 16 * MiB;
+    const runner = new ScriptedRunner([
+      reply.namespaces([], ''),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'], exact: true, stdout: ndctlCreated(small) },
+      reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([small])),
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true },
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${bigger}`, `--name=${ID}`, '--map=dev'], exact: true, stdout: ndctlCreated(created) },
+      reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
+      { command: 'dd' },
+    ]);
+    const { dm, lines } = setup(runner);
+    expect((await dm.createDevice({ volumeId: ID, size: GiB })).size).toBe(GiB + 12 * MiB);
+    expect(runner.unused()).toEqual([]);
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'namespace smaller than requested, destroyed', raw, usable: GiB - 1, attempt: 1 }));
+  });
+
+  it('gives up after the second short namespace', async () => {
+    const small = { ...created, size: GiB - 1 };
+    const runner = new ScriptedRunner([
+      reply.namespaces([], ''),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      { command: 'ndctl', args: ['create-namespace'], stdout: ndctlCreated(small), repeat: true },
+      { ...reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([small])), repeat: true },
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true, repeat: true },
+    ]);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(new InternalError(
+      `namespace for volume ${ID} in region0: ${raw + 16 * MiB} raw bytes gave only ${GiB - 1} usable bytes, less than the requested ${GiB}`));
+    expect(runner.calls.filter((c) => c.args[0] === 'destroy-namespace')).toHaveLength(2);
+  });
+
+  it('destroys the namespace again when zeroing its start fails', async () => {
+    const runner = new ScriptedRunner([
+      reply.namespaces([], ''),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      { command: 'ndctl', args: ['create-namespace'], stdout: ndctlCreated(created) },
+      reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
+      { command: 'dd', exitCode: 1, stderr: 'dd: error writing' },
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true },
+    ]);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(/exit code 1: dd: error writing/);
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('refuses an existing name, an id that is not ours, and a volume that does not fit anywhere', async () => {
+    const exists = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
+    await expect(setup(exists).dm.createDevice({ volumeId: ID_DISABLED, size: GiB })).rejects.toThrow(new DeviceExistsError(`volume ${ID_DISABLED} already exists`));
+
+    await expect(setup(new ScriptedRunner()).dm.createDevice({ volumeId: 'pmem-csi', size: GiB })).rejects.toThrow(new InvalidArgumentError(
+      'volume id "pmem-csi" is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most 63 bytes)'));
+
+    const full = new ScriptedRunner([reply.namespaces([], ''), reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    const err = await setup(full).dm.createDevice({ volumeId: ID, size: 200 * GiB }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotEnoughSpaceError);
+    const largest = usableForRaw(alignDown(135291469824, 16 * MiB));
+    expect((err as Error).message).toBe(`not enough PMEM for volume ${ID} of ${200 * GiB} bytes: the largest volume this node can create now is ${largest} bytes`);
+  });
+});
+
+describe('DirectDeviceManager queries and deletion', () => {
+  it('lists and finds only enabled namespaces named like volume ids', async () => {
+    const { dm } = setup(new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]));
+    expect(await dm.listDevices()).toEqual([
+      { volumeId: ID_SECTOR, path: '/dev/pmem0.2s', size: 1069056000, dax: false },
+      { volumeId: ID, path: '/dev/pmem0.1', size: 1056964608, dax: true },
+    ]);
+    expect(await dm.getDevice(ID)).toEqual({ volumeId: ID, path: '/dev/pmem0.1', size: 1056964608, dax: true });
+    await expect(dm.getDevice('app-data')).rejects.toThrow(new DeviceNotFoundError('volume app-data not found'));
+    await expect(dm.getDevice(ID_DISABLED)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID_DISABLED} not found`));
+  });
+
+  it('erases a volume after the exclusive-open check, then destroys its namespace', async () => {
+    const runner = new ScriptedRunner([
+      reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')),
+      { ...calls.zeroAll('/dev/pmem0.1', 1056964608), exact: true },
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'], exact: true },
+    ]);
+    const { dm, devices } = setup(runner);
+    await dm.deleteDevice(ID, true);
+    expect(devices.checked).toEqual(['/dev/pmem0.1']);
+    expect(runner.calls).toEqual([calls.namespaces(), calls.zeroAll('/dev/pmem0.1', 1056964608),
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'] }]);
+  });
+
+  it('enables a disabled volume namespace so that it can be wiped before it is destroyed', async () => {
+    const enabled = { dev: 'namespace1.1', size: 2 * GiB, name: ID_DISABLED, blockdev: 'pmem1.1' };
+    const runner = new ScriptedRunner([
+      reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')),
+      { command: 'ndctl', args: ['enable-namespace', 'namespace1.1'], exact: true },
+      reply.namespaces(['--namespace=namespace1.1'], ndctlNamespaces([enabled])),
+      { ...calls.zeroHead('/dev/pmem1.1'), exact: true },
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace1.1'], exact: true },
+    ]);
+    await setup(runner).dm.deleteDevice(ID_DISABLED, false);
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('never touches namespaces that are not ours, and refuses busy devices', async () => {
+    const foreign = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
+    await setup(foreign).dm.deleteDevice('app-data', true);
+    expect(foreign.calls).toEqual([calls.namespaces()]);
+
+    const busy = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
+    const { dm, devices } = setup(busy);
+    devices.busy.add('/dev/pmem0.2s');
+    await expect(dm.deleteDevice(ID_SECTOR, true)).rejects.toThrow(new DeviceInUseError(`volume ${ID_SECTOR}: device /dev/pmem0.2s is in use (mounted or open)`));
+    expect(busy.calls).toEqual([calls.namespaces()]);
+  });
+
+  it('reports capacity with alignment and fragmentation', async () => {
+    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    const r0 = usableForRaw(alignDown(135291469824, 16 * MiB));
+    expect(await setup(runner).dm.getCapacity()).toEqual({
+      maxVolumeSize: r0,
+      available: usableForRaw(alignDown(203004313600, 16 * MiB)),
+      managed: 270582939648 + 17179869184,
+      total: 270582939648 + 135291469824 + 17179869184,
+    });
+  });
+
+  it('cannot grow a namespace', async () => {
+    const { dm } = setup(new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]));
+    await expect(dm.resizeDevice(ID, 2 * GiB)).rejects.toThrow(new UnimplementedError('direct mode cannot grow a namespace'));
+    expect((await dm.resizeDevice(ID, 512 * MiB)).size).toBe(1056964608);
+    await expect(dm.resizeDevice(ID_DISABLED, GiB)).rejects.toThrow(DeviceNotFoundError);
+  });
+});
+
+describe('DirectDeviceManager.setup', () => {
+  it('fails before any ndctl call when /sys is not writable', async () => {
+    const runner = new ScriptedRunner();
+    const { dm } = setup(runner, () => Promise.reject(new FailedPreconditionError('direct mode needs /sys mounted read-write')));
+    await expect(dm.setup()).rejects.toThrow('direct mode needs /sys mounted read-write');
+    expect(runner.calls).toEqual([]);
+  });
+
+  it('initializes labels of an unused label-less region', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces([], fixture('ndctl-list-Ni-labelless.json')),
+      { command: 'blkid', args: ['-p', '/dev/pmem0'], exact: true, exitCode: 2 },
+      { command: 'ndctl', args: ['disable-region', 'region0'], exact: true },
+      { command: 'ndctl', args: ['init-labels', '-f', 'nmem0'], exact: true },
+      { command: 'ndctl', args: ['enable-region', 'region0'], exact: true },
+    ]);
+    await setup(runner).dm.setup();
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('warns about a region it cannot use', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 4 * GiB }, { dev: 'region1', size: 4 * GiB }] }])),
+      reply.namespaces([], fixture('ndctl-list-Ni-labelless.json')),
+    ]);
+    const { dm, lines } = setup(runner);
+    await dm.setup();
+    // Both regions map nmem0 in this listing, so initializing labels could hurt the other one.
+    expect(lines).toContainEqual(expect.objectContaining({ reason: 'its DIMMs also back region1', region: 'region0' }));
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'region unusable until its namespace labels are initialized', region: 'region0' }));
+  });
+});
+
+describe('checkSysWritable', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pmem-sys-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const sysRw = '24 29 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw';
+  const sysRo = '1210 1200 0:22 / /sys ro,nosuid,nodev,noexec,relatime - sysfs sysfs ro';
+  const root = '29 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw';
+  const write = (name: string, lines: string[]): string => {
+    const p = join(dir, name);
+    writeFileSync(p, `${lines.join('\n')}\n`);
+    return p;
+  };
+
+  it('accepts a read-write /sys (the NVDIMM bus directory may be absent)', async () => {
+    await expect(checkSysWritable({ mountinfo: write('rw', [root, sysRw]), ndBus: join(dir, 'no-bus') })).resolves.toBeUndefined();
+    await expect(checkSysWritable({ mountinfo: write('shadow', [root, sysRo, sysRw]), ndBus: dir })).resolves.toBeUndefined();
+  });
+
+  it('explains a read-only or missing /sys', async () => {
+    await expect(checkSysWritable({ mountinfo: write('ro', [root, sysRw, sysRo]), ndBus: dir })).rejects.toThrow(new FailedPreconditionError(
+      'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by writing sysfs): '
+      + 'mount the host /sys read-write into a privileged container; /sys is mounted read-only (ro,nosuid,nodev,noexec,relatime)'));
+    const none = write('none', [root]);
+    await expect(checkSysWritable({ mountinfo: none, ndBus: dir })).rejects.toThrow(`; nothing is mounted on /sys (per ${none})`);
+  });
+
+  it('reads mount and super options from mountinfo', () => {
+    expect(findMount([root, sysRw].join('\n'), '/sys')).toEqual({ options: 'rw,nosuid,nodev,noexec,relatime', superOptions: 'rw' });
+    expect(findMount('garbage line\n', '/sys')).toBeUndefined();
+  });
+});

@@ -1,0 +1,282 @@
+// Direct device mode: one namespace per volume, named after the volume id (as the Go driver did):
+// fsdax with page metadata on the PMEM (--map=dev) for AppDirect, sector mode for FileIO.
+// Ownership rule: only namespaces whose name has the shape of our volume ids
+// (<up to 6 chars>-<56 hex digits of sha224>) are ours; every other namespace — the lvm mode's
+// "pmem-csi", an application's — is never listed, touched or destroyed. A caller with other
+// records (node state) can widen this with `isOwnedName`.
+// Namespaces are contiguous, so free space fragments: capacity and placement use each region's
+// max_available_extent, aligned down, minus the fsdax metadata reserve (see align.ts).
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
+import {
+  FailedPreconditionError, InternalError, InvalidArgumentError, SerialQueue, UnimplementedError, requireTools,
+  type CommandRunner, type Logger,
+} from '@pmem-csi/runtime';
+import { FSDAX_PFN_ALIGN, MiB, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
+import {
+  DeviceExistsError, DeviceNotFoundError,
+  type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+} from './device-manager.js';
+import {
+  assertVolumeSize, errnoCode, hostBlockDevices, isUnused, notEnoughSpace, zeroDevice, type BlockDeviceAccess,
+} from './lvm.js';
+import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+
+/** Names of namespaces this mode owns: volume ids `<first ≤6 chars of name>-<sha224 hex>`. */
+export const VOLUME_ID_NAME = /^.{0,6}-[0-9a-f]{56}$/u;
+/** ndctl/label limit for namespace names (64-byte label field with its NUL). */
+export const NAMESPACE_NAME_MAX_BYTES = 63;
+/** Region alignment used when a region reports none or ≤ 1 (worked on emulated regions). */
+export const FALLBACK_REGION_ALIGN = 96 * MiB;
+
+/** Whether a namespace name has the shape of our volume ids. */
+export function isVolumeIdName(name: string): boolean {
+  return VOLUME_ID_NAME.test(name) && Buffer.byteLength(name) <= NAMESPACE_NAME_MAX_BYTES;
+}
+
+/** Namespace size alignment of a region: LCM(fsdax align × interleave ways, region align or fallback). */
+export function directAlignment(region: NdRegion): number {
+  const regionAlign = region.align !== undefined && region.align > 1 ? region.align : FALLBACK_REGION_ALIGN;
+  return lcm(FSDAX_PFN_ALIGN * region.interleaveWays, regionAlign);
+}
+
+/** Largest volume one contiguous extent of `extent` bytes in `region` can hold. */
+export function usableInExtent(region: NdRegion, extent: number): number {
+  return usableForRaw(alignDown(extent, directAlignment(region)));
+}
+
+export interface Placement {
+  readonly region: NdRegion;
+  readonly align: number;
+  /** Raw namespace size to request. */
+  readonly raw: number;
+}
+
+/**
+ * Where a volume of `size` usable bytes goes: among regions whose largest free extent holds it,
+ * the one with the SMALLEST such extent (best fit), so the big extents stay for big volumes and the
+ * reported maxVolumeSize shrinks as little as possible.
+ */
+export function choosePlacement(regions: readonly NdRegion[], size: number): Placement | undefined {
+  const fits = regions.flatMap((region) => {
+    const align = directAlignment(region);
+    const raw = rawForUsable(size, align);
+    return raw <= alignDown(region.maxAvailableExtent, align) ? [{ region, align, raw }] : [];
+  });
+  return fits.sort((a, b) => a.region.maxAvailableExtent - b.region.maxAvailableExtent)[0];
+}
+
+interface MountEntry {
+  readonly options: string;
+  readonly superOptions: string;
+}
+
+/** The entry that is visible at `mountPoint` in /proc/self/mountinfo text (the last one listed). */
+export function findMount(mountinfo: string, mountPoint: string): MountEntry | undefined {
+  let found: MountEntry | undefined;
+  for (const line of mountinfo.split('\n')) {
+    const f = line.split(' ');
+    const sep = f.indexOf('-', 6);
+    if (sep < 0 || f[4] !== mountPoint) continue;
+    found = { options: f[5] ?? '', superOptions: f[sep + 3] ?? '' };
+  }
+  return found;
+}
+
+const NEED_SYS = 'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by '
+  + 'writing sysfs): mount the host /sys read-write into a privileged container';
+
+/**
+ * Start-up check for direct mode: /sys must be writable, or every namespace operation fails (the Go
+ * driver crash-looped silently there). Reads the /sys entry of mountinfo, then tries W_OK on the
+ * NVDIMM bus directory (absent when the kernel has no NVDIMM support: not this check's concern).
+ * @throws FailedPreconditionError naming what is wrong
+ */
+export async function checkSysWritable(paths: { mountinfo?: string; ndBus?: string } = {}): Promise<void> {
+  const mountinfo = paths.mountinfo ?? '/proc/self/mountinfo';
+  const ndBus = paths.ndBus ?? '/sys/bus/nd';
+  const sys = findMount(await readFile(mountinfo, 'utf8'), '/sys');
+  if (sys === undefined) throw new FailedPreconditionError(`${NEED_SYS}; nothing is mounted on /sys (per ${mountinfo})`);
+  const ro = [sys.options, sys.superOptions].some((o) => o.split(',').includes('ro'));
+  if (ro) throw new FailedPreconditionError(`${NEED_SYS}; /sys is mounted read-only (${sys.options})`);
+  try {
+    await access(ndBus, constants.W_OK);
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT') return;
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new FailedPreconditionError(`${NEED_SYS}; ${ndBus} is not writable (${code})`);
+    throw e;
+  }
+}
+
+export interface DirectDeviceManagerOptions {
+  readonly runner: CommandRunner;
+  readonly log: Logger;
+  readonly blockDevices?: BlockDeviceAccess;
+  /** Initialize labels of label-less regions when provably unused (default true). */
+  readonly autoInitLabels?: boolean;
+  /** Ownership rule for namespace names (default: `isVolumeIdName`). */
+  readonly isOwnedName?: (name: string) => boolean;
+  /** Start-up /sys check (default: `checkSysWritable()`). */
+  readonly checkSys?: () => Promise<void>;
+}
+
+export class DirectDeviceManager implements DeviceManager {
+  readonly mode = 'direct' as const;
+  readonly #runner: CommandRunner;
+  readonly #log: Logger;
+  readonly #ndctl: Ndctl;
+  readonly #devices: BlockDeviceAccess;
+  readonly #autoInitLabels: boolean;
+  readonly #isOwnedName: (name: string) => boolean;
+  readonly #checkSys: () => Promise<void>;
+  readonly #queue = new SerialQueue();
+
+  constructor(options: DirectDeviceManagerOptions) {
+    this.#runner = options.runner;
+    this.#log = options.log.child({ deviceMode: 'direct' });
+    this.#ndctl = new Ndctl(options.runner);
+    this.#devices = options.blockDevices ?? hostBlockDevices;
+    this.#autoInitLabels = options.autoInitLabels ?? true;
+    this.#isOwnedName = options.isOwnedName ?? isVolumeIdName;
+    this.#checkSys = options.checkSys ?? (() => checkSysWritable());
+  }
+
+  #owned(ns: NdNamespace): ns is NdNamespace & { name: string } {
+    return ns.name !== undefined && this.#isOwnedName(ns.name);
+  }
+
+  async setup(options: DeviceCallOptions = {}): Promise<void> {
+    await this.#checkSys();
+    requireTools(this.#runner, ['ndctl', 'dd', ...(this.#autoInitLabels ? ['blkid'] : [])], 'direct device mode');
+    await this.#queue.run(async () => {
+      const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
+      if (regions.length === 0) this.#log.warn('no PMEM regions found: this node offers no capacity');
+      const namespaces = await this.#ndctl.listNamespaces({}, options);
+      for (const region of regions.filter((r) => r.enabled)) {
+        if (labelLessNamespace(namespaces.filter((ns) => ns.region === region.dev)) === undefined) continue;
+        const deps = { ndctl: this.#ndctl, runner: this.#runner, log: this.#log, isUnused: (p: string) => isUnused(this.#devices, p) };
+        const ready = this.#autoInitLabels && (await initLabelsIfSafe(region, { regions, namespaces }, deps, options));
+        if (!ready) this.#log.warn('region unusable until its namespace labels are initialized', { region: region.dev });
+      }
+    });
+  }
+
+  async #usableRegions(o: DeviceCallOptions): Promise<NdRegion[]> {
+    return (await this.#ndctl.listRegions(o)).filter((r) => r.type === 'pmem' && r.enabled);
+  }
+
+  async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    if (!this.#isOwnedName(req.volumeId)) {
+      throw new InvalidArgumentError(`volume id ${JSON.stringify(req.volumeId)} is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most ${NAMESPACE_NAME_MAX_BYTES} bytes)`);
+    }
+    assertVolumeSize(req.size);
+    const mode = req.usage === 'FileIO' ? 'sector' : 'fsdax';
+    return this.#queue.run(async () => {
+      if ((await this.#ndctl.listNamespaces({}, options)).some((ns) => ns.name === req.volumeId)) {
+        throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
+      }
+      const regions = await this.#usableRegions(options);
+      const placement = choosePlacement(regions, req.size);
+      if (placement === undefined) throw notEnoughSpace(req.volumeId, req.size, maxVolumeSize(regions));
+      const ns = await this.#createVerified(placement, { name: req.volumeId, size: req.size, mode }, options);
+      try {
+        const info = toInfo(ns);
+        if (info === undefined) throw new InternalError(`namespace ${ns.dev} of volume ${req.volumeId} has no block device`);
+        await zeroDevice(this.#runner, { path: info.path }, options.signal);
+        this.#log.info('volume created', { volumeId: req.volumeId, namespace: ns.dev, size: ns.size, mode });
+        return info;
+      } catch (e) {
+        await this.#ndctl.destroyNamespace(ns.dev, options);
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * Create the namespace and check the usable size the kernel reports. Our reserve bound should
+   * always hold; if a kernel keeps more, retry once with the shortfall (aligned) added.
+   */
+  async #createVerified(p: Placement, req: { name: string; size: number; mode: 'fsdax' | 'sector' }, o: DeviceCallOptions): Promise<NdNamespace> {
+    const limit = alignDown(p.region.maxAvailableExtent, p.align);
+    let raw = p.raw;
+    for (let attempt = 1; ; attempt++) {
+      const ns = await this.#ndctl.createNamespace({ region: p.region.dev, name: req.name, size: raw, mode: req.mode, map: 'dev' }, o);
+      if (ns.size >= req.size) return ns;
+      await this.#ndctl.destroyNamespace(ns.dev, o);
+      const next = raw + alignUp(req.size - ns.size, p.align);
+      this.#log.warn('namespace smaller than requested, destroyed', { namespace: ns.dev, raw, usable: ns.size, wanted: req.size, attempt });
+      if (attempt >= 2 || next > limit) {
+        throw new InternalError(`namespace for volume ${req.name} in ${p.region.dev}: ${raw} raw bytes gave only ${ns.size} usable bytes, less than the requested ${req.size}`);
+      }
+      raw = next;
+    }
+  }
+
+  async #find(volumeId: string, o: DeviceCallOptions): Promise<NdNamespace | undefined> {
+    return (await this.#ndctl.listNamespaces({}, o)).find((ns) => this.#owned(ns) && ns.name === volumeId);
+  }
+
+  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    const ns = await this.#queue.run(() => this.#find(volumeId, options));
+    const info = ns === undefined ? undefined : toInfo(ns);
+    if (info === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
+    return info;
+  }
+
+  async listDevices(options: DeviceCallOptions = {}): Promise<PmemDeviceInfo[]> {
+    const namespaces = await this.#queue.run(() => this.#ndctl.listNamespaces({}, options));
+    return namespaces.filter((ns) => this.#owned(ns)).flatMap((ns) => toInfo(ns) ?? []);
+  }
+
+  async deleteDevice(volumeId: string, erase: boolean, options: DeviceCallOptions = {}): Promise<void> {
+    const ns = await this.#queue.run(() => this.#enabledNamespace(volumeId, options));
+    if (ns === undefined) return;
+    const info = toInfo(ns);
+    if (info === undefined) throw new InternalError(`namespace ${ns.dev} of volume ${volumeId} has no block device, cannot erase it`);
+    await this.#devices.assertNotInUse(info.path, volumeId);
+    await zeroDevice(this.#runner, { path: info.path, bytes: erase ? ns.size : undefined }, options.signal);
+    await this.#queue.run(() => this.#ndctl.destroyNamespace(ns.dev, options));
+    this.#log.info('volume deleted', { volumeId, namespace: ns.dev, erased: erase });
+  }
+
+  /** The volume's namespace, enabled first when it is disabled (its data must be wiped before reuse). */
+  async #enabledNamespace(volumeId: string, o: DeviceCallOptions): Promise<NdNamespace | undefined> {
+    const ns = await this.#find(volumeId, o);
+    if (ns === undefined || (ns.enabled && ns.blockdev !== undefined)) return ns;
+    await this.#ndctl.enableNamespace(ns.dev, o);
+    return (await this.#ndctl.listNamespaces({ namespace: ns.dev }, o))[0];
+  }
+
+  async getCapacity(options: DeviceCallOptions = {}): Promise<Capacity> {
+    const all = await this.#queue.run(() => this.#ndctl.listRegions(options));
+    const pmem = all.filter((r) => r.type === 'pmem');
+    const enabled = pmem.filter((r) => r.enabled);
+    return {
+      maxVolumeSize: maxVolumeSize(enabled),
+      available: enabled.reduce((sum, r) => sum + usableInExtent(r, r.availableSize), 0),
+      managed: enabled.reduce((sum, r) => sum + r.size, 0),
+      total: pmem.reduce((sum, r) => sum + r.size, 0),
+    };
+  }
+
+  async resizeDevice(volumeId: string, size: number, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    const info = await this.getDevice(volumeId, options);
+    if (size <= info.size) return info;
+    throw new UnimplementedError('direct mode cannot grow a namespace');
+  }
+
+  async close(): Promise<void> {
+    // Nothing held: every call runs its own ndctl process.
+  }
+}
+
+/** The largest volume any of `regions` can hold now (contiguous extent, aligned, minus metadata). */
+export function maxVolumeSize(regions: readonly NdRegion[]): number {
+  return Math.max(0, ...regions.map((r) => usableInExtent(r, r.maxAvailableExtent)));
+}
+
+function toInfo(ns: NdNamespace): PmemDeviceInfo | undefined {
+  if (ns.name === undefined || !ns.enabled || ns.blockdev === undefined) return undefined;
+  return { volumeId: ns.name, path: `/dev/${ns.blockdev}`, size: ns.size, dax: ns.mode === 'fsdax' };
+}

@@ -1,0 +1,68 @@
+// losetup calls of the emulated device manager, through the command runner: list loop devices
+// from losetup's JSON, attach a backing file, re-read its size, detach. Loop devices are a shared
+// host resource, so callers match devices to files by exact backing-file path before touching them.
+import { CommandFailedError, renderCommand, runJson, type CommandRunner } from '@pmem-csi/runtime';
+
+/** One attached loop device. */
+export interface LoopDevice {
+  /** Device node, e.g. /dev/loop3. */
+  readonly name: string;
+  /** Absolute path of the backing file (as the kernel reports it), without the "(deleted)" mark. */
+  readonly backFile: string;
+  /** The backing file was unlinked while the device stayed attached. */
+  readonly deleted: boolean;
+}
+
+const DELETED = ' (deleted)';
+const LIST_ARGS = ['--json', '--list', '--output', 'NAME,BACK-FILE'] as const;
+
+/** Decode `losetup --json --list` output; losetup prints nothing at all when no device exists. */
+export function decodeLoopDevices(value: unknown): LoopDevice[] {
+  if (value === undefined) return [];
+  const list = (value as { loopdevices?: unknown } | null)?.loopdevices;
+  if (!Array.isArray(list)) throw new TypeError('losetup JSON: "loopdevices" is not an array');
+  return list.flatMap((entry: unknown) => {
+    const e = entry as { name?: unknown; 'back-file'?: unknown } | null;
+    if (typeof e?.name !== 'string') throw new TypeError('losetup JSON: a loop device has no "name"');
+    const back = e['back-file'];
+    if (typeof back !== 'string' || back === '') return [];
+    const deleted = back.endsWith(DELETED);
+    return [{ name: e.name, backFile: deleted ? back.slice(0, -DELETED.length) : back, deleted }];
+  });
+}
+
+function invalidOutput(args: readonly string[], e: unknown): CommandFailedError {
+  const rendered = renderCommand('losetup', args);
+  return new CommandFailedError(`${rendered}: unexpected output (${(e as Error).message})`, rendered, 0, '');
+}
+
+/** Loop devices attached now (all of them, or only `device`). */
+export async function listLoopDevices(runner: CommandRunner, signal?: AbortSignal, device?: string): Promise<LoopDevice[]> {
+  const args = device === undefined ? [...LIST_ARGS] : [...LIST_ARGS, device];
+  return runJson(runner, { command: 'losetup', args, options: { signal } }, (v) => {
+    try {
+      return decodeLoopDevices(v);
+    } catch (e) {
+      throw invalidOutput(args, e);
+    }
+  });
+}
+
+/** Attach `file` to a free loop device (or return the one it already has); returns the device node. */
+export async function attachLoopDevice(runner: CommandRunner, file: string, signal?: AbortSignal): Promise<string> {
+  const args = ['--find', '--show', '--nooverlap', file];
+  const res = await runner.run('losetup', args, { signal });
+  const dev = res.stdout.trim();
+  if (!dev.startsWith('/dev/')) throw invalidOutput(args, new Error(`no device name in ${JSON.stringify(dev)}`));
+  return dev;
+}
+
+/** Make the loop device pick up its backing file's new size. */
+export async function refreshLoopDevice(runner: CommandRunner, device: string, signal?: AbortSignal): Promise<void> {
+  await runner.run('losetup', ['--set-capacity', device], { signal });
+}
+
+/** Detach a loop device (the kernel defers it while someone still has the device open). */
+export async function detachLoopDevice(runner: CommandRunner, device: string, signal?: AbortSignal): Promise<void> {
+  await runner.run('losetup', ['--detach', device], { signal });
+}

@@ -1,0 +1,60 @@
+// createDeviceManager picks the implementation by mode and wires its dependencies.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nullLogger, ScriptedRunner } from '@pmem-csi/runtime';
+import type { DeviceMode } from './device-manager.js';
+import { DirectDeviceManager } from './direct.js';
+import { EmulatedDeviceManager } from './emulated.js';
+import { createDeviceManager } from './factory.js';
+import { FakeDeviceManager } from './fake.js';
+import { LvmDeviceManager } from './lvm.js';
+
+const runner = new ScriptedRunner([], undefined); // every tool "installed"
+const deps = { runner, log: nullLogger, stateDir: '/var/lib/pmem-csi.intel.com', pmemPercentage: 100 };
+const dirs: string[] = [];
+
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('createDeviceManager', () => {
+  it.each([
+    ['lvm', LvmDeviceManager],
+    ['direct', DirectDeviceManager],
+    ['fake', FakeDeviceManager],
+  ] as const)('%s mode → %p', (mode, cls) => {
+    const dm = createDeviceManager(mode, deps);
+    expect(dm).toBeInstanceOf(cls);
+    expect(dm.mode).toBe(mode);
+  });
+
+  it('fake mode uses fakeSize as its pool', async () => {
+    const dm = createDeviceManager('fake', { ...deps, fakeSize: 64 * 1024 ** 2 });
+    await dm.setup();
+    expect((await dm.getCapacity()).total).toBe(64 * 1024 ** 2);
+  });
+
+  it('emulated mode keeps its files under <stateDir>/emulated and uses emulatedSize', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this case needs root (emulated mode refuses to start without it)');
+    const stateDir = await mkdtemp(join(tmpdir(), 'pmem-csi-factory-'));
+    dirs.push(stateDir);
+    const dm = createDeviceManager('emulated', {
+      ...deps,
+      runner: new ScriptedRunner([{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }], ['losetup', 'dd']),
+      stateDir,
+      emulatedSize: 128 * 1024 ** 2,
+    });
+    expect(dm).toBeInstanceOf(EmulatedDeviceManager);
+    await dm.setup();
+    expect((await dm.getCapacity()).total).toBe(128 * 1024 ** 2);
+    expect(await readdir(stateDir)).toEqual(['emulated']);
+  });
+
+  it('rejects an unknown mode naming the allowed ones', () => {
+    expect(() => createDeviceManager('tape' as DeviceMode, deps)).toThrow(
+      expect.objectContaining({ kind: 'InvalidArgument', message: 'device mode "tape" is not one of lvm, direct, emulated, fake' }),
+    );
+  });
+});

@@ -1,0 +1,44 @@
+// One place that turns the node's --device-mode into a DeviceManager, so the CSI services never
+// know which implementation they talk to. Constructors check their prerequisites (root, tools,
+// flags) and throw a clear error; setup() is still the caller's job.
+import { join } from 'node:path';
+import { InvalidArgumentError, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+import { DEVICE_MODES, type DeviceManager, type DeviceMode } from './device-manager.js';
+import { DirectDeviceManager } from './direct.js';
+import { EMULATED_DEFAULT_SIZE, EmulatedDeviceManager } from './emulated.js';
+import { FAKE_DEFAULT_SIZE, FakeDeviceManager } from './fake.js';
+import { LvmDeviceManager } from './lvm.js';
+
+export interface DeviceManagerDeps {
+  runner: CommandRunner;
+  log: Logger;
+  /** The driver's state directory, e.g. /var/lib/<driver>; emulated volumes live in `<stateDir>/emulated`. */
+  stateDir: string;
+  /** lvm mode: share of each region to use, 0..100 (0 means 100). */
+  pmemPercentage: number;
+  /** emulated mode: pool size in bytes (default 4 GiB). */
+  emulatedSize?: number;
+  /** fake mode: pool size in bytes (default 1 TiB). */
+  fakeSize?: number;
+}
+
+/** The subdirectory of the state directory that holds emulated backing files. */
+export const EMULATED_SUBDIR = 'emulated';
+
+/** The device manager for `mode`. @throws InvalidArgumentError for an unknown mode, or the implementation's precondition errors */
+export function createDeviceManager(mode: DeviceMode, deps: DeviceManagerDeps): DeviceManager {
+  const { runner, log } = deps;
+  switch (mode) {
+    case 'lvm':
+      return new LvmDeviceManager({ runner, log, pmemPercentage: deps.pmemPercentage });
+    case 'direct':
+      return new DirectDeviceManager({ runner, log });
+    case 'emulated':
+      return new EmulatedDeviceManager({ runner, log, dir: join(deps.stateDir, EMULATED_SUBDIR), totalSize: deps.emulatedSize ?? EMULATED_DEFAULT_SIZE });
+    case 'fake':
+      return new FakeDeviceManager({ log, totalSize: deps.fakeSize ?? FAKE_DEFAULT_SIZE });
+    default:
+      // Reached only from untyped input (flags, config files).
+      throw new InvalidArgumentError(`device mode ${JSON.stringify(mode as string)} is not one of ${DEVICE_MODES.join(', ')}`);
+  }
+}

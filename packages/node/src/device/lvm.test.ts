@@ -1,0 +1,414 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  FailedPreconditionError, InvalidArgumentError, ScriptedRunner, createLogger,
+  type CommandRunner, type LogFields, type RunOptions, type RunResult,
+} from '@pmem-csi/runtime';
+import { GiB, MiB } from './align.js';
+import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
+import {
+  LvmDeviceManager, chooseVg, hostBlockDevices, largestLvSize, lvmNamespaceSize, vgNameFor, type BlockDeviceAccess,
+} from './lvm.js';
+import type { NdRegion } from './ndctl.js';
+import {
+  calls, lvsReport, ndctlCreated, ndctlNamespaces, ndctlRegions, pvsReport, reply, vgsReport,
+} from './__fixtures__/tool-output.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
+
+const ID = 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303';
+const ID2 = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
+const VG0 = 'ndbus0region0fsdax';
+const VG1 = 'ndbus0region1fsdax';
+
+class FakeDevices implements BlockDeviceAccess {
+  readonly busy = new Set<string>();
+  readonly checked: string[] = [];
+  async assertNotInUse(path: string, volumeId: string): Promise<void> {
+    this.checked.push(path);
+    if (this.busy.has(path)) throw new DeviceInUseError(`volume ${volumeId}: device ${path} is in use (mounted or open)`);
+  }
+}
+
+function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = true) {
+  const lines: LogFields[] = [];
+  const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(JSON.parse(l) as LogFields) });
+  const devices = new FakeDevices();
+  const dm = new LvmDeviceManager({ runner, log, pmemPercentage, blockDevices: devices, autoInitLabels });
+  return { dm, lines, devices };
+}
+
+function region(over: Partial<NdRegion>): NdRegion {
+  return {
+    dev: 'region0', bus: 'ndbus0', provider: 'ACPI.NFIT', size: 64 * GiB, availableSize: 64 * GiB, maxAvailableExtent: 64 * GiB,
+    align: 16 * MiB, type: 'pmem', isetId: undefined, interleaveWays: 1, dimms: ['nmem0'], enabled: true, ...over,
+  };
+}
+
+describe('lvmNamespaceSize', () => {
+  it.each([
+    ['50 % of a 2-way region, aligned to 2 GiB', { size: 64 * GiB + 32 * MiB, maxAvailableExtent: 64 * GiB + 32 * MiB, interleaveWays: 2 }, 50, 32 * GiB],
+    ['0 % means 100 %', { size: 10 * GiB + 5 * MiB, maxAvailableExtent: 10 * GiB + 5 * MiB }, 0, 10 * GiB],
+    ['LCM with a 96 MiB region align', { size: 128 * GiB, maxAvailableExtent: 128 * GiB, align: 96 * MiB }, 100, 126 * GiB],
+    ['no region align reported', { size: 5 * GiB, maxAvailableExtent: 5 * GiB, align: undefined, interleaveWays: 2 }, 100, 4 * GiB],
+    ['capped by the largest free extent', { size: 100 * GiB, maxAvailableExtent: 10 * GiB + GiB / 2 }, 100, 10 * GiB],
+    ['exactly 2 GiB', { size: 2 * GiB, maxAvailableExtent: 2 * GiB }, 100, 2 * GiB],
+    ['a 2 GiB QEMU NVDIMM (minus its label area) is too small', { size: 2 * GiB - 2 * MiB, maxAvailableExtent: 2 * GiB - 2 * MiB }, 100, 0],
+    ['under 2 GiB after the percentage', { size: 3 * GiB, maxAvailableExtent: 3 * GiB }, 50, 0],
+  ])('%s', (_what, over, pct, expected) => {
+    expect(lvmNamespaceSize(region(over), pct)).toBe(expected);
+  });
+});
+
+describe('VG choice', () => {
+  const vgs = [
+    { name: VG0, size: 4 * GiB, free: 2 * GiB, extentSize: 4 * MiB, tags: [] },
+    { name: VG1, size: 8 * GiB, free: 5 * GiB + 3 * MiB, extentSize: 4 * MiB, tags: [] },
+  ];
+
+  it('takes the VG with the most free space and rounds up to its extent', () => {
+    expect(chooseVg(vgs, 1)).toEqual({ vg: vgs[1], size: 4 * MiB });
+    expect(chooseVg(vgs, 5 * GiB)).toEqual({ vg: vgs[1], size: 5 * GiB });
+    expect(chooseVg(vgs, 5 * GiB + 1)).toBeUndefined();
+    expect(chooseVg([], 1)).toBeUndefined();
+  });
+
+  it('reports the largest LV as free space rounded down to the extent', () => {
+    expect(largestLvSize(vgs)).toBe(5 * GiB);
+    expect(largestLvSize([])).toBe(0);
+    expect(vgNameFor('ndbus0', 'region3')).toBe('ndbus0region3fsdax');
+  });
+});
+
+describe('LvmDeviceManager.setup', () => {
+  it('creates the pmem-csi namespace and VG per big-enough region, leaving foreign namespaces alone', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [
+        { dev: 'region0', size: 64 * GiB + 32 * MiB, dimms: ['nmem0', 'nmem1'] },
+        { dev: 'region1', size: 3 * GiB, dimms: ['nmem2'] },
+      ] }])),
+      reply.namespaces(['--region=region0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'app-data', blockdev: 'pmem0' }])),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${32 * GiB}`, '--name=pmem-csi', '--map=dev'], exact: true,
+        stdout: ndctlCreated({ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }) },
+      reply.namespaces(['--namespace=namespace0.1'], ndctlNamespaces([{ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }])),
+      reply.pvs(pvsReport([{ name: '/dev/sda3', vg: 'system' }])),
+      reply.vgs(vgsReport([{ name: 'system', size: 100 * GiB, free: 0 }])),
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
+      { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'], exact: true },
+      reply.namespaces(['--region=region1'], ''),
+    ]);
+    const { dm, lines } = setup(runner, 50);
+    await dm.setup();
+    expect(runner.calls).toEqual([
+      calls.regions, calls.namespaces('--region=region0'),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', '--size=34359738368', '--name=pmem-csi', '--map=dev'] },
+      calls.namespaces('--namespace=namespace0.1'), calls.pvs, calls.vgs,
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] }, { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'] },
+      calls.namespaces('--region=region1'),
+    ]);
+    expect(runner.unused()).toEqual([]);
+    expect(lines).toContainEqual(expect.objectContaining({
+      level: 'warn', msg: 'region skipped: less than 2 GiB usable for the pmem-csi namespace', region: 'region1', pmemPercentage: 50,
+    }));
+  });
+
+  it('is idempotent: an existing namespace already in its VG only gets listed', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces(['--region=region0'], ndctlNamespaces([
+        { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' },
+        { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1' },
+      ])),
+      reply.pvs(fixture('pvs.json')),
+      reply.vgs(fixture('vgs.json')),
+    ]);
+    const { dm } = setup(runner);
+    await dm.setup();
+    expect(runner.calls).toEqual([calls.regions, calls.namespaces('--region=region0'), calls.pvs, calls.vgs]);
+  });
+
+  it('extends the VG with a pmem-csi namespace that is not yet a PV', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces(['--region=region0'], ndctlNamespaces([
+        { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' },
+        { dev: 'namespace0.1', size: GiB, name: 'pmem-csi', blockdev: 'pmem0.1' },
+      ])),
+      reply.pvs(fixture('pvs.json')),
+      reply.vgs(fixture('vgs.json')),
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
+      { command: 'vgextend', args: [VG0, '/dev/pmem0.1'], exact: true },
+    ]);
+    await setup(runner).dm.setup();
+    expect(runner.unused()).toEqual([]);
+    expect(runner.calls.slice(-2)).toEqual([{ command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] }, { command: 'vgextend', args: [VG0, '/dev/pmem0.1'] }]);
+  });
+
+  it('never moves a pmem-csi namespace out of another VG', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces(['--region=region0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' }])),
+      reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: 'data' }])),
+      reply.vgs(vgsReport([{ name: 'data', size: 2 * GiB, free: 0 }])),
+    ]);
+    const { dm, lines } = setup(runner);
+    await dm.setup();
+    expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'ndctl', 'pvs', 'vgs']);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', device: '/dev/pmem0', vg: 'data', wanted: VG0 }));
+  });
+
+  it('initializes labels of an unused label-less QEMU region, then creates namespace and VG', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
+      { command: 'blkid', args: ['-p', '/dev/pmem0'], exact: true, exitCode: 2 },
+      { command: 'ndctl', args: ['disable-region', 'region0'], exact: true },
+      { command: 'ndctl', args: ['init-labels', '-f', 'nmem0'], exact: true },
+      { command: 'ndctl', args: ['enable-region', 'region0'], exact: true },
+      reply.namespaces(['--region=region0'], ''),
+      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${3 * GiB}`, '--name=pmem-csi', '--map=dev'], exact: true,
+        stdout: ndctlCreated({ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }) },
+      reply.namespaces(['--namespace=namespace0.0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }])),
+      reply.pvs(fixture('vgs-empty.json').replace('"vg"', '"pv"')),
+      reply.vgs(fixture('vgs-empty.json')),
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0'], exact: true },
+      { command: 'vgcreate', args: [VG0, '/dev/pmem0'], exact: true },
+    ]);
+    const { dm, devices } = setup(runner);
+    await dm.setup();
+    expect(runner.unused()).toEqual([]);
+    expect(devices.checked).toEqual(['/dev/pmem0']);
+  });
+
+  it('skips a label-less region when automatic label initialization is off', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
+    ]);
+    const { dm, lines } = setup(runner, 100, false);
+    await dm.setup();
+    expect(runner.calls).toEqual([calls.regions, calls.namespaces('--region=region0')]);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'region skipped: it has no namespace labels', region: 'region0' }));
+  });
+
+  it('skips disabled regions and reports when there is no PMEM at all', async () => {
+    const disabled = new ScriptedRunner([reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB, disabled: true }] }]))]);
+    const a = setup(disabled);
+    await a.dm.setup();
+    expect(disabled.calls).toEqual([calls.regions]);
+    expect(a.lines).toContainEqual(expect.objectContaining({ msg: 'region skipped', reason: 'region disabled', region: 'region0' }));
+
+    const none = new ScriptedRunner([reply.regions('')]);
+    const b = setup(none);
+    await b.dm.setup();
+    expect(b.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'no PMEM regions found: this node offers no capacity' }));
+  });
+
+  it('names missing tools', async () => {
+    const runner = new ScriptedRunner([], ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd']);
+    await expect(setup(runner).dm.setup()).rejects.toThrow(/^lvm device mode needs vgextend, blkid, not found on this machine \(Debian packages: /);
+  });
+
+  it('rejects a bad pmemPercentage', () => {
+    expect(() => setup(new ScriptedRunner(), 101)).toThrow(new InvalidArgumentError('pmemPercentage must be an integer 0..100 (0 means 100), got 101'));
+  });
+});
+
+/** LVM state with two of our VGs and a foreign one that has the most free space. */
+function lvmState(lvs: Array<{ name: string; vg: string; size: number; path?: string }> = []) {
+  return {
+    vgs: reply.vgs(vgsReport([
+      { name: VG0, size: 3170893824, free: 1992294400 },
+      { name: VG1, size: 20 * GiB, free: 10 * GiB },
+      { name: 'system', size: 200 * GiB, free: 100 * GiB },
+    ])),
+    lvs: reply.lvs(lvsReport([...lvs, { name: 'root', vg: 'system', size: 100 * GiB }])),
+  };
+}
+
+describe('LvmDeviceManager.createDevice', () => {
+  it('rounds up to the extent in the emptiest of our VGs, skips zeroing in lvcreate and zeroes 4 KiB itself', async () => {
+    const before = lvmState();
+    const after = lvmState([{ name: ID, vg: VG1, size: GiB + 4 * MiB }]);
+    const runner = new ScriptedRunner([
+      before.vgs, before.lvs,
+      { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB + 4 * MiB}b`, '-n', ID, VG1], exact: true },
+      after.vgs, after.lvs,
+      { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
+    ]);
+    const info = await setup(runner).dm.createDevice({ volumeId: ID, size: GiB + 1 });
+    expect(info).toEqual({ volumeId: ID, path: `/dev/${VG1}/${ID}`, size: GiB + 4 * MiB, dax: true });
+    expect(runner.calls).toEqual([
+      calls.vgs, calls.lvs, { command: 'lvcreate', args: ['-Zn', '-y', '-L', '1077936128b', '-n', ID, VG1] },
+      calls.vgs, calls.lvs, calls.zeroHead(`/dev/${VG1}/${ID}`),
+    ]);
+  });
+
+  it('refuses an existing volume', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(new DeviceExistsError(`volume ${ID} already exists`));
+  });
+
+  it('names the largest size that fits when there is not enough space', async () => {
+    const s = lvmState();
+    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const err = await setup(runner).dm.createDevice({ volumeId: ID, size: 20 * GiB }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotEnoughSpaceError);
+    expect(err).toMatchObject({
+      kind: 'ResourceExhausted',
+      message: `not enough PMEM for volume ${ID} of 21474836480 bytes: the largest volume this node can create now is 10737418240 bytes`,
+    });
+  });
+
+  it('removes the LV again when zeroing its start fails', async () => {
+    const before = lvmState();
+    const after = lvmState([{ name: ID, vg: VG1, size: GiB }]);
+    const runner = new ScriptedRunner([
+      before.vgs, before.lvs, { command: 'lvcreate' }, after.vgs, after.lvs,
+      { command: 'dd', exitCode: 1, stderr: 'dd: failed to open: No such device or address' },
+      { command: 'lvremove', args: ['-fy', `${VG1}/${ID}`], exact: true },
+    ]);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(/dd .*: exit code 1: dd: failed to open/);
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('rejects a size that is not a positive byte count, and ids LVM cannot name', async () => {
+    const { dm } = setup(new ScriptedRunner());
+    await expect(dm.createDevice({ volumeId: ID, size: 0 })).rejects.toThrow(new InvalidArgumentError('size must be a positive number of bytes, got 0'));
+    for (const bad of ['-abc', '..', 'a/b', 'x'.repeat(128)]) {
+      await expect(dm.createDevice({ volumeId: bad, size: GiB })).rejects.toThrow(new InvalidArgumentError(
+        `volume id ${JSON.stringify(bad)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`));
+    }
+  });
+});
+
+describe('LvmDeviceManager.deleteDevice', () => {
+  const path = `/dev/${VG0}/${ID}`;
+
+  it('checks the device is unused, erases all of it, then removes the LV', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new ScriptedRunner([s.vgs, s.lvs, { ...calls.zeroAll(path, GiB), exact: true }, { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true }]);
+    const { dm, devices } = setup(runner);
+    await dm.deleteDevice(ID, true);
+    expect(devices.checked).toEqual([path]);
+    expect(runner.calls).toEqual([calls.vgs, calls.lvs, calls.zeroAll(path, GiB), { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`] }]);
+  });
+
+  it('zeroes only the first 4 KiB without erase', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new ScriptedRunner([s.vgs, s.lvs, { ...calls.zeroHead(path), exact: true }, { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true }]);
+    await setup(runner).dm.deleteDevice(ID, false);
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('resolves for an unknown volume after only looking', async () => {
+    const s = lvmState();
+    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    await setup(runner).dm.deleteDevice(ID, true);
+    expect(runner.calls).toEqual([calls.vgs, calls.lvs]);
+  });
+
+  it('refuses a busy device without touching it', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const { dm, devices } = setup(runner);
+    devices.busy.add(path);
+    await expect(dm.deleteDevice(ID, true)).rejects.toThrow(new DeviceInUseError(`volume ${ID}: device ${path} is in use (mounted or open)`));
+    expect(runner.calls).toEqual([calls.vgs, calls.lvs]);
+  });
+
+  it('accepts an LV that vanished before lvremove (exit 5, not found), but not other failures', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const gone = new ScriptedRunner([s.vgs, s.lvs, { command: 'dd' },
+      { command: 'lvremove', exitCode: 5, stderr: `  Failed to find logical volume "${VG0}/${ID}"\n` }]);
+    await setup(gone).dm.deleteDevice(ID, false);
+
+    const busy = new ScriptedRunner([s.vgs, s.lvs, { command: 'dd' },
+      { command: 'lvremove', exitCode: 5, stderr: `  Logical volume ${VG0}/${ID} in use.\n` }]);
+    await expect(setup(busy).dm.deleteDevice(ID, false)).rejects.toThrow(/exit code 5: Logical volume .* in use\./);
+  });
+});
+
+describe('LvmDeviceManager queries', () => {
+  it('lists only LVs of our VGs that have a device path', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }, { name: ID2, vg: VG1, size: 4 * MiB }, { name: 'lvol0_pmspare', vg: VG1, size: 4 * MiB, path: '' }]);
+    const { dm } = setup(new ScriptedRunner([{ ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]));
+    expect(await dm.listDevices()).toEqual([
+      { volumeId: ID, path: `/dev/${VG0}/${ID}`, size: GiB, dax: true },
+      { volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true },
+    ]);
+    expect(await dm.getDevice(ID2)).toEqual({ volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true });
+    await expect(dm.getDevice('root')).rejects.toThrow(new DeviceNotFoundError('volume root not found'));
+  });
+
+  it('reports capacity from our VGs and all PMEM regions', async () => {
+    const s = lvmState();
+    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json')), s.vgs, s.lvs]);
+    expect(await setup(runner).dm.getCapacity()).toEqual({
+      maxVolumeSize: 10 * GiB,
+      available: 1992294400 + 10 * GiB,
+      managed: 3170893824 + 20 * GiB,
+      total: 270582939648 + 135291469824 + 17179869184,
+    });
+  });
+
+  it('serializes tool calls of concurrent operations', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new SlowRunner([reply.regions(''), { ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]);
+    const { dm } = setup(runner);
+    await Promise.all([dm.getCapacity(), dm.listDevices(), dm.getDevice(ID)]);
+    expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'vgs', 'lvs', 'vgs', 'lvs', 'vgs', 'lvs']);
+  });
+});
+
+/** A ScriptedRunner whose calls take a macrotask, so unserialized callers would interleave. */
+class SlowRunner extends ScriptedRunner {
+  override async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    return super.run(command, args, options);
+  }
+}
+
+describe('LvmDeviceManager.resizeDevice', () => {
+  it('grows to the extent-rounded size', async () => {
+    const before = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const target = 1614807040; // 1.5 GiB + 1 rounded up to 4 MiB
+    const after = lvmState([{ name: ID, vg: VG0, size: target }]);
+    const runner = new ScriptedRunner([before.vgs, before.lvs,
+      { command: 'lvextend', args: ['-L', `${target}b`, `${VG0}/${ID}`], exact: true }, after.vgs, after.lvs]);
+    expect(await setup(runner).dm.resizeDevice(ID, GiB + GiB / 2 + 1)).toEqual({ volumeId: ID, path: `/dev/${VG0}/${ID}`, size: target, dax: true });
+    expect(runner.unused()).toEqual([]);
+  });
+
+  it('keeps a volume that is already big enough', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    expect((await setup(runner).dm.resizeDevice(ID, 512 * MiB)).size).toBe(GiB);
+  });
+
+  it('names the most it can grow to, and reports unknown volumes', async () => {
+    const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
+    const { dm } = setup(new ScriptedRunner([{ ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]));
+    await expect(dm.resizeDevice(ID, 4 * GiB)).rejects.toThrow(new NotEnoughSpaceError(
+      `not enough PMEM to grow volume ${ID} to 4294967296 bytes: it can grow to at most ${GiB + 1992294400} bytes`));
+    await expect(dm.resizeDevice(ID2, GiB)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID2} not found`));
+  });
+});
+
+describe('hostBlockDevices', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pmem-lvm-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('opens an unused path exclusively and reports a missing device node', async () => {
+    const file = join(dir, 'dev');
+    writeFileSync(file, '');
+    await expect(hostBlockDevices.assertNotInUse(file, ID)).resolves.toBeUndefined();
+    await expect(hostBlockDevices.assertNotInUse(join(dir, 'missing'), ID)).rejects.toThrow(
+      new FailedPreconditionError(`volume ${ID}: device node ${join(dir, 'missing')} does not exist, cannot erase it`));
+  });
+});

@@ -1,0 +1,328 @@
+// LVM device mode: one fsdax namespace named "pmem-csi" per PMEM region (the ownership marker; no
+// other namespace is ever touched), one volume group per region named <bus><region>fsdax, one
+// logical volume per CSI volume (LV name = volume id). Behaviour follows the Go driver's lvm mode.
+// All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
+// (erase on delete) run outside it so they do not block other volumes' calls.
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import {
+  FailedPreconditionError, InternalError, InvalidArgumentError, SerialQueue, requireTools,
+  type CommandRunner, type Logger,
+} from '@pmem-csi/runtime';
+import { GiB, MiB, alignDown, alignUp, lcm } from './align.js';
+import {
+  DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError,
+  type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+} from './device-manager.js';
+import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
+import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+
+/** Name of the namespace that lvm mode creates and owns in each region. */
+export const LVM_NAMESPACE_NAME = 'pmem-csi';
+/** Volume groups this mode manages: <bus><region>fsdax. */
+export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
+/** Smallest namespace worth turning into a volume group (as in the Go driver). */
+export const MIN_LVM_NAMESPACE = 2 * GiB;
+/** Namespace size granularity per interleave way (1 GiB proved reliable with the Go driver). */
+export const LVM_NAMESPACE_ALIGN = GiB;
+
+/** Characters LVM accepts in LV names (no leading "-", at most 127 characters, not "." or ".."). */
+export const LV_NAME = /^(?!\.{1,2}$)[A-Za-z0-9+_.][A-Za-z0-9+_.-]{0,126}$/;
+
+/** The volume group name of a region. */
+export function vgNameFor(bus: string, region: string): string {
+  return `${bus}${region}fsdax`;
+}
+
+/**
+ * Raw size of the "pmem-csi" namespace to create in `region`: pmemPercentage % of the region (0 means
+ * 100), capped by the largest contiguous free extent, aligned down to LCM(1 GiB × interleave ways,
+ * region align); 0 when that is below 2 GiB (the region is then skipped).
+ */
+export function lvmNamespaceSize(region: NdRegion, pmemPercentage: number): number {
+  const pct = pmemPercentage === 0 ? 100 : pmemPercentage;
+  const wanted = Number((BigInt(region.size) * BigInt(pct)) / 100n);
+  const regionAlign = region.align !== undefined && region.align > 1 ? region.align : 1;
+  const align = lcm(LVM_NAMESPACE_ALIGN * region.interleaveWays, regionAlign);
+  const size = alignDown(Math.min(wanted, region.maxAvailableExtent), align);
+  return size >= MIN_LVM_NAMESPACE ? size : 0;
+}
+
+/** Largest LV that fits into one of `vgs` (free space rounded down to the extent size). */
+export function largestLvSize(vgs: readonly VolumeGroup[]): number {
+  return Math.max(0, ...vgs.map((vg) => alignDown(vg.free, vg.extentSize)));
+}
+
+/**
+ * The VG for a new LV of at least `size` bytes: the one with the most free space (spreads volumes
+ * over regions, like round-robin, and keeps the others' space), if the extent-rounded size fits.
+ */
+export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: VolumeGroup; size: number } | undefined {
+  const [best] = [...vgs].sort((a, b) => b.free - a.free);
+  if (best === undefined) return undefined;
+  const rounded = alignUp(size, best.extentSize);
+  return rounded <= best.free ? { vg: best, size: rounded } : undefined;
+}
+
+/** Block-device access besides the host tools (injectable for tests). */
+export interface BlockDeviceAccess {
+  /** Resolves when nobody holds `path` open; DeviceInUseError when it is mounted or open elsewhere. */
+  assertNotInUse(path: string, volumeId: string): Promise<void>;
+}
+
+/** The errno code of a Node.js system error (checked structurally: errors may come from another realm). */
+export function errnoCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+/** The real host: an exclusive open (O_EXCL on a block device) fails with EBUSY while it is in use. */
+export const hostBlockDevices: BlockDeviceAccess = {
+  async assertNotInUse(path: string, volumeId: string): Promise<void> {
+    let handle;
+    try {
+      handle = await open(path, constants.O_RDONLY | constants.O_EXCL);
+    } catch (e) {
+      const code = errnoCode(e);
+      if (code === 'EBUSY') throw new DeviceInUseError(`volume ${volumeId}: device ${path} is in use (mounted or open)`);
+      if (code === 'ENOENT') throw new FailedPreconditionError(`volume ${volumeId}: device node ${path} does not exist, cannot erase it`);
+      throw e;
+    }
+    await handle.close();
+  },
+};
+
+/** Overwrite a device with zeros: all `bytes` of it, or only its first 4 KiB when bytes is undefined. */
+export async function zeroDevice(runner: CommandRunner, target: { path: string; bytes?: number }, signal?: AbortSignal): Promise<void> {
+  const common = ['if=/dev/zero', `of=${target.path}`];
+  if (target.bytes === undefined) {
+    await runner.run('dd', [...common, 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'], { signal });
+    return;
+  }
+  // count_bytes: exact size without writing past the end (dd would fail with ENOSPC there).
+  // Budget: 60 s plus 32 MiB/s, far below PMEM speed; the caller's signal still applies.
+  const timeoutMs = 60_000 + Math.ceil(target.bytes / (32 * MiB)) * 1000;
+  await runner.run('dd', [...common, 'bs=1M', `count=${target.bytes}`, 'iflag=count_bytes', 'oflag=direct', 'conv=fsync'],
+    { signal, timeoutMs });
+}
+
+/** Whether a device access probe says "unused" (for the label-initialization safety check). */
+export async function isUnused(devices: BlockDeviceAccess, path: string): Promise<boolean> {
+  try {
+    await devices.assertNotInUse(path, '-');
+    return true;
+  } catch (e) {
+    if (e instanceof DeviceInUseError) return false;
+    throw e;
+  }
+}
+
+export function assertVolumeSize(size: number, what = 'size'): void {
+  if (!Number.isSafeInteger(size) || size <= 0) throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
+}
+
+export function notEnoughSpace(volumeId: string, size: number, largest: number): NotEnoughSpaceError {
+  return new NotEnoughSpaceError(`not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`);
+}
+
+export interface LvmDeviceManagerOptions {
+  readonly runner: CommandRunner;
+  readonly log: Logger;
+  /** Share of each region for the pmem-csi namespace, 0..100 (0 means 100). */
+  readonly pmemPercentage: number;
+  readonly blockDevices?: BlockDeviceAccess;
+  /** Initialize labels of label-less regions when provably unused (default true). */
+  readonly autoInitLabels?: boolean;
+}
+
+const LVM_TOOLS = ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'vgextend', 'lvcreate', 'lvremove', 'lvextend', 'dd'];
+
+export class LvmDeviceManager implements DeviceManager {
+  readonly mode = 'lvm' as const;
+  readonly #runner: CommandRunner;
+  readonly #log: Logger;
+  readonly #pct: number;
+  readonly #ndctl: Ndctl;
+  readonly #lvm: LvmTools;
+  readonly #devices: BlockDeviceAccess;
+  readonly #autoInitLabels: boolean;
+  readonly #queue = new SerialQueue();
+
+  constructor(options: LvmDeviceManagerOptions) {
+    const pct = options.pmemPercentage;
+    if (!Number.isInteger(pct) || pct < 0 || pct > 100) {
+      throw new InvalidArgumentError(`pmemPercentage must be an integer 0..100 (0 means 100), got ${pct}`);
+    }
+    this.#runner = options.runner;
+    this.#log = options.log.child({ deviceMode: 'lvm' });
+    this.#pct = pct;
+    this.#ndctl = new Ndctl(options.runner);
+    this.#lvm = new LvmTools(options.runner);
+    this.#devices = options.blockDevices ?? hostBlockDevices;
+    this.#autoInitLabels = options.autoInitLabels ?? true;
+  }
+
+  async setup(options: DeviceCallOptions = {}): Promise<void> {
+    requireTools(this.#runner, [...LVM_TOOLS, ...(this.#autoInitLabels ? ['blkid'] : [])], 'lvm device mode');
+    await this.#queue.run(async () => {
+      const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
+      if (regions.length === 0) this.#log.warn('no PMEM regions found: this node offers no capacity');
+      for (const region of regions) await this.#setupRegion(region, regions, options);
+    });
+  }
+
+  async #setupRegion(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<void> {
+    const log = this.#log.child({ region: region.dev });
+    if (!region.enabled || region.bus === undefined) {
+      log.warn('region skipped', { reason: region.enabled ? 'bus unknown' : 'region disabled' });
+      return;
+    }
+    const namespaces = await this.#regionNamespaces(region, all, o);
+    if (namespaces === undefined) return;
+    let ours = namespaces.filter((ns) => ns.name === LVM_NAMESPACE_NAME);
+    if (ours.length === 0) {
+      const size = lvmNamespaceSize(region, this.#pct);
+      if (size === 0) {
+        log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', { size: region.size, pmemPercentage: this.#pct });
+        return;
+      }
+      log.info('creating the pmem-csi namespace', { size });
+      ours = [await this.#ndctl.createNamespace({ region: region.dev, name: LVM_NAMESPACE_NAME, size, mode: 'fsdax', map: 'dev' }, o)];
+    }
+    const devices = ours.flatMap((ns) => (ns.enabled && ns.blockdev ? [`/dev/${ns.blockdev}`] : []));
+    if (devices.length < ours.length) log.warn('disabled pmem-csi namespace left out of the volume group', { namespaces: ours.map((n) => n.dev) });
+    await this.#ensureVg(vgNameFor(region.bus, region.dev), devices, o);
+  }
+
+  /** The region's namespaces, after making a label-less region usable; undefined = skip the region. */
+  async #regionNamespaces(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<NdNamespace[] | undefined> {
+    const namespaces = await this.#ndctl.listNamespaces({ region: region.dev }, o);
+    if (labelLessNamespace(namespaces) === undefined) return namespaces;
+    const deps = { ndctl: this.#ndctl, runner: this.#runner, log: this.#log, isUnused: (p: string) => isUnused(this.#devices, p) };
+    if (!this.#autoInitLabels || !(await initLabelsIfSafe(region, { regions: all, namespaces }, deps, o))) {
+      this.#log.warn('region skipped: it has no namespace labels', { region: region.dev, autoInitLabels: this.#autoInitLabels });
+      return undefined;
+    }
+    return this.#ndctl.listNamespaces({ region: region.dev }, o);
+  }
+
+  async #ensureVg(vg: string, devices: readonly string[], o: DeviceCallOptions): Promise<void> {
+    const pvs = await this.#lvm.pvs(o);
+    let exists = (await this.#lvm.vgs(o)).some((g) => g.name === vg);
+    for (const device of devices) {
+      const pv = pvs.find((p) => p.name === device);
+      if (pv?.vgName === vg) continue;
+      if (pv !== undefined && pv.vgName !== '') {
+        this.#log.error('pmem-csi namespace belongs to another volume group, left alone', { device, vg: pv.vgName, wanted: vg });
+        continue;
+      }
+      if (pv === undefined) await this.#lvm.pvcreate(device, o);
+      if (exists) await this.#lvm.vgextend(vg, device, o);
+      else await this.#lvm.vgcreate(vg, [device], o);
+      exists = true;
+      this.#log.info('volume group ready', { vg, device });
+    }
+  }
+
+  async #state(o: DeviceCallOptions): Promise<{ vgs: VolumeGroup[]; lvs: LogicalVolume[] }> {
+    const vgs = (await this.#lvm.vgs(o)).filter((g) => MANAGED_VG.test(g.name));
+    const names = new Set(vgs.map((g) => g.name));
+    const lvs = (await this.#lvm.lvs(o)).filter((lv) => names.has(lv.vgName) && lv.path !== '');
+    return { vgs, lvs };
+  }
+
+  async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    if (!LV_NAME.test(req.volumeId)) {
+      throw new InvalidArgumentError(`volume id ${JSON.stringify(req.volumeId)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`);
+    }
+    assertVolumeSize(req.size);
+    return this.#queue.run(async () => {
+      const { vgs, lvs } = await this.#state(options);
+      if (lvs.some((lv) => lv.name === req.volumeId)) throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
+      const choice = chooseVg(vgs, req.size);
+      if (choice === undefined) throw notEnoughSpace(req.volumeId, req.size, largestLvSize(vgs));
+      await this.#lvm.lvcreate({ vg: choice.vg.name, name: req.volumeId, size: choice.size }, options);
+      const lv = await this.#findLv(req.volumeId, options);
+      if (lv === undefined) throw new InternalError(`lvcreate succeeded but lvs does not show ${choice.vg.name}/${req.volumeId}`);
+      try {
+        await zeroDevice(this.#runner, { path: lv.path }, options.signal);
+      } catch (e) {
+        await this.#lvm.lvremove(lv.vgName, lv.name, options);
+        throw e;
+      }
+      this.#log.info('volume created', { volumeId: req.volumeId, vg: lv.vgName, size: lv.size });
+      return toInfo(lv);
+    });
+  }
+
+  async #findLv(volumeId: string, o: DeviceCallOptions): Promise<LogicalVolume | undefined> {
+    return (await this.#state(o)).lvs.find((lv) => lv.name === volumeId);
+  }
+
+  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    const lv = await this.#queue.run(() => this.#findLv(volumeId, options));
+    if (lv === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
+    return toInfo(lv);
+  }
+
+  async deleteDevice(volumeId: string, erase: boolean, options: DeviceCallOptions = {}): Promise<void> {
+    const lv = await this.#queue.run(() => this.#findLv(volumeId, options));
+    if (lv === undefined) return;
+    await this.#devices.assertNotInUse(lv.path, volumeId);
+    await zeroDevice(this.#runner, { path: lv.path, bytes: erase ? lv.size : undefined }, options.signal);
+    await this.#queue.run(async () => {
+      try {
+        await this.#lvm.lvremove(lv.vgName, lv.name, options);
+      } catch (e) {
+        if (!isLvmNotFound(e)) throw e;
+      }
+    });
+    this.#log.info('volume deleted', { volumeId, vg: lv.vgName, erased: erase });
+  }
+
+  async listDevices(options: DeviceCallOptions = {}): Promise<PmemDeviceInfo[]> {
+    const { lvs } = await this.#queue.run(() => this.#state(options));
+    return lvs.map(toInfo);
+  }
+
+  async getCapacity(options: DeviceCallOptions = {}): Promise<Capacity> {
+    return this.#queue.run(async () => {
+      const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
+      const { vgs } = await this.#state(options);
+      return {
+        maxVolumeSize: largestLvSize(vgs),
+        available: vgs.reduce((sum, g) => sum + g.free, 0),
+        managed: vgs.reduce((sum, g) => sum + g.size, 0),
+        total: regions.reduce((sum, r) => sum + r.size, 0),
+      };
+    });
+  }
+
+  async resizeDevice(volumeId: string, size: number, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    assertVolumeSize(size);
+    return this.#queue.run(async () => {
+      const { vgs, lvs } = await this.#state(options);
+      const lv = lvs.find((l) => l.name === volumeId);
+      if (lv === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
+      if (lv.size >= size) return toInfo(lv);
+      const vg = vgs.find((g) => g.name === lv.vgName);
+      if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${volumeId} not found`);
+      const target = alignUp(size, vg.extentSize);
+      if (target - lv.size > vg.free) {
+        throw new NotEnoughSpaceError(`not enough PMEM to grow volume ${volumeId} to ${size} bytes: it can grow to at most ${lv.size + alignDown(vg.free, vg.extentSize)} bytes`);
+      }
+      await this.#lvm.lvextend({ vg: vg.name, name: lv.name, size: target }, options);
+      const grown = await this.#findLv(volumeId, options);
+      if (grown === undefined) throw new InternalError(`volume ${volumeId} vanished while growing it`);
+      this.#log.info('volume grown', { volumeId, size: grown.size });
+      return toInfo(grown);
+    });
+  }
+
+  async close(): Promise<void> {
+    // Nothing held: every call runs its own tool processes.
+  }
+}
+
+function toInfo(lv: LogicalVolume): PmemDeviceInfo {
+  return { volumeId: lv.name, path: lv.path, size: lv.size, dax: true };
+}

@@ -1,0 +1,372 @@
+// Typed wrapper around the ndctl CLI and strict parsers for its JSON. Every call goes through the
+// CommandRunner; callers serialize calls per node (ndctl is not safe under concurrent use).
+//
+// ndctl's JSON quirks handled here (see __fixtures__/README.md for where each shape comes from):
+// - a list of one entry is printed as a bare object by older ndctl (and by newer ones with --human);
+// - nothing at all is printed when nothing matches (empty stdout, no "[]");
+// - -B nests regions/namespaces/dimms in bus objects {"provider","dev":"ndbusN","regions":[...]};
+//   -R with -N nests namespaces in regions, and wraps the list in {"regions":[...]} only when the
+//   last region had namespaces; -D adds per-region "mappings" (one per DIMM = interleave ways);
+// - sizes are JSON numbers, except that create-namespace prints them human-readable
+//   ("2.00 GiB (2.15 GB)"): its output is only used for the device name, then re-listed;
+// - iset_id may be a signed/unsigned 64-bit number (beyond double precision) or a hex string: it is
+//   kept as text and never used for decisions.
+// Anything else fails with an InternalError that names the command and the offending field.
+import { InternalError, runJson, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+
+/** One PMEM (or blk) region as `ndctl list --buses --regions --dimms` reports it. */
+export interface NdRegion {
+  readonly dev: string;
+  /** The bus device name (e.g. ndbus0); undefined when the listing had no bus information. */
+  readonly bus: string | undefined;
+  readonly provider: string | undefined;
+  readonly size: number;
+  readonly availableSize: number;
+  /** Largest contiguous free extent (falls back to available_size on old ndctl). */
+  readonly maxAvailableExtent: number;
+  /** Region alignment in bytes, when the kernel reports one. */
+  readonly align: number | undefined;
+  readonly type: string;
+  readonly isetId: string | undefined;
+  /** Number of DIMM mappings (interleave ways); 1 when the listing had no mappings. */
+  readonly interleaveWays: number;
+  /** DIMM device names (nmemX) of the mappings. */
+  readonly dimms: readonly string[];
+  readonly enabled: boolean;
+}
+
+/** One namespace as `ndctl list --namespaces` reports it. */
+export interface NdNamespace {
+  readonly dev: string;
+  /** The region (regionX), from the nesting or else from the namespaceX.Y name. */
+  readonly region: string;
+  readonly mode: string;
+  /** Usable bytes (for fsdax/sector: after metadata); 0 for idle seeds. */
+  readonly size: number;
+  readonly uuid: string | undefined;
+  readonly name: string | undefined;
+  /** Block device name without /dev (pmem0, pmem0.1, pmem0.2s); absent for devdax/idle ones. */
+  readonly blockdev: string | undefined;
+  readonly map: string | undefined;
+  readonly sectorSize: number | undefined;
+  readonly align: number | undefined;
+  readonly enabled: boolean;
+}
+
+export interface CreateNamespaceRequest {
+  readonly region: string;
+  readonly name: string;
+  /** Raw size in bytes; must be a multiple of the region and namespace alignment. */
+  readonly size: number;
+  readonly mode: 'fsdax' | 'sector';
+  /** Page metadata location for fsdax (we always use "dev"). */
+  readonly map?: 'dev' | 'mem';
+}
+
+export interface NdctlCallOptions {
+  readonly signal?: AbortSignal;
+}
+
+type Json = Record<string, unknown>;
+
+/** Where in which command's output a value sits, for error messages. */
+interface At {
+  readonly source: string;
+  readonly path: string;
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function fail(at: At, problem: string): never {
+  throw new InternalError(`${at.source}: unexpected output at ${at.path || '<top>'}: ${problem}`);
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function child(at: At, key: string | number): At {
+  return { source: at.source, path: typeof key === 'number' ? `${at.path}[${key}]` : `${at.path}.${key}` };
+}
+
+function optString(o: Json, key: string, at: At): string | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') fail(child(at, key), `expected a string, got ${describe(v)}`);
+  return v;
+}
+
+function reqString(o: Json, key: string, at: At): string {
+  const v = optString(o, key, at);
+  if (v === undefined) fail(child(at, key), 'missing (expected a string)');
+  return v;
+}
+
+function optBytes(o: Json, key: string, at: At): number | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    fail(child(at, key), `expected a byte count (non-negative integer), got ${describe(v)}`);
+  }
+  return v;
+}
+
+function reqBytes(o: Json, key: string, at: At): number {
+  const v = optBytes(o, key, at);
+  if (v === undefined) fail(child(at, key), 'missing (expected a byte count)');
+  return v;
+}
+
+function optArray(o: Json, key: string, at: At): unknown[] {
+  const v = o[key];
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) fail(child(at, key), `expected an array, got ${describe(v)}`);
+  return v;
+}
+
+function isetId(o: Json): string | undefined {
+  const v = o['iset_id'];
+  return typeof v === 'number' || typeof v === 'string' ? String(v) : undefined;
+}
+
+interface Context {
+  readonly bus?: string;
+  readonly provider?: string;
+  readonly region?: string;
+}
+
+/** Regions and namespaces found anywhere in one ndctl listing. */
+export interface NdctlListing {
+  readonly regions: NdRegion[];
+  readonly namespaces: NdNamespace[];
+}
+
+function parseMappings(o: Json, at: At): string[] {
+  return optArray(o, 'mappings', at).map((m, i) => {
+    const where = child(child(at, 'mappings'), i);
+    if (!isObject(m)) fail(where, `expected a mapping object, got ${describe(m)}`);
+    return reqString(m, 'dimm', where);
+  });
+}
+
+function parseRegion(o: Json, ctx: Context, at: At): NdRegion {
+  const availableSize = reqBytes(o, 'available_size', at);
+  const dimms = parseMappings(o, at);
+  return {
+    dev: reqString(o, 'dev', at),
+    bus: ctx.bus,
+    provider: ctx.provider,
+    size: reqBytes(o, 'size', at),
+    availableSize,
+    maxAvailableExtent: optBytes(o, 'max_available_extent', at) ?? availableSize,
+    align: optBytes(o, 'align', at),
+    type: reqString(o, 'type', at),
+    isetId: isetId(o),
+    interleaveWays: Math.max(1, dimms.length),
+    dimms,
+    enabled: optString(o, 'state', at) !== 'disabled',
+  };
+}
+
+function regionOfNamespace(dev: string, ctx: Context, at: At): string {
+  if (ctx.region !== undefined) return ctx.region;
+  const m = /^namespace(\d+)\.\d+$/.exec(dev);
+  if (!m) fail(child(at, 'dev'), `cannot tell the region of namespace ${describe(dev)}`);
+  return `region${m[1]}`;
+}
+
+function parseNamespace(o: Json, ctx: Context, at: At): NdNamespace {
+  const dev = reqString(o, 'dev', at);
+  const enabled = optString(o, 'state', at) !== 'disabled';
+  const size = optBytes(o, 'size', at);
+  if (size === undefined && enabled) fail(child(at, 'size'), 'missing (expected a byte count)');
+  return {
+    dev,
+    region: regionOfNamespace(dev, ctx, at),
+    mode: optString(o, 'mode', at) ?? 'unknown',
+    size: size ?? 0,
+    uuid: optString(o, 'uuid', at),
+    name: optString(o, 'name', at),
+    blockdev: optString(o, 'blockdev', at),
+    map: optString(o, 'map', at),
+    sectorSize: optBytes(o, 'sector_size', at),
+    align: optBytes(o, 'align', at),
+    enabled,
+  };
+}
+
+const CONTAINER_KEYS = ['regions', 'namespaces', 'dimms'] as const;
+
+function walkChildren(o: Json, ctx: Context, at: At, out: NdctlListing): void {
+  for (const key of CONTAINER_KEYS) {
+    if (key === 'dimms' || o[key] === undefined) continue;
+    walk(o[key], ctx, child(at, key), out);
+  }
+}
+
+function walkObject(o: Json, ctx: Context, at: At, out: NdctlListing): void {
+  const dev = o['dev'];
+  if (typeof dev !== 'string') {
+    // A platform object ({"regions":[...]}, {"namespaces":[...]}, ...) has no dev of its own.
+    if (!CONTAINER_KEYS.some((k) => k in o)) fail(at, `expected a bus, region or namespace object, got ${describe(o)}`);
+    walkChildren(o, ctx, at, out);
+  } else if (/^ndbus\d+$/.test(dev)) {
+    walkChildren(o, { bus: dev, provider: optString(o, 'provider', at) }, at, out);
+  } else if (/^region\d+$/.test(dev)) {
+    out.regions.push(parseRegion(o, ctx, at));
+    walkChildren(o, { ...ctx, region: dev }, at, out);
+  } else if (/^namespace\d+\.\d+$/.test(dev)) {
+    out.namespaces.push(parseNamespace(o, ctx, at));
+  } else if (!/^nmem\d+$/.test(dev)) {
+    fail(child(at, 'dev'), `unknown device ${describe(dev)}`);
+  }
+}
+
+function walk(value: unknown, ctx: Context, at: At, out: NdctlListing): void {
+  if (value === undefined) return;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => walk(v, ctx, child(at, i), out));
+  } else if (isObject(value)) {
+    walkObject(value, ctx, at, out);
+  } else {
+    fail(at, `expected JSON objects or arrays, got ${describe(value)}`);
+  }
+}
+
+/** Parse any `ndctl list` output shape (undefined = empty output) into regions and namespaces. */
+export function parseNdctlListing(value: unknown, source = 'ndctl list'): NdctlListing {
+  const out: NdctlListing = { regions: [], namespaces: [] };
+  walk(value, {}, { source, path: '' }, out);
+  return out;
+}
+
+/** Parse `ndctl create-namespace` output: only the device name is trusted (sizes are human text). */
+export function parseCreatedNamespace(value: unknown, source = 'ndctl create-namespace'): string {
+  const at: At = { source, path: '' };
+  const obj = Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
+  if (!isObject(obj)) fail(at, `expected the created namespace object, got ${describe(value)}`);
+  const dev = reqString(obj, 'dev', at);
+  if (!/^namespace\d+\.\d+$/.test(dev)) fail(child(at, 'dev'), `not a namespace name: ${describe(dev)}`);
+  return dev;
+}
+
+/** A label-less region's single raw namespace (kernel type "io", no uuid), if the listing has one. */
+export function labelLessNamespace(namespaces: readonly NdNamespace[]): NdNamespace | undefined {
+  return namespaces.find((ns) => ns.enabled && ns.mode === 'raw' && ns.uuid === undefined && ns.size > 0);
+}
+
+/** The ndctl commands the device managers use. */
+export class Ndctl {
+  readonly #runner: CommandRunner;
+
+  constructor(runner: CommandRunner) {
+    this.#runner = runner;
+  }
+
+  async #list(args: string[], o: NdctlCallOptions): Promise<NdctlListing> {
+    const source = `ndctl list ${args.join(' ')}`;
+    return runJson(this.#runner, { command: 'ndctl', args: ['list', ...args], options: { signal: o.signal } },
+      (v) => parseNdctlListing(v, source));
+  }
+
+  /** All regions (enabled or not) with bus and DIMM mappings: `ndctl list --buses --regions --dimms --idle`. */
+  async listRegions(o: NdctlCallOptions = {}): Promise<NdRegion[]> {
+    return (await this.#list(['--buses', '--regions', '--dimms', '--idle'], o)).regions;
+  }
+
+  /** Namespaces, including disabled ones and idle seeds: `ndctl list --namespaces --idle [...]`. */
+  async listNamespaces(filter: { region?: string; namespace?: string } = {}, o: NdctlCallOptions = {}): Promise<NdNamespace[]> {
+    const args = ['--namespaces', '--idle'];
+    if (filter.region !== undefined) args.push(`--region=${filter.region}`);
+    if (filter.namespace !== undefined) args.push(`--namespace=${filter.namespace}`);
+    return (await this.#list(args, o)).namespaces;
+  }
+
+  /** Create a namespace and return it as listed afterwards (exact byte sizes). */
+  async createNamespace(req: CreateNamespaceRequest, o: NdctlCallOptions = {}): Promise<NdNamespace> {
+    const args = ['create-namespace', `--region=${req.region}`, `--mode=${req.mode}`, `--size=${req.size}`, `--name=${req.name}`];
+    if (req.mode === 'fsdax') args.push(`--map=${req.map ?? 'dev'}`);
+    const dev = await runJson(this.#runner, { command: 'ndctl', args, options: { signal: o.signal } }, (v) => parseCreatedNamespace(v));
+    const [ns] = await this.listNamespaces({ namespace: dev }, o);
+    if (ns === undefined) throw new InternalError(`ndctl create-namespace reported ${dev}, but ndctl list does not show it`);
+    return ns;
+  }
+
+  /** Destroy a namespace; --force disables it first (fails if it is mounted). */
+  async destroyNamespace(dev: string, o: NdctlCallOptions = {}): Promise<void> {
+    await this.#runner.run('ndctl', ['destroy-namespace', '--force', dev], { signal: o.signal });
+  }
+
+  /** Enable a disabled namespace (so its block device appears). */
+  async enableNamespace(dev: string, o: NdctlCallOptions = {}): Promise<void> {
+    await this.#runner.run('ndctl', ['enable-namespace', dev], { signal: o.signal });
+  }
+
+  /**
+   * Write empty label index blocks so the region supports several namespaces. DESTROYS the region's
+   * label-less namespace: callers decide when that is safe (see `initLabelsIfSafe`).
+   */
+  async initLabels(target: { region?: string; dimms?: readonly string[] } = {}, o: NdctlCallOptions = {}): Promise<void> {
+    const region = target.region ?? 'all';
+    const dimms = target.dimms && target.dimms.length > 0 ? [...target.dimms] : ['all'];
+    await this.#runner.run('ndctl', ['disable-region', region], { signal: o.signal });
+    try {
+      await this.#runner.run('ndctl', ['init-labels', '-f', ...dimms], { signal: o.signal });
+    } finally {
+      await this.#runner.run('ndctl', ['enable-region', region], { signal: o.signal });
+    }
+  }
+}
+
+export interface LabelInitDeps {
+  readonly ndctl: Ndctl;
+  readonly runner: CommandRunner;
+  readonly log: Logger;
+  /** True when nobody holds the block device open (exclusive open succeeds). */
+  readonly isUnused: (path: string) => Promise<boolean>;
+}
+
+async function hasSignature(runner: CommandRunner, path: string, o: NdctlCallOptions): Promise<boolean> {
+  // blkid -p exits 0 when it finds a filesystem/partition signature, 2 when it finds none.
+  const res = await runner.run('blkid', ['-p', path], { signal: o.signal, okExitCodes: [0, 2] });
+  return res.exitCode === 0;
+}
+
+async function labelInitBlocker(region: NdRegion, ctx: { regions: readonly NdRegion[]; raw: NdNamespace }, deps: LabelInitDeps,
+  o: NdctlCallOptions): Promise<string | undefined> {
+  if (region.dimms.length === 0) return 'its DIMMs are unknown';
+  const shared = ctx.regions.find((r) => r.dev !== region.dev && r.dimms.some((d) => region.dimms.includes(d)));
+  if (shared) return `its DIMMs also back ${shared.dev}`;
+  if (ctx.raw.blockdev === undefined) return `${ctx.raw.dev} has no block device to inspect`;
+  const path = `/dev/${ctx.raw.blockdev}`;
+  if (!(await deps.isUnused(path))) return `${path} is in use`;
+  if (await hasSignature(deps.runner, path, o)) return `${path} holds data (blkid found a signature)`;
+  return undefined;
+}
+
+/**
+ * A fresh NVDIMM (e.g. QEMU with label-size) runs label-less: one raw namespace spans the region and
+ * `create-namespace --size` fails ("label-less namespaces do not support sub-dividing a region").
+ * Initialize its labels only when that cannot lose data: the raw namespace is unused and carries no
+ * signature, and the region's DIMMs back no other region. Otherwise log how to do it by hand.
+ * @returns true when the region now has labels (or had them already)
+ */
+export async function initLabelsIfSafe(region: NdRegion, ctx: { regions: readonly NdRegion[]; namespaces: readonly NdNamespace[] },
+  deps: LabelInitDeps, o: NdctlCallOptions = {}): Promise<boolean> {
+  const raw = labelLessNamespace(ctx.namespaces.filter((ns) => ns.region === region.dev));
+  if (raw === undefined) return true;
+  const blocker = await labelInitBlocker(region, { regions: ctx.regions, raw }, deps, o);
+  if (blocker !== undefined) {
+    deps.log.warn('region has no namespace labels and is left alone', {
+      region: region.dev, reason: blocker,
+      fix: `ndctl disable-region ${region.dev}; ndctl init-labels -f ${region.dimms.join(' ') || 'all'}; ndctl enable-region ${region.dev}`,
+    });
+    return false;
+  }
+  deps.log.info('initializing namespace labels of a label-less, unused region', { region: region.dev, dimms: region.dimms });
+  await deps.ndctl.initLabels({ region: region.dev, dimms: region.dimms }, o);
+  return true;
+}

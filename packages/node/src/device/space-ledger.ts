@@ -1,0 +1,128 @@
+// Capacity accounting shared by the fake and emulated device managers: a fixed pool of bytes
+// handed out in granularity-sized units, like an LVM volume group. Reservations are checked and
+// taken in one synchronous call, so concurrent creates can never over-commit the pool (no await
+// between the check and the take), and a failed create gives its space back exactly.
+import { InvalidArgumentError } from '@pmem-csi/runtime';
+import { NotEnoughSpaceError, type Capacity } from './device-manager.js';
+
+const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
+
+/** "4 GiB", "1.5 MiB", "512 bytes": a rounded size for people. */
+export function humanBytes(n: number): string {
+  let v = n;
+  let unit = 0;
+  while (v >= 1024 && unit < UNITS.length - 1) {
+    v /= 1024;
+    unit++;
+  }
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** "4294967296 bytes (4 GiB)": exact bytes for machines, a rounded unit for people. */
+export function formatBytes(n: number): string {
+  return n < 1024 ? `${n} bytes` : `${n} bytes (${humanBytes(n)})`;
+}
+
+/** Throws InvalidArgumentError unless `size` is a positive safe integer number of bytes. */
+export function assertValidSize(size: number, field = 'size'): void {
+  if (!Number.isSafeInteger(size) || size <= 0) {
+    throw new InvalidArgumentError(`${field} must be a positive whole number of bytes, got ${String(size)}`);
+  }
+}
+
+export function roundUp(n: number, granularity: number): number {
+  return Math.ceil(n / granularity) * granularity;
+}
+
+export function roundDown(n: number, granularity: number): number {
+  return Math.floor(n / granularity) * granularity;
+}
+
+/** A pool of `total` bytes allocated per volume id in multiples of `granularity`. */
+export class SpaceLedger {
+  readonly #used = new Map<string, number>();
+  #allocated = 0;
+
+  constructor(
+    readonly total: number,
+    readonly granularity: number,
+  ) {
+    assertValidSize(total, 'total size');
+    assertValidSize(granularity, 'granularity');
+  }
+
+  /** Requested size rounded up to the granularity. */
+  round(size: number): number {
+    return roundUp(size, this.granularity);
+  }
+
+  has(volumeId: string): boolean {
+    return this.#used.has(volumeId);
+  }
+
+  sizeOf(volumeId: string): number | undefined {
+    return this.#used.get(volumeId);
+  }
+
+  /** Free bytes; never negative, even when more was loaded than the pool holds. */
+  get available(): number {
+    return Math.max(0, this.total - this.#allocated);
+  }
+
+  /** Largest single volume that fits now (the pool does not fragment). */
+  get maxVolumeSize(): number {
+    return roundDown(this.available, this.granularity);
+  }
+
+  capacity(): Capacity {
+    return { maxVolumeSize: this.maxVolumeSize, available: this.available, managed: this.total, total: this.total };
+  }
+
+  /** Take `size` (rounded up) for a new volume. @throws NotEnoughSpaceError */
+  reserve(volumeId: string, size: number): number {
+    assertValidSize(size);
+    const rounded = this.round(size);
+    if (rounded > this.maxVolumeSize) throw this.#notEnough(volumeId, size, rounded);
+    this.#set(volumeId, rounded);
+    return rounded;
+  }
+
+  /** Grow a volume to at least `size` (rounded up); returns the new size. @throws NotEnoughSpaceError */
+  grow(volumeId: string, size: number): number {
+    assertValidSize(size);
+    const current = this.#used.get(volumeId) ?? 0;
+    const rounded = this.round(size);
+    if (rounded <= current) return current;
+    if (rounded - current > this.maxVolumeSize) throw this.#notEnough(volumeId, size, rounded, current);
+    this.#set(volumeId, rounded);
+    return rounded;
+  }
+
+  /**
+   * Record a volume's size without a space check: a volume found at start-up (the backing store is
+   * the truth, even when it holds more than the pool) or a size put back after a failed resize.
+   */
+  assign(volumeId: string, size: number): void {
+    this.#set(volumeId, size);
+  }
+
+  release(volumeId: string): void {
+    this.#allocated -= this.#used.get(volumeId) ?? 0;
+    this.#used.delete(volumeId);
+  }
+
+  #set(volumeId: string, size: number): void {
+    this.#allocated += size - (this.#used.get(volumeId) ?? 0);
+    this.#used.set(volumeId, size);
+  }
+
+  #notEnough(volumeId: string, size: number, rounded: number, current = 0): NotEnoughSpaceError {
+    const id = JSON.stringify(volumeId);
+    const unit = `rounded up to a multiple of ${humanBytes(this.granularity)}`;
+    const what = current > 0
+      ? `to grow volume ${id} from ${humanBytes(current)} to ${humanBytes(rounded)} (requested ${size} bytes, ${unit})`
+      : `for volume ${id}: requested ${size} bytes, ${humanBytes(rounded)} when ${unit}`;
+    const largest = current + this.maxVolumeSize;
+    return new NotEnoughSpaceError(`not enough space ${what}; the largest size available is ${formatBytes(largest)}`);
+  }
+}

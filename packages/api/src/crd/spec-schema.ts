@@ -1,0 +1,146 @@
+// OpenAPI v3 schema of PmemCSIDeployment.spec: the single source from which the CRD YAML and the
+// TypeScript types are generated (tools/gen-crd.ts). Descriptions are what `kubectl explain`
+// shows. Value checks the apiserver can do cheaply live here; the rest (image syntax, label
+// syntax, PEM blocks, certificates all-or-nothing) is in validate.ts.
+import { QUANTITY_PATTERN } from '../quantity.js';
+import type { JSONSchemaProps } from './json-schema.js';
+import {
+  DEVICE_MODES,
+  IMAGE_PULL_POLICIES,
+  LOG_FORMATS,
+  LOG_LEVEL_RANGE,
+  MAX_UNAVAILABLE_PERCENT_PATTERN,
+  MIN_CONTROLLER_REPLICAS,
+  MIN_MAX_UNAVAILABLE,
+  PMEM_PERCENTAGE_RANGE,
+  SPEC_DEFAULTS,
+} from './values.js';
+
+/** A Kubernetes resource quantity: integer or string, as resource.Quantity is in core APIs. */
+export const quantitySchema: JSONSchemaProps = {
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  pattern: QUANTITY_PATTERN,
+  'x-kubernetes-int-or-string': true,
+};
+
+const stringMap = (description: string, defaultValue?: Readonly<Record<string, string>>): JSONSchemaProps => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+  ...(defaultValue === undefined ? {} : { default: defaultValue }),
+});
+
+/** Compute resources of one container; shared by the four *Resources fields. */
+export const resourceRequirementsSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'Compute resources of one container, as in a Pod spec.',
+  properties: {
+    limits: {
+      type: 'object',
+      description: 'Maximum amount of compute resources allowed, e.g. {cpu: 500m, memory: 512Mi}.',
+      additionalProperties: quantitySchema,
+    },
+    requests: {
+      type: 'object',
+      description: 'Minimum amount of compute resources required, e.g. {cpu: 100m, memory: 250Mi}.',
+      additionalProperties: quantitySchema,
+    },
+  },
+};
+
+const resources = (container: string): JSONSchemaProps => ({
+  ...resourceRequirementsSchema,
+  description: `Compute resources of the ${container}. Unset means the operator's defaults (requests only); when set, it replaces them as a whole.`,
+});
+
+const image = (what: string, fallback: string): JSONSchemaProps => ({
+  type: 'string',
+  minLength: 1,
+  description: `Container image of the ${what}. Unset means ${fallback}, which follows operator upgrades.`,
+});
+
+const pem = (what: string): JSONSchemaProps => ({
+  type: 'string',
+  description: `${what}, PEM-encoded. Optional: either all five of caCert, registryCert, registryKey, nodeControllerCert and nodeControllerKey are set, or none and the operator creates and renews its own CA and certificates.`,
+});
+
+export const specSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'Desired state of one PMEM-CSI driver instance. Every field is optional.',
+  // An empty default makes the apiserver apply the nested defaults even when spec is omitted.
+  default: {},
+  properties: {
+    image: image('PMEM-CSI driver (controller and node)', "the operator's own image"),
+    imagePullPolicy: {
+      type: 'string',
+      enum: IMAGE_PULL_POLICIES,
+      default: SPEC_DEFAULTS.imagePullPolicy,
+      description: `Image pull policy of all containers: ${IMAGE_PULL_POLICIES.join(', ')}.`,
+    },
+    provisionerImage: image('external-provisioner sidecar', 'the version the operator was built with'),
+    nodeRegistrarImage: image('node-driver-registrar sidecar', 'the version the operator was built with'),
+    controllerDriverResources: resources('driver container in the controller Deployment'),
+    nodeDriverResources: resources('driver container in the node DaemonSet'),
+    provisionerResources: resources('external-provisioner sidecar'),
+    nodeRegistrarResources: resources('node-driver-registrar sidecar'),
+    deviceMode: {
+      type: 'string',
+      enum: DEVICE_MODES,
+      default: SPEC_DEFAULTS.deviceMode,
+      description:
+        'How PMEM is managed on the nodes: lvm (one volume group per region, one logical volume per PMEM volume) or direct (one namespace per PMEM volume).',
+    },
+    logLevel: {
+      type: 'integer',
+      minimum: LOG_LEVEL_RANGE.min,
+      maximum: LOG_LEVEL_RANGE.max,
+      default: SPEC_DEFAULTS.logLevel,
+      description: `Log verbosity of the driver, ${LOG_LEVEL_RANGE.min} to ${LOG_LEVEL_RANGE.max}: 0 errors and important events only, 3 normal operation, 5 debugging, 10 tracing.`,
+    },
+    logFormat: {
+      type: 'string',
+      enum: LOG_FORMATS,
+      default: SPEC_DEFAULTS.logFormat,
+      description: `Log output format of the driver: ${LOG_FORMATS.join(', ')}.`,
+    },
+    nodeSelector: stringMap(
+      'Labels that select the nodes with PMEM which run the node driver. Unset means {storage: pmem}; {} selects every node.',
+      SPEC_DEFAULTS.nodeSelector,
+    ),
+    pmemPercentage: {
+      type: 'integer',
+      minimum: PMEM_PERCENTAGE_RANGE.min,
+      maximum: PMEM_PERCENTAGE_RANGE.max,
+      default: SPEC_DEFAULTS.pmemPercentage,
+      description: 'lvm mode only: percentage of each PMEM region that the driver may use, 0 to 100; 0 means 100.',
+    },
+    labels: stringMap('Labels added to every object that the operator creates for this driver (in addition to its own).'),
+    kubeletDir: {
+      type: 'string',
+      pattern: '^/',
+      default: SPEC_DEFAULTS.kubeletDir,
+      description: "Absolute path of the kubelet's root directory on the nodes.",
+    },
+    controllerReplicas: {
+      type: 'integer',
+      format: 'int32',
+      minimum: MIN_CONTROLLER_REPLICAS,
+      default: SPEC_DEFAULTS.controllerReplicas,
+      description: 'Number of controller pods.',
+    },
+    maxUnavailable: {
+      anyOf: [{ type: 'integer' }, { type: 'string' }],
+      'x-kubernetes-int-or-string': true,
+      minimum: MIN_MAX_UNAVAILABLE,
+      pattern: MAX_UNAVAILABLE_PERCENT_PATTERN,
+      default: SPEC_DEFAULTS.maxUnavailable,
+      description:
+        'How many node driver pods may be unavailable during a rolling update of the DaemonSet: a number of at least 1 or a percentage of the selected nodes from 1% to 100%.',
+    },
+    caCert: pem('Certificate of the CA that signed registryCert and nodeControllerCert'),
+    registryCert: pem(`Certificate of the controller's registry service (subject/SAN pmem-registry)`),
+    registryKey: pem('Private key of registryCert (PKCS#1, PKCS#8 or SEC1)'),
+    nodeControllerCert: pem('Certificate of the node-controller services (subject/SAN pmem-node-controller)'),
+    nodeControllerKey: pem('Private key of nodeControllerCert (PKCS#1, PKCS#8 or SEC1)'),
+  },
+};

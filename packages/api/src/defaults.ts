@@ -1,0 +1,65 @@
+// Turns a user's (possibly sparse) PmemCSIDeployment spec into the fully defaulted spec that the
+// operator's builders consume. Pure: the input is never mutated and the result shares no objects
+// with it, so callers may freeze, cache or compare either side.
+import { SPEC_DEFAULTS, type ResourceField } from './crd/values.js';
+import type { DeviceMode, ImagePullPolicy, LogFormat, PmemCSIDeploymentSpec, ResourceRequirements } from './generated/pmemcsideployment.js';
+
+export const DEFAULT_PROVISIONER_IMAGE = 'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0';
+export const DEFAULT_NODE_REGISTRAR_IMAGE = 'registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0';
+
+/**
+ * Requests only: limits would throttle or OOM-kill a driver in the middle of formatting or
+ * erasing a volume, and the sidecars' needs grow with the number of volumes.
+ */
+export const DEFAULT_RESOURCES: Readonly<Record<ResourceField, ResourceRequirements>> = {
+  controllerDriverResources: { requests: { cpu: '12m', memory: '128Mi' } },
+  nodeDriverResources: { requests: { cpu: '100m', memory: '250Mi' } },
+  provisionerResources: { requests: { cpu: '12m', memory: '128Mi' } },
+  nodeRegistrarResources: { requests: { cpu: '12m', memory: '128Mi' } },
+};
+
+type CertificateFields = 'caCert' | 'registryCert' | 'registryKey' | 'nodeControllerCert' | 'nodeControllerKey';
+
+/** A spec in which every field except the optional user certificates has a value. */
+export type DefaultedSpec = Required<Omit<PmemCSIDeploymentSpec, CertificateFields>> & Pick<PmemCSIDeploymentSpec, CertificateFields>;
+
+export interface DefaultsContext {
+  /** The operator's own image: the driver image unless the spec pins one. */
+  readonly operatorImage: string;
+}
+
+/** A new, fully defaulted copy of `spec` (undefined means an empty spec). */
+export function withDefaults(spec: PmemCSIDeploymentSpec | undefined, context: DefaultsContext): DefaultedSpec {
+  const defaults: DefaultedSpec = {
+    image: context.operatorImage,
+    imagePullPolicy: SPEC_DEFAULTS.imagePullPolicy satisfies ImagePullPolicy,
+    provisionerImage: DEFAULT_PROVISIONER_IMAGE,
+    nodeRegistrarImage: DEFAULT_NODE_REGISTRAR_IMAGE,
+    ...structuredClone(DEFAULT_RESOURCES),
+    deviceMode: SPEC_DEFAULTS.deviceMode satisfies DeviceMode,
+    logLevel: SPEC_DEFAULTS.logLevel,
+    logFormat: SPEC_DEFAULTS.logFormat satisfies LogFormat,
+    nodeSelector: { ...SPEC_DEFAULTS.nodeSelector },
+    pmemPercentage: SPEC_DEFAULTS.pmemPercentage,
+    labels: {},
+    kubeletDir: SPEC_DEFAULTS.kubeletDir,
+    controllerReplicas: SPEC_DEFAULTS.controllerReplicas,
+    maxUnavailable: SPEC_DEFAULTS.maxUnavailable,
+  };
+  // Field by field, a set value wins as a whole: an explicit nodeSelector {} means "every node",
+  // and explicit resources replace the default requests instead of merging with them.
+  return { ...defaults, ...setFields(spec ?? {}) };
+}
+
+// A deep copy (independent of the input, unfrozen even when the input is frozen) without the
+// fields that are unset; null is unset too, as the apiserver prunes it before defaulting.
+function setFields(spec: PmemCSIDeploymentSpec): PmemCSIDeploymentSpec {
+  return Object.fromEntries(
+    Object.entries(structuredClone(spec)).filter(([, value]) => value !== undefined && value !== null),
+  ) as PmemCSIDeploymentSpec;
+}
+
+/** The percentage of each region that lvm mode may use: 0 (and unset) mean 100, as in the Go driver. */
+export function effectivePmemPercentage(pmemPercentage: number | undefined): number {
+  return pmemPercentage === undefined || pmemPercentage === 0 ? 100 : pmemPercentage;
+}

@@ -1,0 +1,155 @@
+// Every name that the driver, the operator and the tests derive from a PmemCSIDeployment: driver
+// name, topology key, ports, TLS identities, Kubernetes object names, host paths and labels. No
+// other package assembles such names, so that a rename happens here once and existing clusters'
+// objects (named like the Go operator named them) stay recognisable.
+
+export const DEFAULT_DRIVER_NAME = 'pmem-csi.intel.com';
+export const DEFAULT_KUBELET_DIR = '/var/lib/kubelet';
+
+/** TCP port of the controller's registry service (mutual TLS). */
+export const REGISTRY_PORT = 10000;
+/** TCP port of each node's node-controller service (mutual TLS). */
+export const NODE_CONTROLLER_PORT = 10001;
+/** HTTP port of the Prometheus metrics endpoint of controller and node pods. */
+export const METRICS_PORT = 10010;
+
+/** SAN (and CN) of the registry's certificate; nodes accept no other server identity. */
+export const REGISTRY_SAN = 'pmem-registry';
+/** SAN (and CN) of the node-controller certificate; the controller accepts no other. */
+export const NODE_CONTROLLER_SAN = 'pmem-node-controller';
+
+/** Data keys of the registry, node and CA Secrets (the kubernetes.io/tls layout plus the CA). */
+export const SECRET_KEYS = { caCert: 'ca.crt', cert: 'tls.crt', key: 'tls.key' } as const;
+
+/** Field manager of the operator's server-side apply requests. */
+export const FIELD_MANAGER = 'pmem-csi-operator';
+
+/** Label keys the operator puts on every object; user labels (spec.labels) may not override them. */
+export const LABEL_KEYS = {
+  name: 'app.kubernetes.io/name',
+  instance: 'app.kubernetes.io/instance',
+  component: 'app.kubernetes.io/component',
+  partOf: 'app.kubernetes.io/part-of',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+export const APP_NAME = 'pmem-csi';
+export type DriverComponentLabel = 'controller' | 'node';
+
+/** Topology segment key of the driver's volumes: `{<driver>/node: <node name>}`. */
+export function topologyKey(driverName: string): string {
+  return `${driverName}/node`;
+}
+
+/**
+ * Prefix of every object name: the CR name with '.' replaced by '-', because Service names must
+ * be DNS labels (the Go operator did the same, so objects keep their names across the rewrite).
+ */
+export function objectNamePrefix(crName: string): string {
+  return crName.replaceAll('.', '-');
+}
+
+/** Names of all Kubernetes objects of one driver deployment (CR `crName`). */
+export interface DeploymentObjectNames {
+  /** CSI driver name = CSIDriver object name = the CR name. */
+  readonly driverName: string;
+  readonly csiDriver: string;
+  /** Secret with the registry's ca.crt/tls.crt/tls.key (mounted by the controller). */
+  readonly registrySecret: string;
+  /** Secret with the node-controller's ca.crt/tls.crt/tls.key (mounted by the node pods). */
+  readonly nodeSecret: string;
+  /** Secret with the operator's CA certificate and key, kept so certificates can be renewed. */
+  readonly caSecret: string;
+  readonly controllerServiceAccount: string;
+  readonly nodeServiceAccount: string;
+  readonly controllerDeployment: string;
+  readonly nodeDaemonSet: string;
+  /** Service of the registry on REGISTRY_PORT; nodes dial it by DNS name. */
+  readonly registryService: string;
+  readonly metricsService: string;
+  /** external-provisioner: namespaced Role+RoleBinding (leases for leader election). */
+  readonly provisionerRole: string;
+  readonly provisionerRoleBinding: string;
+  /** external-provisioner: ClusterRole+ClusterRoleBinding (PVs, PVCs, StorageClasses, CSINodes, ...). */
+  readonly provisionerClusterRole: string;
+  readonly provisionerClusterRoleBinding: string;
+  /** The driver's own cluster permissions (if any), bound to both service accounts. */
+  readonly driverClusterRole: string;
+  readonly driverClusterRoleBinding: string;
+}
+
+export function deploymentObjectNames(crName: string): DeploymentObjectNames {
+  const p = objectNamePrefix(crName);
+  return {
+    driverName: crName,
+    csiDriver: crName,
+    registrySecret: `${p}-registry-secrets`,
+    nodeSecret: `${p}-node-secrets`,
+    caSecret: `${p}-ca`,
+    controllerServiceAccount: `${p}-controller`,
+    nodeServiceAccount: `${p}-node`,
+    controllerDeployment: `${p}-controller`,
+    nodeDaemonSet: `${p}-node`,
+    registryService: `${p}-controller`,
+    metricsService: `${p}-metrics`,
+    provisionerRole: `${p}-external-provisioner-cfg`,
+    provisionerRoleBinding: `${p}-csi-provisioner-role-cfg`,
+    provisionerClusterRole: `${p}-external-provisioner-runner`,
+    provisionerClusterRoleBinding: `${p}-csi-provisioner-role`,
+    driverClusterRole: `${p}-driver-runner`,
+    driverClusterRoleBinding: `${p}-driver-role`,
+  };
+}
+
+/** Host paths of one driver on a node. */
+export interface DriverHostPaths {
+  /** Persistent node state (one record per volume): `/var/lib/<driver>`. */
+  readonly stateDir: string;
+  /** Directory of the CSI socket that the kubelet dials: `<kubeletDir>/plugins/<driver>`. */
+  readonly pluginDir: string;
+  readonly csiSocket: string;
+  /** Where node-driver-registrar puts its registration socket: `<kubeletDir>/plugins_registry`. */
+  readonly registrationDir: string;
+  /** Pod volume mounts; mounted with Bidirectional propagation. */
+  readonly podsDir: string;
+  /** Staging paths of all CSI drivers; mounted with Bidirectional propagation. */
+  readonly csiStagingDir: string;
+}
+
+export function driverHostPaths(driverName: string, kubeletDir: string = DEFAULT_KUBELET_DIR): DriverHostPaths {
+  const kubelet = kubeletDir.replace(/\/+$/, '') || '/';
+  const pluginDir = `${kubelet}/plugins/${driverName}`;
+  return {
+    stateDir: `/var/lib/${driverName}`,
+    pluginDir,
+    csiSocket: `${pluginDir}/csi.sock`,
+    registrationDir: `${kubelet}/plugins_registry`,
+    podsDir: `${kubelet}/pods`,
+    csiStagingDir: `${kubelet}/plugins/kubernetes.io/csi`,
+  };
+}
+
+/** DNS name under which nodes reach the registry (a Service in the operator's namespace). */
+export function registryServiceHost(crName: string, namespace: string): string {
+  return `${deploymentObjectNames(crName).registryService}.${namespace}.svc`;
+}
+
+/** The labels the operator puts on one component's objects and uses as its pod selector. */
+export function selectorLabels(crName: string, component: DriverComponentLabel): Record<string, string> {
+  return {
+    [LABEL_KEYS.name]: APP_NAME,
+    [LABEL_KEYS.instance]: crName,
+    [LABEL_KEYS.component]: component,
+  };
+}
+
+/** All labels the operator sets on its objects: user labels first, so ours win on conflicts. */
+export function objectLabels(crName: string, component: DriverComponentLabel | undefined, userLabels: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    ...userLabels,
+    [LABEL_KEYS.name]: APP_NAME,
+    [LABEL_KEYS.instance]: crName,
+    ...(component === undefined ? {} : { [LABEL_KEYS.component]: component }),
+    [LABEL_KEYS.partOf]: APP_NAME,
+    [LABEL_KEYS.managedBy]: FIELD_MANAGER,
+  };
+}

@@ -1,0 +1,81 @@
+// Validation of a PmemCSIDeployment beyond what the CRD schema can express, and a second line of
+// defence for what it can (objects may predate a schema change, tests build objects directly).
+// Returns every problem at once so that a user fixes a spec in one round, not one per reconcile.
+import { API_GROUP_VERSION, KIND } from './crd/identity.js';
+import { specSchema } from './crd/spec-schema.js';
+import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN } from './crd/values.js';
+import type { PmemCSIDeploymentSpec } from './generated/pmemcsideployment.js';
+import { badValue, isPlainObject, unknownField, type ValidationProblem } from './validation/problem.js';
+import { SPEC_FIELD_CHECKS } from './validation/spec-fields.js';
+
+export type { ValidationProblem } from './validation/problem.js';
+
+const SPEC_FIELDS: readonly string[] = Object.keys(specSchema.properties ?? {});
+const DRIVER_NAME_RE = new RegExp(DRIVER_NAME_PATTERN);
+const DRIVER_NAME_SYNTAX = `a DNS subdomain of at most ${DRIVER_NAME_MAX_LENGTH} characters (lowercase letters, digits, '-' and '.') starting with a letter, because it is the CSI driver name and prefixes Service names`;
+
+/** Every problem of a whole PmemCSIDeployment object (apiVersion, kind, metadata.name, spec). */
+export function validateDeployment(obj: unknown): ValidationProblem[] {
+  if (!isPlainObject(obj)) return [badValue('object', obj, `a ${KIND} object`)];
+  const problems: ValidationProblem[] = [];
+  // Absent in some list responses; when present they must be ours.
+  if (obj.apiVersion !== undefined && obj.apiVersion !== API_GROUP_VERSION) {
+    problems.push(badValue('apiVersion', obj.apiVersion, API_GROUP_VERSION));
+  }
+  if (obj.kind !== undefined && obj.kind !== KIND) problems.push(badValue('kind', obj.kind, KIND));
+  const name = isPlainObject(obj.metadata) ? obj.metadata.name : undefined;
+  if (!isDriverName(name)) problems.push(badValue('metadata.name', name, DRIVER_NAME_SYNTAX));
+  problems.push(...validateSpec(obj.spec ?? {}));
+  return problems;
+}
+
+/** True when `name` is usable as a PmemCSIDeployment name (= CSI driver name). */
+export function isDriverName(name: unknown): name is string {
+  return typeof name === 'string' && name.length <= DRIVER_NAME_MAX_LENGTH && DRIVER_NAME_RE.test(name);
+}
+
+/** Every problem of a spec; `path` prefixes the reported paths. An empty spec is valid. */
+export function validateSpec(spec: unknown, path = 'spec'): ValidationProblem[] {
+  if (!isPlainObject(spec)) return [badValue(path, spec, 'an object')];
+  const problems: ValidationProblem[] = [];
+  for (const [field, value] of Object.entries(spec)) {
+    const fieldPath = `${path}.${field}`;
+    if (!isSpecField(field)) {
+      problems.push(unknownField(fieldPath, SPEC_FIELDS));
+    } else if (value !== undefined && value !== null) {
+      // null counts as unset: the apiserver prunes it before defaulting.
+      problems.push(...SPEC_FIELD_CHECKS[field](value, fieldPath));
+    }
+  }
+  problems.push(...checkCertificatesComplete(spec, path));
+  return problems;
+}
+
+function isSpecField(field: string): field is keyof PmemCSIDeploymentSpec {
+  return SPEC_FIELDS.includes(field) && Object.hasOwn(SPEC_FIELD_CHECKS, field);
+}
+
+// Half a set of certificates cannot work: the operator would mix its own CA with the user's.
+function checkCertificatesComplete(spec: Record<string, unknown>, path: string): ValidationProblem[] {
+  const missing = CERTIFICATE_FIELDS.filter((f) => !isSet(spec[f]));
+  if (missing.length === 0 || missing.length === CERTIFICATE_FIELDS.length) return [];
+  const allowed = `all of ${CERTIFICATE_FIELDS.join(', ')}, or none`;
+  return missing.map((field) => {
+    const fieldPath = `${path}.${field}`;
+    return { path: fieldPath, message: `${fieldPath}: required because another certificate field is set; allowed values: ${allowed}` };
+  });
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
+}
+
+/** The five user-supplied PEM strings when the spec has them (empty strings count as unset). */
+export type UserCertificates = Readonly<Record<(typeof CERTIFICATE_FIELDS)[number], string>>;
+
+export function userCertificates(spec: PmemCSIDeploymentSpec | undefined): UserCertificates | undefined {
+  if (spec === undefined) return undefined;
+  const entries = CERTIFICATE_FIELDS.map((f) => [f, spec[f]] as const);
+  if (!entries.every(([, v]) => typeof v === 'string' && v !== '')) return undefined;
+  return Object.fromEntries(entries) as UserCertificates;
+}

@@ -14,3 +14,5 @@ export type { ControllerHandlers, ControllerClient } from './generated/csi/v1/Co
 export type { NodeHandlers, NodeClient } from './generated/csi/v1/Node.js';
 export type { IdentityHandlers, IdentityClient } from './generated/csi/v1/Identity.js';
 export type { RegistryHandlers, RegistryClient } from './generated/pmemcsi/registry/v1/Registry.js';
+export * from './certs/index.js';
+export * from './tls/index.js';

@@ -2,7 +2,7 @@
 // AbortSignal that fires on cancellation or when the deadline passes (so host tools are killed
 // with the call), an optional peer authorisation check (mutual TLS identities), one structured log
 // line per call, and error mapping through status.ts. Unimplemented methods answer UNIMPLEMENTED.
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { existsSync, rmSync } from 'node:fs';
 import { UnimplementedError } from '../errors.js';
 import type { Logger } from '../logger.js';

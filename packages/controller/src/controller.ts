@@ -1,0 +1,189 @@
+// Starts the central controller: the registry server (TCP, mutual TLS in production) that node
+// drivers register with, and the CSI Identity + Controller server (unix socket) for
+// external-provisioner. Transport security is injected — server credentials and an authorize hook
+// for the registry, a credentials factory for node connections — so switching from the insecure
+// test credentials to mTLS is a change of arguments, not of this package.
+import * as grpc from '@grpc/grpc-js';
+import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
+import {
+  bindServer,
+  grpcAddress,
+  KeyedLocks,
+  loadCsi,
+  loadRegistry,
+  nullLogger,
+  shutdownServer,
+  type AdaptOptions,
+  type Logger,
+} from '@pmem-csi/runtime';
+import type { ControllerDeps } from './controller-deps.js';
+import { createControllerService } from './controller-server.js';
+import { createIdentityService } from './identity-server.js';
+import { NodeConnections, type NodeCredentialsFactory } from './node-client.js';
+import { NodeRegistry, type NodeCapacity, type NodeState } from './node-registry.js';
+import { NodeReconciler } from './reconciler.js';
+import { createRegistryService } from './registry-server.js';
+import { DEFAULT_VOLUME_SIZE } from './requests.js';
+import { SettleClock, VolumeIndex } from './volume-index.js';
+
+export interface ControllerOptions {
+  /** CSI driver name (default pmem-csi.intel.com); also the topology key prefix. */
+  readonly driverName?: string;
+  readonly vendorVersion?: string;
+  /** CSI socket for external-provisioner: "/path/csi.sock", "unix:///path" (or host:port for tests). */
+  readonly csiEndpoint: string;
+  /** Registry listen address, host:port (port 0 picks a free port, see `registryPort`). */
+  readonly registryAddress: string;
+  /** Registry server credentials (mTLS in production). */
+  readonly registryCredentials: grpc.ServerCredentials;
+  /** Peer check of registry callers (the node-controller certificate's SAN). */
+  readonly registryAuthorize?: AdaptOptions['authorize'];
+  /** Channel credentials for node-controller connections (mTLS in production). */
+  readonly nodeCredentials: NodeCredentialsFactory;
+  readonly nodeChannelOptions?: grpc.ChannelOptions;
+  readonly log?: Logger;
+  /** Registration lease (default 30 s). */
+  readonly leaseSeconds?: number;
+  /** Start-up settle period (default 1.5 × lease); see volume-index.ts. */
+  readonly settleMs?: number;
+  /** Size when CreateVolume gives neither required nor limit bytes (default 1 GiB). */
+  readonly defaultVolumeSize?: number;
+  /** Deadline of CreateVolume/DeleteVolume on nodes (default 60 s). */
+  readonly mutateTimeoutMs?: number;
+  /** Deadline of ListVolumes pages on nodes (default 10 s). */
+  readonly queryTimeoutMs?: number;
+  /** Entries per ListVolumes page when collecting a node's volumes (default 500). */
+  readonly nodeListPageSize?: number;
+  /** Clock (tests). */
+  readonly now?: () => number;
+}
+
+export interface NodeStatus {
+  readonly nodeId: string;
+  readonly endpoint: string;
+  readonly state: NodeState;
+  readonly reason?: string;
+  readonly deviceMode: string;
+  readonly version: string;
+  readonly capacity: NodeCapacity;
+  readonly volumes: number;
+  readonly registeredAt: string;
+  readonly leaseExpiresAt?: string;
+}
+
+export interface ControllerStatus {
+  readonly driverName: string;
+  readonly startedAt: string;
+  /** Whether the start-up settle period has passed. */
+  readonly settled: boolean;
+  readonly nodes: readonly NodeStatus[];
+  readonly volumes: number;
+}
+
+export interface RunningController {
+  /** The bound registry port (useful with port 0). */
+  readonly registryPort: number;
+  status(): ControllerStatus;
+  /** Resolves when no node volume listing is running (tests). */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function buildStatus(deps: ControllerDeps, index: VolumeIndex): ControllerStatus {
+  const counts = index.countByNode();
+  return {
+    driverName: deps.driverName,
+    startedAt: deps.settle.startedAt.toISOString(),
+    settled: deps.settle.settled(),
+    volumes: index.size,
+    nodes: deps.registry.list().map((n) => ({
+      nodeId: n.nodeId,
+      endpoint: n.endpoint,
+      state: n.state,
+      ...(n.reason === undefined ? {} : { reason: n.reason }),
+      deviceMode: n.deviceMode,
+      version: n.version,
+      capacity: n.capacity,
+      volumes: counts.get(n.nodeId) ?? 0,
+      registeredAt: n.registeredAt.toISOString(),
+      ...(n.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: n.leaseExpiresAt.toISOString() }),
+    })),
+  };
+}
+
+function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
+  const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
+  const registry = new NodeRegistry({ leaseSeconds: opts.leaseSeconds, now: opts.now, log });
+  const settleMs = opts.settleMs ?? registry.leaseSeconds * 1500;
+  const connections = new NodeConnections({
+    credentials: opts.nodeCredentials,
+    channelOptions: opts.nodeChannelOptions,
+    mutateTimeoutMs: opts.mutateTimeoutMs,
+    queryTimeoutMs: opts.queryTimeoutMs,
+    listPageSize: opts.nodeListPageSize,
+    log,
+  });
+  return {
+    driverName,
+    topologyKey: topologyKey(driverName),
+    registry,
+    index: new VolumeIndex(),
+    connections,
+    settle: new SettleClock(settleMs, opts.now),
+    defaultVolumeSize: opts.defaultVolumeSize ?? DEFAULT_VOLUME_SIZE,
+    nameLocks: new KeyedLocks(),
+    volumeLocks: new KeyedLocks(),
+    log,
+  };
+}
+
+/** Start the registry and CSI servers; resolves once both listen. */
+export async function startController(opts: ControllerOptions): Promise<RunningController> {
+  const log = (opts.log ?? nullLogger).child({ component: 'controller' });
+  const deps = buildDeps(opts, log);
+  const reconciler = new NodeReconciler({ registry: deps.registry, index: deps.index, connections: deps.connections, log });
+  let ready = false;
+
+  const registryServer = new grpc.Server();
+  registryServer.addService(
+    loadRegistry().pmemcsi.registry.v1.Registry.service,
+    createRegistryService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
+  );
+  const csiServer = new grpc.Server();
+  const identity = createIdentityService({ driverName: deps.driverName, vendorVersion: opts.vendorVersion ?? 'dev', ready: () => ready, log });
+  csiServer.addService(loadCsi().csi.v1.Identity.service, identity);
+  csiServer.addService(loadCsi().csi.v1.Controller.service, createControllerService(deps, log));
+
+  const registryPort = await bindServer(registryServer, opts.registryAddress, opts.registryCredentials);
+  try {
+    await bindServer(csiServer, grpcAddress(opts.csiEndpoint), grpc.ServerCredentials.createInsecure());
+  } catch (err) {
+    await shutdownServer(registryServer, 0);
+    throw err;
+  }
+  const sweeper = setInterval(() => deps.registry.sweep(), Math.max(100, (deps.registry.leaseSeconds * 1000) / 3));
+  sweeper.unref();
+  ready = true;
+  log.info('controller started', {
+    driver: deps.driverName,
+    csiEndpoint: opts.csiEndpoint,
+    registryPort,
+    leaseSeconds: deps.registry.leaseSeconds,
+    settleMs: deps.settle.settleMs,
+  });
+
+  return {
+    registryPort,
+    status: () => buildStatus(deps, deps.index),
+    idle: () => reconciler.idle(),
+    stop: async () => {
+      ready = false;
+      clearInterval(sweeper);
+      await shutdownServer(registryServer, 2000);
+      await reconciler.stop();
+      await shutdownServer(csiServer, 5000);
+      deps.connections.closeAll();
+      log.info('controller stopped');
+    },
+  };
+}

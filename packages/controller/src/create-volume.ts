@@ -1,0 +1,152 @@
+// CreateVolume: validate, then find-by-name-then-compare, then place and forward to a node.
+// Idempotency rests on the deterministic id (volumeIdForName) and the restart-safe index (see
+// volume-index.ts); placement policy is in placement.ts. Runs under the per-name and per-id locks
+// (controller-server.ts). A forwarded create whose outcome is unknown is marked "uncertain", and
+// the next attempt goes to the same node first, so a timeout never becomes a second volume.
+import { parseVolumeParameters, PARAMETER_KEYS, volumeIdForName } from '@pmem-csi/api';
+import {
+  AlreadyExistsError,
+  InvalidArgumentError,
+  ResourceExhaustedError,
+  UnavailableError,
+  type CallContext,
+  type csi,
+} from '@pmem-csi/runtime';
+import { checkCapabilities } from './capabilities.js';
+import { isReachable, toCsiVolume, type ControllerDeps } from './controller-deps.js';
+import { isDefinitiveFailure } from './node-errors.js';
+import { noRoomMessage, placementCandidates, segmentNode, type PlacementRequest } from './placement.js';
+import { recordFromVolume } from './reconciler.js';
+import { checkContentSource, checkParameters, describeRange, requireField, sizeFits, sizeRequest, type SizeRequest } from './requests.js';
+import { formatBytes } from './sizes.js';
+import { creationDoubt, type VolumeRecord } from './volume-index.js';
+
+/** A validated CreateVolume request. */
+export interface CreatePlan {
+  readonly name: string;
+  readonly volumeId: string;
+  readonly size: SizeRequest;
+  readonly request: csi.CreateVolumeRequest__Output;
+}
+
+/** Validate a CreateVolume request (no side effects). @throws InvalidArgumentError, OutOfRangeError */
+export function planCreate(req: csi.CreateVolumeRequest__Output, defaultSize: number): CreatePlan {
+  const name = requireField(req.name, 'name');
+  const size = sizeRequest(req.capacity_range, defaultSize);
+  checkCapabilities(req.volume_capabilities, true);
+  checkParameters(req.parameters);
+  checkContentSource(req.volume_content_source);
+  if (Object.keys(req.mutable_parameters ?? {}).length > 0) {
+    throw new InvalidArgumentError('mutable_parameters are not supported by this driver (no MODIFY_VOLUME capability); omit them');
+  }
+  return { name, volumeId: volumeIdForName(name), size, request: req };
+}
+
+// Settings that make two volumes different; compared only when the existing volume's context has them.
+const COMPARED = [PARAMETER_KEYS.usage, PARAMETER_KEYS.kataContainers] as const;
+
+function parameterMismatch(existing: VolumeRecord, plan: CreatePlan): string | undefined {
+  const wanted = parseVolumeParameters(plan.request.parameters, 'createVolume');
+  if (!wanted.ok) return undefined;
+  const want: Record<(typeof COMPARED)[number], string> = { usage: wanted.value.usage, kataContainers: String(wanted.value.kataContainers) };
+  for (const key of COMPARED) {
+    const have = existing.volumeContext[key];
+    if (have !== undefined && have !== want[key]) return `${key} ${JSON.stringify(have)}, not ${JSON.stringify(want[key])}`;
+  }
+  return undefined;
+}
+
+function existingVolume(deps: ControllerDeps, plan: CreatePlan, rec: VolumeRecord): csi.CreateVolumeResponse {
+  const where = `volume ${JSON.stringify(plan.name)} already exists on node ${JSON.stringify(rec.nodeId)}`;
+  if (!sizeFits(rec.capacityBytes, plan.size)) {
+    throw new AlreadyExistsError(`${where} with ${formatBytes(rec.capacityBytes)}; the request asks for ${describeRange(plan.size)}`);
+  }
+  const mismatch = parameterMismatch(rec, plan);
+  if (mismatch !== undefined) throw new AlreadyExistsError(`${where} with ${mismatch}`);
+  // CSI: the existing volume must also be accessible from the requested topology.
+  const requisite = plan.request.accessibility_requirements?.requisite ?? [];
+  if (requisite.length > 0 && !requisite.some((t) => segmentNode(t.segments, deps.topologyKey) === rec.nodeId)) {
+    throw new AlreadyExistsError(`${where}, which is not in the requisite topology`);
+  }
+  return { volume: toCsiVolume(deps, rec) };
+}
+
+function nodeRequest(plan: CreatePlan): csi.CreateVolumeRequest {
+  const r = plan.request;
+  return {
+    name: plan.name,
+    capacity_range: { required_bytes: String(plan.size.size), limit_bytes: String(plan.size.limit) },
+    volume_capabilities: r.volume_capabilities,
+    parameters: r.parameters,
+  };
+}
+
+type Attempt = { readonly ok: true; readonly response: csi.CreateVolumeResponse } | { readonly ok: false; readonly refusal: string };
+
+/** Forward to one node: success, a RESOURCE_EXHAUSTED refusal (try the next), or a thrown error. */
+async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
+  try {
+    const volume = await deps.connections.createVolume(nodeId, nodeRequest(plan), ctx.signal);
+    if (volume.volume_id !== plan.volumeId) {
+      ctx.log.warn('node returned an unexpected volume id', { node: nodeId, expected: plan.volumeId, got: volume.volume_id });
+    }
+    const listed = recordFromVolume(nodeId, volume);
+    const rec: VolumeRecord = { ...listed, name: plan.name, capacityBytes: listed.capacityBytes || plan.size.size };
+    deps.index.add(rec);
+    ctx.log.info('volume created', { volume: rec.volumeId, name: plan.name, node: nodeId, bytes: rec.capacityBytes });
+    return { ok: true, response: { volume: toCsiVolume(deps, rec) } };
+  } catch (err) {
+    if (!isDefinitiveFailure(err)) {
+      deps.index.markUncertain(plan.volumeId, nodeId);
+      throw err;
+    }
+    deps.index.clearUncertain(plan.volumeId);
+    if (err instanceof ResourceExhaustedError) return { ok: false, refusal: err.message };
+    throw err;
+  }
+}
+
+/** Resolve an earlier create with unknown outcome by asking the same node again (it is idempotent). */
+async function retryUncertain(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
+  const view = deps.registry.view(nodeId);
+  if (view?.state !== 'available') {
+    throw new UnavailableError(
+      `an earlier attempt to create volume ${JSON.stringify(plan.name)} on node ${JSON.stringify(nodeId)} has an unknown outcome and that node is not available (${view?.reason ?? 'unknown node'}); retry`,
+    );
+  }
+  return tryNode(deps, plan, nodeId, ctx);
+}
+
+/** Try the placement candidates in order; `refusals` collects RESOURCE_EXHAUSTED answers. */
+async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallContext, skip: { node?: string; refusals: string[] }): Promise<csi.CreateVolumeResponse> {
+  const placement: PlacementRequest = {
+    topologyKey: deps.topologyKey,
+    requirements: plan.request.accessibility_requirements,
+    nodes: deps.registry.list(),
+    size: plan.size.size,
+  };
+  const candidates = placementCandidates(placement).filter((n) => n.nodeId !== skip.node);
+  const refusals = skip.refusals;
+  for (const node of candidates) {
+    if (!isReachable(deps.registry.view(node.nodeId))) continue; // went away while we tried others
+    const attempt = await tryNode(deps, plan, node.nodeId, ctx);
+    if (attempt.ok) return attempt.response;
+    ctx.log.info('node refused the volume (stale capacity); trying the next candidate', { node: node.nodeId, reason: attempt.refusal });
+    refusals.push(attempt.refusal);
+  }
+  if (refusals.length === 0) throw new ResourceExhaustedError(noRoomMessage(placement));
+  throw new ResourceExhaustedError(`no node can hold ${formatBytes(plan.size.size)}: ${refusals.join('; ')}`);
+}
+
+/** CreateVolume after validation, holding the locks. */
+export async function createVolumeLocked(deps: ControllerDeps, plan: CreatePlan, ctx: CallContext): Promise<csi.CreateVolumeResponse> {
+  const existing = deps.index.get(plan.volumeId) ?? deps.index.findByName(plan.name);
+  if (existing !== undefined) return existingVolume(deps, plan, existing);
+  const doubt = creationDoubt(deps.settle, deps.registry.list());
+  if (doubt !== undefined) throw new UnavailableError(doubt);
+  const uncertain = deps.index.uncertainNode(plan.volumeId);
+  if (uncertain === undefined) return placeAndCreate(deps, plan, ctx, { refusals: [] });
+  const first = await retryUncertain(deps, plan, uncertain, ctx);
+  if (first.ok) return first.response;
+  return placeAndCreate(deps, plan, ctx, { node: uncertain, refusals: [first.refusal] });
+}

@@ -1,0 +1,41 @@
+// DeleteVolume: route to the node that holds the volume. Success is only reported for a volume
+// that is provably gone — the Go driver answered OK for volumes on nodes that had not registered
+// yet, Kubernetes deleted the PV, and the device leaked. So: owner unreachable → UNAVAILABLE;
+// unknown volume → OK only after the settle period with every known node available; the owner
+// answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts).
+import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
+import { isReachable, type ControllerDeps } from './controller-deps.js';
+import { NodeUnreachableError } from './node-errors.js';
+import { absenceDoubt } from './volume-index.js';
+
+function unreachable(nodeId: string, volumeId: string, why: string, cause?: unknown): UnavailableError {
+  return new UnavailableError(`node ${JSON.stringify(nodeId)} that holds volume ${JSON.stringify(volumeId)} is not reachable (${why}); retry`, { cause });
+}
+
+/** The node that holds or may hold the volume: its index owner, or where a create had an unknown outcome. */
+function ownerOf(deps: ControllerDeps, volumeId: string): string | undefined {
+  return deps.index.get(volumeId)?.nodeId ?? deps.index.uncertainNode(volumeId);
+}
+
+/** DeleteVolume of a validated id, holding its lock. */
+export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string, ctx: CallContext): Promise<void> {
+  const nodeId = ownerOf(deps, volumeId);
+  if (nodeId === undefined) {
+    const doubt = absenceDoubt(deps.settle, deps.registry.list());
+    if (doubt !== undefined) throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known and cannot be proven gone: ${doubt}`);
+    ctx.log.info('volume unknown on every node; nothing to delete', { volume: volumeId });
+    return;
+  }
+  const view = deps.registry.view(nodeId);
+  if (!isReachable(view)) throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
+  let outcome: 'deleted' | 'notFound';
+  try {
+    outcome = await deps.connections.deleteVolume(nodeId, volumeId, ctx.signal);
+  } catch (err) {
+    if (err instanceof NodeUnreachableError) throw unreachable(nodeId, volumeId, err.detail, err);
+    throw err;
+  }
+  deps.index.remove(volumeId);
+  deps.index.clearUncertain(volumeId);
+  ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', { volume: volumeId, node: nodeId });
+}

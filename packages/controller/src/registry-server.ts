@@ -1,0 +1,91 @@
+// The registry gRPC service (registry.proto) that node drivers call over mutual TLS: validate the
+// request at the edge (InvalidArgument naming the field), update the node registry, and start a
+// reconciliation of the node's volumes on every (re)registration. The peer check (client cert SAN
+// `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
+import type * as grpc from '@grpc/grpc-js';
+import { adaptService, InvalidArgumentError, loadRegistry, type Logger, type registry, type RegistryHandlers } from '@pmem-csi/runtime';
+import type { NodeCapacity, NodeRegistry } from './node-registry.js';
+import type { NodeReconciler } from './reconciler.js';
+import { formatBytes, parseBytes } from './sizes.js';
+
+export interface RegistryServiceDeps {
+  readonly registry: NodeRegistry;
+  readonly reconciler: NodeReconciler;
+  readonly log: Logger;
+  /** Refuses peers that are not node drivers (throws PermissionDenied/Unauthenticated). */
+  readonly authorize?: (call: grpc.ServerUnaryCall<unknown, unknown>) => void;
+}
+
+const ENDPOINT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+
+/** Check `host:port` (host name, IPv4, or [IPv6]); throws InvalidArgument naming the field. */
+export function checkEndpoint(endpoint: string): string {
+  const m = ENDPOINT.exec(endpoint);
+  const port = m === null ? 0 : Number(m[1]);
+  if (port < 1 || port > 65535) {
+    throw new InvalidArgumentError(`endpoint ${JSON.stringify(endpoint)} must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)`);
+  }
+  return endpoint;
+}
+
+function required(value: string, field: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError(`${field} is required`);
+  return value;
+}
+
+/** Parse a reported capacity; every field is a non-negative byte count. */
+export function parseCapacity(capacity: registry.Capacity__Output): NodeCapacity {
+  return {
+    maxVolumeSize: parseBytes(capacity.max_volume_size, 'capacity.max_volume_size'),
+    available: parseBytes(capacity.available, 'capacity.available'),
+    managed: parseBytes(capacity.managed, 'capacity.managed'),
+    total: parseBytes(capacity.total, 'capacity.total'),
+  };
+}
+
+function capacityFields(c: NodeCapacity): Record<string, string> {
+  return { maxVolumeSize: formatBytes(c.maxVolumeSize), available: formatBytes(c.available) };
+}
+
+/** The handlers of pmemcsi.registry.v1.Registry. */
+export function createRegistryService(deps: RegistryServiceDeps): RegistryHandlers {
+  const { registry, reconciler, log } = deps;
+  return adaptService<RegistryHandlers>(
+    'Registry',
+    loadRegistry().pmemcsi.registry.v1.Registry.service,
+    {
+      RegisterController: async (req) => {
+        const nodeId = required(req.node_id, 'node_id');
+        const endpoint = checkEndpoint(required(req.endpoint, 'endpoint'));
+        if (req.capacity === null) throw new InvalidArgumentError('capacity is required');
+        const capacity = parseCapacity(req.capacity);
+        const reg = registry.register({ nodeId, endpoint, capacity, deviceMode: req.device_mode, version: req.version });
+        log.info('node registered; collecting its volumes', {
+          node: nodeId,
+          endpoint,
+          previousEndpoint: reg.previousEndpoint,
+          deviceMode: req.device_mode,
+          version: req.version,
+          ...capacityFields(capacity),
+        });
+        reconciler.nodeRegistered(reg);
+        return { registration_id: reg.registrationId, lease_seconds: String(registry.leaseSeconds) };
+      },
+      RenewController: async (req) => {
+        const nodeId = required(req.node_id, 'node_id');
+        const registrationId = required(req.registration_id, 'registration_id');
+        const capacity = req.capacity === null ? undefined : parseCapacity(req.capacity);
+        registry.renew(nodeId, registrationId, capacity);
+        return { lease_seconds: String(registry.leaseSeconds) };
+      },
+      UnregisterController: async (req) => {
+        const nodeId = required(req.node_id, 'node_id');
+        const registrationId = required(req.registration_id, 'registration_id');
+        registry.unregister(nodeId, registrationId);
+        log.info('node unregistered; its volumes stay attributed to it', { node: nodeId });
+        return {};
+      },
+    },
+    { log, authorize: deps.authorize, quietMethods: ['RenewController'] },
+  );
+}

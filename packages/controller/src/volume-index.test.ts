@@ -1,0 +1,88 @@
+import type { NodeView } from './node-registry.js';
+import { absenceDoubt, creationDoubt, SettleClock, VolumeIndex, type VolumeRecord } from './volume-index.js';
+
+const rec = (volumeId: string, nodeId = 'n1', capacityBytes = 100): VolumeRecord => ({ volumeId, nodeId, name: `name-${volumeId}`, capacityBytes, volumeContext: {} });
+
+function view(nodeId: string, state: NodeView['state'], volumesKnown = true, reason?: string): NodeView {
+  return {
+    nodeId,
+    endpoint: 'h:1',
+    state,
+    reason,
+    capacity: { maxVolumeSize: 0, available: 0, managed: 0, total: 0 },
+    deviceMode: 'fake',
+    version: 't',
+    registeredAt: new Date(0),
+    leaseExpiresAt: undefined,
+    volumesKnown,
+  };
+}
+
+describe('VolumeIndex', () => {
+  it('replaces a node\'s volumes with its listing and reports what changed', () => {
+    const index = new VolumeIndex();
+    index.add(rec('a'));
+    index.add(rec('b'));
+    index.add(rec('x', 'n2'));
+    const since = index.mark();
+    const result = index.replaceNode('n1', [rec('b', 'n1', 200), rec('c')], since);
+    expect(result).toEqual({ added: 1, removed: 1, unchanged: 1, keptNewer: 0, conflicts: [] });
+    expect(index.list().map((r) => [r.volumeId, r.nodeId, r.capacityBytes])).toEqual([
+      ['b', 'n1', 200],
+      ['c', 'n1', 100],
+      ['x', 'n2', 100],
+    ]);
+    expect(Object.fromEntries(index.countByNode())).toEqual({ n1: 2, n2: 1 });
+  });
+
+  it('keeps volumes created after the listing started and never resurrects later deletes', () => {
+    const index = new VolumeIndex();
+    index.add(rec('old'));
+    const since = index.mark();
+    index.add(rec('new')); // created while the listing ran
+    index.remove('old'); // deleted while the listing ran; the listing still shows it
+    const result = index.replaceNode('n1', [rec('old')], since);
+    expect(result).toEqual({ added: 0, removed: 0, unchanged: 0, keptNewer: 1, conflicts: [] });
+    expect(index.list().map((r) => r.volumeId)).toEqual(['new']);
+  });
+
+  it('keeps the first owner when a second node reports the same id', () => {
+    const index = new VolumeIndex();
+    index.add(rec('a', 'n1'));
+    const result = index.replaceNode('n2', [rec('a', 'n2')], index.mark());
+    expect(result.conflicts).toEqual(['a']);
+    expect(index.get('a')?.nodeId).toBe('n1');
+  });
+
+  it('finds by name and tracks uncertain creates until a listing settles them', () => {
+    const index = new VolumeIndex();
+    index.add(rec('a'));
+    expect(index.findByName('name-a')?.volumeId).toBe('a');
+    expect(index.findByName('')).toBeUndefined();
+    index.markUncertain('u', 'n1');
+    expect(index.uncertainNode('u')).toBe('n1');
+    index.replaceNode('n1', [rec('a')], index.mark());
+    expect(index.uncertainNode('u')).toBeUndefined();
+  });
+});
+
+describe('settle and absence policy', () => {
+  it('refuses during the settle period and names the elapsed seconds', () => {
+    let now = 1_000_000;
+    const settle = new SettleClock(45_000, () => now);
+    now += 12_500;
+    expect(creationDoubt(settle, [])).toBe('controller started 12s ago and is still collecting volumes from nodes; retry');
+    expect(absenceDoubt(settle, [])).toBe('controller started 12s ago and is still collecting volumes from nodes; retry');
+    now += 40_000;
+    expect(settle.settled()).toBe(true);
+    expect(creationDoubt(settle, [view('n1', 'available')])).toBeUndefined();
+  });
+
+  it('creation needs every known node listed; absence needs every known node available', () => {
+    const settle = new SettleClock(0);
+    const nodes = [view('n1', 'available'), view('n2', 'unavailable', true, 'the lease expired'), view('n3', 'syncing', false, 'listing the node\'s volumes')];
+    expect(creationDoubt(settle, nodes)).toBe('the volumes of node "n3" (listing the node\'s volumes) are not known yet; retry');
+    expect(absenceDoubt(settle, nodes)).toBe('node "n2" (the lease expired), node "n3" (listing the node\'s volumes) are not available and could hold it; retry');
+    expect(absenceDoubt(settle, [view('n1', 'available')])).toBeUndefined();
+  });
+});

@@ -1,0 +1,218 @@
+// Where every volume lives: volumeId → {node, name, size, volume context}.
+//
+// Idempotency policy (survives controller restarts; never only an in-memory map):
+// - Volume ids are deterministic (`volumeIdForName`), and the nodes are the source of truth. The
+//   index is rebuilt from the nodes' ListVolumes whenever a node (re)registers, and kept current by
+//   the controller's own successful creates and deletes in between.
+// - After a restart the index is empty until nodes re-register. For a start-up *settle period*
+//   (default 1.5 × the lease, i.e. longer than a live node needs to notice the restart and
+//   register again) the controller refuses to CREATE a volume whose id it cannot find, with
+//   UNAVAILABLE ("controller started <n>s ago and is still collecting volumes from nodes; retry"),
+//   instead of risking a second copy on another node. It also refuses while any registered node's
+//   volumes have not been listed yet (listing in progress or failed).
+// - A volume missing from the index is reported as gone (DeleteVolume OK, NotFound elsewhere)
+//   only when that is provable: the settle period has passed AND every known node is available
+//   with its volumes listed. Otherwise UNAVAILABLE names the nodes that could still hold it.
+// - A forwarded CreateVolume with an unknown outcome (deadline, lost connection) leaves an
+//   "uncertain" mark: the next attempt for that id goes to the same node first (nodes are
+//   idempotent by name), so a timeout can not turn into a duplicate on another node.
+// - Listings race with creates/deletes: entries and tombstones carry a sequence number, and a
+//   listing only removes entries older than its start and never resurrects later deletes.
+import type { NodeView } from './node-registry.js';
+
+export interface VolumeRecord {
+  readonly volumeId: string;
+  readonly nodeId: string;
+  /** The CreateVolume name when known (from our create, or the node's volume context). */
+  readonly name: string;
+  readonly capacityBytes: number;
+  readonly volumeContext: Readonly<Record<string, string>>;
+}
+
+/** What one node listing changed, for the reconciliation log line. */
+export interface ReplaceResult {
+  readonly added: number;
+  readonly removed: number;
+  readonly unchanged: number;
+  /** Kept although not listed: created after the listing began. */
+  readonly keptNewer: number;
+  /** Volume ids that another node already holds (a duplicate on two nodes). */
+  readonly conflicts: readonly string[];
+}
+
+interface Stamp {
+  readonly nodeId: string;
+  readonly seq: number;
+}
+
+export class VolumeIndex {
+  readonly #byId = new Map<string, { record: VolumeRecord; seq: number }>();
+  readonly #tombstones = new Map<string, Stamp>();
+  readonly #uncertain = new Map<string, Stamp>();
+  #seq = 0;
+
+  /** A sequence mark taken before a node listing starts (see replaceNode). */
+  mark(): number {
+    return ++this.#seq;
+  }
+
+  get(volumeId: string): VolumeRecord | undefined {
+    return this.#byId.get(volumeId)?.record;
+  }
+
+  /** A volume by its CreateVolume name (fallback for volumes whose id is not the derived one). */
+  findByName(name: string): VolumeRecord | undefined {
+    if (name === '') return undefined;
+    for (const { record } of this.#byId.values()) if (record.name === name) return record;
+    return undefined;
+  }
+
+  /** Record a volume a node created for us. */
+  add(record: VolumeRecord): void {
+    this.#byId.set(record.volumeId, { record, seq: ++this.#seq });
+    this.#tombstones.delete(record.volumeId);
+    this.#uncertain.delete(record.volumeId);
+  }
+
+  /** Forget a volume that its node deleted (or reported as not found). */
+  remove(volumeId: string): void {
+    const entry = this.#byId.get(volumeId);
+    if (entry === undefined) return;
+    this.#byId.delete(volumeId);
+    this.#tombstones.set(volumeId, { nodeId: entry.record.nodeId, seq: ++this.#seq });
+  }
+
+  /** Remember that a create of `volumeId` on `nodeId` may or may not have happened. */
+  markUncertain(volumeId: string, nodeId: string): void {
+    this.#uncertain.set(volumeId, { nodeId, seq: ++this.#seq });
+  }
+
+  /** The node where a create of `volumeId` had an unknown outcome, if any. */
+  uncertainNode(volumeId: string): string | undefined {
+    return this.#uncertain.get(volumeId)?.nodeId;
+  }
+
+  clearUncertain(volumeId: string): void {
+    this.#uncertain.delete(volumeId);
+  }
+
+  /** Make the node's entries match its listing, which started at sequence mark `since`. */
+  replaceNode(nodeId: string, listed: readonly VolumeRecord[], since: number): ReplaceResult {
+    const applied = this.#applyListed(nodeId, listed, since);
+    const { removed, keptNewer } = this.#dropUnlisted(nodeId, applied.ids, since);
+    // Later listings start after now, so this node's tombstones are no longer needed; uncertain
+    // creates older than the listing are settled by it (listed → indexed, absent → never made).
+    for (const [id, stamp] of this.#tombstones) if (stamp.nodeId === nodeId) this.#tombstones.delete(id);
+    for (const [id, stamp] of this.#uncertain) if (stamp.nodeId === nodeId && stamp.seq <= since) this.#uncertain.delete(id);
+    return { added: applied.added, removed, unchanged: applied.unchanged, keptNewer, conflicts: applied.conflicts };
+  }
+
+  /** All volumes, sorted by id (the ListVolumes order). */
+  list(): VolumeRecord[] {
+    return [...this.#byId.keys()].sort().map((id) => this.#byId.get(id)?.record as VolumeRecord);
+  }
+
+  /** Number of volumes per node. */
+  countByNode(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { record } of this.#byId.values()) counts.set(record.nodeId, (counts.get(record.nodeId) ?? 0) + 1);
+    return counts;
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  #applyListed(nodeId: string, listed: readonly VolumeRecord[], since: number): { ids: Set<string>; added: number; unchanged: number; conflicts: string[] } {
+    const result = { ids: new Set<string>(), added: 0, unchanged: 0, conflicts: [] as string[] };
+    for (const record of listed) {
+      if (this.#deletedSince(record.volumeId, nodeId, since)) continue;
+      const existing = this.#byId.get(record.volumeId);
+      if (existing !== undefined && existing.record.nodeId !== nodeId) {
+        result.conflicts.push(record.volumeId);
+        continue;
+      }
+      result.ids.add(record.volumeId);
+      if (existing === undefined) result.added++;
+      else result.unchanged++;
+      const name = record.name || (existing?.record.name ?? '');
+      this.#byId.set(record.volumeId, { record: { ...record, name }, seq: existing?.seq ?? ++this.#seq });
+      this.#uncertain.delete(record.volumeId);
+    }
+    return result;
+  }
+
+  /** Whether we deleted the volume on `nodeId` after sequence mark `since` (a listing may still show it). */
+  #deletedSince(volumeId: string, nodeId: string, since: number): boolean {
+    const tomb = this.#tombstones.get(volumeId);
+    return tomb !== undefined && tomb.nodeId === nodeId && tomb.seq > since;
+  }
+
+  #dropUnlisted(nodeId: string, listedIds: ReadonlySet<string>, since: number): { removed: number; keptNewer: number } {
+    let removed = 0;
+    let keptNewer = 0;
+    for (const [id, entry] of this.#byId) {
+      if (entry.record.nodeId !== nodeId || listedIds.has(id)) continue;
+      if (entry.seq > since) {
+        keptNewer++;
+      } else {
+        this.#byId.delete(id);
+        removed++;
+      }
+    }
+    return { removed, keptNewer };
+  }
+}
+
+/** The start-up settle period: until it passes, the index may still be missing volumes. */
+export class SettleClock {
+  readonly #startedAt: number;
+  readonly #now: () => number;
+  readonly settleMs: number;
+
+  constructor(settleMs: number, now: () => number = Date.now) {
+    this.#now = now;
+    this.#startedAt = now();
+    this.settleMs = settleMs;
+  }
+
+  settled(): boolean {
+    return this.#now() - this.#startedAt >= this.settleMs;
+  }
+
+  /** Whole seconds since the controller started. */
+  elapsedSeconds(): number {
+    return Math.floor((this.#now() - this.#startedAt) / 1000);
+  }
+
+  get startedAt(): Date {
+    return new Date(this.#startedAt);
+  }
+}
+
+function describeNodes(nodes: readonly NodeView[]): string {
+  return nodes.map((n) => `node ${JSON.stringify(n.nodeId)} (${n.reason ?? n.state})`).join(', ');
+}
+
+function settleDoubt(settle: SettleClock): string | undefined {
+  if (settle.settled()) return undefined;
+  return `controller started ${settle.elapsedSeconds()}s ago and is still collecting volumes from nodes; retry`;
+}
+
+/** Why a volume unknown to the index might still exist somewhere, so that creating it is unsafe. */
+export function creationDoubt(settle: SettleClock, nodes: readonly NodeView[]): string | undefined {
+  const unsettled = settleDoubt(settle);
+  if (unsettled !== undefined) return unsettled;
+  const unknown = nodes.filter((n) => !n.volumesKnown);
+  if (unknown.length === 0) return undefined;
+  return `the volumes of ${describeNodes(unknown)} are not known yet; retry`;
+}
+
+/** Why a volume unknown to the index can not be proven gone, or undefined when it can. */
+export function absenceDoubt(settle: SettleClock, nodes: readonly NodeView[]): string | undefined {
+  const unsettled = settleDoubt(settle);
+  if (unsettled !== undefined) return unsettled;
+  const down = nodes.filter((n) => n.state !== 'available');
+  if (down.length === 0) return undefined;
+  return `${describeNodes(down)} ${down.length === 1 ? 'is' : 'are'} not available and could hold it; retry`;
+}

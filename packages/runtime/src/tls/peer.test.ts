@@ -1,0 +1,52 @@
+import { X509Certificate } from 'node:crypto';
+import type { PeerCertificate } from 'node:tls';
+import { PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
+import { testPki } from './__fixtures__/test-certs.js';
+import { peerDnsNames, peerIdentityCheck, type AuthContext } from './peer.js';
+
+beforeAll(() => testPki(), 120_000);
+
+const peerOf = (pem: string): PeerCertificate => {
+  const x = new X509Certificate(pem);
+  return { raw: x.raw, subjectaltname: x.subjectAltName ?? '' } as PeerCertificate;
+};
+const callWith = (auth: AuthContext | null): { getAuthContext: () => AuthContext | null } => ({ getAuthContext: () => auth });
+
+describe('peerIdentityCheck', () => {
+  it('accepts a verified peer whose DNS SAN is the expected identity', async () => {
+    const { nodeControllerA } = await testPki();
+    const check = peerIdentityCheck(NODE_CONTROLLER_IDENTITY);
+    expect(() => check(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) }))).not.toThrow();
+  });
+
+  it('refuses another identity with PermissionDenied, naming what it has', async () => {
+    const { registryA } = await testPki();
+    const check = peerIdentityCheck(NODE_CONTROLLER_IDENTITY);
+    const call = callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peerOf(registryA.certPem) });
+    expect(() => check(call)).toThrow(new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'));
+    try {
+      check(call);
+    } catch (e) {
+      expect(e).toBeInstanceOf(PermissionDeniedError);
+      expect((e as PermissionDeniedError).kind).toBe('PermissionDenied');
+    }
+  });
+
+  it('refuses calls without a verified client certificate with Unauthenticated', () => {
+    const check = peerIdentityCheck(REGISTRY_IDENTITY);
+    const expected = new UnauthenticatedError('a client certificate with DNS SAN pmem-registry is required');
+    expect(() => check(callWith({}))).toThrow(expected); // grpc-js: plaintext, or TLS peer not authorized
+    expect(() => check(callWith(null))).toThrow(expected);
+    expect(() => check(callWith({ transportSecurityType: 'ssl' }))).toThrow(expected);
+  });
+
+  it('never falls back to the CommonName', () => {
+    // A peer whose CN is the identity but whose SANs are not.
+    const peer = { raw: Buffer.from('not DER'), subjectaltname: 'DNS:other', subject: { CN: NODE_CONTROLLER_IDENTITY } } as unknown as PeerCertificate;
+    expect(peerDnsNames(peer)).toEqual(['other']);
+    expect(() => peerIdentityCheck(NODE_CONTROLLER_IDENTITY)(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peer }))).toThrow(
+      PermissionDeniedError,
+    );
+  });
+});

@@ -1,0 +1,86 @@
+// Per-call authorisation of mutual-TLS peers by DNS SAN. The TLS layer has already verified the
+// client certificate's chain (servers require and verify client certificates); this checks that
+// the verified certificate names the one identity allowed to call: a DNS subject alternative name
+// equal to the expected name (case-insensitive, no wildcards, never the CommonName).
+//
+// How the gRPC server wrapper uses it (grpc/server.ts, for the two mTLS TCP servers only — the
+// CSI unix-socket servers have no TLS peer and must not get it):
+//   const authorize = peerIdentityCheck(NODE_CONTROLLER_IDENTITY); // registry server (controller)
+//   const authorize = peerIdentityCheck(REGISTRY_IDENTITY);        // node-controller server (node)
+//   adaptService(name, definition, impl, { log, authorize });
+// adaptService calls `authorize(call)` first in every handler, inside the promise whose rejection
+// goes through status.ts, so a refusal answers UNAUTHENTICATED or PERMISSION_DENIED and the
+// implementation never runs. `serverCredentials` additionally installs the same check as an
+// interceptor on the credentials, so a service bound without `authorize` is still covered.
+import * as grpc from '@grpc/grpc-js';
+import { X509Certificate } from 'node:crypto';
+import type { PeerCertificate } from 'node:tls';
+import { hasDnsName, parseDnsSans } from '../certs/inspect.js';
+import { PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import { toServiceError } from '../grpc/status.js';
+
+/** grpc-js's AuthContext (not exported by name from the package root). */
+export type AuthContext = ReturnType<grpc.ServerInterceptingCallInterface['getAuthContext']>;
+
+/** Anything that exposes grpc-js's auth context: every server call object and interceptor call. */
+export interface CallWithAuthContext {
+  getAuthContext(): AuthContext | null;
+}
+
+/** Throws UnauthenticatedError / PermissionDeniedError unless the call's peer may call us. */
+export type PeerIdentityCheck = (call: CallWithAuthContext) => void;
+
+/** The DNS SANs of a verified peer certificate (from its DER; falls back to Node's rendering). */
+export function peerDnsNames(peer: PeerCertificate | undefined): string[] {
+  if (peer === undefined) return [];
+  try {
+    return parseDnsSans(new X509Certificate(peer.raw).subjectAltName);
+  } catch {
+    return parseDnsSans(peer.subjectaltname);
+  }
+}
+
+/**
+ * A per-call check that the client presented a certificate verified by our CA whose DNS SANs
+ * include `expectedSan`. Throws UnauthenticatedError (no verified certificate: plaintext, or TLS
+ * without a client certificate) or PermissionDeniedError (another identity).
+ */
+export function peerIdentityCheck(expectedSan: string): PeerIdentityCheck {
+  if (expectedSan.trim() === '') throw new TypeError('peerIdentityCheck: expectedSan must not be empty');
+  return (call) => {
+    const auth = call.getAuthContext();
+    const peer = auth?.sslPeerCertificate;
+    if (auth?.transportSecurityType !== 'ssl' || peer === undefined) {
+      throw new UnauthenticatedError(`a client certificate with DNS SAN ${expectedSan} is required`);
+    }
+    const names = peerDnsNames(peer);
+    if (!hasDnsName(names, expectedSan)) {
+      throw new PermissionDeniedError(`client certificate DNS SAN must include ${expectedSan} (has: ${names.join(', ') || 'none'})`);
+    }
+  };
+}
+
+/**
+ * The same check as a grpc-js server interceptor: a refused call ends with UNAUTHENTICATED or
+ * PERMISSION_DENIED (via grpc/status.ts) before any handler sees it. `serverCredentials` attaches
+ * it to the credentials, so every service bound with them is covered.
+ */
+export function peerIdentityInterceptor(expectedSan: string): grpc.ServerInterceptor {
+  const check = peerIdentityCheck(expectedSan);
+  return (_method, call) => {
+    const listener = new grpc.ServerListenerBuilder()
+      .withOnReceiveMetadata((metadata, next) => {
+        try {
+          check(call);
+        } catch (e) {
+          const { code, details } = toServiceError(e);
+          call.sendStatus({ code, details });
+          return;
+        }
+        next(metadata);
+      })
+      .build();
+    const responder = new grpc.ResponderBuilder().withStart((next) => next(listener)).build();
+    return new grpc.ServerInterceptingCall(call, responder);
+  };
+}

@@ -2,11 +2,15 @@
 // must never hang) and an optional AbortSignal that cancels the call.
 import * as grpc from '@grpc/grpc-js';
 
-type UnaryMethod<Req, Res> = (
+// Generated client methods are overloaded; TypeScript infers from the last overload
+// (request, callback), so that is the shape used for inference. Every generated unary method also
+// has the (request, metadata, options, callback) overload, which is the one actually called.
+type UnaryMethod<Req, Res> = (request: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
+type FullUnaryMethod<Req, Res> = (
   request: Req,
   metadata: grpc.Metadata,
   options: grpc.CallOptions,
-  callback: (err: grpc.ServiceError | null, value?: Res) => void,
+  callback: grpc.requestCallback<Res>,
 ) => grpc.ClientUnaryCall;
 
 export interface UnaryCallOptions {
@@ -24,7 +28,7 @@ export function unary<Req, Res>(
 ): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     const onAbort = (): void => call.cancel();
-    const call = method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + options.timeoutMs }, (err, value) => {
+    const call = (method as unknown as FullUnaryMethod<Req, Res>).call(client, request, new grpc.Metadata(), { deadline: Date.now() + options.timeoutMs }, (err, value) => {
       options.signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
       else resolve(value as Res);

@@ -17,7 +17,7 @@ describe('parseFlags', () => {
     expect(parseFlags(['--mode', 'controller', '--endpoint', 'unix:///csi/csi.sock', ...tls])).toEqual({
       mode: 'controller', driverName: 'pmem-csi.intel.com', csiEndpoint: 'unix:///csi/csi.sock',
       caFile: '/c/ca.crt', certFile: '/c/tls.crt', keyFile: '/c/tls.key', logFormat: 'text', verbosity: 3,
-      registryListen: '0.0.0.0:10000', leaseSeconds: 30,
+      registryListen: '0.0.0.0:10000', leaseSeconds: 30, metricsListen: '0.0.0.0:10010',
     });
   });
 

@@ -3,7 +3,7 @@
 // node-controller service). Flags are parsed into a typed configuration; every bad flag gives an
 // error that names the flag and what is allowed, and all problems are reported at once.
 import { parseArgs } from 'node:util';
-import { DEFAULT_DRIVER_NAME, NODE_CONTROLLER_PORT, REGISTRY_PORT, isDnsSubdomain } from '@pmem-csi/api';
+import { DEFAULT_DRIVER_NAME, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, isDnsSubdomain } from '@pmem-csi/api';
 import { DEVICE_MODES, type DeviceMode } from '@pmem-csi/node';
 
 export type LogFormat = 'text' | 'json';
@@ -24,6 +24,8 @@ export interface ControllerConfig extends CommonConfig {
   /** host:port the registry listens on (mutual TLS). */
   registryListen: string;
   leaseSeconds: number;
+  /** host:port of the HTTP endpoint with /healthz, /readyz, /status, /metrics ("" = off). */
+  metricsListen: string;
 }
 
 export interface NodeConfig extends CommonConfig {
@@ -38,7 +40,7 @@ export interface NodeConfig extends CommonConfig {
   advertisedEndpoint: string;
   /** host:port of the controller's registry. */
   registryEndpoint: string;
-  /** Size of the emulated PMEM (emulated mode), bytes. */
+  /** Size of the emulated PMEM (emulated and fake modes), bytes. */
   emulatedSize: number;
 }
 
@@ -63,6 +65,7 @@ const OPTIONS = {
   v: { type: 'string', default: '3' },
   'registry-listen': { type: 'string', default: `0.0.0.0:${REGISTRY_PORT}` },
   'lease-seconds': { type: 'string', default: '30' },
+  'metrics-listen': { type: 'string', default: `0.0.0.0:${METRICS_PORT}` },
   nodeid: { type: 'string' },
   'device-mode': { type: 'string', default: 'lvm' },
   'pmem-percentage': { type: 'string', default: '100' },
@@ -80,9 +83,10 @@ export const USAGE = `usage: pmem-csi-driver --mode controller|node [flags]
 common:     --drivername NAME (default ${DEFAULT_DRIVER_NAME}) --endpoint unix:///path/csi.sock
             --ca-file F --cert-file F --key-file F (mutual TLS) --log-format text|json --v 0..10
 controller: --registry-listen HOST:PORT (default 0.0.0.0:${REGISTRY_PORT}) --lease-seconds N (default 30)
+            --metrics-listen HOST:PORT (default 0.0.0.0:${METRICS_PORT}; "" = off): /healthz /readyz /status /metrics
 node:       --nodeid NAME --device-mode lvm|direct|emulated|fake --pmem-percentage 0..100 (0 = 100)
             --state-dir DIR (default /var/lib/<drivername>) --node-controller-listen HOST:PORT
-            --advertised-endpoint HOST:PORT --registry-endpoint HOST:PORT --emulated-size BYTES`;
+            --advertised-endpoint HOST:PORT --registry-endpoint HOST:PORT --emulated-size BYTES (emulated and fake modes)`;
 
 function intFlag(problems: string[], name: string, raw: string, range: [number, number]): number {
   const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
@@ -152,6 +156,7 @@ export function parseFlags(argv: readonly string[]): DriverConfig {
       mode: 'controller',
       registryListen: hostPort(problems, 'registry-listen', values['registry-listen']),
       leaseSeconds: intFlag(problems, 'lease-seconds', values['lease-seconds'], [3, 3600]),
+      metricsListen: hostPort(problems, 'metrics-listen', values['metrics-listen']),
     };
   } else if (values.mode === 'node') {
     config = nodeConfig(problems, values, base);

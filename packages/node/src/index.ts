@@ -6,3 +6,8 @@ export { EmulatedDeviceManager } from './device/emulated.js';
 export { LvmDeviceManager } from './device/lvm.js';
 export { DirectDeviceManager, checkSysWritable } from './device/direct.js';
 export * from './state/index.js';
+export * from './csi/index.js';
+export * from './mount/index.js';
+export * from './registration/index.js';
+export { nodeTools, FILESYSTEM_TOOLS } from './node-tools.js';
+export { startNodeDriver, type NodeDriver, type NodeDriverOptions } from './node-driver.js';

@@ -1,0 +1,61 @@
+// Runs the driver in one of its two production modes with mutual TLS from the certificate files
+// given on the command line (reloaded when they change). Returns a stop function.
+import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
+import { startController } from '@pmem-csi/controller';
+import { startNodeDriver } from '@pmem-csi/node';
+import { channelCredentials, grpcAddress, peerIdentityCheck, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
+import type { ControllerConfig, NodeConfig } from './flags.js';
+import { serveStatus } from './status-http.js';
+
+export const DRIVER_VERSION = '0.1.0';
+
+function tlsFiles(c: { caFile: string; certFile: string; keyFile: string }): TlsFiles {
+  return { caFile: c.caFile, certFile: c.certFile, keyFile: c.keyFile };
+}
+
+/** Controller mode: registry (mTLS, accepts only node-controller certificates) + CSI controller. */
+export async function runController(c: ControllerConfig, log: Logger): Promise<() => Promise<void>> {
+  const files = tlsFiles(c);
+  const registryCredentials = await serverCredentials(files, { allowedClientSan: NODE_CONTROLLER_SAN, logger: log });
+  const nodeCredentials = await channelCredentials(files, { expectedServerName: NODE_CONTROLLER_SAN, logger: log });
+  const controller = await startController({
+    driverName: c.driverName,
+    vendorVersion: DRIVER_VERSION,
+    csiEndpoint: grpcAddress(c.csiEndpoint),
+    registryAddress: c.registryListen,
+    registryCredentials,
+    registryAuthorize: peerIdentityCheck(NODE_CONTROLLER_SAN),
+    nodeCredentials: () => nodeCredentials,
+    leaseSeconds: c.leaseSeconds,
+    log,
+  });
+  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, () => controller.status());
+  log.info('controller running', { csiEndpoint: c.csiEndpoint, registryPort: controller.registryPort, ...(status ? { status: status.url } : {}) });
+  return async () => {
+    await status?.close();
+    await controller.stop();
+  };
+}
+
+/** Node mode: CSI node service + node-controller (mTLS, accepts only the registry's certificate). */
+export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise<void>> {
+  const files = tlsFiles(c);
+  const node = await startNodeDriver({
+    driverName: c.driverName,
+    nodeId: c.nodeId,
+    deviceMode: c.deviceMode,
+    deviceOptions: { pmemPercentage: c.pmemPercentage, emulatedSize: c.emulatedSize, fakeSize: c.emulatedSize },
+    stateDir: c.stateDir,
+    csiEndpoint: grpcAddress(c.csiEndpoint),
+    nodeControllerAddress: c.nodeControllerListen,
+    advertisedEndpoint: c.advertisedEndpoint,
+    registryAddress: c.registryEndpoint,
+    serverCredentials: await serverCredentials(files, { allowedClientSan: REGISTRY_SAN, logger: log }),
+    channelCredentials: await channelCredentials(files, { expectedServerName: REGISTRY_SAN, logger: log }),
+    authorize: peerIdentityCheck(REGISTRY_SAN),
+    log,
+    version: DRIVER_VERSION,
+  });
+  log.info('node driver running', { nodeId: c.nodeId, deviceMode: c.deviceMode, nodeControllerPort: node.nodeControllerPort });
+  return () => node.stop();
+}

@@ -1,0 +1,8 @@
+// The node's CSI services: node-controller (Controller for this node's volumes), Node and Identity.
+export * from './capabilities.js';
+export * from './deps.js';
+export * from './hooks.js';
+export * from './identity-server.js';
+export * from './node-controller-server.js';
+export * from './node-server.js';
+export { createOrFindVolume, csiVolume, deleteVolume, findDevice, parametersOf, type ExistingVolume, type VolumeSpec } from './volumes.js';

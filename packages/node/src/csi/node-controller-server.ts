@@ -1,0 +1,34 @@
+// The node-controller service: the CSI Controller service for the volumes of THIS node, which the
+// central controller calls over mutual TLS (TCP port 10001 by default). This file only wires RPCs
+// to their implementations; validation and locking live next to each RPC. Peer authorisation (the
+// central controller's certificate) is injected, so this file knows nothing of TLS.
+import type * as grpc from '@grpc/grpc-js';
+import { adaptService, loadCsi, type ControllerHandlers } from '@pmem-csi/runtime';
+import { createVolumeRpc, deleteVolumeRpc } from './controller-create.js';
+import { controllerExpandVolumeRpc } from './controller-expand.js';
+import { listVolumesRpc } from './controller-list.js';
+import { controllerCapabilities, getCapacityRpc, validateVolumeCapabilitiesRpc } from './controller-queries.js';
+import type { NodeServiceDeps } from './deps.js';
+
+export interface NodeControllerServiceOptions {
+  /** Refuses callers that are not the central controller (throws PermissionDenied/Unauthenticated). */
+  readonly authorize?: (call: grpc.ServerUnaryCall<unknown, unknown>) => void;
+}
+
+/** The grpc-js handlers of csi.v1.Controller for this node's volumes. */
+export function createNodeControllerService(deps: NodeServiceDeps, options: NodeControllerServiceOptions = {}): ControllerHandlers {
+  return adaptService<ControllerHandlers>(
+    'NodeController',
+    loadCsi().csi.v1.Controller.service,
+    {
+      ControllerGetCapabilities: async () => controllerCapabilities(deps),
+      CreateVolume: (req, ctx) => createVolumeRpc(deps, req, ctx),
+      DeleteVolume: (req, ctx) => deleteVolumeRpc(deps, req, ctx),
+      ListVolumes: (req) => listVolumesRpc(deps, req),
+      GetCapacity: (req, ctx) => getCapacityRpc(deps, req, ctx.signal),
+      ValidateVolumeCapabilities: (req, ctx) => validateVolumeCapabilitiesRpc(deps, req, ctx.signal),
+      ControllerExpandVolume: (req, ctx) => controllerExpandVolumeRpc(deps, req, ctx),
+    },
+    { log: deps.log.child({ service: 'node-controller' }), authorize: options.authorize, quietMethods: ['GetCapacity', 'ListVolumes', 'ControllerGetCapabilities'] },
+  );
+}

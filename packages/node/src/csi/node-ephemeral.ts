@@ -1,0 +1,54 @@
+// CSI ephemeral inline volumes: the pod spec carries size/eraseafter/usage as volume attributes and
+// the kubelet calls only NodePublishVolume/NodeUnpublishVolume, so the volume is created, formatted
+// and mounted straight at the target here (no staging), under the kubelet's volume id, and its
+// record is marked ephemeral (NodeUnpublish deletes it; ListVolumes does not show it). A failed
+// publish removes what it created, so a pod that never starts leaks nothing.
+import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContext, type csi } from '@pmem-csi/runtime';
+import { findMountAt } from '../mount/findmnt.js';
+import { unmountAll } from '../mount/mount.js';
+import type { AccessRequest } from './capabilities.js';
+import type { NodeServiceDeps } from './deps.js';
+import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
+import { checkParameters } from './requests.js';
+import { createOrFindVolume, deleteVolume, findDevice, type VolumeSpec } from './volumes.js';
+
+export interface EphemeralPublish {
+  readonly req: csi.NodePublishVolumeRequest__Output;
+  readonly access: AccessRequest;
+  readonly target: string;
+}
+
+/** NodePublishVolume of an ephemeral inline volume (volume_id and target_path already checked). */
+export async function publishEphemeralVolume(deps: NodeServiceDeps, p: EphemeralPublish, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
+  const { req, access, target } = p;
+  if (access.kind !== 'mount') throw new InvalidArgumentError('volume_capability must be a mount capability: ephemeral inline volumes are filesystems');
+  const params = checkParameters(req.volume_context, 'ephemeral');
+  const size = params.size ?? 0;
+  const spec: VolumeSpec = { volumeId: req.volume_id, name: req.volume_id, size, range: { required: size, limit: 0 }, params, ephemeral: true };
+  return deps.locks.withLocks([spec.volumeId], 'volume', async () => {
+    const existing = await findMountAt(deps.runner, target, ctx);
+    if (existing !== undefined) {
+      const device = await findDevice(deps.dm, spec.volumeId, ctx.signal);
+      if (device === undefined || !(await isMountOf(existing, device))) throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
+      return {};
+    }
+    const volume = await createOrFindVolume(deps, spec, ctx.signal);
+    try {
+      await formatAndMount(deps, { volumeId: spec.volumeId, device: volume.device, fsType: access.fsType, flags: access.flags, usage: params.usage, target, readonly: req.readonly }, ctx.signal);
+    } catch (e) {
+      if (volume.created) await rollBack(deps, spec.volumeId, target);
+      throw e;
+    }
+    ctx.log.info('ephemeral volume published', { volumeId: spec.volumeId, targetPath: target, device: volume.device.path, size: volume.device.size });
+    return {};
+  });
+}
+
+async function rollBack(deps: NodeServiceDeps, volumeId: string, target: string): Promise<void> {
+  try {
+    await unmountAll(deps.runner, target);
+    await deleteVolume(deps, volumeId, { ephemeral: true });
+  } catch (e) {
+    deps.log.error('could not remove the ephemeral volume of a failed publish; NodeUnpublishVolume will retry', { volumeId, error: errorMessage(e) });
+  }
+}

@@ -1,0 +1,89 @@
+// NodePublishVolume / NodeUnpublishVolume of persistent volumes: a bind mount of the staging mount
+// onto the pod's target directory, or of the raw device onto a target FILE for block volumes;
+// read-only on request (a bind mount needs a remount for that). Ephemeral inline volumes branch off
+// to node-ephemeral.ts. Unpublish unmounts, removes the target we created, and deletes an ephemeral
+// volume. Idempotent both ways: published the same way → OK; missing target → OK.
+import { isEphemeralVolumeContext } from '@pmem-csi/api';
+import { AlreadyExistsError, FailedPreconditionError, type CallContext, type csi } from '@pmem-csi/runtime';
+import type { PmemDeviceInfo } from '../device/device-manager.js';
+import { findMountAt } from '../mount/findmnt.js';
+import { bindMount, unmountAll } from '../mount/mount.js';
+import { ensureDirectory, ensureFile, removeTarget, sameBlockDevice } from '../mount/targets.js';
+import { accessRequest } from './capabilities.js';
+import type { NodeServiceDeps } from './deps.js';
+import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
+import { publishEphemeralVolume } from './node-ephemeral.js';
+import { requireField } from './requests.js';
+import { deleteVolume, requireDevice } from './volumes.js';
+
+interface PublishTarget {
+  readonly volumeId: string;
+  readonly device: PmemDeviceInfo;
+  readonly target: string;
+  readonly readonly: boolean;
+}
+
+function mode(readonly: boolean): string {
+  return readonly ? 'read-only' : 'read-write';
+}
+
+async function publishFilesystem(deps: NodeServiceDeps, p: PublishTarget & { staging: string }, ctx: CallContext): Promise<void> {
+  const staged = await findMountAt(deps.runner, p.staging, ctx);
+  if (staged === undefined || !(await isMountOf(staged, p.device))) {
+    throw new FailedPreconditionError(`volume ${p.volumeId} is not staged at ${p.staging}: call NodeStageVolume first`);
+  }
+  const existing = await findMountAt(deps.runner, p.target, ctx);
+  if (existing !== undefined) {
+    if (!(await isMountOf(existing, p.device))) throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
+    if (isReadOnlyMount(existing) !== p.readonly) {
+      throw new AlreadyExistsError(`volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`);
+    }
+    return;
+  }
+  await ensureDirectory(p.target);
+  await bindMount(deps.runner, { source: p.staging, target: p.target, readonly: p.readonly }, ctx);
+}
+
+async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallContext): Promise<void> {
+  const existing = await findMountAt(deps.runner, p.target, ctx);
+  if (existing !== undefined) {
+    // The source of a bound device node reads "devtmpfs[/loop3]": compare device numbers instead.
+    if (!(await sameBlockDevice(p.target, p.device.path))) throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
+    if (isReadOnlyMount(existing) !== p.readonly) {
+      throw new AlreadyExistsError(`block volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`);
+    }
+    return;
+  }
+  await ensureFile(p.target);
+  await bindMount(deps.runner, { source: p.device.path, target: p.target, readonly: p.readonly }, ctx);
+}
+
+/** NodePublishVolume. */
+export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
+  const volumeId = requireField(req.volume_id, 'volume_id');
+  const target = requireField(req.target_path, 'target_path');
+  const access = accessRequest(req.volume_capability);
+  if (isEphemeralVolumeContext(req.volume_context)) return publishEphemeralVolume(deps, { req, access, target }, ctx);
+  const staging = requireField(req.staging_target_path, 'staging_target_path');
+  return deps.locks.withLocks([volumeId], 'volume', async () => {
+    const device = await requireDevice(deps, volumeId, ctx.signal);
+    const p = { volumeId, device, target, readonly: req.readonly };
+    if (access.kind === 'block') await publishBlock(deps, p, ctx);
+    else await publishFilesystem(deps, { ...p, staging }, ctx);
+    ctx.log.info('volume published', { volumeId, targetPath: target, access: access.kind, readonly: req.readonly });
+    return {};
+  });
+}
+
+/** NodeUnpublishVolume: unmount, remove the target, delete an ephemeral volume. */
+export async function unpublishVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnpublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnpublishVolumeResponse> {
+  const volumeId = requireField(req.volume_id, 'volume_id');
+  const target = requireField(req.target_path, 'target_path');
+  return deps.locks.withLocks([volumeId], 'volume', async () => {
+    await unmountAll(deps.runner, target, ctx);
+    await removeTarget(target);
+    const record = await deps.state.get(volumeId);
+    if (record?.ephemeral === true) await deleteVolume(deps, volumeId, { ephemeral: true, signal: ctx.signal });
+    return {};
+  });
+}

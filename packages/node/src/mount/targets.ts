@@ -1,0 +1,66 @@
+// Creating and removing the paths the CO hands us: staging and publish targets are directories,
+// raw block targets are files (a device node is bind-mounted onto a file). Removal is idempotent
+// and never recursive, so a mount we failed to see can never cause data under it to be deleted.
+import type { Stats } from 'node:fs';
+import { mkdir, open, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { FailedPreconditionError } from '@pmem-csi/runtime';
+
+function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** stat() that returns undefined for a missing path. */
+export async function statOrUndefined(path: string): Promise<Stats | undefined> {
+  try {
+    return await stat(path);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** Make sure `path` is a directory (creating parents). */
+export async function ensureDirectory(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o750 });
+}
+
+/** Make sure `path` is a regular (empty) file to bind a device onto; an empty directory there is replaced. */
+export async function ensureFile(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o750 });
+  const st = await statOrUndefined(path);
+  if (st?.isDirectory()) {
+    try {
+      await rmdir(path);
+    } catch (e) {
+      if (errno(e) === 'ENOTEMPTY') throw new FailedPreconditionError(`target_path ${path} is a non-empty directory; a raw block volume needs a file there`);
+      throw e;
+    }
+  }
+  const fh = await open(path, 'a', 0o640);
+  await fh.close();
+}
+
+/** Remove an unmounted target: an empty directory or a file; a missing path is fine. Never recursive. */
+export async function removeTarget(path: string): Promise<void> {
+  const st = await statOrUndefined(path);
+  if (st === undefined) return;
+  if (!st.isDirectory()) {
+    await rm(path, { force: true });
+    return;
+  }
+  try {
+    await rmdir(path);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return;
+    if (errno(e) === 'ENOTEMPTY') throw new FailedPreconditionError(`${path} is not empty after unmounting; refusing to delete its content`);
+    throw e;
+  }
+}
+
+/** Whether two paths name the same block device (same device number); false when either is not one. */
+export async function sameBlockDevice(a: string, b: string): Promise<boolean> {
+  if (a === b) return true;
+  const [sa, sb] = await Promise.all([statOrUndefined(a).catch(() => undefined), statOrUndefined(b).catch(() => undefined)]);
+  return sa !== undefined && sb !== undefined && sa.isBlockDevice() && sb.isBlockDevice() && sa.rdev === sb.rdev;
+}

@@ -1,0 +1,101 @@
+// startNodeDriver end to end with the fake device manager and insecure credentials: start-up
+// reconcile (dropped records, orphans kept), both servers (unix socket and TCP), registration with
+// the advertised endpoint, unregistration and shutdown on stop; and the fail-fast checks (missing
+// tools, read-only /sys in direct mode).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCsi, nullLogger, ScriptedRunner, unary } from '@pmem-csi/runtime';
+import { checkSysWritable } from './device/direct.js';
+import { FakeDeviceManager, FakeStore } from './device/fake.js';
+import { mountCapability } from './csi/testing/test-node.js';
+import { startNodeDriver, type NodeDriverOptions } from './node-driver.js';
+import { FakeRegistry } from './registration/testing/fake-registry.js';
+import { VolumeStateStore } from './state/volume-store.js';
+
+const MiB = 1024 ** 2;
+
+describe('startNodeDriver', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pmem-driver-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function options(extra: Partial<NodeDriverOptions>): NodeDriverOptions {
+    return {
+      driverName: 'pmem-csi.intel.com',
+      nodeId: 'node-7',
+      runner: new ScriptedRunner(),
+      stateDir: join(dir, 'state'),
+      csiEndpoint: `unix://${join(dir, 'plugin', 'csi.sock')}`,
+      nodeControllerAddress: '127.0.0.1:0',
+      serverCredentials: grpc.ServerCredentials.createInsecure(),
+      channelCredentials: grpc.credentials.createInsecure(),
+      log: nullLogger,
+      registrarTuning: { backoff: { initialMs: 50, maxMs: 200 }, callTimeoutMs: 2000 },
+      ...extra,
+    };
+  }
+
+  it('reconciles, serves both services, registers, and unregisters on stop', async () => {
+    const store = new FakeStore();
+    store.volumes.set('orphan-1', 8 * MiB);
+    const records = new VolumeStateStore({ dir: join(dir, 'state', 'volumes') });
+    await records.init();
+    await records.put({ volumeId: 'lost-1', name: 'lost', size: 8 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+    const registry = await new FakeRegistry().start();
+    const driver = await startNodeDriver(options({
+      deviceManager: new FakeDeviceManager({ store, totalSize: 1024 * MiB }),
+      registryAddress: registry.address,
+      advertisedEndpoint: '10.1.2.3:10001',
+      version: '9.9.9',
+    }));
+    try {
+      expect(driver.reconciled.droppedRecords.map((r) => r.volumeId)).toEqual(['lost-1']);
+      expect(driver.reconciled.orphans.map((d) => d.volumeId)).toEqual(['orphan-1']);
+      expect(store.volumes.has('orphan-1')).toBe(true);
+
+      const csi = loadCsi().csi.v1;
+      const identity = new csi.Identity(`unix://${join(dir, 'plugin', 'csi.sock')}`, grpc.credentials.createInsecure());
+      expect(await unary(identity, identity.Probe, {}, { timeoutMs: 5000 })).toEqual({ ready: { value: true } });
+      expect(await unary(identity, identity.GetPluginInfo, {}, { timeoutMs: 5000 })).toMatchObject({ name: 'pmem-csi.intel.com', vendor_version: '9.9.9' });
+      identity.close();
+
+      const controller = new csi.Controller(`127.0.0.1:${driver.nodeControllerPort}`, grpc.credentials.createInsecure());
+      const res = await unary(controller, controller.CreateVolume, { name: 'pvc-x', capacity_range: { required_bytes: String(8 * MiB) }, volume_capabilities: [mountCapability()] }, { timeoutMs: 5000 });
+      expect(res.volume?.accessible_topology).toEqual([{ segments: { 'pmem-csi.intel.com/node': 'node-7' } }]);
+      controller.close();
+
+      await driver.registrar!.waitForRegistrations(1, 10_000);
+      expect(registry.registrations.get('node-7')?.request).toMatchObject({ endpoint: '10.1.2.3:10001', device_mode: 'fake', version: '9.9.9' });
+    } finally {
+      await driver.stop();
+      await registry.stop();
+    }
+    expect(registry.registrations.size).toBe(0);
+    const after = new (loadCsi().csi.v1.Controller)(`127.0.0.1:${driver.nodeControllerPort}`, grpc.credentials.createInsecure());
+    await expect(unary(after, after.ListVolumes, {}, { timeoutMs: 2000 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    after.close();
+  });
+
+  it('fails fast naming every missing tool and its package', async () => {
+    const installed = ['losetup', 'dd', 'mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'xfs_io'];
+    await expect(startNodeDriver(options({ deviceMode: 'emulated', runner: new ScriptedRunner([], installed) }))).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: 'the node driver in emulated device mode needs mkfs.xfs, xfs_growfs, not found on this machine (Debian packages: xfsprogs)',
+    });
+  });
+
+  it('direct mode with a read-only /sys fails fast with the reason', async () => {
+    const mountinfo = join(dir, 'mountinfo');
+    await writeFile(mountinfo, '22 1 0:21 / /sys ro,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs ro\n');
+    const err = await startNodeDriver(options({ deviceMode: 'direct', checkSys: () => checkSysWritable({ mountinfo }) })).catch((e: Error) => e);
+    expect(err).toMatchObject({ kind: 'FailedPrecondition' });
+    expect((err as Error).message).toContain('/sys is mounted read-only (ro,nosuid,nodev,noexec,relatime)');
+  });
+});

@@ -1,0 +1,166 @@
+// Start-up wiring of the node driver: check the host (tools; /sys writable in direct mode), set up
+// the device manager, reconcile the volume records against the devices (records without a device
+// are dropped, orphaned devices logged and kept), then serve the CSI Identity+Node services on the
+// kubelet's unix socket and the node-controller service on TCP (mutual TLS; credentials and peer
+// check injected), and finally register with the controller. stop() undoes it in reverse.
+import * as grpc from '@grpc/grpc-js';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  bindServer, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
+  type CommandRunner, type Logger,
+} from '@pmem-csi/runtime';
+import { canExpand, type NodeServiceDeps } from './csi/deps.js';
+import type { VolumeHooks } from './csi/hooks.js';
+import { createIdentityService } from './csi/identity-server.js';
+import { createNodeControllerService } from './csi/node-controller-server.js';
+import { createNodeService } from './csi/node-server.js';
+import type { DeviceManager, DeviceMode } from './device/device-manager.js';
+import { checkSysWritable } from './device/direct.js';
+import { createDeviceManager } from './device/factory.js';
+import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
+import { nodeTools } from './node-tools.js';
+import { Registrar, type RegistrarOptions } from './registration/registrar.js';
+import { reconcile, type ReconcileResult } from './state/reconcile.js';
+import { VolumeStateStore } from './state/volume-store.js';
+
+export interface NodeDriverOptions {
+  readonly driverName: string;
+  readonly nodeId: string;
+  /** A ready-made device manager (setup() not yet called); otherwise one is made for `deviceMode`. */
+  readonly deviceManager?: DeviceManager;
+  readonly deviceMode?: DeviceMode;
+  /** Settings for createDeviceManager: lvm pmemPercentage (0 = 100), emulated/fake pool sizes. */
+  readonly deviceOptions?: { readonly pmemPercentage?: number; readonly emulatedSize?: number; readonly fakeSize?: number };
+  /** Defaults to the host runner. */
+  readonly runner?: CommandRunner;
+  /** /var/lib/<driver>: volume records in `volumes/`, emulated backing files in `emulated/`. */
+  readonly stateDir: string;
+  /** The kubelet's plugin socket, e.g. unix:///var/lib/kubelet/plugins/<driver>/csi.sock. */
+  readonly csiEndpoint: string;
+  /** host:port to listen on for the node-controller service (port 0 = any). */
+  readonly nodeControllerAddress: string;
+  /** host:port the controller dials (registered); defaults to nodeControllerAddress with the bound port. */
+  readonly advertisedEndpoint?: string;
+  /** host:port of the controller's registry; omit to run without registration. */
+  readonly registryAddress?: string;
+  readonly serverCredentials: grpc.ServerCredentials;
+  readonly channelCredentials: grpc.ChannelCredentials;
+  readonly registryChannelOptions?: grpc.ChannelOptions;
+  /** Peer check of the node-controller service (the controller's certificate). */
+  readonly authorize?: (call: grpc.ServerUnaryCall<unknown, unknown>) => void;
+  readonly log: Logger;
+  readonly version?: string;
+  /** Registrar tuning (tests): deadlines, backoff. */
+  readonly registrarTuning?: Pick<RegistrarOptions, 'callTimeoutMs' | 'backoff' | 'random' | 'defaultLeaseSeconds'>;
+  /** Direct-mode /sys check (default: checkSysWritable from device/direct.ts). */
+  readonly checkSys?: () => Promise<void>;
+  /** Test-only observation points of volume creation/deletion. */
+  readonly hooks?: VolumeHooks;
+}
+
+export interface NodeDriver {
+  /** The bound TCP port of the node-controller service. */
+  readonly nodeControllerPort: number;
+  readonly deviceManager: DeviceManager;
+  readonly reconciled: ReconcileResult;
+  readonly registrar: Registrar | undefined;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_VERSION = '0.1.0';
+
+/** Check the host and create the device manager (setup() not yet called). */
+async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, log: Logger): Promise<DeviceManager> {
+  const mode = o.deviceManager?.mode ?? o.deviceMode;
+  if (mode === undefined) throw new TypeError('startNodeDriver: give deviceManager or deviceMode');
+  requireTools(runner, nodeTools(mode), `the node driver in ${mode} device mode`);
+  if (mode === 'direct') await (o.checkSys ?? (() => checkSysWritable()))();
+  if (o.deviceManager !== undefined) return o.deviceManager;
+  return createDeviceManager(mode, { ...o.deviceOptions, runner, log, stateDir: o.stateDir, pmemPercentage: o.deviceOptions?.pmemPercentage ?? 0 });
+}
+
+/** Start the node driver; rejects with a message naming the problem when the host is not fit. */
+export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver> {
+  const log = o.log.child({ node: o.nodeId });
+  const runner = o.runner ?? new HostRunner();
+  const dm = await openDeviceManager(o, runner, log);
+  const cleanup: Array<() => Promise<void>> = [() => dm.close()];
+  try {
+    await dm.setup();
+    const state = new VolumeStateStore({ dir: join(o.stateDir, 'volumes'), log });
+    await state.init();
+    const reconciled = await reconcile(state, dm, log);
+    const version = o.version ?? DEFAULT_VERSION;
+    const deps: NodeServiceDeps = { driverName: o.driverName, nodeId: o.nodeId, dm, state, runner, locks: new KeyedLocks(), log, version, hooks: o.hooks };
+    let ready = false;
+    const csiServer = await serveCsi(o, deps, () => ready);
+    cleanup.unshift(() => shutdownServer(csiServer, 2000));
+    const { server: ncServer, port } = await serveNodeController(o, deps);
+    cleanup.unshift(() => shutdownServer(ncServer, 2000));
+    const registrar = startRegistrar(o, deps, port);
+    if (registrar !== undefined) cleanup.unshift(() => registrar.stop());
+    await warnAboutCapabilities(deps);
+    ready = true;
+    log.info('node driver started', { deviceMode: dm.mode, csiEndpoint: o.csiEndpoint, nodeControllerPort: port, registry: o.registryAddress ?? 'none' });
+    return { nodeControllerPort: port, deviceManager: dm, reconciled, registrar, stop: () => runAll(cleanup, log) };
+  } catch (e) {
+    await runAll(cleanup, log);
+    throw e;
+  }
+}
+
+/** Online ext4 growth needs CAP_SYS_RESOURCE; say so at start-up rather than at the first expansion. */
+async function warnAboutCapabilities(deps: NodeServiceDeps): Promise<void> {
+  if (deps.dm.mode === 'fake' || !canExpand(deps) || (await hasCapability(CAP_SYS_RESOURCE))) return;
+  deps.log.warn('CAP_SYS_RESOURCE is missing: mounted ext4 volumes cannot be expanded (xfs can); run the node driver privileged');
+}
+
+async function runAll(steps: ReadonlyArray<() => Promise<void>>, log: Logger): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (e) {
+      log.warn('shutdown step failed', { error: e });
+    }
+  }
+}
+
+async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () => boolean): Promise<grpc.Server> {
+  const address = grpcAddress(o.csiEndpoint);
+  const socket = unixSocketPath(address);
+  if (socket !== undefined) await mkdir(dirname(socket), { recursive: true, mode: 0o750 });
+  const csi = loadCsi().csi.v1;
+  const server = new grpc.Server();
+  server.addService(csi.Identity.service, createIdentityService({ driverName: o.driverName, version: deps.version ?? DEFAULT_VERSION, canExpand: canExpand(deps), ready, log: deps.log }));
+  server.addService(csi.Node.service, createNodeService(deps));
+  // The kubelet connects over the local socket without TLS; file permissions protect it.
+  await bindServer(server, address, grpc.ServerCredentials.createInsecure());
+  return server;
+}
+
+async function serveNodeController(o: NodeDriverOptions, deps: NodeServiceDeps): Promise<{ server: grpc.Server; port: number }> {
+  const server = new grpc.Server();
+  server.addService(loadCsi().csi.v1.Controller.service, createNodeControllerService(deps, { authorize: o.authorize }));
+  const port = await bindServer(server, grpcAddress(o.nodeControllerAddress), o.serverCredentials);
+  return { server, port };
+}
+
+function startRegistrar(o: NodeDriverOptions, deps: NodeServiceDeps, port: number): Registrar | undefined {
+  if (o.registryAddress === undefined) return undefined;
+  const endpoint = o.advertisedEndpoint ?? o.nodeControllerAddress.replace(/:\d+$/, `:${port}`);
+  const registrar = new Registrar({
+    registryAddress: o.registryAddress,
+    credentials: o.channelCredentials,
+    channelOptions: o.registryChannelOptions,
+    nodeId: o.nodeId,
+    endpoint,
+    deviceMode: deps.dm.mode,
+    version: deps.version ?? DEFAULT_VERSION,
+    capacity: (signal) => deps.dm.getCapacity({ signal }),
+    log: deps.log,
+    ...o.registrarTuning,
+  });
+  registrar.start();
+  return registrar;
+}

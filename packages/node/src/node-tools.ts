@@ -1,0 +1,21 @@
+// The host tools a node driver needs, by device mode, so that start-up fails at once with ONE
+// message naming every missing tool and its Debian package, instead of the first NodeStage failing
+// minutes later. The device managers check their own tools again in setup(); this list covers the
+// mount path too (mkfs, mount, findmnt, blkid, resize tools).
+import type { DeviceMode } from './device/device-manager.js';
+
+/** Tools of the stage/publish/expand path (every mode whose devices can be mounted). */
+export const FILESYSTEM_TOOLS = ['mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'mkfs.xfs', 'xfs_io', 'xfs_growfs'] as const;
+
+const MODE_TOOLS: Record<DeviceMode, readonly string[]> = {
+  lvm: ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'vgextend', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
+  direct: ['ndctl', 'dd'],
+  emulated: ['losetup', 'dd'],
+  // Fake devices exist only in memory: nothing to run, nothing to mount.
+  fake: [],
+};
+
+/** Every tool a node in `mode` runs. */
+export function nodeTools(mode: DeviceMode): string[] {
+  return mode === 'fake' ? [] : [...MODE_TOOLS[mode], ...FILESYSTEM_TOOLS];
+}

@@ -1,0 +1,4 @@
+// The node side of the controller registry.
+export * from './backoff.js';
+export * from './classify.js';
+export * from './registrar.js';

@@ -1,0 +1,199 @@
+// The node's side of the controller registry: register this node's node-controller endpoint (with
+// capacity, device mode and version), renew the lease at a third of its length with fresh
+// capacity, and register again whenever something goes wrong — NOT_FOUND on renewal (the
+// controller restarted and lost us) right away, anything else after an exponential backoff with
+// jitter. Every call has a deadline; every failure is logged with its class and a hint, so a stuck
+// registration explains itself. Connection-level failures rebuild the channel, so a channel stuck
+// in TRANSIENT_FAILURE can never keep the node unregistered. stop() unregisters.
+import type * as grpc from '@grpc/grpc-js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DeadlineExceededError, loadRegistry, unary, type Logger, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import type { Capacity } from '../device/device-manager.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { classifyRegistryError, needsNewChannel, type RegistryFailure } from './classify.js';
+
+export interface RegistrarOptions {
+  /** host:port of the controller's registry service. */
+  readonly registryAddress: string;
+  /** mTLS in production; insecure in tests. */
+  readonly credentials: grpc.ChannelCredentials;
+  readonly channelOptions?: grpc.ChannelOptions;
+  readonly nodeId: string;
+  /** host:port under which the controller reaches this node's node-controller service. */
+  readonly endpoint: string;
+  readonly deviceMode: string;
+  readonly version: string;
+  /** Current capacity, sent with every registration and renewal. */
+  readonly capacity: (signal: AbortSignal) => Promise<Capacity>;
+  readonly log: Logger;
+  /** Deadline of each registry call (default 10 s). */
+  readonly callTimeoutMs?: number;
+  readonly backoff?: BackoffPolicy;
+  readonly random?: () => number;
+  /** Lease assumed when the controller sends none (default 30 s). */
+  readonly defaultLeaseSeconds?: number;
+}
+
+export interface RegistrarStatus {
+  readonly registered: boolean;
+  readonly registrationId?: string;
+  /** Successful registrations so far (re-registrations included). */
+  readonly registrations: number;
+  readonly lastFailure?: RegistryFailure;
+}
+
+interface Registration {
+  readonly id: string;
+  leaseMs: number;
+}
+
+// Reconnect quickly after a controller restart instead of grpc-js's default (up to 120 s).
+const CHANNEL_DEFAULTS: grpc.ChannelOptions = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 };
+const UNREGISTER_TIMEOUT_MS = 3000;
+
+function toWire(c: Capacity): registry.Capacity {
+  return { max_volume_size: String(c.maxVolumeSize), available: String(c.available), managed: String(c.managed), total: String(c.total) };
+}
+
+function leaseMs(seconds: string | number | undefined, fallbackSeconds: number): number {
+  const n = Number(seconds ?? 0);
+  return (Number.isFinite(n) && n > 0 ? n : fallbackSeconds) * 1000;
+}
+
+export class Registrar {
+  readonly #o: RegistrarOptions;
+  readonly #log: Logger;
+  readonly #abort = new AbortController();
+  #client: RegistryClient | undefined;
+  #registration: Registration | undefined;
+  #registrations = 0;
+  #lastFailure: RegistryFailure | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(options: RegistrarOptions) {
+    this.#o = options;
+    this.#log = options.log.child({ component: 'registrar', registry: options.registryAddress });
+  }
+
+  /** Start registering in the background. */
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  get status(): RegistrarStatus {
+    return {
+      registered: this.#registration !== undefined,
+      ...(this.#registration ? { registrationId: this.#registration.id } : {}),
+      registrations: this.#registrations,
+      ...(this.#lastFailure ? { lastFailure: this.#lastFailure } : {}),
+    };
+  }
+
+  /** Resolves once registered at least `count` times in total (default 1). */
+  async waitForRegistrations(count = 1, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#registrations < count) {
+      if (Date.now() > deadline) throw new DeadlineExceededError(`not registered ${count} time(s) within ${timeoutMs} ms; last failure: ${this.#lastFailure?.detail ?? 'none'}`);
+      await sleep(20);
+    }
+  }
+
+  /** Stop renewing and unregister (best effort, with a deadline). */
+  async stop(): Promise<void> {
+    this.#abort.abort(new Error('registrar stopping'));
+    await this.#loop;
+    const reg = this.#registration;
+    this.#registration = undefined;
+    if (reg !== undefined && this.#client !== undefined) {
+      const client = this.#client;
+      try {
+        await unary(client, client.UnregisterController, { node_id: this.#o.nodeId, registration_id: reg.id }, { timeoutMs: UNREGISTER_TIMEOUT_MS });
+        this.#log.info('unregistered from the controller', { node: this.#o.nodeId });
+      } catch (e) {
+        const f = classifyRegistryError(e);
+        this.#log.warn('could not unregister; the lease will expire on its own', { reason: f.reason, code: f.code, error: f.detail });
+      }
+    }
+    this.#client?.close();
+    this.#client = undefined;
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      try {
+        if (this.#registration === undefined) await this.#register(failures);
+        else await this.#renewAfterWait(this.#registration);
+        failures = 0;
+      } catch (e) {
+        if (signal.aborted) return;
+        const retryNow = this.#failed(e, failures);
+        if (retryNow) continue;
+        const delay = backoffDelay(failures++, this.#o.backoff ?? DEFAULT_BACKOFF, this.#o.random);
+        this.#log.warn('registration with the controller failed; retrying', this.#failureFields({ attempt: failures, retryInMs: delay }));
+        await sleep(delay, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Record a failure; true when the next attempt should follow at once (renewal NOT_FOUND). */
+  #failed(e: unknown, failures: number): boolean {
+    const failure = classifyRegistryError(e);
+    this.#lastFailure = failure;
+    const wasRenewal = this.#registration !== undefined;
+    this.#registration = undefined;
+    if (needsNewChannel(failure)) this.#resetClient();
+    if (wasRenewal && failure.reason === 'not-found' && failures === 0) {
+      this.#log.info('the controller no longer knows this node (restarted?); registering again', { node: this.#o.nodeId });
+      return true;
+    }
+    return false;
+  }
+
+  #failureFields(extra: Record<string, unknown>): Record<string, unknown> {
+    const f = this.#lastFailure;
+    return { node: this.#o.nodeId, reason: f?.reason, code: f?.code, error: f?.detail, hint: f?.hint, ...extra };
+  }
+
+  #clientNow(): RegistryClient {
+    if (this.#client === undefined) {
+      const Registry = loadRegistry().pmemcsi.registry.v1.Registry;
+      this.#client = new Registry(this.#o.registryAddress, this.#o.credentials, { ...CHANNEL_DEFAULTS, ...this.#o.channelOptions });
+    }
+    return this.#client;
+  }
+
+  #resetClient(): void {
+    this.#client?.close();
+    this.#client = undefined;
+  }
+
+  #callOptions(): { timeoutMs: number; signal: AbortSignal } {
+    return { timeoutMs: this.#o.callTimeoutMs ?? 10_000, signal: this.#abort.signal };
+  }
+
+  async #register(failures: number): Promise<void> {
+    const capacity = toWire(await this.#o.capacity(this.#abort.signal));
+    const client = this.#clientNow();
+    const req: registry.RegisterControllerRequest = {
+      node_id: this.#o.nodeId, endpoint: this.#o.endpoint, capacity, device_mode: this.#o.deviceMode, version: this.#o.version,
+    };
+    const reply = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(client, client.RegisterController, req, this.#callOptions());
+    this.#registration = { id: reply.registration_id, leaseMs: leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30) };
+    this.#registrations++;
+    this.#log.info('registered with the controller', {
+      node: this.#o.nodeId, endpoint: this.#o.endpoint, registrationId: reply.registration_id, leaseMs: this.#registration.leaseMs, failedAttempts: failures,
+    });
+  }
+
+  async #renewAfterWait(reg: Registration): Promise<void> {
+    await sleep(Math.max(100, Math.floor(reg.leaseMs / 3)), undefined, { signal: this.#abort.signal });
+    const capacity = toWire(await this.#o.capacity(this.#abort.signal));
+    const client = this.#clientNow();
+    const req: registry.RenewControllerRequest = { node_id: this.#o.nodeId, registration_id: reg.id, capacity };
+    const reply = await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(client, client.RenewController, req, this.#callOptions());
+    reg.leaseMs = leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30);
+    this.#log.debug('registration renewed', { node: this.#o.nodeId, leaseMs: reg.leaseMs });
+  }
+}

@@ -1,0 +1,169 @@
+// The registrar against an in-process fake registry: registration with all fields, renewal at a
+// third of the lease with fresh capacity, re-registration after NOT_FOUND and after a controller
+// restart on the same port, backoff while the controller is down, failure classification in the
+// logs (connection refused, TLS, timeout), and unregistration on stop.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger } from '@pmem-csi/runtime';
+import type { Capacity } from '../device/device-manager.js';
+import { backoffDelay } from './backoff.js';
+import { classifyRegistryError } from './classify.js';
+import { Registrar, type RegistrarOptions } from './registrar.js';
+import { FakeRegistry } from './testing/fake-registry.js';
+
+function serviceError(code: grpc.status, details: string): grpc.ServiceError {
+  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('backoff', () => {
+  it('doubles from 1 s up to 30 s, with the upper half random', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, undefined, () => 1))).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    expect([0, 1, 5].map((a) => backoffDelay(a, undefined, () => 0))).toEqual([500, 1000, 15000]);
+  });
+});
+
+describe('classifyRegistryError', () => {
+  it.each([
+    ['connection refused', serviceError(grpc.status.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1.'), 'connection-refused', 'UNAVAILABLE'],
+    ['TLS handshake', serviceError(grpc.status.UNAVAILABLE, 'No connection established. Last error: Error: ...:SSL routines:ssl3_get_record:wrong version number'), 'tls', 'UNAVAILABLE'],
+    ['name resolution', serviceError(grpc.status.UNAVAILABLE, 'Name resolution failed for target dns:nowhere:1'), 'unreachable', 'UNAVAILABLE'],
+    ['deadline', serviceError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'), 'timeout', 'DEADLINE_EXCEEDED'],
+    ['NOT_FOUND', serviceError(grpc.status.NOT_FOUND, 'no registration'), 'not-found', 'NOT_FOUND'],
+    ['PERMISSION_DENIED', serviceError(grpc.status.PERMISSION_DENIED, 'client certificate DNS SAN must include pmem-node-controller'), 'rejected', 'PERMISSION_DENIED'],
+    ['INTERNAL', serviceError(grpc.status.INTERNAL, 'boom'), 'other', 'INTERNAL'],
+    ['non-gRPC error', new Error('capacity failed'), 'other', 'NONE'],
+  ])('%s', (_label, err, reason, code) => {
+    expect(classifyRegistryError(err)).toMatchObject({ reason, code });
+  });
+});
+
+describe('Registrar', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  let available = 100;
+  function capacity(): Promise<Capacity> {
+    available += 1;
+    return Promise.resolve({ maxVolumeSize: available, available, managed: 1000, total: 2000 });
+  }
+
+  function registrar(address: string, lines: string[], extra: Partial<RegistrarOptions> = {}): Registrar {
+    const r = new Registrar({
+      registryAddress: address,
+      credentials: grpc.credentials.createInsecure(),
+      nodeId: 'node-1',
+      endpoint: '10.0.0.5:10001',
+      deviceMode: 'fake',
+      version: '1.2.3',
+      capacity,
+      log: createLogger({ sink: (l) => lines.push(l), level: 'debug' }),
+      callTimeoutMs: 2000,
+      backoff: { initialMs: 50, maxMs: 400 },
+      ...extra,
+    });
+    cleanups.push(() => r.stop());
+    return r;
+  }
+
+  async function registry(port = 0): Promise<FakeRegistry> {
+    const reg = await new FakeRegistry().start(port);
+    cleanups.push(() => reg.stop());
+    return reg;
+  }
+
+  it('registers with node id, endpoint, capacity, mode and version; renews at lease/3 with fresh capacity; unregisters on stop', async () => {
+    const reg = await registry();
+    const r = registrar(reg.address, []);
+    r.start();
+    await r.waitForRegistrations(1);
+    const first = reg.registrations.get('node-1');
+    expect(first?.request).toMatchObject({ node_id: 'node-1', endpoint: '10.0.0.5:10001', device_mode: 'fake', version: '1.2.3', capacity: { managed: '1000', total: '2000' } });
+    const started = Date.now();
+    await until('two renewals', () => reg.callsOf('RenewController').length >= 2);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThan(500); // 2 × 333 ms, minus the head start of the first
+    expect(elapsed).toBeLessThan(3000);
+    const renewals = reg.callsOf('RenewController') as Array<{ capacity: { available: string }; registration_id: string }>;
+    expect(renewals[0]!.registration_id).toBe(first!.registrationId);
+    expect(Number(renewals[1]!.capacity.available)).toBeGreaterThan(Number(first!.request.capacity!.available));
+    await r.stop();
+    expect(reg.callsOf('UnregisterController')).toEqual([{ node_id: 'node-1', registration_id: first!.registrationId }]);
+    expect(reg.registrations.size).toBe(0);
+    expect(r.status.registered).toBe(false);
+  });
+
+  it('renewal NOT_FOUND (the controller forgot us) → registers again at once', async () => {
+    const reg = await registry();
+    const lines: string[] = [];
+    const r = registrar(reg.address, lines);
+    r.start();
+    await r.waitForRegistrations(1);
+    reg.registrations.clear();
+    await r.waitForRegistrations(2, 5000);
+    expect(lines.some((l) => l.includes('the controller no longer knows this node'))).toBe(true);
+    expect(reg.registrations.get('node-1')?.registrationId).toBe(r.status.registrationId);
+  });
+
+  it('a controller restart on the same port → the node registers with the new one', async () => {
+    const first = await new FakeRegistry().start();
+    const port = first.port;
+    const lines: string[] = [];
+    const r = registrar(first.address, lines);
+    r.start();
+    await r.waitForRegistrations(1);
+    await first.stop();
+    await sleep(500); // a renewal or two fail while nobody listens
+    const second = await registry(port);
+    await r.waitForRegistrations(2, 15_000);
+    expect(second.registrations.get('node-1')?.request.endpoint).toBe('10.0.0.5:10001');
+    expect(lines.some((l) => l.includes('registered with the controller'))).toBe(true);
+  });
+
+  it('controller down at start: logs connection refused with the gRPC code, backs off, registers once it is up', async () => {
+    const probe = await new FakeRegistry().start();
+    const port = probe.port;
+    await probe.stop();
+    const lines: string[] = [];
+    const r = registrar(`127.0.0.1:${port}`, lines);
+    r.start();
+    await until('a logged failure', () => lines.some((l) => l.includes('registration with the controller failed')));
+    const failure = lines.find((l) => l.includes('registration with the controller failed'))!;
+    expect(failure).toContain('reason=connection-refused');
+    expect(failure).toContain('code=UNAVAILABLE');
+    expect(failure).toMatch(/retryInMs=\d+/);
+    expect(r.status.lastFailure?.reason).toBe('connection-refused');
+    const reg = await registry(port);
+    await r.waitForRegistrations(1, 10_000);
+    expect(reg.registrations.has('node-1')).toBe(true);
+  });
+
+  it('TLS problems and timeouts are named in the log', async () => {
+    const reg = await registry();
+    const tlsLines: string[] = [];
+    const tls = registrar(reg.address, tlsLines, { credentials: grpc.credentials.createSsl() });
+    tls.start();
+    await until('a TLS failure', () => tls.status.lastFailure !== undefined);
+    expect(tls.status.lastFailure).toMatchObject({ reason: 'tls', code: 'UNAVAILABLE' });
+    expect(tlsLines.find((l) => l.includes('reason=tls'))).toContain('TLS handshake failed');
+    await tls.stop();
+
+    reg.hang = true;
+    const slowLines: string[] = [];
+    const slow = registrar(reg.address, slowLines, { callTimeoutMs: 200 });
+    slow.start();
+    await until('a timeout', () => slow.status.lastFailure !== undefined);
+    expect(slow.status.lastFailure).toMatchObject({ reason: 'timeout', code: 'DEADLINE_EXCEEDED' });
+    expect(slowLines.find((l) => l.includes('reason=timeout'))).toContain('no answer before the deadline');
+  });
+});

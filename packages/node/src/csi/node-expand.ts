@@ -1,7 +1,7 @@
 // NodeExpandVolume: grow the device (a no-op when ControllerExpandVolume already did), then the
 // filesystem on the mount — resize2fs for ext4 (online, on the device), xfs_growfs for xfs (on the
 // mount point). A raw block volume only needs the device. Not offered in direct mode.
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnimplementedError, type CallContext, type csi } from '@pmem-csi/runtime';
+import { FailedPreconditionError, NotFoundError, UnimplementedError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { growFilesystem, isFsType } from '../mount/filesystem.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
@@ -34,12 +34,13 @@ export async function expandVolumeRpc(deps: NodeServiceDeps, req: csi.NodeExpand
   const volumeId = requireField(req.volume_id, 'volume_id');
   const path = requireField(req.volume_path, 'volume_path');
   const range = sizeRange(req.capacity_range);
-  if (range.required === 0) throw new InvalidArgumentError('capacity_range.required_bytes is required and must be greater than 0');
   return deps.locks.withLocks([volumeId], 'volume', async () => {
-    await requireDevice(deps, volumeId, ctx.signal);
+    const current = await requireDevice(deps, volumeId, ctx.signal);
     const st = await statOrUndefined(path);
     if (st === undefined) throw new NotFoundError(`volume_path ${path} does not exist`);
-    const device = await growVolume(deps, volumeId, range, ctx.signal);
+    // Without a capacity range (spec: OPTIONAL) the filesystem grows to the device's current size,
+    // e.g. after ControllerExpandVolume grew the device.
+    const device = range.required === 0 ? current : await growVolume(deps, volumeId, range, ctx.signal);
     if (req.volume_capability?.access_type === 'block' || st.isBlockDevice()) return { capacity_bytes: String(device.size) };
     await growMountedFilesystem(deps, { volumeId, device, path }, ctx);
     ctx.log.info('volume expanded', { volumeId, size: device.size });

@@ -355,11 +355,18 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
         call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: { required_bytes: String(128 * MiB) }, ...req });
       await expect(expand({ volume_id: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
       await expect(expand({ volume_path: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_path is required' });
-      await expect(expand({ capacity_range: null })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'capacity_range.required_bytes is required and must be greater than 0',
-      });
+      // capacity_range is optional: the volume is looked up first (csi-sanity: unknown volume → NOT_FOUND).
+      await expect(expand({ volume_id: 'nope-5', capacity_range: null })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-5 does not exist on node ${TEST_NODE}` });
       await expect(expand({ volume_id: 'nope-4' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-4 does not exist on node ${TEST_NODE}` });
       await expect(expand({ volume_path: join(dir, 'missing') })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume_path ${join(dir, 'missing')} does not exist` });
+    });
+
+    it('without a capacity range grows only the filesystem, to the device size', async () => {
+      const before = (await dm.getDevice(vol)).size;
+      runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), { command: 'resize2fs', args: [`/dev/fake/${vol}`], exact: true });
+      const res = await call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: null });
+      expect(res).toEqual({ capacity_bytes: String(before) });
+      expect((await dm.getDevice(vol)).size).toBe(before);
     });
 
     it('grows the device and runs resize2fs on a mounted ext4', async () => {

@@ -1,0 +1,102 @@
+import { jest } from '@jest/globals';
+import { OperatorFlagError, parseOperatorFlags } from './flags.js';
+import { listenAddress } from './http-server.js';
+import { runOperator } from './main.js';
+import { CR_NAME, NAMES, harness, testCertDeps } from './testing/harness.js';
+
+jest.setTimeout(60_000);
+
+describe('parseOperatorFlags', () => {
+  it('takes namespace and image from the environment by default', () => {
+    expect(parseOperatorFlags([], { POD_NAMESPACE: 'ops', PMEM_CSI_OPERATOR_IMAGE: 'example.org/op:1' })).toEqual({
+      namespace: 'ops',
+      leaderElect: false,
+      metricsAddress: '127.0.0.1:8080',
+      logFormat: 'text',
+      logLevel: 'info',
+      driverImage: 'example.org/op:1',
+      version: '0.1.0',
+    });
+    expect(parseOperatorFlags(['--driver-image=x/y:1'], {})).toMatchObject({ namespace: 'pmem-csi', driverImage: 'x/y:1' });
+  });
+
+  it('parses every flag', () => {
+    const argv = ['--namespace=n', '--leader-elect', '--metrics-address=:9090', '--log-format=json', '--log-level=debug', '--driver-image=a/b:2', '--kubeconfig=/k', '--version=9.9.9'];
+    expect(parseOperatorFlags(argv, { PMEM_CSI_OPERATOR_IMAGE: 'ignored/x:1' })).toEqual({
+      namespace: 'n',
+      leaderElect: true,
+      metricsAddress: ':9090',
+      logFormat: 'json',
+      logLevel: 'debug',
+      driverImage: 'a/b:2',
+      kubeconfig: '/k',
+      version: '9.9.9',
+    });
+  });
+
+  it('reports every problem at once', () => {
+    const error = (() => {
+      try {
+        parseOperatorFlags(['--log-format=xml', '--log-level=loud', '--metrics-address=nope'], {});
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(OperatorFlagError);
+    expect((error as OperatorFlagError).problems).toEqual([
+      '--log-format: "xml" is not allowed; allowed values: text, json',
+      '--log-level: "loud" is not allowed; allowed values: debug, info, warn, error',
+      '--metrics-address: "nope" must be HOST:PORT, :PORT or empty',
+      '--driver-image (or $PMEM_CSI_OPERATOR_IMAGE) is required: it is the default driver image',
+    ]);
+  });
+
+  it('splits listen addresses', () => {
+    expect(listenAddress(':8080')).toEqual({ host: undefined, port: 8080 });
+    expect(listenAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(listenAddress('[::1]:9')).toEqual({ host: '::1', port: 9 });
+  });
+});
+
+describe('runOperator', () => {
+  it('exits 2 with the usage on bad flags', async () => {
+    const lines: string[] = [];
+    await expect(runOperator(['--bogus'], {}, { logSink: (l) => lines.push(l) })).resolves.toBe(2);
+    expect(lines.join('\n')).toContain('usage: pmem-csi-operator');
+  });
+
+  it('leads, reconciles, serves probes and metrics, and releases the lease on stop', async () => {
+    const h = harness();
+    h.putCr();
+    const stop = new AbortController();
+    let port = 0;
+    const lines: string[] = [];
+    const exit = runOperator(['--leader-elect', '--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B', '--version=B', '--log-format=json'], {}, {
+      kube: h.kube,
+      stop: stop.signal,
+      identity: 'replica-1',
+      certs: testCertDeps,
+      logSink: (l) => lines.push(l),
+      onListening: (p) => (port = p),
+    });
+    const deadline = Date.now() + 20_000;
+    while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(h.object('daemonSet', NAMES.nodeDaemonSet)).toBeDefined();
+    expect(h.kube.leases.get('pmem-csi/pmem-csi-operator')?.holderIdentity).toBe('replica-1');
+    expect(port).toBeGreaterThan(0);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('pmem_csi_operator_leader 1');
+    expect(metrics).toMatch(/pmem_csi_operator_reconciles_total\{result="success"\} [1-9]/);
+    expect(h.events.length).toBe(0); // the harness recorder is not used by main; events go to the fake apiserver
+    expect(h.kube.events.map((e) => e.reason)).toContain('NewDeployment');
+    stop.abort();
+    await expect(exit).resolves.toBe(0);
+    expect(h.kube.leases.get('pmem-csi/pmem-csi-operator')?.holderIdentity).toBe('');
+    expect(h.kube.watchCount).toBe(0);
+    expect(lines.some((l) => JSON.parse(l).msg === 'stopping')).toBe(true);
+    expect(CR_NAME).toBe('pmem-csi.intel.com');
+  });
+});

@@ -1,0 +1,43 @@
+// What every builder gets besides the custom resource: the defaulted spec, where namespaced
+// objects go, the operator version and the certificate material. Builders are pure functions of
+// (cr, context), so the same inputs always give byte-identical objects (golden-tested).
+import type { DefaultedSpec, ObjectMeta, PmemCSIDeployment } from '@pmem-csi/api';
+import type { KubeObject, ResourceType } from '../kube-port.js';
+
+/** A PmemCSIDeployment as read from the apiserver: name and uid are always set. */
+export type OwnerDeployment = PmemCSIDeployment & { metadata: ObjectMeta & { name: string; uid: string } };
+
+/** ca.crt, tls.crt and tls.key of one TLS Secret, as PEM text. */
+export interface TlsMaterial {
+  readonly caBundlePem: string;
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** Contents of the certificate Secrets; `ca` only when the operator runs its own CA. */
+export interface CertificateSecrets {
+  readonly registry: TlsMaterial;
+  readonly node: TlsMaterial;
+  readonly ca?: TlsMaterial;
+}
+
+export interface BuildContext {
+  /** Namespace of all namespaced objects (the operator's, not the CR's: the CR is cluster-scoped). */
+  readonly namespace: string;
+  readonly operatorVersion: string;
+  /** The CR spec with every default applied (and, when refused, the deployed device mode kept). */
+  readonly spec: DefaultedSpec;
+  readonly certs: CertificateSecrets;
+}
+
+/** A builder kind with `null` meaning "this object is not wanted for this spec". */
+export type Built<T> = (T & KubeObject) | null;
+
+/** One entry of the builder registry (see registry.ts). */
+export interface ObjectBuilder extends ResourceType {
+  /** Stable identifier, e.g. "node-daemonset"; used in logs and tests. */
+  readonly id: string;
+  build(cr: OwnerDeployment, ctx: BuildContext): KubeObject | null;
+  /** True when `live` cannot be changed into `desired` in place (immutable fields): delete, then create. */
+  readonly mustRecreate?: (live: KubeObject, desired: KubeObject) => boolean;
+}

@@ -1,0 +1,121 @@
+// The controller Deployment: pmem-csi-driver in controller mode (CSI controller on a unix socket +
+// the registry on REGISTRY_PORT with mutual TLS) and the external-provisioner sidecar on the same
+// socket. Only the sidecar holds a Kubernetes token (projected into that container alone); the
+// driver container has none. The driver's arguments must match packages/driver/src/flags.ts.
+import type { V1Container, V1Deployment, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
+import { REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
+import { CONTAINER_NAMES } from '../local-names.js';
+import { RESOURCES } from '../resources.js';
+import type { Built, BuildContext, OwnerDeployment } from './context.js';
+import { objectMeta } from './meta.js';
+import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+import { REGISTRY_PORT_NAME } from './services.js';
+
+const SOCKET_VOLUME = 'socket-dir';
+const SOCKET_DIR = '/csi';
+const SOCKET_PATH = `${SOCKET_DIR}/csi.sock`;
+const TOKEN_VOLUME = 'kube-api-access';
+const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** How long the provisioner waits for CreateVolume/DeleteVolume (lvcreate + erase can take a while). */
+export const PROVISIONER_TIMEOUT = '5m';
+
+function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
+  return {
+    name: CONTAINER_NAMES.driver,
+    ...driverContainerBase(ctx),
+    args: [
+      '--mode=controller',
+      ...commonDriverArgs(ctx, cr.metadata.name, `unix://${SOCKET_PATH}`),
+      `--registry-listen=0.0.0.0:${REGISTRY_PORT}`,
+    ],
+    ports: [{ name: REGISTRY_PORT_NAME, containerPort: REGISTRY_PORT, protocol: 'TCP' }],
+    volumeMounts: [{ name: SOCKET_VOLUME, mountPath: SOCKET_DIR }, certsMount],
+    resources: podResources(ctx.spec.controllerDriverResources),
+    securityContext: restrictedContainer(),
+    // A TCP connect proves the registry listens; the mutual-TLS handshake itself needs a client certificate.
+    readinessProbe: { tcpSocket: { port: REGISTRY_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
+    livenessProbe: { tcpSocket: { port: REGISTRY_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
+  };
+}
+
+/** external-provisioner flags: topology per node, late binding only, capacity tracking, leader election. */
+export function provisionerArgs(ctx: BuildContext): string[] {
+  return [
+    `--csi-address=${SOCKET_PATH}`,
+    `--v=${ctx.spec.logLevel}`,
+    '--feature-gates=Topology=true',
+    '--strict-topology=true',
+    '--immediate-topology=false',
+    `--timeout=${PROVISIONER_TIMEOUT}`,
+    '--leader-election=true',
+    `--leader-election-namespace=${ctx.namespace}`,
+    '--extra-create-metadata=true',
+    '--enable-capacity=true',
+    // Pod -> ReplicaSet -> Deployment: capacity objects survive controller rollouts.
+    '--capacity-ownerref-level=2',
+  ];
+}
+
+function provisionerContainer(ctx: BuildContext): V1Container {
+  return {
+    name: CONTAINER_NAMES.provisioner,
+    image: ctx.spec.provisionerImage,
+    imagePullPolicy: ctx.spec.imagePullPolicy,
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    args: provisionerArgs(ctx),
+    env: [
+      { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    ],
+    volumeMounts: [
+      { name: SOCKET_VOLUME, mountPath: SOCKET_DIR },
+      { name: TOKEN_VOLUME, mountPath: TOKEN_MOUNT_PATH, readOnly: true },
+    ],
+    resources: podResources(ctx.spec.provisionerResources),
+    securityContext: restrictedContainer(),
+  };
+}
+
+/** What automountServiceAccountToken would add, for one container only. */
+function tokenVolume(): V1Volume {
+  return {
+    name: TOKEN_VOLUME,
+    projected: {
+      defaultMode: 0o444,
+      sources: [
+        { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ],
+    },
+  };
+}
+
+function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec {
+  const names = deploymentObjectNames(cr.metadata.name);
+  const template: V1PodTemplateSpec = {
+    metadata: { labels: { ...ctx.spec.labels, ...selectorLabels(cr.metadata.name, 'controller') } },
+    spec: {
+      serviceAccountName: names.controllerServiceAccount,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      containers: [driverContainer(cr, ctx), provisionerContainer(ctx)],
+      volumes: [{ name: SOCKET_VOLUME, emptyDir: {} }, certsVolume(names.registrySecret), tokenVolume()],
+    },
+  };
+  return withConfigHash(template, ctx.certs.registry);
+}
+
+export function buildControllerDeployment(cr: OwnerDeployment, ctx: BuildContext): Built<V1Deployment> {
+  const name = deploymentObjectNames(cr.metadata.name).controllerDeployment;
+  return {
+    apiVersion: RESOURCES.deployment.apiVersion,
+    kind: RESOURCES.deployment.kind,
+    metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'controller' }),
+    spec: {
+      replicas: ctx.spec.controllerReplicas,
+      selector: { matchLabels: selectorLabels(cr.metadata.name, 'controller') },
+      template: podTemplate(cr, ctx),
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// Every kind that this operator or any older version (including the Go operator it replaces) ever
+// created for a PmemCSIDeployment. Obsolete-object cleanup looks for leftovers of exactly these
+// kinds, so the list may grow but must never shrink: a kind removed from it would leave objects
+// of older versions behind forever.
+import type { ResourceType } from '../kube-port.js';
+import { RESOURCES } from '../resources.js';
+
+export const EVER_CREATED_KINDS: readonly ResourceType[] = [
+  RESOURCES.secret,
+  RESOURCES.serviceAccount,
+  RESOURCES.role,
+  RESOURCES.roleBinding,
+  RESOURCES.clusterRole,
+  RESOURCES.clusterRoleBinding,
+  RESOURCES.service,
+  RESOURCES.csiDriver,
+  RESOURCES.deployment,
+  RESOURCES.daemonSet,
+  // The Go operator ran the controller as a StatefulSet (v0.8/v0.9) and later added a mutating
+  // webhook for its scheduler extender; neither exists in this operator.
+  RESOURCES.statefulSet,
+  RESOURCES.mutatingWebhookConfiguration,
+];

@@ -1,0 +1,149 @@
+// The node DaemonSet: pmem-csi-driver in node mode (CSI node service on the kubelet's plugin
+// socket, node-controller service with mutual TLS on NODE_CONTROLLER_PORT) and the
+// node-driver-registrar sidecar that registers the socket with the kubelet.
+// The driver container is privileged: it manages PMEM devices (/dev, /sys) and mounts volumes
+// into pods, which needs Bidirectional mount propagation on the pods and staging directories;
+// those are mounted at their host paths because kubelet passes host paths in NodeStage/Publish.
+// The driver's arguments must match packages/driver/src/flags.ts.
+import type { V1Container, V1DaemonSet, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { NODE_CONTROLLER_PORT, REGISTRY_PORT, deploymentObjectNames, driverHostPaths, registryServiceHost, selectorLabels } from '@pmem-csi/api';
+import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '../local-names.js';
+import { RESOURCES } from '../resources.js';
+import type { Built, BuildContext, OwnerDeployment } from './context.js';
+import { objectMeta } from './meta.js';
+import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+
+const NODE_CONTROLLER_PORT_NAME = 'node-controller';
+const REGISTRAR_HEALTH_PORT_NAME = 'healthz';
+const REGISTRAR_SOCKET_DIR = '/csi';
+const REGISTRATION_DIR = '/registration';
+
+const VOLUMES = {
+  pluginDir: 'plugin-dir',
+  registrationDir: 'registration-dir',
+  podsDir: 'pods-dir',
+  stagingDir: 'staging-dir',
+  dev: 'dev-dir',
+  sys: 'sys-dir',
+  stateDir: 'state-dir',
+} as const;
+
+function hostPathVolume(name: string, path: string, type: 'Directory' | 'DirectoryOrCreate'): V1Volume {
+  return { name, hostPath: { path, type } };
+}
+
+function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
+  const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
+  return [
+    '--mode=node',
+    ...commonDriverArgs(ctx, cr.metadata.name, `unix://${paths.csiSocket}`),
+    '--nodeid=$(NODE_NAME)',
+    `--device-mode=${ctx.spec.deviceMode}`,
+    `--pmem-percentage=${ctx.spec.pmemPercentage}`,
+    `--state-dir=${paths.stateDir}`,
+    `--node-controller-listen=0.0.0.0:${NODE_CONTROLLER_PORT}`,
+    `--advertised-endpoint=$(POD_IP):${NODE_CONTROLLER_PORT}`,
+    `--registry-endpoint=${registryServiceHost(cr.metadata.name, ctx.namespace)}:${REGISTRY_PORT}`,
+  ];
+}
+
+function driverMounts(cr: OwnerDeployment, ctx: BuildContext): V1VolumeMount[] {
+  const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
+  return [
+    { name: VOLUMES.pluginDir, mountPath: paths.pluginDir },
+    { name: VOLUMES.podsDir, mountPath: paths.podsDir, mountPropagation: 'Bidirectional' },
+    { name: VOLUMES.stagingDir, mountPath: paths.csiStagingDir, mountPropagation: 'Bidirectional' },
+    { name: VOLUMES.dev, mountPath: '/dev' },
+    { name: VOLUMES.sys, mountPath: '/sys' },
+    { name: VOLUMES.stateDir, mountPath: paths.stateDir },
+    certsMount,
+  ];
+}
+
+function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
+  return {
+    name: CONTAINER_NAMES.driver,
+    ...driverContainerBase(ctx),
+    args: driverArgs(cr, ctx),
+    env: [
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+    ],
+    ports: [{ name: NODE_CONTROLLER_PORT_NAME, containerPort: NODE_CONTROLLER_PORT, protocol: 'TCP' }],
+    volumeMounts: driverMounts(cr, ctx),
+    resources: podResources(ctx.spec.nodeDriverResources),
+    securityContext: { privileged: true, runAsUser: 0 },
+    readinessProbe: { tcpSocket: { port: NODE_CONTROLLER_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
+    // Generous: formatting or erasing a large volume must never get the driver killed.
+    livenessProbe: { tcpSocket: { port: NODE_CONTROLLER_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 9 },
+  };
+}
+
+function registrarContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
+  const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
+  return {
+    name: CONTAINER_NAMES.registrar,
+    image: ctx.spec.nodeRegistrarImage,
+    imagePullPolicy: ctx.spec.imagePullPolicy,
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    args: [
+      `--v=${ctx.spec.logLevel}`,
+      `--csi-address=${REGISTRAR_SOCKET_DIR}/csi.sock`,
+      `--kubelet-registration-path=${paths.csiSocket}`,
+      `--http-endpoint=:${REGISTRAR_HEALTH_PORT}`,
+    ],
+    ports: [{ name: REGISTRAR_HEALTH_PORT_NAME, containerPort: REGISTRAR_HEALTH_PORT, protocol: 'TCP' }],
+    volumeMounts: [
+      { name: VOLUMES.pluginDir, mountPath: REGISTRAR_SOCKET_DIR },
+      { name: VOLUMES.registrationDir, mountPath: REGISTRATION_DIR },
+    ],
+    resources: podResources(ctx.spec.nodeRegistrarResources),
+    securityContext: restrictedContainer(),
+    // Fails when the kubelet lost the registration (e.g. after a kubelet restart): restart re-registers.
+    livenessProbe: { httpGet: { path: '/healthz', port: REGISTRAR_HEALTH_PORT_NAME }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
+  };
+}
+
+function podVolumes(cr: OwnerDeployment, ctx: BuildContext): V1Volume[] {
+  const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
+  return [
+    hostPathVolume(VOLUMES.pluginDir, paths.pluginDir, 'DirectoryOrCreate'),
+    hostPathVolume(VOLUMES.registrationDir, paths.registrationDir, 'Directory'),
+    hostPathVolume(VOLUMES.podsDir, paths.podsDir, 'DirectoryOrCreate'),
+    hostPathVolume(VOLUMES.stagingDir, paths.csiStagingDir, 'DirectoryOrCreate'),
+    hostPathVolume(VOLUMES.dev, '/dev', 'Directory'),
+    hostPathVolume(VOLUMES.sys, '/sys', 'Directory'),
+    hostPathVolume(VOLUMES.stateDir, paths.stateDir, 'DirectoryOrCreate'),
+    certsVolume(deploymentObjectNames(cr.metadata.name).nodeSecret),
+  ];
+}
+
+function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec {
+  const template: V1PodTemplateSpec = {
+    metadata: { labels: { ...ctx.spec.labels, ...selectorLabels(cr.metadata.name, 'node') } },
+    spec: {
+      serviceAccountName: deploymentObjectNames(cr.metadata.name).nodeServiceAccount,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      nodeSelector: { ...ctx.spec.nodeSelector },
+      containers: [driverContainer(cr, ctx), registrarContainer(cr, ctx)],
+      volumes: podVolumes(cr, ctx),
+    },
+  };
+  return withConfigHash(template, ctx.certs.node);
+}
+
+export function buildNodeDaemonSet(cr: OwnerDeployment, ctx: BuildContext): Built<V1DaemonSet> {
+  const name = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
+  return {
+    apiVersion: RESOURCES.daemonSet.apiVersion,
+    kind: RESOURCES.daemonSet.kind,
+    metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'node', annotations: { [DEVICE_MODE_ANNOTATION]: ctx.spec.deviceMode } }),
+    spec: {
+      selector: { matchLabels: selectorLabels(cr.metadata.name, 'node') },
+      // maxSurge 0: two driver pods on one node would fight over the kubelet socket and the devices.
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: ctx.spec.maxUnavailable, maxSurge: 0 } },
+      template: podTemplate(cr, ctx),
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// Pieces shared by the controller and node pod templates: resource conversion, hardened container
+// security, the driver's common flags (which must match packages/driver/src/flags.ts exactly),
+// and the config-hash annotation that rolls pods when their Secret's certificates change.
+import type { V1Container, V1PodTemplateSpec, V1ResourceRequirements, V1SecurityContext } from '@kubernetes/client-node';
+import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
+import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '../local-names.js';
+import type { BuildContext, TlsMaterial } from './context.js';
+import type { KubeObject } from '../kube-port.js';
+import { canonicalJson, contentHash } from './hash.js';
+
+/** Volume name of the mounted TLS Secret in both pods. */
+export const CERTS_VOLUME = 'certs';
+
+/** Spec quantities may be numbers; the pod API wants strings. */
+export function podResources(resources: ResourceRequirements): V1ResourceRequirements {
+  const strings = (map: Record<string, number | string> | undefined): Record<string, string> | undefined =>
+    map === undefined ? undefined : Object.fromEntries(Object.entries(map).map(([k, v]) => [k, String(v)]));
+  const limits = strings(resources.limits);
+  const requests = strings(resources.requests);
+  return { ...(limits === undefined ? {} : { limits }), ...(requests === undefined ? {} : { requests }) };
+}
+
+/** Unprivileged containers: no privilege escalation, no capabilities, read-only root (a fresh object each call). */
+export function restrictedContainer(): V1SecurityContext {
+  return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+}
+
+/** Flags of pmem-csi-driver common to both modes (see packages/driver/src/flags.ts). */
+export function commonDriverArgs(ctx: BuildContext, driverName: string, endpoint: string): string[] {
+  return [
+    `--drivername=${driverName}`,
+    `--endpoint=${endpoint}`,
+    `--ca-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.caCert}`,
+    `--cert-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.cert}`,
+    `--key-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.key}`,
+    `--log-format=${ctx.spec.logFormat}`,
+    `--v=${ctx.spec.logLevel}`,
+  ];
+}
+
+/** The driver container's common parts: image, pull policy, certificate mount. */
+export function driverContainerBase(ctx: BuildContext): Pick<V1Container, 'image' | 'imagePullPolicy' | 'terminationMessagePolicy'> {
+  return { image: ctx.spec.image, imagePullPolicy: ctx.spec.imagePullPolicy, terminationMessagePolicy: 'FallbackToLogsOnError' };
+}
+
+export const certsMount = { name: CERTS_VOLUME, mountPath: CERTS_MOUNT_PATH, readOnly: true };
+
+export function certsVolume(secretName: string): { name: string; secret: { secretName: string; defaultMode: number } } {
+  return { name: CERTS_VOLUME, secret: { secretName, defaultMode: 0o400 } };
+}
+
+/**
+ * The template with CONFIG_HASH_ANNOTATION set to a hash of the template itself and of the
+ * certificates its Secret holds: Secret content is invisible in the template, yet a rotation must
+ * reach every pod even where the driver did not reload from disk.
+ */
+export function withConfigHash(template: V1PodTemplateSpec, tls: TlsMaterial): V1PodTemplateSpec {
+  const hash = contentHash(template, { ca: tls.caBundlePem, cert: tls.certPem });
+  const metadata = template.metadata ?? {};
+  return { ...template, metadata: { ...metadata, annotations: { ...metadata.annotations, [CONFIG_HASH_ANNOTATION]: hash } } };
+}
+
+/** spec.selector of Deployments and DaemonSets is immutable: another selector means recreate. */
+export function selectorMustRecreate(live: KubeObject, desired: KubeObject): boolean {
+  const selector = (o: KubeObject): string => canonicalJson((o as { spec?: { selector?: unknown } }).spec?.selector ?? null);
+  return selector(live) !== selector(desired);
+}

@@ -1,0 +1,55 @@
+// The registry of builders, in apply order: certificates first (pods must find their Secrets),
+// then identities and permissions, Services, the CSIDriver, and the workloads last. The operator
+// applies what the builders return and deletes objects of kinds in EVER_CREATED_KINDS that it built
+// earlier but that no builder wants any more (see plan.ts).
+import type { KubeObject } from '../kube-port.js';
+import { RESOURCES } from '../resources.js';
+import type { BuildContext, ObjectBuilder, OwnerDeployment } from './context.js';
+import { buildControllerDeployment } from './controller.js';
+import { buildCsiDriver, csiDriverMustRecreate } from './csi-driver.js';
+import { buildNodeDaemonSet } from './node.js';
+import { selectorMustRecreate } from './pod-common.js';
+import {
+  buildDriverClusterRole,
+  buildDriverClusterRoleBinding,
+  buildProvisionerClusterRole,
+  buildProvisionerClusterRoleBinding,
+  buildProvisionerRole,
+  buildProvisionerRoleBinding,
+} from './rbac.js';
+import { buildCaSecret, buildNodeSecret, buildRegistrySecret, secretMustRecreate } from './secrets.js';
+import { buildControllerServiceAccount, buildNodeServiceAccount } from './service-accounts.js';
+import { buildMetricsService, buildRegistryService } from './services.js';
+
+export const BUILDERS: readonly ObjectBuilder[] = [
+  { ...RESOURCES.secret, id: 'ca-secret', build: buildCaSecret, mustRecreate: secretMustRecreate },
+  { ...RESOURCES.secret, id: 'registry-secret', build: buildRegistrySecret, mustRecreate: secretMustRecreate },
+  { ...RESOURCES.secret, id: 'node-secret', build: buildNodeSecret, mustRecreate: secretMustRecreate },
+  { ...RESOURCES.serviceAccount, id: 'controller-service-account', build: buildControllerServiceAccount },
+  { ...RESOURCES.serviceAccount, id: 'node-service-account', build: buildNodeServiceAccount },
+  { ...RESOURCES.clusterRole, id: 'provisioner-cluster-role', build: buildProvisionerClusterRole },
+  { ...RESOURCES.clusterRoleBinding, id: 'provisioner-cluster-role-binding', build: buildProvisionerClusterRoleBinding },
+  { ...RESOURCES.role, id: 'provisioner-role', build: buildProvisionerRole },
+  { ...RESOURCES.roleBinding, id: 'provisioner-role-binding', build: buildProvisionerRoleBinding },
+  { ...RESOURCES.clusterRole, id: 'driver-cluster-role', build: buildDriverClusterRole },
+  { ...RESOURCES.clusterRoleBinding, id: 'driver-cluster-role-binding', build: buildDriverClusterRoleBinding },
+  { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService },
+  { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService },
+  { ...RESOURCES.csiDriver, id: 'csi-driver', build: buildCsiDriver, mustRecreate: csiDriverMustRecreate },
+  { ...RESOURCES.deployment, id: 'controller-deployment', build: buildControllerDeployment, mustRecreate: selectorMustRecreate },
+  { ...RESOURCES.daemonSet, id: 'node-daemonset', build: buildNodeDaemonSet, mustRecreate: selectorMustRecreate },
+];
+
+/** One wanted object with the builder that made it. */
+export interface DesiredObject {
+  readonly builder: ObjectBuilder;
+  readonly object: KubeObject;
+}
+
+/** Every object the CR wants, in apply order (builders returning null are skipped). */
+export function buildDesiredObjects(cr: OwnerDeployment, ctx: BuildContext, builders: readonly ObjectBuilder[] = BUILDERS): DesiredObject[] {
+  return builders.flatMap((builder) => {
+    const object = builder.build(cr, ctx);
+    return object === null ? [] : [{ builder, object }];
+  });
+}

@@ -1,0 +1,92 @@
+// The control loop: informers on the PmemCSIDeployments and on every kind the operator builds
+// (only objects labelled as managed by it), each event mapped to the key of the CR that owns the
+// object, a coalescing queue in front of the reconciler, and a periodic resync of every CR so that
+// nothing depends on a single event ever arriving.
+import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS } from '@pmem-csi/api';
+import type { Logger } from '@pmem-csi/runtime';
+import type { Clock, TimerHandle } from './clock.js';
+import { Informer, type InformerOptions } from './informer.js';
+import type { KubeApi, KubeObject, ResourceType } from './kube-port.js';
+import { BUILDERS } from './objects/registry.js';
+import { ReconcileQueue, type HandlerResult, type QueueOptions } from './queue.js';
+import { RESOURCES, typeKey } from './resources.js';
+
+export interface OperatorOptions {
+  readonly kube: KubeApi;
+  /** Namespace of the namespaced children. */
+  readonly namespace: string;
+  readonly reconcile: (name: string) => Promise<HandlerResult>;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Every CR is reconciled at least this often. */
+  readonly resyncIntervalMs?: number;
+  readonly informer?: Pick<InformerOptions, 'relistIntervalMs' | 'stallTimeoutMs' | 'baseBackoffMs' | 'maxBackoffMs'>;
+  readonly queue?: Pick<QueueOptions, 'concurrency' | 'baseBackoffMs' | 'maxBackoffMs' | 'onResult'>;
+}
+
+export const DEFAULT_RESYNC_INTERVAL_MS = 10 * 60 * 1000;
+
+/** The kinds the operator builds now (watched so that changes and deletions are repaired). */
+export function watchedKinds(): ResourceType[] {
+  const seen = new Map<string, ResourceType>();
+  for (const b of BUILDERS) seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
+  return [...seen.values()];
+}
+
+/** The name of the PmemCSIDeployment that controls `object`, if any. */
+export function ownerKey(object: KubeObject): string | undefined {
+  const ref = (object.metadata.ownerReferences ?? []).find((r) => r.controller === true && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP);
+  return ref?.name ?? object.metadata.labels?.[LABEL_KEYS.instance];
+}
+
+export class Operator {
+  readonly queue: ReconcileQueue;
+  readonly informers: readonly Informer[];
+  readonly #o: OperatorOptions;
+  readonly #crInformer: Informer;
+  #resync: TimerHandle | undefined;
+  #stopped = false;
+
+  constructor(options: OperatorOptions) {
+    this.#o = options;
+    this.queue = new ReconcileQueue(async (key) => options.reconcile(key), { clock: options.clock, ...options.queue });
+    const common = { clock: options.clock, log: options.log, ...options.informer };
+    this.#crInformer = new Informer(options.kube, { ...common, type: RESOURCES.pmemCsiDeployment }, (_type, cr) => this.queue.add(cr.metadata.name));
+    const owned = watchedKinds().map(
+      (type) =>
+        new Informer(
+          options.kube,
+          { ...common, type, labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`, ...(type.namespaced ? { namespace: options.namespace } : {}) },
+          (_type, object) => {
+            const key = ownerKey(object);
+            if (key !== undefined) this.queue.add(key);
+          },
+        ),
+    );
+    this.informers = [this.#crInformer, ...owned];
+  }
+
+  /** All informers have listed once. */
+  get synced(): boolean {
+    return this.informers.every((i) => i.synced);
+  }
+
+  start(): void {
+    for (const informer of this.informers) informer.start();
+    this.#scheduleResync();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#resync?.cancel();
+    await Promise.all([this.queue.stop(), ...this.informers.map((i) => i.stop())]);
+  }
+
+  #scheduleResync(): void {
+    if (this.#stopped) return;
+    this.#resync = this.#o.clock.setTimer(() => {
+      for (const cr of this.#crInformer.list()) this.queue.add(cr.metadata.name);
+      this.#scheduleResync();
+    }, this.#o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS);
+  }
+}

@@ -1,0 +1,190 @@
+// One reconcile of one PmemCSIDeployment, level-triggered: read the CR and everything the operator
+// built for it, decide (validation, device-mode guard, certificates), apply what differs in order
+// (Secrets, identities and RBAC, Services, CSIDriver, workloads), delete obsolete objects, and
+// write the status only when it changed. Errors are thrown after the status says what failed, so
+// the queue retries with backoff. Objects built by another operator version differ in their
+// version annotation, so an upgraded operator updates every object of every CR in place.
+import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
+import { deploymentObjectNames, statusEqual, validateDeployment, withDefaults, type ConditionUpdate, type DefaultedSpec } from '@pmem-csi/api';
+import { errorMessage, type Logger } from '@pmem-csi/runtime';
+import { planCertificates, type CertDeps, type ExistingCertSecrets } from './certs.js';
+import type { Clock } from './clock.js';
+import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from './device-mode.js';
+import type { EventRecorder } from './events.js';
+import { isInvalid, isNotFound } from './kube-errors.js';
+import { describeRef, refOf, type KubeApi, type KubeObject, type ResourceType } from './kube-port.js';
+import type { ObjectBuilder, OwnerDeployment } from './objects/context.js';
+import { EVER_CREATED_KINDS } from './objects/kinds.js';
+import { BUILDERS, buildDesiredObjects } from './objects/registry.js';
+import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from './plan.js';
+import type { HandlerResult } from './queue.js';
+import { RESOURCES } from './resources.js';
+import { nextStatus, statusEvents, type ReconcileOutcome } from './status.js';
+
+export interface ReconcilerOptions {
+  readonly kube: KubeApi;
+  /** Where namespaced children go (the operator's namespace). */
+  readonly namespace: string;
+  readonly operatorVersion: string;
+  /** Driver image unless a spec pins one: the operator's own image. */
+  readonly operatorImage: string;
+  readonly certs: CertDeps;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** Builders and cleanup kinds; tests substitute older "versions". */
+  readonly builders?: readonly ObjectBuilder[];
+  readonly kinds?: readonly ResourceType[];
+}
+
+const MIN_REQUEUE_MS = 1000;
+const MAX_REQUEUE_MS = 24 * 60 * 60 * 1000;
+
+interface EffectiveSpec {
+  readonly spec: DefaultedSpec;
+  readonly refusal?: string;
+}
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+  readonly #builders: readonly ObjectBuilder[];
+  readonly #kinds: readonly ResourceType[];
+
+  constructor(options: ReconcilerOptions) {
+    this.#o = options;
+    this.#builders = options.builders ?? BUILDERS;
+    this.#kinds = options.kinds ?? EVER_CREATED_KINDS;
+  }
+
+  /** Reconcile the PmemCSIDeployment `name`. */
+  async reconcile(name: string): Promise<HandlerResult> {
+    const { kube, clock } = this.#o;
+    const cr = await kube.get<OwnerDeployment>({ ...RESOURCES.pmemCsiDeployment, name });
+    // Deleted: the garbage collector removes the children through their owner references.
+    if (cr === undefined || cr.metadata.deletionTimestamp !== undefined) return {};
+    const log = this.#o.log.child({ deployment: name, generation: cr.metadata.generation });
+    const problems = validateDeployment(cr);
+    if (problems.length > 0) {
+      await this.#finish(cr, { kind: 'invalid-spec', problems });
+      return {};
+    }
+    const live = await this.#listOwned(cr);
+    const effective = await this.#effectiveSpec(cr, live);
+    const now = new Date(clock.now());
+    const certs = await planCertificates({ cr, existing: this.#certSecrets(cr, live), now }, this.#o.certs);
+    if (!certs.ok) {
+      await this.#finish(cr, { kind: 'certs-invalid', reason: certs.reason, conditions: [certs.verified, certs.ready] });
+      return {};
+    }
+    if (certs.changes.length > 0) log.info('certificates issued', { changes: certs.changes });
+    const verified: ConditionUpdate[] = certs.verified === undefined ? [] : [certs.verified];
+    const ctx = { namespace: this.#o.namespace, operatorVersion: this.#o.operatorVersion, spec: effective.spec, certs: certs.secrets };
+    const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
+    let applied: KubeObject[];
+    try {
+      applied = await this.#execute(plan, log);
+    } catch (e) {
+      await this.#finish(cr, { kind: 'apply-failed', error: errorMessage(e), conditions: verified });
+      throw e;
+    }
+    const workload = <T>(kind: string, name: string): T | undefined =>
+      [...applied, ...live].find((o) => o.kind === kind && o.metadata.name === name) as T | undefined;
+    const names = deploymentObjectNames(name);
+    await this.#finish(cr, {
+      kind: 'applied',
+      conditions: [...verified, certs.ready],
+      ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
+      deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
+      daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
+    });
+    const untilCheck = certs.nextCheck.getTime() - clock.now();
+    return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
+  }
+
+  /** Everything labelled as built for this CR, of every kind any operator version created. */
+  async #listOwned(cr: OwnerDeployment): Promise<KubeObject[]> {
+    const labelSelector = ownedSelector(cr.metadata.name);
+    const lists = await Promise.all(
+      this.#kinds.map(async (type) => {
+        try {
+          return (await this.#o.kube.list(type, { labelSelector, ...(type.namespaced ? { namespace: this.#o.namespace } : {}) })).items;
+        } catch (e) {
+          if (isNotFound(e)) return []; // a kind this cluster does not serve (any more)
+          throw e;
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  #certSecrets(cr: OwnerDeployment, live: readonly KubeObject[]): ExistingCertSecrets {
+    const names = deploymentObjectNames(cr.metadata.name);
+    const secret = (name: string): ExistingCertSecrets['ca'] => live.find((o) => o.kind === RESOURCES.secret.kind && o.metadata.name === name);
+    return { ca: secret(names.caSecret), registry: secret(names.registrySecret), node: secret(names.nodeSecret) };
+  }
+
+  /** The defaulted spec; with the deployed device mode kept when changing it would orphan volumes. */
+  async #effectiveSpec(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<EffectiveSpec> {
+    const spec = withDefaults(cr.spec, { operatorImage: this.#o.operatorImage });
+    const dsName = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
+    const deployed = deployedDeviceMode(live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName));
+    if (deployed === undefined || deployed === spec.deviceMode) return { spec };
+    const volumes = volumesOfDriver((await this.#o.kube.list(RESOURCES.persistentVolume)).items, cr.metadata.name);
+    if (volumes.length === 0) return { spec };
+    return { spec: { ...spec, deviceMode: deployed }, refusal: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes) };
+  }
+
+  /** Apply in order, then delete obsolete objects. Returns the applied objects as the server answered. */
+  async #execute(plan: ObjectPlan, log: Logger): Promise<KubeObject[]> {
+    const { kube } = this.#o;
+    if (plan.apply.length + plan.delete.length > 0) log.info('updating driver objects', { changes: describePlan(plan) });
+    const applied: KubeObject[] = [];
+    for (const step of plan.apply) {
+      try {
+        if (step.recreate) await kube.delete(refOf(step.object));
+        applied.push(await this.#applyOrRecreate(step));
+      } catch (e) {
+        throw new Error(`${describeRef(refOf(step.object))}: ${errorMessage(e)}`, { cause: e });
+      }
+    }
+    for (const ref of plan.delete) {
+      try {
+        await kube.delete(ref);
+      } catch (e) {
+        throw new Error(`deleting obsolete ${describeRef(ref)}: ${errorMessage(e)}`, { cause: e });
+      }
+    }
+    return applied;
+  }
+
+  /**
+   * Apply; when the apiserver refuses it as invalid (422) because an object that was not labelled
+   * as ours (e.g. built by the Go operator) differs in an immutable field, recreate it.
+   */
+  async #applyOrRecreate(step: ApplyStep): Promise<KubeObject> {
+    const { kube } = this.#o;
+    try {
+      return await kube.apply(step.object);
+    } catch (e) {
+      if (!isInvalid(e) || step.mustRecreate === undefined) throw e;
+      const live = await kube.get(refOf(step.object));
+      if (live === undefined || !step.mustRecreate(live, step.object)) throw e;
+      this.#o.log.info('recreating object with changed immutable fields', { object: describeRef(refOf(step.object)) });
+      await kube.delete(refOf(step.object));
+      return kube.apply(step.object);
+    }
+  }
+
+  /** Write the status if it changed, and record the events of the transition. */
+  async #finish(cr: OwnerDeployment, outcome: ReconcileOutcome): Promise<void> {
+    const next = nextStatus(cr, outcome, new Date(this.#o.clock.now()));
+    if (statusEqual(cr.status, next)) return;
+    try {
+      await this.#o.kube.patchDeploymentStatus(cr.metadata.name, next);
+    } catch (e) {
+      if (isNotFound(e)) return; // deleted meanwhile
+      throw e;
+    }
+    for (const event of statusEvents(cr.status, next)) await this.#o.events.record(cr, event);
+  }
+}

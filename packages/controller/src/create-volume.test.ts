@@ -43,6 +43,14 @@ describe('CreateVolume', () => {
       expect(byId('n2').volumes.has(volumeIdForName('pvc-1'))).toBe(true);
     });
 
+    it('refreshes the node\'s capacity right after a create and a delete (no wait for its renewal)', async () => {
+      const res = await call.create(tc.csi, createRequest('pvc-1', { capacity_range: range(1) }));
+      const n2 = () => tc.controller.status().nodes.find((n) => n.nodeId === 'n2');
+      expect(n2()?.capacity).toMatchObject({ available: 5 * GiB, maxVolumeSize: 5 * GiB });
+      await call.delete(tc.csi, res.volume?.volume_id ?? '');
+      expect(n2()?.capacity).toMatchObject({ available: 6 * GiB, maxVolumeSize: 6 * GiB });
+    });
+
     it('takes preferred nodes in the given order', async () => {
       const req = { requisite: topo('n1', 'n2', 'n3'), preferred: topo('n3', 'n1') };
       expect(nodeOf(await call.create(tc.csi, createRequest('pvc-1', { capacity_range: range(1), accessibility_requirements: req })))).toBe('n3');

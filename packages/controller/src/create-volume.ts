@@ -12,6 +12,7 @@ import {
   type CallContext,
   type csi,
 } from '@pmem-csi/runtime';
+import { refreshCapacity } from './capacity-refresh.js';
 import { checkCapabilities } from './capabilities.js';
 import { isReachable, toCsiVolume, type ControllerDeps } from './controller-deps.js';
 import { isDefinitiveFailure } from './node-errors.js';
@@ -93,6 +94,7 @@ async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, c
     const listed = recordFromVolume(nodeId, volume);
     const rec: VolumeRecord = { ...listed, name: plan.name, capacityBytes: listed.capacityBytes || plan.size.size };
     deps.index.add(rec);
+    await refreshCapacity(deps, nodeId, ctx.log);
     ctx.log.info('volume created', { volume: rec.volumeId, name: plan.name, node: nodeId, bytes: rec.capacityBytes });
     return { ok: true, response: { volume: toCsiVolume(deps, rec) } };
   } catch (err) {

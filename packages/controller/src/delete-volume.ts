@@ -5,6 +5,7 @@
 // answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts).
 import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
 import { isReachable, type ControllerDeps } from './controller-deps.js';
+import { refreshCapacity } from './capacity-refresh.js';
 import { NodeUnreachableError } from './node-errors.js';
 import { absenceDoubt } from './volume-index.js';
 
@@ -37,5 +38,6 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
   }
   deps.index.remove(volumeId);
   deps.index.clearUncertain(volumeId);
+  await refreshCapacity(deps, nodeId, ctx.log);
   ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', { volume: volumeId, node: nodeId });
 }

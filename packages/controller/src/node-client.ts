@@ -84,6 +84,13 @@ export class NodeConnections {
     }
   }
 
+  /** The node's GetCapacity: free bytes and the largest volume it can create now. */
+  async getCapacity(nodeId: string, signal?: AbortSignal): Promise<{ available: number; maxVolumeSize: number }> {
+    const client = this.#client(nodeId);
+    const res = await this.#call(nodeId, 'GetCapacity', () => unary<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(client, client.GetCapacity, {}, { timeoutMs: this.#queryMs, signal }));
+    return { available: Number(res.available_capacity), maxVolumeSize: Number(res.maximum_volume_size?.value ?? res.available_capacity) };
+  }
+
   /** Every volume of the node, all pages; each page has its own deadline. */
   async listVolumes(nodeId: string, signal?: AbortSignal): Promise<csi.Volume__Output[]> {
     const client = this.#client(nodeId);

@@ -1,1 +1,8 @@
-// The pmem-csi-driver binary (controller and node modes) and the local stack
+// The pmem-csi-driver binary: flags, production modes, and the local stack (also used by e2e).
+export * from './flags.js';
+export * from './modes.js';
+export * from './status-table.js';
+export { serveStatus, renderMetrics } from './status-http.js';
+export { startLocalStack, chooseDeviceMode, NODE_SIZES, type LocalStack, type LocalNode } from './local/stack.js';
+export { fetchStatus } from './local/status-command.js';
+export { ControllerCsi, NodeCsi, mountCapability } from './local/csi-clients.js';

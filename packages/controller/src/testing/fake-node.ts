@@ -266,6 +266,10 @@ export class FakeNode {
         await this.#enter('ListVolumes');
         return this.#list(req);
       },
+      GetCapacity: async () => {
+        const c = this.capacity();
+        return { available_capacity: String(c.available), maximum_volume_size: { value: String(c.maxVolumeSize) } };
+      },
     };
   }
 

@@ -16,6 +16,12 @@ export class ControllerCsi {
   deleteVolume(volumeId: string): Promise<csi.DeleteVolumeResponse__Output> {
     return unary(this.#c, this.#c.DeleteVolume, { volume_id: volumeId }, { timeoutMs: TIMEOUT_MS });
   }
+  listVolumes(req: csi.ListVolumesRequest = {}): Promise<csi.ListVolumesResponse__Output> {
+    return unary(this.#c, this.#c.ListVolumes, req, { timeoutMs: TIMEOUT_MS });
+  }
+  getCapacity(req: csi.GetCapacityRequest = {}): Promise<csi.GetCapacityResponse__Output> {
+    return unary(this.#c, this.#c.GetCapacity, req, { timeoutMs: TIMEOUT_MS });
+  }
   close(): void {
     this.#c.close();
   }

@@ -1,29 +1,46 @@
-// Child processes of the local stack: each is the real pmem-csi-driver binary (this same entry
-// point, with this process's Node.js flags, so it works from sources under tsx and from dist),
-// logging to its own file. Stopping sends SIGTERM and waits, then SIGKILL after a grace period.
+// Child processes of the local stack: each is the real pmem-csi-driver binary (main.ts under tsx
+// when running from sources, main.js from dist), logging to its own file. Stopping sends SIGTERM and waits, then SIGKILL after a grace period.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 
 export interface DriverProcess {
   readonly name: string;
+  readonly args: readonly string[];
   readonly logFile: string;
   readonly child: ChildProcess;
+  /** SIGTERM, then SIGKILL after a grace period; resolves when the process is gone. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash); resolves when the process is gone. */
+  kill(): Promise<void>;
+}
+
+/** Node.js arguments that run the driver binary: the sources through tsx, or the built file. */
+export function driverCommand(): string[] {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const main = fileURLToPath(new URL(fromSource ? '../main.ts' : '../main.js', import.meta.url));
+  return fromSource ? ['--conditions=@pmem-csi/source', '--import', 'tsx', main] : [main];
 }
 
 /** Start `pmem-csi-driver <args>` as a child process. */
 export function startDriverProcess(name: string, args: readonly string[], logFile: string): DriverProcess {
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', ...args], { stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [...driverCommand(), ...args], { stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
   return {
     name,
+    args,
     logFile,
     child,
+    kill: async () => {
+      if (!gone()) child.kill('SIGKILL');
+      await exited;
+    },
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (gone()) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;

@@ -21,6 +21,8 @@ export interface LocalStack {
   readonly statusUrl: string;
   readonly nodes: readonly LocalNode[];
   readonly processes: readonly DriverProcess[];
+  /** Kill a process (SIGKILL, like a crash, or SIGTERM) and start it again with the same flags. */
+  restart(name: string, how: 'crash' | 'graceful'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +47,12 @@ function tlsArgs(f: LocalCerts['registry']): string[] {
 }
 
 /** Start everything and wait until every node is registered and available. */
-export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', log: Logger): Promise<LocalStack> {
+export async function startLocalStack(
+  dir: string,
+  mode: 'emulated' | 'fake',
+  log: Logger,
+  nodeSizes: ReadonlyArray<readonly [string, number]> = NODE_SIZES,
+): Promise<LocalStack> {
   if (existsSync(join(dir, 'certs'))) await rm(join(dir, 'certs'), { recursive: true, force: true });
   await mkdir(join(dir, 'logs'), { recursive: true });
   const certs = await makeLocalCerts(join(dir, 'certs'));
@@ -62,7 +69,7 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
     processes.push(startDriverProcess('controller', ['--mode', 'controller', '--endpoint', controllerSocket, ...tlsArgs(certs.registry),
       '--registry-listen', `127.0.0.1:${registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', '6'], join(dir, 'logs', 'controller.log')));
     const nodes: LocalNode[] = [];
-    for (const [id, size] of NODE_SIZES) {
+    for (const [id, size] of nodeSizes) {
       const nodeDir = join(dir, 'nodes', id);
       await mkdir(nodeDir, { recursive: true });
       const socket = join(nodeDir, 'csi.sock');
@@ -81,7 +88,14 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
       return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
     }, 90_000);
     log.debug('local stack up', { dir });
-    return { dir, deviceMode: mode, controllerSocket, statusUrl, nodes, processes, stop };
+    const restart = async (name: string, how: 'crash' | 'graceful'): Promise<void> => {
+      const i = processes.findIndex((p) => p.name === name);
+      const old = processes[i];
+      if (old === undefined) throw new Error(`no process named ${name} in the local stack`);
+      await (how === 'crash' ? old.kill() : old.stop());
+      processes[i] = startDriverProcess(old.name, old.args, old.logFile);
+    };
+    return { dir, deviceMode: mode, controllerSocket, statusUrl, nodes, processes, restart, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -1,0 +1,130 @@
+// Our own driver-specific cases beside csi-sanity, on the real binaries (controller + node drivers
+// as processes, mutual TLS): state survives a node crash, capacity is restored after a controller
+// restart, ResourceExhausted when full, and 100 parallel creates and deletes.
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, type LocalStack } from '@pmem-csi/driver';
+import { createLogger, isServiceError } from '@pmem-csi/runtime';
+
+const MiB = 1024 ** 2;
+const base = join(tmpdir(), 'pmem-csi-e2e-driver');
+const log = createLogger({ level: 'warn' });
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+}
+
+/** Retry while the controller answers UNAVAILABLE (settling after a restart) or ABORTED. */
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  return waitFor('a call that is not UNAVAILABLE/ABORTED', async () => {
+    try {
+      return await fn();
+    } catch (e) {
+      if (isServiceError(e) && (e.code === grpc.status.UNAVAILABLE || e.code === grpc.status.ABORTED)) return undefined;
+      throw e;
+    }
+  });
+}
+
+function create(ctl: ControllerCsi, name: string, size: number) {
+  return ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
+}
+
+async function available(stack: LocalStack, nodes: number): Promise<void> {
+  await waitFor(`${nodes} available node(s)`, async () => {
+    const s = await fetchStatus(stack.statusUrl, 2000);
+    return s.settled && s.nodes.filter((n) => n.state === 'available').length === nodes ? s : undefined;
+  });
+}
+
+describe('driver on emulated devices (needs root and loop devices)', () => {
+  let stack: LocalStack;
+  let ctl: ControllerCsi;
+
+  beforeAll(async () => {
+    if (process.getuid?.() !== 0) throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
+    await rm(join(base, 'emulated'), { recursive: true, force: true });
+    stack = await startLocalStack(join(base, 'emulated'), 'emulated', log, [['node-1', 512 * MiB]]);
+    ctl = new ControllerCsi(stack.controllerSocket);
+  }, 120_000);
+
+  afterAll(async () => {
+    ctl?.close();
+    await stack?.stop();
+  }, 60_000);
+
+  it('keeps volumes across a node crash (kill -9) and restart', async () => {
+    const v = (await create(ctl, 'survivor', 64 * MiB)).volume;
+    await stack.restart('node-1', 'crash');
+    await available(stack, 1);
+    const listed = await retrying(() => ctl.listVolumes());
+    expect(listed.entries.map((e) => e.volume?.volume_id)).toContain(v?.volume_id);
+    const again = await retrying(() => create(ctl, 'survivor', 64 * MiB));
+    expect(again.volume?.volume_id).toBe(v?.volume_id);
+    await retrying(() => ctl.deleteVolume(v?.volume_id ?? ''));
+    expect((await ctl.listVolumes()).entries).toEqual([]);
+  }, 180_000);
+
+  it('restores capacity after a controller restart', async () => {
+    const v = (await create(ctl, 'capacity-probe', 128 * MiB)).volume;
+    const before = await ctl.getCapacity();
+    await stack.restart('controller', 'graceful');
+    await available(stack, 1);
+    const after = await retrying(() => ctl.getCapacity());
+    expect(after.available_capacity).toBe(before.available_capacity);
+    expect(after.maximum_volume_size).toEqual(before.maximum_volume_size);
+    expect(Number(after.available_capacity)).toBe(512 * MiB - 128 * MiB);
+    await retrying(() => ctl.deleteVolume(v?.volume_id ?? ''));
+    expect(Number((await ctl.getCapacity()).available_capacity)).toBe(512 * MiB);
+  }, 180_000);
+
+  it('answers RESOURCE_EXHAUSTED when the node is full, naming the largest size', async () => {
+    const big = (await create(ctl, 'filler', 448 * MiB)).volume;
+    const err = await create(ctl, 'overflow', 128 * MiB).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'no node can hold 128 MiB; the largest volume available is 64 MiB (node "node-1")' });
+    await ctl.deleteVolume(big?.volume_id ?? '');
+  }, 120_000);
+});
+
+describe('driver on fake devices', () => {
+  let stack: LocalStack;
+  let ctl: ControllerCsi;
+
+  beforeAll(async () => {
+    await rm(join(base, 'fake'), { recursive: true, force: true });
+    stack = await startLocalStack(join(base, 'fake'), 'fake', log, [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
+    ctl = new ControllerCsi(stack.controllerSocket);
+  }, 120_000);
+
+  afterAll(async () => {
+    ctl?.close();
+    await stack?.stop();
+  }, 60_000);
+
+  it('creates and deletes 100 volumes in parallel', async () => {
+    const started = Date.now();
+    const created = await Promise.all(Array.from({ length: 100 }, (_, i) => retrying(() => create(ctl, `stress-${i}`, 64 * MiB))));
+    const ids = new Set(created.map((c) => c.volume?.volume_id));
+    expect(ids.size).toBe(100);
+    const status = await fetchStatus(stack.statusUrl);
+    expect(status.volumes).toBe(100);
+    expect(status.nodes.map((n) => n.volumes).reduce((a, b) => a + b, 0)).toBe(100);
+    await Promise.all([...ids].map((id) => retrying(() => ctl.deleteVolume(id ?? ''))));
+    expect((await fetchStatus(stack.statusUrl)).volumes).toBe(0);
+    expect((await ctl.listVolumes()).entries).toEqual([]);
+    process.stdout.write(`\n100 parallel creates + 100 parallel deletes: ${Date.now() - started} ms\n`);
+  }, 300_000);
+});

@@ -1,0 +1,367 @@
+#!/usr/bin/env bash
+# Builds the pinned real components (e2e/tools/versions.env) from source into a cache keyed by
+# tool and version:
+#   ${PMEM_CSI_TOOLS_CACHE:-$HOME/.cache/pmem-csi-tools}/<tool>/<version>/bin/<binary>
+#
+# usage: bash e2e/tools/bootstrap.sh [tool|binary ...]     build what is missing (no args = all)
+#        bash e2e/tools/bootstrap.sh --print-env [tool ...] print `export PMEM_CSI_<BINARY>=<path>`
+#                                                          for cached tools (exit 1 if one is missing)
+#        bash e2e/tools/bootstrap.sh --list                 tools, versions and binaries
+#
+# Idempotent and cheap when warm: a tool is cached when all its binaries exist and its `stamp`
+# file equals the build inputs (recipe, version, Go toolchain, ldflags). A build happens in a
+# temporary directory beside the final one and is renamed into place only after the binaries
+# built and printed the expected version, so an interrupted or failed build is never taken for a
+# cached one. Concurrent runs serialise per tool and version with flock.
+#
+# Progress goes to stderr; the closing table (`name version path`, one line per binary) to stdout.
+# Environment: PMEM_CSI_TOOLS_CACHE (cache root), PMEM_CSI_TOOLS_GO_P (go build -p, default 2).
+# Go builds run under `nice -n 19`, CGO_ENABLED=0, GOTOOLCHAIN=local.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+# shellcheck source=versions.env
+source "$HERE/versions.env"
+
+# Bump when a recipe below changes in a way that must rebuild cached tools.
+RECIPE_REVISION=1
+CACHE="${PMEM_CSI_TOOLS_CACHE:-${HOME:-/root}/.cache/pmem-csi-tools}"
+GO_P="${PMEM_CSI_TOOLS_GO_P:-2}"
+
+say() { printf 'tools: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 2; }
+
+# --- the pins, read from versions.env -------------------------------------------------------
+varname() { local v="${1^^}"; printf '%s_%s' "${v//-/_}" "$2"; }
+tool_version() { local v; v="$(varname "$1" VERSION)"; printf '%s' "${!v:?no $v in versions.env}"; }
+tool_binaries() { local v; v="$(varname "$1" BINARIES)"; printf '%s' "${!v:?no $v in versions.env}"; }
+tool_dir() { printf '%s/%s/%s' "$CACHE" "$1" "$(tool_version "$1")"; }
+
+# A tool name or one of the binaries it provides -> the tool name.
+resolve_tool() {
+  local name="$1" t b
+  for t in $TOOLS; do [[ "$t" == "$name" ]] && { printf '%s' "$t"; return 0; }; done
+  for t in $TOOLS; do
+    for b in $(tool_binaries "$t"); do [[ "$b" == "$name" ]] && { printf '%s' "$t"; return 0; }; done
+  done
+  die "unknown tool '$name' (known: $TOOLS, or one of their binaries; see --list)"
+}
+
+# --- recipes ----------------------------------------------------------------------------------
+# Sets: METHOD (install|wrapper), MODULE, PKGS (array), LDFLAGS, REPLACES (none|single-line|
+# staging), ESTIMATE (for the progress line).
+recipe() {
+  local tool="$1" v
+  v="$(tool_version "$tool")"
+  MODULE="" REPLACES=none LDFLAGS="-s -w"
+  case "$tool" in
+    csi-sanity)
+      METHOD=install ESTIMATE="~1 min"
+      PKGS=(github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity)
+      LDFLAGS+=" -X main.VERSION=$v" ;;
+    kwok)
+      METHOD=install ESTIMATE="~4 min"
+      PKGS=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl) ;;
+    helm)
+      METHOD=install ESTIMATE="~4 min"
+      PKGS=(helm.sh/helm/v3/cmd/helm)
+      LDFLAGS+=" -X helm.sh/helm/v3/internal/version.version=$v"
+      LDFLAGS+=" -X helm.sh/helm/v3/internal/version.metadata="
+      local p
+      for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+        LDFLAGS+=" -X $p.k8sVersionMajor=$HELM_K8S_MAJOR -X $p.k8sVersionMinor=$HELM_K8S_MINOR"
+      done ;;
+    kustomize)
+      METHOD=install ESTIMATE="~2 min"
+      PKGS=(sigs.k8s.io/kustomize/kustomize/v5) ;;
+    external-provisioner)
+      METHOD=wrapper ESTIMATE="~4 min" REPLACES=single-line
+      MODULE=github.com/kubernetes-csi/external-provisioner/v6
+      PKGS=("$MODULE/cmd/csi-provisioner")
+      LDFLAGS+=" -X main.version=$v" ;;
+    etcd)
+      METHOD=wrapper ESTIMATE="~3 min"
+      MODULE=go.etcd.io/etcd/server/v3
+      PKGS=("$MODULE") ;;
+    kubernetes)
+      METHOD=wrapper ESTIMATE="~15 min" REPLACES=staging
+      MODULE=k8s.io/kubernetes
+      PKGS=()
+      local b
+      for b in $(tool_binaries kubernetes); do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+      local minor="${v#v1.}"; minor="${minor%%.*}"
+      for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        LDFLAGS+=" -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+      done ;;
+    *) die "no recipe for $tool" ;;
+  esac
+}
+
+go_identity() {
+  if [[ -z "${GO_ID:-}" ]]; then
+    GO_ID="$(go env GOVERSION GOOS GOARCH 2>/dev/null | tr '\n' ' ' || true)"
+    GO_ID="${GO_ID% }"
+    [[ -n "$GO_ID" ]] || GO_ID="go-not-found"
+  fi
+  printf '%s' "$GO_ID"
+}
+
+# The exact build inputs; a cached tool whose stamp differs is rebuilt.
+stamp_text() {
+  local tool="$1"
+  recipe "$tool"
+  printf 'recipe-revision: %s\ntool: %s\nversion: %s\ngo: %s\ncgo: 0\nmethod: %s\n' \
+    "$RECIPE_REVISION" "$tool" "$(tool_version "$tool")" "$(go_identity)" "$METHOD"
+  printf 'module: %s\nreplaces: %s\npackages: %s\nldflags: %s\nbinaries: %s\n' \
+    "${MODULE:-(go install)}" "$REPLACES" "${PKGS[*]}" "$LDFLAGS" "$(tool_binaries "$tool")"
+}
+
+is_cached() {
+  local tool="$1" dir b
+  dir="$(tool_dir "$tool")"
+  for b in $(tool_binaries "$tool"); do [[ -x "$dir/bin/$b" ]] || return 1; done
+  [[ -f "$dir/stamp" ]] && [[ "$(cat "$dir/stamp")" == "$(stamp_text "$tool")" ]]
+}
+
+# --- the build itself (runs as a separate process so that `set -e` holds) ---------------------
+upstream_gomod() { # module@version -> path of its go.mod in the module cache
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+write_wrapper_gomod() {
+  local tool="$1" v="$2" gomod godebug gover
+  gomod="$(upstream_gomod "$MODULE@$v")"
+  [[ -f "$gomod" ]] || { echo "cannot find go.mod of $MODULE@$v"; return 1; }
+  go mod init "pmem-csi-tools/$tool"
+  # Keep the upstream GODEBUG defaults (the behaviour it was released with), not Go 1.26's.
+  godebug="$(grep -E '^godebug ' "$gomod" || true)"
+  if [[ -z "$godebug" ]]; then
+    gover="$(sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' "$gomod")"
+    godebug="godebug default=go$gover"
+  fi
+  printf '\n%s\n' "$godebug" >>go.mod
+  case "$REPLACES" in
+    none) ;;
+    single-line) # copy `replace A => B vX` lines; local-directory replaces are meaningless here
+      local re='^replace [^(]+=> [^./][^ ]* v[^ ]+[[:space:]]*$'
+      grep -qE "$re" "$gomod" || { echo "no single-line replace in $gomod"; return 1; }
+      grep -E "$re" "$gomod" >>go.mod ;;
+    staging) # each `k8s.io/X v0.0.0` requirement -> the published k8s.io/X v0.<minor>.<patch>
+      local sv="v0.${v#v1.}" n
+      n="$(grep -cE '^[[:space:]]+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$gomod")"
+      grep -E '^[[:space:]]+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$gomod" |
+        awk -v sv="$sv" '{ print "replace " $1 " => " $1 " " sv }' >>go.mod
+      echo "wrapper: $n staging modules replaced by $sv" ;;
+  esac
+  echo "---- wrapper go.mod (before go get)"; cat go.mod; echo "----"
+}
+
+build_child() { # <tool> <tmpdir>
+  local tool="$1" out="$2" v bins
+  v="$(tool_version "$tool")"
+  read -ra bins <<<"$(tool_binaries "$tool")"
+  recipe "$tool"
+  trap - EXIT INT TERM # the parent cleans up; default signal handling here
+  local goflags
+  goflags="$(go env GOFLAGS)" # keeps flags set with `go env -w` (GOFLAGS in the env would hide them)
+  export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${goflags:+$goflags }-p=$GO_P"
+  mkdir -p "$out/bin"
+  echo "go: $(go version); GOFLAGS=$GOFLAGS"
+  set -x
+  case "$METHOD" in
+    install)
+      cd "$out"
+      GOBIN="$out/bin" nice -n 19 go install -ldflags="$LDFLAGS" "${PKGS[@]/%/@$v}" ;;
+    wrapper)
+      mkdir -p "$out/work" && cd "$out/work"
+      { set +x; } 2>/dev/null
+      write_wrapper_gomod "$tool" "$v"
+      set -x
+      nice -n 19 go get "${PKGS[@]/%/@$v}"
+      if [[ ${#PKGS[@]} -eq 1 ]]; then
+        nice -n 19 go build -ldflags="$LDFLAGS" -o "$out/bin/${bins[0]}" "${PKGS[0]}"
+      else
+        nice -n 19 go build -ldflags="$LDFLAGS" -o "$out/bin/" "${PKGS[@]}"
+      fi
+      cp go.mod "$out/wrapper.go.mod"; cp go.sum "$out/wrapper.go.sum"
+      cd "$out" && rm -rf "$out/work" ;;
+  esac
+  { set +x; } 2>/dev/null
+  local b
+  for b in "${bins[@]}"; do [[ -x "$out/bin/$b" ]] || { echo "build produced no $b"; exit 1; }; done
+}
+
+# Each binary must print the pinned version before the tool counts as built.
+verify_binary() { # <binary> <path> <version> -> prints what it said; fails on a mismatch
+  local b="$1" p="$2" v="$3" want said
+  local args=(--version)
+  case "$b" in
+    csi-sanity) args=(-version) want="Version = $v" ;;
+    kwok | kwokctl) want="${v#v}" ;;
+    helm) args=(version --short) want="$v" ;;
+    kustomize) args=(version) want="$v" ;;
+    # no --version flag: it logs its version first, then fails on the missing kubeconfig
+    csi-provisioner) args=(--csi-address=/nonexistent.sock --kubeconfig=/nonexistent) want="version=\"$v\"" ;;
+    etcd) want="etcd Version: ${v#v}" ;;
+    kubectl) args=(version --client) want="Client Version: $v" ;;
+    kube-*) want="Kubernetes $v" ;;
+    *) want="$v" ;;
+  esac
+  said="$(timeout 20 "$p" "${args[@]}" 2>&1 || true)"
+  if [[ "$said" != *"$want"* ]]; then
+    printf '%s %s printed:\n%s\n(expected it to contain "%s")\n' "$p" "${args[*]}" "$said" "$want"
+    return 1
+  fi
+  printf '%s\n' "$said" | grep -F -m1 -- "$want"
+}
+
+fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# CPU seconds (user+sys) used so far by reaped child processes, from the `times` builtin
+# (run in this shell, not a subshell, hence the file) -> CPU_SECS.
+child_cpu_secs() {
+  local _ user sys f="$1"
+  times >"$f"
+  { read -r _ _; read -r user sys; } <"$f"
+  rm -f "$f"
+  CPU_SECS="$(
+  awk -v u="$user" -v s="$sys" 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t);
+    sub(/s$/, "", t); return m * 60 + t } BEGIN { printf "%d", sec(u) + sec(s) }'
+  )"
+}
+
+CLEANUP=() CHILD=""
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  local d
+  if [[ -n "$CHILD" ]]; then # the build runs in its own session: stop it and its go processes
+    kill -TERM -- "-$CHILD" 2>/dev/null || kill -TERM "$CHILD" 2>/dev/null || true
+    wait "$CHILD" 2>/dev/null || true
+  fi
+  for d in "${CLEANUP[@]}"; do [[ -n "$d" ]] && { rm -rf "$d" 2>/dev/null || true; }; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+FAILED=()
+build_tool() {
+  local tool="$1" v bins dir tdir lockfd tmp start secs log b state
+  v="$(tool_version "$tool")" bins="$(tool_binaries "$tool")"
+  dir="$(tool_dir "$tool")" tdir="$CACHE/$tool"
+  if is_cached "$tool"; then say "$tool $v cached"; return 0; fi
+  mkdir -p "$tdir"
+  exec {lockfd}>"$tdir/.$v.lock"
+  if ! flock -n "$lockfd"; then
+    say "$tool $v: waiting for another bootstrap that is building it"
+    flock "$lockfd"
+  fi
+  if is_cached "$tool"; then say "$tool $v cached"; exec {lockfd}>&-; return 0; fi
+  rm -rf "$tdir/.tmp-$v".* "$tdir/.old-$v".*   # left by a killed run; we hold the lock
+  tmp="$(mktemp -d "$tdir/.tmp-$v.XXXXXX")"
+  chmod 755 "$tmp"
+  CLEANUP+=("$tmp")
+  recipe "$tool"
+  state=cold; [[ -e "$dir" ]] && state="stale stamp, rebuilding"
+  local what="$tool"; [[ "$bins" != "$tool" ]] && what="$tool ($bins)"
+  say "building $what $v ($state, $ESTIMATE)…"
+  start=$SECONDS log="$tmp/build.log"
+  local rc=0 cpu0 cpu
+  child_cpu_secs "$tdir/.times.$$"; cpu0=$CPU_SECS
+  setsid bash "$SELF" __build "$tool" "$tmp" >"$log" 2>&1 </dev/null &
+  CHILD=$!
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  if [[ $rc -ne 0 ]]; then
+    secs=$((SECONDS - start))
+    cp "$log" "$tdir/$v.failed.log"
+    say "FAILED building $tool $v after $(fmt_secs "$secs"); last lines of the go output (full log: $tdir/$v.failed.log):"
+    tail -n 30 "$log" | sed 's/^/  | /' >&2
+    FAILED+=("$tool"); exec {lockfd}>&-; return 1
+  fi
+  for b in $bins; do
+    if ! verify_binary "$b" "$tmp/bin/$b" "$v" >>"$log" 2>&1; then
+      cp "$log" "$tdir/$v.failed.log"
+      say "FAILED: $b $v built but does not report its version (full log: $tdir/$v.failed.log):"
+      tail -n 12 "$log" | sed 's/^/  | /' >&2
+      FAILED+=("$tool"); exec {lockfd}>&-; return 1
+    fi
+  done
+  child_cpu_secs "$tdir/.times.$$"
+  secs=$((SECONDS - start)) cpu=$((CPU_SECS - cpu0))
+  printf 'built: %s\nbuild-seconds: %s\ncpu-seconds: %s\ngo-p: %s\nload-average: %s\n' \
+    "$(date -u +%FT%TZ)" "$secs" "$cpu" "$GO_P" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$tmp/build-info"
+  stamp_text "$tool" >"$tmp/stamp"   # written last: a directory with a stamp is complete
+  if [[ -e "$dir" ]]; then mv "$dir" "$tdir/.old-$v.$$"; fi
+  mv "$tmp" "$dir"
+  rm -rf "$tdir/.old-$v.$$" "$tdir/$v.failed.log"
+  say "built $tool $v in $(fmt_secs "$secs") (cpu $(fmt_secs "$cpu"), load $(cut -d' ' -f1 /proc/loadavg))"
+  exec {lockfd}>&-
+}
+
+print_table() {
+  local tool b v
+  for tool in "$@"; do
+    v="$(tool_version "$tool")"
+    for b in $(tool_binaries "$tool"); do
+      if is_cached "$tool"; then printf '%s %s %s\n' "$b" "$v" "$(tool_dir "$tool")/bin/$b"
+      else printf '%s %s %s\n' "$b" "$v" "MISSING(build failed or not built)"; fi
+    done
+  done
+}
+
+print_env() {
+  local tool b rc=0 name
+  for tool in "$@"; do
+    if ! is_cached "$tool"; then
+      say "$tool $(tool_version "$tool") is not built: run bash e2e/tools/bootstrap.sh $tool"
+      rc=1; continue
+    fi
+    for b in $(tool_binaries "$tool"); do
+      name="${b^^}"; name="${name//-/_}"
+      printf 'export PMEM_CSI_%s=%q\n' "$name" "$(tool_dir "$tool")/bin/$b"
+    done
+  done
+  return "$rc"
+}
+
+tools_from_args() {
+  local a t seen=" "
+  if [[ $# -eq 0 ]]; then echo "$TOOLS"; return; fi
+  for a in "$@"; do
+    t="$(resolve_tool "$a")"
+    [[ "$seen" == *" $t "* ]] || seen+="$t "
+  done
+  echo "$seen"
+}
+
+# Tool lists are space-separated words by design.
+# shellcheck disable=SC2086
+main() {
+  case "${1:-}" in
+    __build) shift; build_child "$@"; return ;;
+    --print-env) shift; local ts; ts="$(tools_from_args "$@")"; print_env $ts; return ;;
+    --list)
+      local t
+      for t in $TOOLS; do printf '%s %s %s\n' "$t" "$(tool_version "$t")" "$(tool_binaries "$t")"; done
+      return ;;
+    -h | --help) sed -n '2,19p' "$SELF" | sed 's/^# \{0,1\}//'; return ;;
+    -*) die "unknown option $1 (see --help)" ;;
+  esac
+  command -v go >/dev/null || die "go is not on PATH (Go 1.26 at /usr/local/go/bin is expected)"
+  command -v flock >/dev/null || die "flock (util-linux) is missing"
+  local ts tool start=$SECONDS
+  ts="$(tools_from_args "$@")"
+  say "cache $CACHE; $(go_identity); go build -p=$GO_P under nice -n 19"
+  for tool in $ts; do build_tool "$tool" || true; done
+  say "done in $(fmt_secs $((SECONDS - start)))"
+  print_table $ts
+  if [[ ${#FAILED[@]} -gt 0 ]]; then
+    say "FAILED: ${FAILED[*]}"
+    return 1
+  fi
+}
+
+# One line: bash parses it whole, so editing this file during a run cannot inject commands.
+main "$@"; exit $?

@@ -18,6 +18,7 @@
 # Environment: PMEM_CSI_TOOLS_CACHE (cache root), PMEM_CSI_TOOLS_GO_P (go build -p, default 2).
 # Go builds run under `nice -n 19`, CGO_ENABLED=0, GOTOOLCHAIN=local.
 set -euo pipefail
+shopt -s inherit_errexit # `set -e` inside $(...) too
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
@@ -32,18 +33,25 @@ GO_P="${PMEM_CSI_TOOLS_GO_P:-2}"
 say() { printf 'tools: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 
-# --- the pins, read from versions.env -------------------------------------------------------
-varname() { local v="${1^^}"; printf '%s_%s' "${v//-/_}" "$2"; }
-tool_version() { local v; v="$(varname "$1" VERSION)"; printf '%s' "${!v:?no $v in versions.env}"; }
-tool_binaries() { local v; v="$(varname "$1" BINARIES)"; printf '%s' "${!v:?no $v in versions.env}"; }
-tool_dir() { printf '%s/%s/%s' "$CACHE" "$1" "$(tool_version "$1")"; }
+# --- the pins, read from versions.env (into arrays: no subshells, so a warm run stays fast) ---
+declare -A VER BINS
+load_pins() {
+  local t v b
+  for t in $TOOLS; do
+    v="${t^^}" b="${t^^}"
+    v="${v//-/_}_VERSION" b="${b//-/_}_BINARIES"
+    [[ -n "${!v:-}" && -n "${!b:-}" ]] || die "versions.env lacks $v or $b"
+    VER[$t]="${!v}" BINS[$t]="${!b}"
+  done
+}
+load_pins
 
 # A tool name or one of the binaries it provides -> the tool name.
 resolve_tool() {
   local name="$1" t b
   for t in $TOOLS; do [[ "$t" == "$name" ]] && { printf '%s' "$t"; return 0; }; done
   for t in $TOOLS; do
-    for b in $(tool_binaries "$t"); do [[ "$b" == "$name" ]] && { printf '%s' "$t"; return 0; }; done
+    for b in ${BINS[$t]}; do [[ "$b" == "$name" ]] && { printf '%s' "$t"; return 0; }; done
   done
   die "unknown tool '$name' (known: $TOOLS, or one of their binaries; see --list)"
 }
@@ -52,8 +60,7 @@ resolve_tool() {
 # Sets: METHOD (install|wrapper), MODULE, PKGS (array), LDFLAGS, REPLACES (none|single-line|
 # staging), ESTIMATE (for the progress line).
 recipe() {
-  local tool="$1" v
-  v="$(tool_version "$tool")"
+  local tool="$1" v="${VER[$1]}"
   MODULE="" REPLACES=none LDFLAGS="-s -w"
   case "$tool" in
     csi-sanity)
@@ -89,7 +96,7 @@ recipe() {
       MODULE=k8s.io/kubernetes
       PKGS=()
       local b
-      for b in $(tool_binaries kubernetes); do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+      for b in ${BINS[kubernetes]}; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
       local minor="${v#v1.}"; minor="${minor%%.*}"
       for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
         LDFLAGS+=" -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
@@ -98,30 +105,34 @@ recipe() {
   esac
 }
 
-go_identity() {
-  if [[ -z "${GO_ID:-}" ]]; then
+GO_ID=""
+go_identity() { # -> GO_ID, computed once
+  if [[ -z "$GO_ID" ]]; then
     GO_ID="$(go env GOVERSION GOOS GOARCH 2>/dev/null | tr '\n' ' ' || true)"
     GO_ID="${GO_ID% }"
     [[ -n "$GO_ID" ]] || GO_ID="go-not-found"
   fi
-  printf '%s' "$GO_ID"
 }
 
-# The exact build inputs; a cached tool whose stamp differs is rebuilt.
-stamp_text() {
-  local tool="$1"
+# The exact build inputs -> STAMP. A cached tool whose stamp differs is rebuilt.
+make_stamp() {
+  local tool="$1" a b
   recipe "$tool"
-  printf 'recipe-revision: %s\ntool: %s\nversion: %s\ngo: %s\ncgo: 0\nmethod: %s\n' \
-    "$RECIPE_REVISION" "$tool" "$(tool_version "$tool")" "$(go_identity)" "$METHOD"
-  printf 'module: %s\nreplaces: %s\npackages: %s\nldflags: %s\nbinaries: %s\n' \
-    "${MODULE:-(go install)}" "$REPLACES" "${PKGS[*]}" "$LDFLAGS" "$(tool_binaries "$tool")"
+  go_identity
+  printf -v a 'recipe-revision: %s\ntool: %s\nversion: %s\ngo: %s\ncgo: 0\nmethod: %s\n' \
+    "$RECIPE_REVISION" "$tool" "${VER[$tool]}" "$GO_ID" "$METHOD"
+  printf -v b 'module: %s\nreplaces: %s\npackages: %s\nldflags: %s\nbinaries: %s\n' \
+    "${MODULE:-(go install)}" "$REPLACES" "${PKGS[*]}" "$LDFLAGS" "${BINS[$tool]}"
+  STAMP="$a$b"
 }
 
 is_cached() {
-  local tool="$1" dir b
-  dir="$(tool_dir "$tool")"
-  for b in $(tool_binaries "$tool"); do [[ -x "$dir/bin/$b" ]] || return 1; done
-  [[ -f "$dir/stamp" ]] && [[ "$(cat "$dir/stamp")" == "$(stamp_text "$tool")" ]]
+  local tool="$1" dir="$CACHE/$1/${VER[$1]}" b disk=""
+  for b in ${BINS[$tool]}; do [[ -x "$dir/bin/$b" ]] || return 1; done
+  [[ -f "$dir/stamp" ]] || return 1
+  IFS= read -r -d '' disk <"$dir/stamp" || true
+  make_stamp "$tool"
+  [[ "$disk" == "$STAMP" ]]
 }
 
 # --- the build itself (runs as a separate process so that `set -e` holds) ---------------------
@@ -158,9 +169,8 @@ write_wrapper_gomod() {
 }
 
 build_child() { # <tool> <tmpdir>
-  local tool="$1" out="$2" v bins
-  v="$(tool_version "$tool")"
-  read -ra bins <<<"$(tool_binaries "$tool")"
+  local tool="$1" out="$2" v="${VER[$1]}" bins
+  read -ra bins <<<"${BINS[$tool]}"
   recipe "$tool"
   trap - EXIT INT TERM # the parent cleans up; default signal handling here
   local goflags
@@ -248,8 +258,8 @@ trap 'exit 143' TERM
 FAILED=()
 build_tool() {
   local tool="$1" v bins dir tdir lockfd tmp start secs log b state
-  v="$(tool_version "$tool")" bins="$(tool_binaries "$tool")"
-  dir="$(tool_dir "$tool")" tdir="$CACHE/$tool"
+  v="${VER[$tool]}" bins="${BINS[$tool]}"
+  dir="$CACHE/$tool/$v" tdir="$CACHE/$tool"
   if is_cached "$tool"; then say "$tool $v cached"; return 0; fi
   mkdir -p "$tdir"
   exec {lockfd}>"$tdir/.$v.lock"
@@ -292,7 +302,8 @@ build_tool() {
   secs=$((SECONDS - start)) cpu=$((CPU_SECS - cpu0))
   printf 'built: %s\nbuild-seconds: %s\ncpu-seconds: %s\ngo-p: %s\nload-average: %s\n' \
     "$(date -u +%FT%TZ)" "$secs" "$cpu" "$GO_P" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$tmp/build-info"
-  stamp_text "$tool" >"$tmp/stamp"   # written last: a directory with a stamp is complete
+  make_stamp "$tool"
+  printf '%s' "$STAMP" >"$tmp/stamp" # written last: a directory with a stamp is complete
   if [[ -e "$dir" ]]; then mv "$dir" "$tdir/.old-$v.$$"; fi
   mv "$tmp" "$dir"
   rm -rf "$tdir/.old-$v.$$" "$tdir/$v.failed.log"
@@ -303,9 +314,9 @@ build_tool() {
 print_table() {
   local tool b v
   for tool in "$@"; do
-    v="$(tool_version "$tool")"
-    for b in $(tool_binaries "$tool"); do
-      if is_cached "$tool"; then printf '%s %s %s\n' "$b" "$v" "$(tool_dir "$tool")/bin/$b"
+    v="${VER[$tool]}"
+    for b in ${BINS[$tool]}; do
+      if is_cached "$tool"; then printf '%s %s %s\n' "$b" "$v" "$CACHE/$tool/$v/bin/$b"
       else printf '%s %s %s\n' "$b" "$v" "MISSING(build failed or not built)"; fi
     done
   done
@@ -315,12 +326,12 @@ print_env() {
   local tool b rc=0 name
   for tool in "$@"; do
     if ! is_cached "$tool"; then
-      say "$tool $(tool_version "$tool") is not built: run bash e2e/tools/bootstrap.sh $tool"
+      say "$tool ${VER[$tool]} is not built: run bash e2e/tools/bootstrap.sh $tool"
       rc=1; continue
     fi
-    for b in $(tool_binaries "$tool"); do
+    for b in ${BINS[$tool]}; do
       name="${b^^}"; name="${name//-/_}"
-      printf 'export PMEM_CSI_%s=%q\n' "$name" "$(tool_dir "$tool")/bin/$b"
+      printf 'export PMEM_CSI_%s=%q\n' "$name" "$CACHE/$tool/${VER[$tool]}/bin/$b"
     done
   done
   return "$rc"
@@ -344,7 +355,7 @@ main() {
     --print-env) shift; local ts; ts="$(tools_from_args "$@")"; print_env $ts; return ;;
     --list)
       local t
-      for t in $TOOLS; do printf '%s %s %s\n' "$t" "$(tool_version "$t")" "$(tool_binaries "$t")"; done
+      for t in $TOOLS; do printf '%s %s %s\n' "$t" "${VER[$t]}" "${BINS[$t]}"; done
       return ;;
     -h | --help) sed -n '2,19p' "$SELF" | sed 's/^# \{0,1\}//'; return ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -353,7 +364,8 @@ main() {
   command -v flock >/dev/null || die "flock (util-linux) is missing"
   local ts tool start=$SECONDS
   ts="$(tools_from_args "$@")"
-  say "cache $CACHE; $(go_identity); go build -p=$GO_P under nice -n 19"
+  go_identity
+  say "cache $CACHE; $GO_ID; go build -p=$GO_P under nice -n 19"
   for tool in $ts; do build_tool "$tool" || true; done
   say "done in $(fmt_secs $((SECONDS - start)))"
   print_table $ts

@@ -23,7 +23,13 @@ function nodeOf(v: csi.Volume__Output, key: string): string {
   return v.accessible_topology[0]?.segments[key] ?? '?';
 }
 
-async function create(ctl: ControllerCsi, key: string, name: string, size: number, preferred?: string): Promise<DemoVolume> {
+interface DemoRequest {
+  readonly name: string;
+  readonly size: number;
+  readonly preferred?: string;
+}
+
+async function create(ctl: ControllerCsi, key: string, { name, size, preferred }: DemoRequest): Promise<DemoVolume> {
   const topo = preferred === undefined ? {} : { accessibility_requirements: { preferred: [{ segments: { [key]: preferred } }], requisite: [] } };
   const res = await ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'true' }, ...topo });
   const v = res.volume;
@@ -33,16 +39,16 @@ async function create(ctl: ControllerCsi, key: string, name: string, size: numbe
 
 async function placeVolumes(ctl: ControllerCsi, key: string, say: Say): Promise<DemoVolume[]> {
   say('\n2. Create volumes through the controller (as external-provisioner does)');
-  const a = await create(ctl, key, 'demo-preferred', 256 * MiB, 'node-b');
+  const a = await create(ctl, key, { name: 'demo-preferred', size: 256 * MiB, preferred: 'node-b' });
   say(`   demo-preferred (256 MiB, prefers node-b) -> ${a.node}   id ${a.id}`);
-  const b = await create(ctl, key, 'demo-large', 900 * MiB);
+  const b = await create(ctl, key, { name: 'demo-large', size: 900 * MiB });
   say(`   demo-large     (900 MiB, no topology)    -> ${b.node}   (only node-a can hold it)`);
-  const c = await create(ctl, key, 'demo-any', 128 * MiB);
+  const c = await create(ctl, key, { name: 'demo-any', size: 128 * MiB });
   say(`   demo-any       (128 MiB, no topology)    -> ${c.node}   (largest free space first)`);
-  const again = await create(ctl, key, 'demo-preferred', 256 * MiB, 'node-b');
+  const again = await create(ctl, key, { name: 'demo-preferred', size: 256 * MiB, preferred: 'node-b' });
   say(`   demo-preferred again                     -> same id: ${again.id === a.id ? 'yes' : `NO (${again.id})`}`);
   try {
-    await create(ctl, key, 'demo-too-big', 4096 * MiB);
+    await create(ctl, key, { name: 'demo-too-big', size: 4096 * MiB });
     say('   demo-too-big: unexpectedly created');
   } catch (e) {
     say(`   demo-too-big   (4 GiB)                   -> ${isServiceError(e) ? `${codeName(e.code)}: ${e.details}` : String(e)}`);

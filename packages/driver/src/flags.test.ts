@@ -46,6 +46,12 @@ describe('parseFlags', () => {
     ]);
   });
 
+  it('brackets an IPv6 pod IP in HOST:PORT flags', () => {
+    const c = parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1',
+      '--advertised-endpoint', 'fd00:10:244::5:10001', '--registry-endpoint', '[fd00::1]:10000']);
+    expect(c).toMatchObject({ advertisedEndpoint: '[fd00:10:244::5]:10001', registryEndpoint: '[fd00::1]:10000' });
+  });
+
   it('requires a known mode and rejects unknown flags', () => {
     expect(problems([...tls, '--endpoint', '/s'])).toEqual(['--mode is required; allowed values: controller, node']);
     expect(problems(['--mode', 'both', ...tls, '--endpoint', '/s'])).toEqual(['--mode: "both" is not allowed; allowed values: controller, node']);

@@ -101,9 +101,15 @@ function required(problems: string[], name: string, v: string | undefined): stri
   return v ?? '';
 }
 
+/**
+ * Validate HOST:PORT. An unbracketed IPv6 host (as `$(POD_IP):10001` expands to on IPv6 clusters)
+ * is bracketed, so gRPC can parse it.
+ */
 function hostPort(problems: string[], name: string, v: string): string {
-  if (v !== '' && !/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(v)) problems.push(`--${name}: "${v}" must be HOST:PORT`);
-  return v;
+  const unbracketed = /^([0-9a-fA-F]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(v);
+  const value = unbracketed ? `[${unbracketed[1]}]:${unbracketed[2]}` : v;
+  if (value !== '' && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(value)) problems.push(`--${name}: "${v}" must be HOST:PORT`);
+  return value;
 }
 
 function common(problems: string[], v: Values): CommonConfig {

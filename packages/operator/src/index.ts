@@ -27,4 +27,3 @@ export * from './events.js';
 export * from './flags.js';
 export * from './http-server.js';
 export { runOperator, type MainDeps } from './main.js';
-export * from './render/index.js';

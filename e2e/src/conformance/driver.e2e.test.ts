@@ -5,38 +5,23 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, type LocalStack } from '@pmem-csi/driver';
+import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, waitUntil, type LocalStack } from '@pmem-csi/driver';
 import { createLogger, isServiceError } from '@pmem-csi/runtime';
 
 const MiB = 1024 ** 2;
 const base = join(tmpdir(), 'pmem-csi-e2e-driver');
 const log = createLogger({ level: 'warn' });
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = (e as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
-}
-
 /** Retry while the controller answers UNAVAILABLE (settling after a restart) or ABORTED. */
 async function retrying<T>(fn: () => Promise<T>): Promise<T> {
-  return waitFor('a call that is not UNAVAILABLE/ABORTED', async () => {
+  return waitUntil('a call that is not UNAVAILABLE/ABORTED', async () => {
     try {
       return await fn();
     } catch (e) {
       if (isServiceError(e) && (e.code === grpc.status.UNAVAILABLE || e.code === grpc.status.ABORTED)) return undefined;
       throw e;
     }
-  });
+  }, 60_000);
 }
 
 function create(ctl: ControllerCsi, name: string, size: number) {
@@ -44,27 +29,41 @@ function create(ctl: ControllerCsi, name: string, size: number) {
 }
 
 async function available(stack: LocalStack, nodes: number): Promise<void> {
-  await waitFor(`${nodes} available node(s)`, async () => {
+  await waitUntil(`${nodes} available node(s)`, async () => {
     const s = await fetchStatus(stack.statusUrl, 2000);
     return s.settled && s.nodes.filter((n) => n.state === 'available').length === nodes ? s : undefined;
-  });
+  }, 60_000);
 }
 
-describe('driver on emulated devices (needs root and loop devices)', () => {
-  let stack: LocalStack;
-  let ctl: ControllerCsi;
-
+/** One stack per describe block: started before its tests, stopped after them. */
+function useStack(mode: 'emulated' | 'fake', nodes: ReadonlyArray<readonly [string, number]>): { stack: () => LocalStack; ctl: () => ControllerCsi } {
+  let stack: LocalStack | undefined;
+  let ctl: ControllerCsi | undefined;
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
-    await rm(join(base, 'emulated'), { recursive: true, force: true });
-    stack = await startLocalStack(join(base, 'emulated'), 'emulated', log, [['node-1', 512 * MiB]]);
+    if (mode === 'emulated' && process.getuid?.() !== 0) throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
+    await rm(join(base, mode), { recursive: true, force: true });
+    stack = await startLocalStack(join(base, mode), mode, log, nodes);
     ctl = new ControllerCsi(stack.controllerSocket);
   }, 120_000);
-
   afterAll(async () => {
     ctl?.close();
     await stack?.stop();
   }, 60_000);
+  const must = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the stack did not start (see beforeAll)');
+    return v;
+  };
+  return { stack: () => must(stack), ctl: () => must(ctl) };
+}
+
+describe('driver on emulated devices (needs root and loop devices)', () => {
+  const env = useStack('emulated', [['node-1', 512 * MiB]]);
+  let stack: LocalStack;
+  let ctl: ControllerCsi;
+  beforeAll(() => {
+    stack = env.stack();
+    ctl = env.ctl();
+  });
 
   it('keeps volumes across a node crash (kill -9) and restart', async () => {
     const v = (await create(ctl, 'survivor', 64 * MiB)).volume;
@@ -100,19 +99,13 @@ describe('driver on emulated devices (needs root and loop devices)', () => {
 });
 
 describe('driver on fake devices', () => {
+  const env = useStack('fake', [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
   let stack: LocalStack;
   let ctl: ControllerCsi;
-
-  beforeAll(async () => {
-    await rm(join(base, 'fake'), { recursive: true, force: true });
-    stack = await startLocalStack(join(base, 'fake'), 'fake', log, [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
-    ctl = new ControllerCsi(stack.controllerSocket);
-  }, 120_000);
-
-  afterAll(async () => {
-    ctl?.close();
-    await stack?.stop();
-  }, 60_000);
+  beforeAll(() => {
+    stack = env.stack();
+    ctl = env.ctl();
+  });
 
   it('creates and deletes 100 volumes in parallel', async () => {
     const started = Date.now();

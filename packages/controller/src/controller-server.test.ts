@@ -212,8 +212,9 @@ describe('a controller with another driver name', () => {
       const res = await call.create(tc.csi, createRequest('pvc-1'));
       expect(res.volume?.accessible_topology).toEqual([{ segments: { 'pmem.example.com/node': 'n1' } }]);
       const segment = { accessible_topology: { segments: { 'pmem.example.com/node': 'n1' } } };
-      expect((await call.capacity(tc.csi, segment)).available_capacity).toBe(String(10 * GiB)); // last report
-      await node.renew(); // capacity is what the node reports with its renewals
+      // The controller asks the node for its capacity right after the create (capacity-refresh.ts).
+      expect((await call.capacity(tc.csi, segment)).available_capacity).toBe(String(9 * GiB));
+      await node.renew(); // renewals carry the same truth
       expect((await call.capacity(tc.csi, segment)).available_capacity).toBe(String(9 * GiB));
     } finally {
       await node.close();

@@ -8,6 +8,7 @@ export * from './grpc/status.js';
 export * from './grpc/server.js';
 export * from './grpc/client.js';
 export * from './grpc/protos.js';
+export * from './grpc/identity.js';
 export type * as csi from './generated/csi-types.js';
 export type * as registry from './generated/registry-types.js';
 export type { ControllerHandlers, ControllerClient } from './generated/csi/v1/Controller.js';

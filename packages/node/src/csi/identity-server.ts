@@ -1,7 +1,6 @@
-// CSI Identity on the kubelet's socket: the driver name (node-driver-registrar registers the plugin
-// under it), the capabilities of the node plugin (topology, and online expansion when the device
-// mode can grow volumes) and a probe that is ready once the node has reconciled its state.
-import { adaptService, loadCsi, type IdentityHandlers, type Logger } from '@pmem-csi/runtime';
+// CSI Identity on the kubelet's socket: topology, online expansion when the device mode can grow
+// volumes, and a probe that is ready once the node has reconciled its state.
+import { createIdentityService as identityService, type IdentityHandlers, type Logger } from '@pmem-csi/runtime';
 
 export interface IdentityServiceDeps {
   readonly driverName: string;
@@ -15,19 +14,14 @@ export interface IdentityServiceDeps {
 
 /** The grpc-js handlers of csi.v1.Identity for the node plugin. */
 export function createIdentityService(deps: IdentityServiceDeps): IdentityHandlers {
-  return adaptService<IdentityHandlers>(
-    'Identity',
-    loadCsi().csi.v1.Identity.service,
-    {
-      GetPluginInfo: async () => ({ name: deps.driverName, vendor_version: deps.version }),
-      GetPluginCapabilities: async () => ({
-        capabilities: [
-          { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
-          ...(deps.canExpand ? [{ volume_expansion: { type: 'ONLINE' as const } }] : []),
-        ],
-      }),
-      Probe: async () => ({ ready: { value: deps.ready() } }),
-    },
-    { log: deps.log, quietMethods: ['Probe', 'GetPluginInfo', 'GetPluginCapabilities'] },
-  );
+  return identityService({
+    driverName: deps.driverName,
+    version: deps.version,
+    capabilities: [
+      { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
+      ...(deps.canExpand ? [{ volume_expansion: { type: 'ONLINE' as const } }] : []),
+    ],
+    ready: deps.ready,
+    log: deps.log,
+  });
 }

@@ -3,6 +3,7 @@
 // committed files are up to date (CI runs the check: stale generated files fail the build).
 //   proto/*.proto                 -> packages/runtime/src/generated/** (TypeScript types)
 //   packages/api/src/crd/schema.ts -> packages/api/src/generated/*, deploy/crd/*.yaml
+//   packages/operator/src/render    -> deploy/kustomize/*, deploy/kubernetes/*, deploy/helm/pmem-csi/{crds,values.schema.json,templates/_operator-rules.tpl}
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,11 @@ if (check) {
 // 2. CRD schema -> TypeScript types and CRD YAML (the generator does its own --check).
 const crd = spawnSync(process.execPath, ['--import', 'tsx', 'tools/gen-crd.ts', ...(check ? ['--check'] : [])], { stdio: 'inherit' });
 if (crd.status !== 0) stale.push('CRD schema outputs (see above)');
+
+// 3. Install manifests from the operator's builders (the generator does its own --check). The
+//    operator's sources import @pmem-csi/api by package name: run with the source condition.
+const deploy = spawnSync(process.execPath, ['--conditions=@pmem-csi/source', '--import', 'tsx', 'tools/gen-deploy.ts', ...(check ? ['--check'] : [])], { stdio: 'inherit' });
+if (deploy.status !== 0) stale.push('deploy manifests (see above)');
 
 if (stale.length > 0) {
   console.error(`generated files are stale — run "npm run generate" and commit:\n  ${stale.join('\n  ')}`);

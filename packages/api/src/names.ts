@@ -3,6 +3,8 @@
 // other package assembles such names, so that a rename happens here once and existing clusters'
 // objects (named like the Go operator named them) stay recognisable.
 
+import { API_GROUP } from './crd/identity.js';
+
 export const DEFAULT_DRIVER_NAME = 'pmem-csi.intel.com';
 export const DEFAULT_KUBELET_DIR = '/var/lib/kubelet';
 
@@ -153,3 +155,39 @@ export function objectLabels(crName: string, component: DriverComponentLabel | u
     [LABEL_KEYS.managedBy]: FIELD_MANAGER,
   };
 }
+
+// Operator bookkeeping: annotations, leader-election Lease, events, container names and mounts.
+
+/** annotation on every built object with the operator version that built it. */
+export const OPERATOR_VERSION_ANNOTATION = `${API_GROUP}/operator-version`;
+
+/** pod-template annotation, hash of the template's inputs (spec + certificate fingerprints). */
+export const CONFIG_HASH_ANNOTATION = `${API_GROUP}/config-hash`;
+
+/** annotation on the node DaemonSet recording the device mode it runs with. */
+export const DEVICE_MODE_ANNOTATION = `${API_GROUP}/device-mode`;
+
+/** Lease (in the operator's namespace) for leader election between operator replicas. */
+export const OPERATOR_LEASE_NAME = 'pmem-csi-operator';
+
+/**
+ * namespace of the core/v1 Events about the cluster-scoped PmemCSIDeployment.
+ * Kubernetes' own event recorder files events of cluster-scoped objects under "default".
+ */
+export const CLUSTER_EVENT_NAMESPACE = 'default';
+
+/** reporting component of the operator's Events. */
+export const EVENT_SOURCE_COMPONENT = 'pmem-csi-operator';
+
+/** container names inside the driver pods (stable: logs and probes refer to them). */
+export const CONTAINER_NAMES = {
+  driver: 'pmem-driver',
+  provisioner: 'external-provisioner',
+  registrar: 'driver-registrar',
+} as const;
+
+/** where the driver containers mount their TLS Secret. */
+export const CERTS_MOUNT_PATH = '/certs';
+
+/** HTTP health port of node-driver-registrar (`--http-endpoint`). */
+export const REGISTRAR_HEALTH_PORT = 9809;

@@ -1,6 +1,6 @@
 import type { KubeObject } from './kube-port.js';
 import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from './device-mode.js';
-import { DEVICE_MODE_ANNOTATION } from './local-names.js';
+import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
 
 const ds = (annotations: Record<string, string>, args: string[]): KubeObject =>
   ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'n', annotations }, spec: { selector: {}, template: { spec: { containers: [{ name: 'c', args }] } } } }) as KubeObject;

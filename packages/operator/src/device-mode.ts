@@ -6,7 +6,7 @@
 import type { V1DaemonSet, V1PersistentVolume } from '@kubernetes/client-node';
 import { DEVICE_MODES, type DeviceMode } from '@pmem-csi/api';
 import type { KubeObject } from './kube-port.js';
-import { DEVICE_MODE_ANNOTATION } from './local-names.js';
+import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
 
 const isDeviceMode = (v: string | undefined): v is DeviceMode => v !== undefined && (DEVICE_MODES as readonly string[]).includes(v);
 

@@ -5,7 +5,7 @@ import { API_GROUP_VERSION, KIND } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock } from './clock.js';
 import type { KubeApi } from './kube-port.js';
-import { CLUSTER_EVENT_NAMESPACE, EVENT_SOURCE_COMPONENT } from './local-names.js';
+import { CLUSTER_EVENT_NAMESPACE, EVENT_SOURCE_COMPONENT } from '@pmem-csi/api';
 import type { OwnerDeployment } from './objects/context.js';
 import type { StatusEvent } from './status.js';
 

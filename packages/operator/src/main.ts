@@ -16,7 +16,7 @@ import { ClientKubeApi } from './kube-api.js';
 import { loadKubeConfig } from './kube-client.js';
 import type { KubeApi } from './kube-port.js';
 import { LeaderElector } from './leader.js';
-import { OPERATOR_LEASE_NAME } from './local-names.js';
+import { OPERATOR_LEASE_NAME } from '@pmem-csi/api';
 import { Operator } from './operator.js';
 import { Reconciler } from './reconciler.js';
 

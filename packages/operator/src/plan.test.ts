@@ -1,6 +1,6 @@
 import { objectLabels } from '@pmem-csi/api';
 import type { KubeObject, LooseObject } from './kube-port.js';
-import { OPERATOR_VERSION_ANNOTATION } from './local-names.js';
+import { OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import { ownerReference } from './objects/meta.js';
 import { buildDesiredObjects } from './objects/registry.js';
 import { describePlan, isOwnedBy, ownedSelector, planObjects } from './plan.js';

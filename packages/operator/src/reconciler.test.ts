@@ -4,7 +4,7 @@ import { API_GROUP_VERSION, KIND, getCondition, objectLabels } from '@pmem-csi/a
 import { createCa, createLeaf } from '@pmem-csi/runtime';
 import { KubeApiError } from './kube-errors.js';
 import type { KubeObject } from './kube-port.js';
-import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from './local-names.js';
+import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import type { ObjectBuilder } from './objects/context.js';
 import { ownerReference } from './objects/meta.js';
 import { BUILDERS } from './objects/registry.js';

@@ -1,4 +1,4 @@
-// The operator's own version. Every object it builds records it (see local-names.ts), so that a
+// The operator's own version. Every object it builds records it (OPERATOR_VERSION_ANNOTATION in @pmem-csi/api names.ts), so that a
 // newer operator recognises objects built by an older one and updates them in place. main.ts
 // lets tests override it (the e2e upgrade scenario runs "version A" and "version B").
 

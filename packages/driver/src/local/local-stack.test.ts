@@ -29,7 +29,7 @@ describe('npm start (pmem-csi-driver local)', () => {
     expect(out).toMatch(/demo-preferred \(256 MiB, prefers node-b\) -> node-b/);
     expect(out).toMatch(/demo-large +\(900 MiB, no topology\) +-> node-a/);
     expect(out).toContain('demo-preferred again                     -> same id: yes');
-    expect(out).toContain('RESOURCE_EXHAUSTED: no node can hold 4 GiB; the largest volume available is 1 GiB (node "node-a")');
+    expect(out).toContain('RESOURCE_EXHAUSTED: no node can hold 4 GiB; the largest volume available is 512 MiB (node "node-c")');
     expect(out).toContain('volumes left: 0');
     expect(out).toContain('stopped.');
     expect(code).toBe(0);

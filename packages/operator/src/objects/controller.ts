@@ -3,13 +3,13 @@
 // socket. Only the sidecar holds a Kubernetes token (projected into that container alone); the
 // driver container has none. The driver's arguments must match packages/driver/src/flags.ts.
 import type { V1Container, V1Deployment, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
-import { REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
-import { CONTAINER_NAMES } from '../local-names.js';
+import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
+import { CONTAINER_NAMES } from '@pmem-csi/api';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
-import { REGISTRY_PORT_NAME } from './services.js';
+import { METRICS_PORT_NAME, REGISTRY_PORT_NAME } from './services.js';
 
 const SOCKET_VOLUME = 'socket-dir';
 const SOCKET_DIR = '/csi';
@@ -27,14 +27,18 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
       '--mode=controller',
       ...commonDriverArgs(ctx, cr.metadata.name, `unix://${SOCKET_PATH}`),
       `--registry-listen=0.0.0.0:${REGISTRY_PORT}`,
+      `--metrics-listen=0.0.0.0:${METRICS_PORT}`,
     ],
-    ports: [{ name: REGISTRY_PORT_NAME, containerPort: REGISTRY_PORT, protocol: 'TCP' }],
+    ports: [
+      { name: REGISTRY_PORT_NAME, containerPort: REGISTRY_PORT, protocol: 'TCP' },
+      { name: METRICS_PORT_NAME, containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
     volumeMounts: [{ name: SOCKET_VOLUME, mountPath: SOCKET_DIR }, certsMount],
     resources: podResources(ctx.spec.controllerDriverResources),
     securityContext: restrictedContainer(),
-    // A TCP connect proves the registry listens; the mutual-TLS handshake itself needs a client certificate.
-    readinessProbe: { tcpSocket: { port: REGISTRY_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
-    livenessProbe: { tcpSocket: { port: REGISTRY_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
+    // The driver's HTTP endpoint (status-http.ts) answers /readyz and /healthz once both servers run.
+    readinessProbe: { httpGet: { path: '/readyz', port: METRICS_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
+    livenessProbe: { httpGet: { path: '/healthz', port: METRICS_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
   };
 }
 

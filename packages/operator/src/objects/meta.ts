@@ -4,7 +4,7 @@
 // leaves every driver running (the Go operator's drivers died with its namespace).
 import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, KIND, objectLabels, type DriverComponentLabel } from '@pmem-csi/api';
-import { OPERATOR_VERSION_ANNOTATION } from '../local-names.js';
+import { OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import type { BuildContext, OwnerDeployment } from './context.js';
 
 export function ownerReference(cr: OwnerDeployment): V1OwnerReference {

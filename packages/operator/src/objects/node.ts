@@ -7,7 +7,7 @@
 // The driver's arguments must match packages/driver/src/flags.ts.
 import type { V1Container, V1DaemonSet, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { NODE_CONTROLLER_PORT, REGISTRY_PORT, deploymentObjectNames, driverHostPaths, registryServiceHost, selectorLabels } from '@pmem-csi/api';
-import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '../local-names.js';
+import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '@pmem-csi/api';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { API_GROUP_VERSION, KIND, LABEL_KEYS } from '@pmem-csi/api';
-import { OPERATOR_VERSION_ANNOTATION } from '../local-names.js';
+import { OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import { GOLDEN_VARIANTS, testContext, testDeployment } from '../testing/fixtures.js';
 import { EVER_CREATED_KINDS } from './kinds.js';
 import { BUILDERS, buildDesiredObjects } from './registry.js';

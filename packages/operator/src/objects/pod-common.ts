@@ -3,7 +3,7 @@
 // and the config-hash annotation that rolls pods when their Secret's certificates change.
 import type { V1Container, V1PodTemplateSpec, V1ResourceRequirements, V1SecurityContext } from '@kubernetes/client-node';
 import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
-import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '../local-names.js';
+import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '@pmem-csi/api';
 import type { BuildContext, TlsMaterial } from './context.js';
 import type { KubeObject } from '../kube-port.js';
 import { canonicalJson, contentHash } from './hash.js';

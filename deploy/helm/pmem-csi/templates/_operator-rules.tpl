@@ -73,6 +73,7 @@
     - get
     - list
     - watch
+    - create
     - patch
     - delete
 - apiGroups:
@@ -83,6 +84,7 @@
     - get
     - list
     - watch
+    - create
     - patch
     - delete
 - apiGroups:
@@ -113,6 +115,7 @@
     - get
     - list
     - watch
+    - create
     - patch
     - delete
 - apiGroups:
@@ -124,6 +127,7 @@
     - get
     - list
     - watch
+    - create
     - patch
     - delete
 - apiGroups:
@@ -159,6 +163,7 @@
     - get
     - list
     - watch
+    - create
     - patch
     - delete
 - apiGroups:

@@ -47,7 +47,6 @@ export function provisionerArgs(ctx: BuildContext): string[] {
   return [
     `--csi-address=${SOCKET_PATH}`,
     `--v=${ctx.spec.logLevel}`,
-    '--feature-gates=Topology=true',
     '--strict-topology=true',
     '--immediate-topology=false',
     `--timeout=${PROVISIONER_TIMEOUT}`,

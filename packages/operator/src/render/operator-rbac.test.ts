@@ -42,7 +42,7 @@ describe('operator RBAC', () => {
     for (const b of BUILDERS) {
       const scope = b.namespaced ? namespaced : cluster;
       const other = b.namespaced ? cluster : namespaced;
-      expect({ kind: b.kind, ok: has(scope, groupOf(b.apiVersion), b.plural, ['get', 'list', 'watch', 'patch', 'delete']) }).toEqual({ kind: b.kind, ok: true });
+      expect({ kind: b.kind, ok: has(scope, groupOf(b.apiVersion), b.plural, ['get', 'list', 'watch', 'create', 'patch', 'delete']) }).toEqual({ kind: b.kind, ok: true });
       expect({ kind: b.kind, elsewhere: other.has(`${groupOf(b.apiVersion)}|${b.plural}`) }).toEqual({ kind: b.kind, elsewhere: false });
     }
   });

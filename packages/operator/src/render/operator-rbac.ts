@@ -2,8 +2,9 @@
 // ship without the RBAC to apply it:
 // - the PmemCSIDeployments: get/list/watch, patch of /status, update of /finalizers (owner
 //   references with blockOwnerDeletion need it where OwnerReferencesPermissionEnforcement is on);
-// - every kind a builder makes: get/list/watch (informers), patch (server-side apply creates and
-//   updates), delete (recreate on immutable fields, obsolete objects);
+// - every kind a builder makes: get/list/watch (informers), create and patch (a server-side apply
+//   that creates an object is authorized as "patch" and also as "create"), delete (recreate on
+//   immutable fields, obsolete objects);
 // - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and delete;
 // - PersistentVolumes: list (the device-mode guard counts the driver's volumes);
 // - Leases in the driver namespace (leader election: flags.ts puts the Lease in --namespace);
@@ -24,7 +25,7 @@ import { RESOURCES, typeKey } from '../resources.js';
 /** The order in which verbs are listed (as `kubectl describe clusterrole` groups them). */
 export const VERB_ORDER: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 
-const MANAGE = ['get', 'list', 'watch', 'patch', 'delete'];
+const MANAGE = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
 const CLEAN_UP = ['list', 'delete'];
 
 export interface OperatorRules {

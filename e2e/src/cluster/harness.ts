@@ -1,0 +1,227 @@
+// The cluster tier's Kubernetes: a real control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, all built from source by e2e/tools/bootstrap.sh) with simulated nodes and pods
+// (kwok), started by `kwokctl --runtime binary` as host processes. Everything listens on 127.0.0.1,
+// the cluster's working directory lives under os.tmpdir(), and kwokctl never touches
+// ~/.kube/config or ~/.kwok. One cluster per test file; teardown deletes it even when tests failed,
+// and a later run deletes clusters whose test process died before it could.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readPins, toolPath } from '../tools.js';
+import { Kube, type KubeObject } from './kube.js';
+import { runTool, type ToolOptions } from './processes.js';
+import { waitFor } from './wait.js';
+
+/** Where every cluster of this tier lives: one directory per cluster (name = directory name). */
+export const CLUSTERS_BASE = join(tmpdir(), 'pmem-csi-e2e-cluster');
+
+/** Label every simulated node carries, so that the operator's node DaemonSet lands on it. */
+export const PMEM_NODE_LABELS: Readonly<Record<string, string>> = { storage: 'pmem' };
+export const DEFAULT_NODES: readonly string[] = ['pmem-worker-0', 'pmem-worker-1', 'pmem-worker-2'];
+
+/** kwok manages (heartbeats, pod status) only nodes with this annotation. */
+const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+const CREATE_TIMEOUT_MS = 240_000;
+const DELETE_TIMEOUT_MS = 60_000;
+
+export interface ClusterOptions {
+  /** Short label for directory names and logs, e.g. "operator". */
+  readonly suite: string;
+  readonly nodes?: readonly string[];
+  /** Labels of every node (default: storage=pmem). */
+  readonly nodeLabels?: Readonly<Record<string, string>>;
+}
+
+export interface KwokCluster {
+  readonly name: string;
+  /** This cluster's directory (kwok's working directory and our component logs). */
+  readonly dir: string;
+  /** Logs of the host processes the tests start (operator, provisioner, driver stack). */
+  readonly logDir: string;
+  /** Admin kubeconfig (client certificate, server https://127.0.0.1:<port>). */
+  readonly kubeconfig: string;
+  readonly server: string;
+  readonly kube: Kube;
+  readonly nodes: readonly string[];
+  /** Wall time of `kwokctl create cluster` until the API answered, and until the nodes were Ready. */
+  readonly timings: { readonly createMs: number; readonly nodesReadyMs: number };
+  /** kubectl of the tool cache against this cluster. */
+  kubectl(args: readonly string[], options?: ToolOptions): Promise<string>;
+  /** The last lines of a control-plane component's log (kube-apiserver, kube-controller-manager, ...). */
+  componentLog(component: string, lines?: number): string;
+  delete(): Promise<void>;
+}
+
+function kwokEnv(dir: string): Record<string, string> {
+  return {
+    KWOK_WORKDIR: join(dir, 'kwok'),
+    KWOK_RUNTIME: 'binary',
+    // kwokctl reads the versions from the binaries too; the pin keeps its defaults (flags) in step.
+    KWOK_KUBE_VERSION: readPins().get('KUBERNETES_VERSION') ?? '',
+    KWOK_KUBECTL_BINARY: toolPath('kubectl'),
+    KWOK_KUBE_APISERVER_BINARY: toolPath('kube-apiserver'),
+    KWOK_KUBE_CONTROLLER_MANAGER_BINARY: toolPath('kube-controller-manager'),
+    KWOK_KUBE_SCHEDULER_BINARY: toolPath('kube-scheduler'),
+    KWOK_CONTROLLER_BINARY: toolPath('kwok'),
+    KWOK_ETCD_BINARY: toolPath('etcd'),
+  };
+}
+
+/** kwokctl's own configuration: every component bound to 127.0.0.1 (its default is 0.0.0.0). */
+const KWOKCTL_CONFIG = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  bindAddress: 127.0.0.1
+`;
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Directories of finished clusters kept for their logs (the newest ones). */
+const KEEP_FINISHED = 8;
+
+/**
+ * Delete clusters left behind by test processes that died (their owner pid is gone), and the
+ * directories of finished clusters beyond the newest KEEP_FINISHED (their logs).
+ */
+async function sweepAbandoned(): Promise<void> {
+  if (!existsSync(CLUSTERS_BASE)) return;
+  const finished: { dir: string; mtimeMs: number }[] = [];
+  for (const name of readdirSync(CLUSTERS_BASE)) {
+    const dir = join(CLUSTERS_BASE, name);
+    let owner = NaN;
+    try {
+      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8').trim());
+    } catch {
+      // no owner file: a directory we did not finish creating
+    }
+    if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) continue;
+    if (existsSync(join(dir, 'kwok', 'clusters', name))) {
+      await runTool(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS }).catch(() => undefined);
+      await rm(join(dir, 'kwok'), { recursive: true, force: true });
+    }
+    finished.push({ dir, mtimeMs: statSync(dir).mtimeMs });
+  }
+  finished.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { dir } of finished.slice(KEEP_FINISHED)) await rm(dir, { recursive: true, force: true });
+}
+
+const undeleted = new Map<string, string>();
+let exitHookInstalled = false;
+
+/** Last resort when the test process exits without teardown (e.g. a crash): delete synchronously. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const [name, dir] of undeleted) {
+      spawnSync(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], { env: { ...process.env, ...kwokEnv(dir) }, timeout: DELETE_TIMEOUT_MS, stdio: 'ignore' });
+    }
+  });
+}
+
+/** A simulated node: managed by kwok, schedulable, with room for many pods. */
+export function simulatedNode(name: string, labels: Readonly<Record<string, string>>): KubeObject {
+  const resources = { cpu: '32', memory: '256Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: { ...labels, 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+    },
+    spec: {},
+    // Node status may be set on create; kwok then keeps the conditions and the lease fresh.
+    status: { allocatable: resources, capacity: resources, nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'fake', kubeProxyVersion: 'fake' } },
+  };
+}
+
+const nodeReady = (n: KubeObject): boolean =>
+  ((n['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+async function startKwok(name: string, dir: string): Promise<void> {
+  const config = join(dir, 'kwokctl.yaml');
+  await writeFile(config, KWOKCTL_CONFIG);
+  await runTool(
+    toolPath('kwokctl'),
+    ['create', 'cluster', '--name', name, '--config', config, '--runtime', 'binary', '--kubeconfig', join(dir, 'kubeconfig'),
+      '--kube-apiserver-binary', toolPath('kube-apiserver'), '--kube-controller-manager-binary', toolPath('kube-controller-manager'),
+      '--kube-scheduler-binary', toolPath('kube-scheduler'), '--kwok-controller-binary', toolPath('kwok'), '--etcd-binary', toolPath('etcd'),
+      '--disable-qps-limits', '--wait', `${Math.round(CREATE_TIMEOUT_MS / 1000) - 30}s`],
+    { env: kwokEnv(dir), timeoutMs: CREATE_TIMEOUT_MS },
+  );
+}
+
+/** Create a cluster with simulated PMEM nodes; deleted again if anything of this fails. */
+export async function createCluster(options: ClusterOptions): Promise<KwokCluster> {
+  await sweepAbandoned();
+  installExitHook();
+  const name = `pmem-e2e-${options.suite}-${randomBytes(3).toString('hex')}`;
+  const dir = join(CLUSTERS_BASE, name);
+  const logDir = join(dir, 'logs');
+  await mkdir(logDir, { recursive: true });
+  await writeFile(join(dir, 'owner.pid'), `${process.pid}\n`);
+  const kubeconfig = join(dir, 'kubeconfig');
+  const kwokDir = join(dir, 'kwok', 'clusters', name);
+  undeleted.set(name, dir);
+  let deleted = false;
+  const remove = async (): Promise<void> => {
+    if (deleted) return;
+    deleted = true;
+    // Keep the logs (the control plane's beside ours; kwokctl deletes its own) until a later run
+    // sweeps them; etcd data and kwok's copies of the binaries go.
+    await cp(join(kwokDir, 'logs'), join(logDir, 'control-plane'), { recursive: true }).catch(() => undefined);
+    await runTool(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS });
+    undeleted.delete(name);
+    await rm(join(dir, 'kwok'), { recursive: true, force: true });
+    await writeFile(join(dir, 'owner.pid'), '0\n');
+  };
+  const componentLog = (component: string, lines = 40): string => {
+    try {
+      return readFileSync(join(kwokDir, 'logs', `${component}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch (e) {
+      return `(no log: ${(e as Error).message})`;
+    }
+  };
+  try {
+    const started = Date.now();
+    await startKwok(name, dir);
+    const kube = Kube.fromFile(kubeconfig);
+    const server = kube.config.getCurrentCluster()?.server ?? '';
+    await waitFor('the kube-apiserver to list namespaces', async () => ((await kube.list('v1', 'Namespace')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
+    const createMs = Date.now() - started;
+    const nodes = options.nodes ?? DEFAULT_NODES;
+    for (const node of nodes) await kube.create(simulatedNode(node, options.nodeLabels ?? PMEM_NODE_LABELS));
+    await waitFor(`nodes ${nodes.join(', ')} to become Ready (kwok-controller)`, async () => {
+      const ready = (await kube.list('v1', 'Node')).filter(nodeReady).map((n) => n.metadata.name);
+      return nodes.every((n) => ready.includes(n)) ? true : undefined;
+    }, { timeoutMs: 60_000, describe: () => componentLog('kwok-controller', 5) });
+    // The default ServiceAccount is what namespaced pods need before they may be created.
+    await waitFor('the default ServiceAccount in namespace default (kube-controller-manager)', async () =>
+      (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: 'default' })) ? true : undefined, { timeoutMs: 60_000 });
+    const nodesReadyMs = Date.now() - started;
+    const kubectl = async (args: readonly string[], o: ToolOptions = {}): Promise<string> =>
+      (await runTool(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 60_000, ...o })).stdout;
+    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, delete: remove };
+  } catch (e) {
+    await remove().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Create a namespace (idempotent). */
+export async function ensureNamespace(kube: Kube, name: string): Promise<void> {
+  await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  await waitFor(`the default ServiceAccount in namespace ${name}`, async () =>
+    (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: name })) ? true : undefined, { timeoutMs: 60_000 });
+}

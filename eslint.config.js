@@ -26,7 +26,9 @@ export const depConstraints = [
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/out-tsc/**', '**/node_modules/**', '**/generated/**', '**/__fixtures__/**', '.nx/**', 'tmp/**'],
+    ignores: ['**/dist/**', '**/out-tsc/**', '**/node_modules/**', '**/generated/**', '**/__fixtures__/**', '.nx/**', 'tmp/**',
+      // QEMU-guest suites still in progress (e2e/qemu): run only inside the guest, not type-checked here yet.
+      '**/*.guest.wip.ts'],
   },
   ...tseslint.configs.recommended,
   {

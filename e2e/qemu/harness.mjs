@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// The real-PMEM test tier: builds (once, cached) the QEMU guest image, then per device mode boots
+// the guest twice on the same two emulated 4 GiB NVDIMMs and the same state disk:
+//   boot 1  blank NVDIMMs: the *.guest.test.ts suite of the mode (PMEM_CSI_GUEST_BOOT=1), which
+//           ends by leaving volumes with data,
+//   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2).
+// Brings the Jest JSON results back, writes a JUnit file, prints per-case and per-boot timings and
+// closes with the line "qemu: N passed, N failed". Exit code 0 only when every boot ran its suite
+// and nothing failed; a boot that timed out or produced no result counts as one failure, named.
+//
+// usage: node e2e/qemu/harness.mjs [--mode lvm|direct]... [--record] [--keep] [--work DIR]
+//                                  [--timeout SECONDS] [--junit FILE]
+//   --mode     device modes to run (default: lvm and direct)
+//   --record   copy the ndctl/LVM outputs the guest recorded into
+//              packages/node/src/device/__fixtures__/recorded/<mode>/ (with index.json)
+//   --keep     keep the NVDIMM images (sparse, 4 GiB each) after a successful run
+//   --work     work directory (default $PMEM_CSI_QEMU_WORK or <tmpdir>/pmem-csi-qemu/<time>)
+//   --timeout  limit per boot in seconds (default 1500; boot 2 gets a third of it, at least 400)
+//   --repo     the repository to share into the guest (default: this one), e.g. an overlay with
+//              proposed changes to files this tier does not own
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OWN_REPO = resolve(HERE, '../..');
+let REPO = OWN_REPO;
+const MODES = ['lvm', 'direct'];
+const CACHE = process.env.PMEM_CSI_QEMU_CACHE ?? join(homedir(), '.cache', 'pmem-csi-qemu');
+
+function parseArgs(argv) {
+  const o = { modes: [], record: false, keep: false, work: undefined, timeout: 1500, junit: undefined, repo: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (argv[i + 1] === undefined) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--mode') o.modes.push(value());
+    else if (a === '--record') o.record = true;
+    else if (a === '--keep') o.keep = true;
+    else if (a === '--work') o.work = resolve(value());
+    else if (a === '--timeout') o.timeout = Number(value());
+    else if (a === '--junit') o.junit = resolve(value());
+    else if (a === '--repo') o.repo = resolve(value());
+    else throw new Error(`unknown argument ${a} (see the usage at the top of e2e/qemu/harness.mjs)`);
+  }
+  if (o.modes.length === 0) o.modes = [...MODES];
+  for (const m of o.modes) if (!MODES.includes(m)) throw new Error(`--mode ${m}: not one of ${MODES.join(', ')}`);
+  if (!(o.timeout > 0)) throw new Error('--timeout must be a positive number of seconds');
+  return o;
+}
+
+const say = (msg) => process.stderr.write(`qemu-tier: ${msg}\n`);
+const plain = (s) => String(s).replace(/\u001b\[[0-9;]*m/g, '');
+const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+function buildImage() {
+  const t0 = Date.now();
+  const res = spawnSync('bash', [join(HERE, 'build-image.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`build-image.sh failed (exit ${res.status ?? res.signal})`);
+  const dir = res.stdout.trim().split('\n').at(-1);
+  return { dir, ms: Date.now() - t0 };
+}
+
+/** The guest's test file of a mode (the final *.guest.test.ts, or the work-in-progress name). */
+function guestTestFile(mode) {
+  const dir = join(REPO, 'packages/node/src/device');
+  const name = [`${mode}.guest.test.ts`, `${mode}.guest.wip.ts`].find((n) => existsSync(join(dir, n)));
+  if (name === undefined) throw new Error(`no ${mode}.guest.test.ts in ${relative(REPO, dir)}`);
+  return relative(REPO, join(dir, name));
+}
+
+function boot(image, m, n, timeoutS) {
+  const jsonName = `jest-${m.mode}-boot${n}.json`;
+  rmSync(join(m.results, jsonName), { force: true });
+  const jest = [
+    'node', '--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js',
+    '--config', 'e2e/qemu/jest.guest.config.js', '--ci', '--forceExit', '--json', `--outputFile=/results/${jsonName}`,
+    m.testFile,
+  ];
+  const args = [
+    join(HERE, 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
+    '--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img'),
+    '--cache', join(CACHE, 'guest-cache'),
+    '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results', '--', ...jest,
+  ];
+  say(`${m.mode} boot ${n}: ${m.testFile} (limit ${timeoutS} s)`);
+  const t0 = Date.now();
+  const res = spawnSync('bash', args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const ms = Date.now() - t0;
+  const code = res.status ?? 1;
+  const jsonPath = join(m.results, jsonName);
+  const json = existsSync(jsonPath) ? JSON.parse(readFileSync(jsonPath, 'utf8')) : undefined;
+  const problem = code === 124 ? `boot ${n} of ${m.mode} timed out after ${timeoutS} s (see console-${m.mode}-boot${n}.log)`
+    : json === undefined ? `boot ${n} of ${m.mode} produced no Jest result (exit ${code}; see console-${m.mode}-boot${n}.log)`
+      : undefined;
+  return { mode: m.mode, n, ms, code, json, problem, timings: guestTimings(m.results, `${m.mode}-boot${n}`) };
+}
+
+/** Guest uptimes (s) at init, udev ready, command start and end, written by guest/init.sh. */
+function guestTimings(results, name) {
+  const p = join(results, `guest-timings-${name}`);
+  if (!existsSync(p)) return {};
+  return Object.fromEntries(readFileSync(p, 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([k, v]) => [k, Number(v)]));
+}
+
+function cases(b) {
+  if (b.json === undefined) return [];
+  return b.json.testResults.flatMap((file) => {
+    const suiteError = file.status === 'failed' && file.assertionResults.length === 0 ? file.message : undefined;
+    const list = file.assertionResults.map((t) => ({
+      name: `${b.mode} boot ${b.n} › ${t.fullName}`, status: t.status, ms: t.duration ?? 0, failure: plain((t.failureMessages ?? []).join('\n')),
+    }));
+    if (suiteError !== undefined) list.push({ name: `${b.mode} boot ${b.n} › ${relative(REPO, file.name)} (suite failed to run)`, status: 'failed', ms: 0, failure: plain(suiteError) });
+    return list;
+  });
+}
+
+const xml = (s) => String(s).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]).replace(/\u001b\[[0-9;]*m/g, '');
+
+function junit(boots, all) {
+  const suites = boots.map((b) => {
+    const list = all.filter((c) => c.name.startsWith(`${b.mode} boot ${b.n} ›`));
+    const body = list.map((c) => `    <testcase classname="qemu.${b.mode}.boot${b.n}" name="${xml(c.name)}" time="${(c.ms / 1000).toFixed(3)}">${
+      c.status === 'failed' ? `<failure message="${xml(c.failure.split('\n')[0])}">${xml(c.failure)}</failure>` : ''}</testcase>`);
+    const failures = list.filter((c) => c.status === 'failed').length;
+    return `  <testsuite name="qemu ${b.mode} boot ${b.n}" tests="${list.length}" failures="${failures}" time="${(b.ms / 1000).toFixed(1)}">\n${body.join('\n')}\n  </testsuite>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="qemu">\n${suites.join('\n')}\n</testsuites>\n`;
+}
+
+function copyRecorded(m, image) {
+  const from = join(m.results, 'recorded');
+  if (!existsSync(from)) return 0;
+  const to = join(OWN_REPO, 'packages/node/src/device/__fixtures__/recorded', m.mode);
+  rmSync(to, { recursive: true, force: true });
+  mkdirSync(to, { recursive: true });
+  const commands = {};
+  for (const line of readFileSync(join(from, 'commands.tsv'), 'utf8').trim().split('\n')) {
+    const [file, command] = line.split('\t');
+    commands[file] = command;
+  }
+  const files = readdirSync(from).filter((f) => f.endsWith('.json')).sort();
+  for (const f of files) copyFileSync(join(from, f), join(to, f));
+  const versions = Object.fromEntries(readFileSync(join(image, 'versions.env'), 'utf8').trim().split('\n').map((l) => l.split('=')));
+  writeFileSync(join(to, 'index.json'), `${JSON.stringify({ recordedWith: versions, files: Object.fromEntries(files.map((f) => [f, commands[f]])) }, null, 2)}\n`);
+  return files.length;
+}
+
+function toolSummary(results) {
+  const totals = new Map();
+  for (const f of readdirSync(results).filter((n) => n.startsWith('tool-timings-'))) {
+    for (const c of JSON.parse(readFileSync(join(results, f), 'utf8'))) {
+      const t = totals.get(c.command) ?? { n: 0, ms: 0, max: 0 };
+      totals.set(c.command, { n: t.n + 1, ms: t.ms + c.ms, max: Math.max(t.max, c.ms) });
+    }
+  }
+  return [...totals.entries()].sort((a, b) => b[1].ms - a[1].ms);
+}
+
+function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (o.repo !== undefined) REPO = o.repo;
+  const t0 = Date.now();
+  const image = buildImage();
+  say(`image ${image.dir} ready in ${secs(image.ms)}`);
+  const work = o.work ?? process.env.PMEM_CSI_QEMU_WORK ?? join(tmpdir(), 'pmem-csi-qemu', new Date().toISOString().replace(/[:.]/g, '-'));
+  mkdirSync(work, { recursive: true });
+  say(`work directory ${work}`);
+  const boots = [];
+  const modes = [];
+  for (const mode of o.modes) {
+    const dir = join(work, mode);
+    rmSync(dir, { recursive: true, force: true }); // blank NVDIMMs and state disk for boot 1
+    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode) };
+    mkdirSync(m.results, { recursive: true });
+    modes.push(m);
+    boots.push(boot(image.dir, m, 1, o.timeout));
+    boots.push(boot(image.dir, m, 2, Math.max(400, Math.round(o.timeout / 3))));
+  }
+
+  const all = boots.flatMap(cases);
+  for (const b of boots) if (b.problem !== undefined) all.push({ name: `${b.mode} boot ${b.n}`, status: 'failed', ms: b.ms, failure: b.problem });
+  const passed = all.filter((c) => c.status === 'passed').length;
+  const failed = all.filter((c) => c.status === 'failed').length;
+  const junitPath = o.junit ?? join(work, 'junit.xml');
+  writeFileSync(junitPath, junit(boots, all));
+
+  const out = [];
+  out.push('', 'per case (guest wall time):');
+  for (const c of all) out.push(`  ${c.status === 'passed' ? 'ok  ' : c.status === 'failed' ? 'FAIL' : c.status.padEnd(4)} ${secs(c.ms).padStart(8)}  ${c.name}`);
+  out.push('', 'per boot:');
+  for (const b of boots) {
+    const t = b.timings;
+    const bootS = t['command-start'] !== undefined ? `${t['command-start'].toFixed(1)} s kernel+init to the test command` : 'guest did not reach the test command';
+    const cmdS = t['command-end'] !== undefined ? `, ${(t['command-end'] - t['command-start']).toFixed(1)} s command` : '';
+    const jest = b.json ? `, ${b.json.numPassedTests} passed / ${b.json.numFailedTests} failed` : '';
+    out.push(`  ${b.mode} boot ${b.n}: ${secs(b.ms)} wall (QEMU start to exit); ${bootS}${cmdS}${jest}${b.problem ? ` — ${b.problem}` : ''}`);
+  }
+  for (const m of modes) {
+    const tools = toolSummary(m.results);
+    if (tools.length === 0) continue;
+    out.push('', `tool calls in the guest, ${m.mode} mode (count, total, average, max):`);
+    for (const [cmd, t] of tools.slice(0, 14)) out.push(`  ${cmd.padEnd(28)} ${String(t.n).padStart(4)}  ${secs(t.ms).padStart(8)}  ${secs(t.ms / t.n).padStart(7)}  ${secs(t.max).padStart(7)}`);
+  }
+  for (const c of all.filter((x) => x.status === 'failed')) out.push('', `FAILED: ${c.name}`, c.failure.split('\n').slice(0, 25).join('\n'));
+  if (o.record) {
+    for (const m of modes) out.push(`recorded ${copyRecorded(m, image.dir)} tool outputs into packages/node/src/device/__fixtures__/recorded/${m.mode}/`);
+  }
+  out.push('', `image ${secs(image.ms)}; total ${secs(Date.now() - t0)}; JUnit ${junitPath}; logs in ${work}/<mode>/results/`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  const ok = failed === 0 && passed > 0;
+  if (ok && !o.keep) for (const m of modes) for (const f of ['nvdimm0.img', 'nvdimm1.img', 'state.img']) rmSync(join(m.dir, f), { force: true });
+  process.stdout.write(`\nqemu: ${passed} passed, ${failed} failed\n`);
+  process.exit(ok ? 0 : 1);
+}
+
+try {
+  main();
+} catch (e) {
+  process.stderr.write(`qemu-tier: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stdout.write('\nqemu: 0 passed, 1 failed\n');
+  process.exit(1);
+}

@@ -1,0 +1,712 @@
+// Real-PMEM tier, direct device mode. Runs ONLY inside the QEMU guest of e2e/qemu (two emulated
+// 4 GiB NVDIMMs = two regions, root, ndctl, udev, ext4/xfs with DAX); `bash e2e/qemu/run.sh`
+// starts it. Boot 1 (PMEM_CSI_GUEST_BOOT=1) starts from blank NVDIMMs: label initialisation, the
+// DeviceManager contract in the form direct mode can keep (sizes are "at least", see below),
+// fragmentation and maxVolumeSize, foreign namespaces, sector mode (FileIO), erase, the CSI node
+// service, and leaves volumes with data for boot 2, which checks them after the reboot.
+//
+// Why not deviceManagerContract(): direct mode cannot give exact sizes. A namespace of raw size R
+// (a multiple of the region alignment) keeps its page metadata (~R/64) on the PMEM, so the usable
+// size is whatever the kernel reports, >= the request; and `available` is the usable part of the
+// free space, which is not linear in the namespaces made. The same cases are here with "at least"
+// and "restored exactly after delete" instead of exact arithmetic.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { appendFile, mkdir, mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { volumeIdForName } from '@pmem-csi/api';
+import {
+  HostRunner, createLogger, renderCommand, type CommandRunner, type Logger, type RunOptions, type RunResult,
+} from '@pmem-csi/runtime';
+import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../csi/testing/test-node.js';
+import { startNodeDriver, type NodeDriver } from '../node-driver.js';
+import { GiB, MiB, alignDown } from './align.js';
+import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError, type PmemDeviceInfo } from './device-manager.js';
+import { DirectDeviceManager, directAlignment, maxVolumeSize, usableInExtent } from './direct.js';
+import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+
+if (process.env['PMEM_CSI_GUEST'] !== '1') {
+  throw new Error('direct.guest.test.ts needs the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); '
+    + 'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)');
+}
+const BOOT = process.env['PMEM_CSI_GUEST_BOOT'] ?? '1';
+const RESULTS = process.env['PMEM_CSI_GUEST_RESULTS'] ?? '/results';
+const STATE_DIR = process.env['PMEM_CSI_GUEST_STATE_DIR'] ?? '/var/lib/pmem-csi.intel.com';
+const PERSIST_FILE = join(RESULTS, 'persist-direct.json');
+const SLOW = 300_000;
+const DAX_ATTR = 0x200000n; // STATX_ATTR_DAX
+const SMALL = 64 * MiB;
+
+// ---- helpers shared with lvm.guest.test.ts (duplicated: each guest file stands alone) ----------
+
+interface ToolCall { readonly command: string; readonly ms: number }
+
+/** A short name of a tool call for the timing report: "ndctl create-namespace", "dd read", "lvcreate". */
+function toolLabel(command: string, args: readonly string[]): string {
+  if (command === 'ndctl') return `ndctl ${args[0] ?? ''}`;
+  if (command === 'xfs_io') return `xfs_io ${(args[1] ?? '').split(' ')[0] ?? ''}`;
+  if (command === 'dd') return args[0] === 'if=/dev/zero' ? 'dd (zero)' : 'dd (read)';
+  return command;
+}
+
+class RecordingRunner implements CommandRunner {
+  readonly inner = new HostRunner({ defaultTimeoutMs: 180_000 });
+  readonly results: RunResult[] = [];
+  readonly calls: ToolCall[] = [];
+  which(tool: string): string | undefined {
+    return this.inner.which(tool);
+  }
+  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
+    const t0 = Date.now();
+    try {
+      const res = await this.inner.run(command, args, options);
+      this.results.push(res);
+      return res;
+    } finally {
+      this.calls.push({ command: toolLabel(command, args), ms: Date.now() - t0 });
+    }
+  }
+}
+
+const runner = new RecordingRunner();
+const ndctl = new Ndctl(runner);
+const log: Logger = createLogger({
+  format: 'json', level: 'debug',
+  sink: (line) => void appendFile(join(RESULTS, `driver-direct-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
+});
+
+async function saveStdout(name: string, res: RunResult): Promise<void> {
+  const dir = join(RESULTS, 'recorded');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, name), res.stdout);
+  await appendFile(join(dir, 'commands.tsv'), `${name}\t${renderCommand(res.command, res.args)}\n`);
+}
+
+/** Run `fn` and save the stdout of the last command it ran as recorded/<name> (with the command line). */
+async function record<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const before = runner.results.length;
+  const value = await fn();
+  const res = runner.results.at(-1);
+  if (res === undefined || runner.results.length === before) throw new Error(`record ${name}: no command ran`);
+  await saveStdout(name, res);
+  return value;
+}
+
+/** Like record(), for the first command of `fn` whose arguments start with `first`. */
+async function recordCall<T>(name: string, first: string, fn: () => Promise<T>): Promise<T> {
+  const before = runner.results.length;
+  const value = await fn();
+  const res = runner.results.slice(before).find((r) => r.args[0] === first);
+  if (res === undefined) throw new Error(`record ${name}: no "${first}" command ran`);
+  await saveStdout(name, res);
+  return value;
+}
+
+async function statxAttributes(file: string): Promise<bigint> {
+  const res = await runner.run('xfs_io', ['-c', 'statx -r', file]);
+  const m = /stat\.attributes = (0x[0-9a-f]+)/.exec(res.stdout);
+  if (m?.[1] === undefined) throw new Error(`xfs_io statx -r ${file} printed no attributes:\n${res.stdout}`);
+  return BigInt(m[1]);
+}
+
+async function isDaxFile(file: string): Promise<boolean> {
+  return ((await statxAttributes(file)) & DAX_ATTR) !== 0n;
+}
+
+async function mountOptions(target: string): Promise<string[]> {
+  const res = await runner.run('findmnt', ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS', '--mountpoint', target]);
+  const fs = (JSON.parse(res.stdout) as { filesystems: Array<{ options: string }> }).filesystems[0];
+  if (fs === undefined) throw new Error(`nothing mounted at ${target}`);
+  return fs.options.split(',');
+}
+
+async function writeSynced(file: string, data: Buffer): Promise<void> {
+  const fh = await open(file, 'w');
+  try {
+    await fh.write(data, 0, data.length, 0);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+/**
+ * Namespaces that hold something, sorted: idle seeds (size 0) are the kernel's bookkeeping and
+ * differ after a reboot (seen: destroyed namespaces keep their name as idle seeds until then).
+ */
+function liveNamespaces(list: readonly NdNamespace[]): NdNamespace[] {
+  return list.filter((ns) => ns.size > 0).sort((a, b) => a.dev.localeCompare(b.dev));
+}
+
+/** Unmount whatever a CSI describe left mounted under `dir` and delete every volume it left (after failed cases). */
+async function cleanupCsi(t: Csi | undefined): Promise<void> {
+  if (t === undefined) return;
+  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+  const targets = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${t.dir}/`)).reverse();
+  for (const m of targets) await runner.run('umount', [m]).catch(() => undefined);
+  const listed = await call(t.c.controller, t.c.controller.ListVolumes, {}).catch(() => ({ entries: [] }));
+  for (const e of listed.entries) if (e.volume) await deleteVolume(t, e.volume.volume_id).catch(() => undefined);
+}
+
+/** A value as it reads back from a JSON file (undefined fields dropped). */
+const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
+const MARK = Buffer.alloc(4096, 'pmem-csi-qemu-tier-erase-marker/');
+
+async function readRaw(device: string, offset: number, length: number): Promise<Buffer> {
+  const tmp = join(await mkdtemp('/tmp/raw-'), 'data');
+  await runner.run('dd', [`if=${device}`, `of=${tmp}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=direct,skip_bytes,count_bytes', 'status=none']);
+  return readFile(tmp);
+}
+
+async function writeRaw(device: string, offset: number, data: Buffer): Promise<void> {
+  const fh = await open(device, 'r+');
+  try {
+    await fh.write(data, 0, data.length, offset);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const ZEROS = Buffer.alloc(MiB);
+
+/** Whether every byte is zero (chunked Buffer.equals: a per-byte JS callback is far too slow under TCG). */
+function isZero(buf: Buffer): boolean {
+  for (let off = 0; off < buf.length; off += ZEROS.length) {
+    const chunk = buf.subarray(off, off + ZEROS.length);
+    if (!chunk.equals(ZEROS.subarray(0, chunk.length))) return false;
+  }
+  return true;
+}
+
+function countMarks(buf: Buffer): number {
+  let n = 0;
+  for (let off = 0; off + 4096 <= buf.length; off += 4096) if (buf.subarray(off, off + 4096).equals(MARK)) n++;
+  return n;
+}
+
+async function holdDevice(path: string): Promise<() => Promise<void>> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_EXCL);
+  return () => fh.close();
+}
+
+function newDirect(): DirectDeviceManager {
+  return new DirectDeviceManager({ runner, log });
+}
+
+async function pmemRegions(): Promise<NdRegion[]> {
+  return (await ndctl.listRegions()).filter((r) => r.type === 'pmem');
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** Volume ids of the shape direct mode owns (the CSI ids of these names). */
+const vid = (name: string): string => volumeIdForName(name);
+
+/** Cases of one boot only (the other boot's cases are not registered at all, not skipped). */
+function onBoot(boot: '1' | '2'): (name: string, fn: () => void) => void {
+  return (name, fn) => {
+    if (BOOT === boot) describe(name, fn);
+  };
+}
+const boot1 = onBoot('1');
+const boot2 = onBoot('2');
+
+afterAll(async () => {
+  await writeFile(join(RESULTS, `tool-timings-direct-boot${BOOT}.json`), JSON.stringify(runner.calls));
+});
+
+// ---- boot 1: the device manager -----------------------------------------------------------------
+
+boot1('direct mode on blank emulated NVDIMMs', () => {
+  let dm: DirectDeviceManager;
+  /** A foreign namespace filling region1, so that every volume lands in region0 (one pool, as the cases assume). */
+  let filler: string | undefined;
+
+  beforeAll(() => {
+    dm = newDirect();
+  });
+
+  afterAll(async () => {
+    for (const d of await dm.listDevices()) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
+    if (filler !== undefined) await ndctl.destroyNamespace(filler).catch(() => undefined);
+  }, SLOW);
+
+  it('two label-less regions; setup() initialises their labels; then all of each region is free', async () => {
+    const fresh = await pmemRegions();
+    expect(fresh.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
+    for (const r of fresh) expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeDefined();
+    await dm.setup();
+    const regions = await record('ndctl-list-BRDi-labelled.json', () => pmemRegions());
+    for (const r of regions) {
+      expect(r.availableSize).toBe(r.size);
+      expect(r.maxAvailableExtent).toBe(r.size);
+      expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeUndefined();
+    }
+    await record('ndctl-list-Ni-labelled-idle.json', () => ndctl.listNamespaces());
+    expect(await dm.listDevices()).toEqual([]);
+  }, SLOW);
+
+  it('capacity of blank regions: managed = total, maxVolumeSize from the largest extent minus metadata', async () => {
+    const regions = await pmemRegions();
+    const cap = await dm.getCapacity();
+    const total = regions.reduce((s, r) => s + r.size, 0);
+    expect(cap).toEqual({
+      total, managed: total,
+      available: regions.reduce((s, r) => s + usableInExtent(r, r.availableSize), 0),
+      maxVolumeSize: maxVolumeSize(regions),
+    });
+    expect(cap.maxVolumeSize).toBeGreaterThan(regions[0]!.size * 0.97);
+  }, SLOW);
+
+  it('a foreign namespace (not named like a volume id) is never listed, and fills region1', async () => {
+    const r1 = (await pmemRegions()).find((r) => r.dev === 'region1')!;
+    const ns = await recordCall('ndctl-create-namespace-foreign.json', 'create-namespace', () =>
+      ndctl.createNamespace({ region: 'region1', name: 'app-data', size: alignDown(r1.maxAvailableExtent, directAlignment(r1)), mode: 'fsdax', map: 'dev' }));
+    filler = ns.dev;
+    expect(await dm.listDevices()).toEqual([]);
+    expect((await pmemRegions()).find((r) => r.dev === 'region1')!.maxAvailableExtent).toBeLessThan(directAlignment(r1));
+  }, SLOW);
+
+  describe('the DeviceManager contract, with "at least" sizes', () => {
+    it('create: an fsdax namespace of at least the size, with DAX; get and list return it', async () => {
+      const id = vid('ct-create');
+      const dev = await recordCall('ndctl-create-namespace-fsdax.json', 'create-namespace', () => dm.createDevice({ volumeId: id, size: SMALL + 1 }));
+      try {
+        expect(dev).toMatchObject({ volumeId: id, dax: true });
+        expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?$/); // the region's first namespace is pmem0, later ones pmem0.N
+        expect(dev.size).toBeGreaterThanOrEqual(SMALL + 1);
+        expect(dev.size).toBeLessThan(SMALL + 1 + directAlignment((await pmemRegions())[0]!));
+        expect(await dm.getDevice(id)).toEqual(dev);
+        expect(await dm.listDevices()).toEqual([dev]);
+        await record('ndctl-list-Ni-direct.json', () => ndctl.listNamespaces());
+      } finally {
+        await dm.deleteDevice(id, false);
+      }
+    }, SLOW);
+
+    it('duplicate → DeviceExistsError; unknown get → DeviceNotFoundError; unknown delete resolves', async () => {
+      const id = vid('ct-dup');
+      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+      try {
+        const cap = await dm.getCapacity();
+        expect(await rejection(dm.createDevice({ volumeId: id, size: SMALL }))).toBeInstanceOf(DeviceExistsError);
+        expect(await dm.getCapacity()).toEqual(cap);
+        expect(await dm.getDevice(id)).toEqual(dev);
+      } finally {
+        await dm.deleteDevice(id, false);
+      }
+      expect(await rejection(dm.getDevice(vid('ct-unknown')))).toBeInstanceOf(DeviceNotFoundError);
+      await expect(dm.deleteDevice(vid('ct-unknown'), true)).resolves.toBeUndefined();
+    }, SLOW);
+
+    it('capacity: available shrinks by at least the size; delete restores it exactly', async () => {
+      const id = vid('ct-cap');
+      const before = await dm.getCapacity();
+      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+      const after = await dm.getCapacity();
+      expect(after.available).toBeLessThanOrEqual(before.available - dev.size);
+      expect(after.maxVolumeSize).toBeLessThanOrEqual(after.available);
+      expect(after.total).toBe(before.total);
+      await dm.deleteDevice(id, false);
+      expect(await dm.getCapacity()).toEqual(before);
+    }, SLOW);
+
+    it('a device in use cannot be deleted (DeviceInUseError) and stays intact', async () => {
+      const id = vid('ct-busy');
+      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+      const release = await holdDevice(dev.path);
+      try {
+        for (const erase of [true, false]) expect(await rejection(dm.deleteDevice(id, erase))).toBeInstanceOf(DeviceInUseError);
+      } finally {
+        await release();
+      }
+      expect(await dm.getDevice(id)).toEqual(dev);
+      await dm.deleteDevice(id, false);
+    }, SLOW);
+
+    it('a manager re-created (restart) sees the same devices and capacity', async () => {
+      const id = vid('ct-restart');
+      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+      try {
+        const dm2 = newDirect();
+        await dm2.setup();
+        expect(await dm2.listDevices()).toEqual([dev]);
+        expect(await dm2.getCapacity()).toEqual(await dm.getCapacity());
+      } finally {
+        await dm.deleteDevice(id, false);
+      }
+    }, SLOW);
+
+    it('too large → NotEnoughSpaceError naming maxVolumeSize; maxVolumeSize itself fits', async () => {
+      const big = vid('ct-big');
+      const cap = await dm.getCapacity();
+      const err = await rejection(dm.createDevice({ volumeId: big, size: cap.maxVolumeSize + 1 }));
+      expect(err).toBeInstanceOf(NotEnoughSpaceError);
+      expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
+      const dev = await dm.createDevice({ volumeId: big, size: cap.maxVolumeSize });
+      try {
+        expect(dev.size).toBeGreaterThanOrEqual(cap.maxVolumeSize);
+        const full = await dm.getCapacity();
+        expect(full.maxVolumeSize).toBeLessThan(SMALL);
+        expect(await rejection(dm.createDevice({ volumeId: vid('ct-small'), size: SMALL }))).toBeInstanceOf(NotEnoughSpaceError);
+      } finally {
+        await dm.deleteDevice(big, false);
+      }
+      expect(await dm.getCapacity()).toEqual(cap);
+    }, SLOW);
+
+    for (const erase of [true, false]) {
+      it(`delete with erase=${erase} zeroes ${erase ? 'the whole namespace' : 'its first 4 KiB'} (re-created at the same place)`, async () => {
+        const id = vid(`ct-erase-${erase}`);
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        const offsets = [0, 4096, alignDown(dev.size / 2, 4096), dev.size - 4096];
+        for (const off of offsets) await writeRaw(dev.path, off, MARK);
+        await dm.deleteDevice(id, erase);
+        const probe = vid(`ct-erase-probe-${erase}`);
+        const again = await dm.createDevice({ volumeId: probe, size: dev.size });
+        try {
+          for (const off of offsets) {
+            const block = await readRaw(again.path, off, 4096);
+            if (erase || off === 0) expect(isZero(block)).toBe(true);
+            else expect(block.equals(MARK)).toBe(true);
+          }
+        } finally {
+          await dm.deleteDevice(probe, false);
+        }
+      }, SLOW);
+    }
+
+    it('delete is idempotent, and a deleted id can be created again (CSI volume ids are deterministic)', async () => {
+      const id = vid('ct-again');
+      const first = await dm.createDevice({ volumeId: id, size: SMALL });
+      await dm.deleteDevice(id, false);
+      // ndctl destroy-namespace leaves an idle namespace (size 0) that keeps the volume's name.
+      await expect(dm.deleteDevice(id, false)).resolves.toBeUndefined();
+      expect(await rejection(dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
+      const second = await dm.createDevice({ volumeId: id, size: SMALL });
+      try {
+        expect(second.size).toBe(first.size);
+        expect(await dm.listDevices()).toEqual([second]);
+      } finally {
+        await dm.deleteDevice(id, false);
+      }
+    }, SLOW);
+
+    it('resize: not growing is a no-op, growing → Unimplemented', async () => {
+      const id = vid('ct-resize');
+      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+      try {
+        expect(await dm.resizeDevice(id, SMALL)).toEqual(dev);
+        expect(await rejection(dm.resizeDevice(id, dev.size * 2))).toMatchObject({ kind: 'Unimplemented' });
+      } finally {
+        await dm.deleteDevice(id, false);
+      }
+    }, SLOW);
+
+    it('4 concurrent creates all succeed, distinct devices; deleting them restores the capacity', async () => {
+      const ids = [0, 1, 2, 3].map((i) => vid(`ct-conc-${i}`));
+      const before = await dm.getCapacity();
+      const devs = await Promise.all(ids.map((volumeId) => dm.createDevice({ volumeId, size: SMALL })));
+      expect(new Set(devs.map((d) => d.path)).size).toBe(4);
+      expect((await dm.listDevices()).length).toBe(4);
+      await Promise.all(ids.map((volumeId) => dm.deleteDevice(volumeId, false)));
+      expect(await dm.getCapacity()).toEqual(before);
+    }, SLOW);
+  });
+
+  it('fragmentation: a hole between namespaces counts in available, not in maxVolumeSize', async () => {
+    const before = await dm.getCapacity();
+    const ids = ['frag-a', 'frag-b', 'frag-c'].map(vid);
+    const devs: PmemDeviceInfo[] = [];
+    for (const id of ids) devs.push(await dm.createDevice({ volumeId: id, size: GiB }));
+    try {
+      await dm.deleteDevice(ids[1]!, false);
+      const r0 = (await record('ndctl-list-BRDi-fragmented.json', () => pmemRegions())).find((r) => r.dev === 'region0')!;
+      expect(r0.maxAvailableExtent).toBeLessThan(r0.availableSize);
+      const cap = await dm.getCapacity();
+      expect(cap.maxVolumeSize).toBe(usableInExtent(r0, r0.maxAvailableExtent));
+      expect(cap.available).toBe(usableInExtent(r0, r0.availableSize));
+      // A volume that fits the free total but no single extent is refused, naming the real maximum.
+      const tooBig = cap.maxVolumeSize + 64 * MiB;
+      expect(tooBig).toBeLessThan(cap.available);
+      const err = await rejection(dm.createDevice({ volumeId: vid('frag-big'), size: tooBig }));
+      expect(err).toBeInstanceOf(NotEnoughSpaceError);
+      expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
+      // The hole takes a volume of its size again.
+      const hole = await dm.createDevice({ volumeId: ids[1]!, size: GiB });
+      expect(hole.size).toBe(devs[1]!.size);
+      expect((await pmemRegions()).find((r) => r.dev === 'region0')!.maxAvailableExtent).toBe(r0.availableSize - r0.maxAvailableExtent);
+    } finally {
+      for (const id of ids) await dm.deleteDevice(id, false);
+    }
+    expect(await dm.getCapacity()).toEqual(before);
+  }, SLOW);
+
+  it('usage FileIO: a sector-mode namespace without DAX', async () => {
+    const id = vid('ct-sector');
+    const dev = await recordCall('ndctl-create-namespace-sector.json', 'create-namespace', () => dm.createDevice({ volumeId: id, size: SMALL, usage: 'FileIO' }));
+    try {
+      expect(dev).toMatchObject({ volumeId: id, dax: false });
+      expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?s$/);
+      expect(dev.size).toBeGreaterThanOrEqual(SMALL);
+      await record('ndctl-list-Ni-sector.json', () => ndctl.listNamespaces());
+    } finally {
+      await dm.deleteDevice(id, true);
+    }
+  }, SLOW);
+});
+
+// ---- boot 1: the CSI node service on direct volumes -----------------------------------------
+
+type Fs = 'ext4' | 'xfs';
+interface Csi {
+  c: Pick<TestClients, 'node' | 'controller'>;
+  dir: string;
+}
+
+async function createVolume(t: Csi, name: string, size: number, fs: Fs, parameters: Record<string, string> = {}) {
+  const res = await call(t.c.controller, t.c.controller.CreateVolume, {
+    name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
+  });
+  return res.volume!;
+}
+
+async function stage(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, path: string): Promise<void> {
+  await call(t.c.node, t.c.node.NodeStageVolume, { volume_id: v.volume_id, staging_target_path: path, volume_capability: mountCapability(fs), volume_context: v.volume_context });
+}
+
+async function unstage(t: Csi, volumeId: string, path: string): Promise<void> {
+  await call(t.c.node, t.c.node.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: path });
+}
+
+async function deleteVolume(t: Csi, volumeId: string): Promise<void> {
+  await call(t.c.controller, t.c.controller.DeleteVolume, { volume_id: volumeId });
+}
+
+boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () => {
+  let t: Csi;
+  let node: TestNode;
+  let clients: TestClients;
+  beforeAll(async () => {
+    const dm = newDirect();
+    await dm.setup();
+    const dir = await mkdtemp('/tmp/csi-direct-');
+    node = await startTestNode({ dm, dir, runner, log });
+    clients = testClients(node.address);
+    t = { c: clients, dir };
+  }, SLOW);
+  afterAll(async () => {
+    await cleanupCsi(t);
+    clients?.close();
+    await node?.stop();
+  }, SLOW);
+
+  for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
+    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish, unstage, delete`, async () => {
+      const v = await createVolume(t, `dax-${fs}`, size, fs);
+      expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(size);
+      const staging = join(t.dir, `stage-${fs}`);
+      const target = join(t.dir, `target-${fs}`);
+      await stage(t, v, fs, staging);
+      expect(await mountOptions(staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
+      await call(t.c.node, t.c.node.NodePublishVolume, {
+        volume_id: v.volume_id, staging_target_path: staging, target_path: target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
+      });
+      const data = randomBytes(MiB);
+      await writeSynced(join(target, 'data'), data);
+      expect(await isDaxFile(join(target, 'data'))).toBe(true);
+      expect((await readFile(join(staging, 'data'))).equals(data)).toBe(true);
+      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: target });
+      await unstage(t, v.volume_id, staging);
+      await deleteVolume(t, v.volume_id);
+    }, SLOW);
+  }
+
+  it('usage=FileIO: ext4 on a sector-mode namespace, mounted without dax, files not DAX', async () => {
+    const v = await createVolume(t, 'fileio', 64 * MiB, 'ext4', { usage: 'FileIO' });
+    const staging = join(t.dir, 'stage-fileio');
+    await stage(t, v, 'ext4', staging);
+    expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
+    await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
+    expect(await isDaxFile(join(staging, 'data'))).toBe(false);
+    const src = await runner.run('findmnt', ['-n', '-o', 'SOURCE', '--mountpoint', staging]);
+    expect(src.stdout.trim()).toMatch(/^\/dev\/pmem\d+(\.\d+)?s$/);
+    await unstage(t, v.volume_id, staging);
+    await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
+    const v = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    await deleteVolume(t, v.volume_id);
+    await deleteVolume(t, v.volume_id);
+    const again = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    expect(again.volume_id).toBe(v.volume_id);
+    await deleteVolume(t, again.volume_id);
+  }, SLOW);
+
+  it('expansion is not offered: ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED', async () => {
+    const v = await createVolume(t, 'no-grow', 64 * MiB, 'ext4');
+    const range = { required_bytes: String(128 * MiB) };
+    await expect(call(t.c.controller, t.c.controller.ControllerExpandVolume, { volume_id: v.volume_id, capacity_range: range }))
+      .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    await expect(call(t.c.node, t.c.node.NodeExpandVolume, { volume_id: v.volume_id, volume_path: t.dir, capacity_range: range }))
+      .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  for (const eraseafter of [true, false]) {
+    it(`eraseafter=${eraseafter}: after DeleteVolume the namespace's space holds ${eraseafter ? 'only zeros' : 'the old data'}`, async () => {
+      const v = await createVolume(t, `erase-${eraseafter}`, 64 * MiB, 'ext4', eraseafter ? {} : { eraseafter: 'false' });
+      const staging = join(t.dir, `stage-erase-${eraseafter}`);
+      await stage(t, v, 'ext4', staging);
+      await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
+      await unstage(t, v.volume_id, staging);
+      const dm = newDirect();
+      const dev = await dm.getDevice(v.volume_id);
+      expect(countMarks(await readRaw(dev.path, 0, dev.size))).toBeGreaterThanOrEqual(2048);
+      await deleteVolume(t, v.volume_id);
+      // The same size again takes the same (lowest free) place in the region.
+      const probe = vid(`erase-probe-${eraseafter}`);
+      const again = await dm.createDevice({ volumeId: probe, size: dev.size });
+      try {
+        const left = await readRaw(again.path, 0, again.size);
+        expect(isZero(left.subarray(0, 4096))).toBe(true);
+        if (eraseafter) expect(isZero(left)).toBe(true);
+        else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
+      } finally {
+        await dm.deleteDevice(probe, false);
+      }
+    }, SLOW);
+  }
+});
+
+// ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
+
+interface PersistedVolume {
+  readonly name: string;
+  readonly volumeId: string;
+  readonly fs: Fs;
+  readonly usage: 'AppDirect' | 'FileIO';
+  readonly size: number;
+  readonly sha256: string;
+  readonly cleanUnstage: boolean;
+}
+
+interface Persisted {
+  readonly volumes: PersistedVolume[];
+  readonly namespaces: unknown;
+}
+
+async function startDriver(dir: string): Promise<{ driver: NodeDriver; node: TestClients; ctrl: TestClients }> {
+  const csiSock = join(dir, 'csi.sock');
+  const ncSock = join(dir, 'nc.sock');
+  const driver = await startNodeDriver({
+    driverName: 'pmem-csi.intel.com', nodeId: 'qemu-guest', deviceMode: 'direct', runner,
+    stateDir: STATE_DIR, csiEndpoint: `unix://${csiSock}`, nodeControllerAddress: `unix://${ncSock}`,
+    serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
+  });
+  return { driver, node: testClients(`unix://${csiSock}`), ctrl: testClients(`unix://${ncSock}`) };
+}
+
+const PERSIST: Array<Omit<PersistedVolume, 'volumeId' | 'sha256'>> = [
+  { name: 'persist-ext4', fs: 'ext4', usage: 'AppDirect', size: 64 * MiB, cleanUnstage: true },
+  { name: 'persist-xfs', fs: 'xfs', usage: 'AppDirect', size: 320 * MiB, cleanUnstage: false },
+  { name: 'persist-fileio', fs: 'ext4', usage: 'FileIO', size: 64 * MiB, cleanUnstage: false },
+];
+
+boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
+  it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
+    const dir = await mkdtemp('/tmp/drv-');
+    const { driver, node, ctrl } = await startDriver(dir);
+    const t: Csi = { c: { node: node.node, controller: ctrl.controller }, dir };
+    const volumes: PersistedVolume[] = [];
+    try {
+      for (const p of PERSIST) {
+        const v = await createVolume(t, p.name, p.size, p.fs, p.usage === 'FileIO' ? { usage: 'FileIO' } : {});
+        const staging = join(dir, `stage-${p.name}`);
+        await stage(t, v, p.fs, staging);
+        const data = randomBytes(2 * MiB);
+        await writeSynced(join(staging, 'data'), data);
+        if (p.cleanUnstage) await unstage(t, v.volume_id, staging);
+        volumes.push({ ...p, volumeId: v.volume_id, sha256: sha256(data) });
+      }
+      await runner.run('sync', []);
+      const persisted: Persisted = { volumes, namespaces: liveNamespaces(await record('ndctl-list-Ni-direct-persist.json', () => ndctl.listNamespaces())) };
+      await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
+    } finally {
+      node.close();
+      ctrl.close();
+      await driver.stop();
+    }
+  }, SLOW);
+});
+
+boot2('after the reboot: namespaces, node state and data are intact', () => {
+  let persisted: Persisted;
+  let dir: string;
+  let started: Awaited<ReturnType<typeof startDriver>> | undefined;
+  /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
+  const driver = (): Awaited<ReturnType<typeof startDriver>> => {
+    if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
+    return started;
+  };
+  const rpc = (): Csi => ({ c: { node: driver().node.node, controller: driver().ctrl.controller }, dir });
+
+  beforeAll(async () => {
+    persisted = JSON.parse(await readFile(PERSIST_FILE, 'utf8').catch((e: unknown) => {
+      throw new Error(`boot 1 left no ${PERSIST_FILE}: it failed before the reboot step (${String(e)})`);
+    })) as Persisted;
+    dir = await mkdtemp('/tmp/drv2-');
+  }, SLOW);
+
+  afterAll(async () => {
+    started?.node.close();
+    started?.ctrl.close();
+    await started?.driver.stop();
+  }, SLOW);
+
+  it('ndctl shows the same namespaces as before the reboot (before any setup)', async () => {
+    expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(persisted.namespaces);
+  }, SLOW);
+
+  it('the node driver reconciles every volume record with its namespace: none dropped, no orphans', async () => {
+    started = await startDriver(dir);
+    const drv = started;
+    const ids = persisted.volumes.map((v) => v.volumeId).sort();
+    expect(drv.driver.reconciled.volumes.map((v) => v.record.volumeId).sort()).toEqual(ids);
+    expect(drv.driver.reconciled.droppedRecords).toEqual([]);
+    expect(drv.driver.reconciled.orphans).toEqual([]);
+    const listed = await call(drv.ctrl.controller, drv.ctrl.controller.ListVolumes, {});
+    expect(listed.entries.map((e) => e.volume?.volume_id).sort()).toEqual(ids);
+  }, SLOW);
+
+  it('each volume stages again with its data, dax as before', async () => {
+    for (const p of persisted.volumes) {
+      const context: Record<string, string> = p.usage === 'FileIO' ? { usage: 'FileIO' } : {};
+      const v = { volume_id: p.volumeId, volume_context: context };
+      const staging = join(dir, `stage-${p.name}`);
+      await stage(rpc(), v, p.fs, staging);
+      expect(sha256(await readFile(join(staging, 'data')))).toBe(p.sha256);
+      expect(await isDaxFile(join(staging, 'data'))).toBe(p.usage === 'AppDirect');
+      await unstage(rpc(), p.volumeId, staging);
+    }
+  }, SLOW);
+
+  it('DeleteVolume removes them; the regions are free again', async () => {
+    for (const p of persisted.volumes) await deleteVolume(rpc(), p.volumeId);
+    expect(await driver().driver.deviceManager.listDevices()).toEqual([]);
+    const regions = await pmemRegions();
+    for (const r of regions) expect(r.availableSize).toBe(r.size);
+  }, SLOW);
+});

@@ -1,0 +1,643 @@
+// Real-PMEM tier, lvm device mode. Runs ONLY inside the QEMU guest of e2e/qemu (two emulated 4 GiB
+// NVDIMMs = two regions, root, ndctl, LVM, udev, ext4/xfs with DAX); `bash e2e/qemu/run.sh` starts
+// it. Boot 1 (PMEM_CSI_GUEST_BOOT=1) starts from blank NVDIMMs: label initialisation, one
+// namespace + VG per region at pmemPercentage 60, the DeviceManager contract, capacity, erase,
+// the CSI node service with ext4/xfs/dax/FileIO and expansion, and finally leaves volumes with
+// data for boot 2, which checks that namespaces, VGs, node state and data survived the reboot.
+// Outputs of the exact ndctl/LVM commands the code runs are saved under $PMEM_CSI_GUEST_RESULTS/
+// recorded for the host's parser tests (__fixtures__/recorded).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { appendFile, mkdir, mkdtemp, open, readFile, statfs, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  HostRunner, createLogger, renderCommand, type CommandRunner, type Logger, type RunOptions, type RunResult,
+} from '@pmem-csi/runtime';
+import { startTestNode, testClients, call, mountCapability, type TestClients, type TestNode } from '../csi/testing/test-node.js';
+import { startNodeDriver, type NodeDriver } from '../node-driver.js';
+import { GiB, MiB } from './align.js';
+import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
+import { LvmTools } from './lvm-tools.js';
+import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
+
+if (process.env['PMEM_CSI_GUEST'] !== '1') {
+  throw new Error('lvm.guest.test.ts needs the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); '
+    + 'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)');
+}
+const BOOT = process.env['PMEM_CSI_GUEST_BOOT'] ?? '1';
+const RESULTS = process.env['PMEM_CSI_GUEST_RESULTS'] ?? '/results';
+const STATE_DIR = process.env['PMEM_CSI_GUEST_STATE_DIR'] ?? '/var/lib/pmem-csi.intel.com';
+const PERSIST_FILE = join(RESULTS, 'persist-lvm.json');
+const PCT = 60;
+const SLOW = 300_000;
+const DAX_ATTR = 0x200000n; // STATX_ATTR_DAX
+
+// ---- helpers shared with direct.guest.test.ts (duplicated: each guest file stands alone) --------
+
+interface ToolCall { readonly command: string; readonly ms: number }
+
+/** A short name of a tool call for the timing report: "ndctl create-namespace", "dd read", "lvcreate". */
+function toolLabel(command: string, args: readonly string[]): string {
+  if (command === 'ndctl') return `ndctl ${args[0] ?? ''}`;
+  if (command === 'xfs_io') return `xfs_io ${(args[1] ?? '').split(' ')[0] ?? ''}`;
+  if (command === 'dd') return args[0] === 'if=/dev/zero' ? 'dd (zero)' : 'dd (read)';
+  return command;
+}
+
+/** The host runner, remembering every call (stdout for the recorded fixtures, time for the report). */
+class RecordingRunner implements CommandRunner {
+  readonly inner = new HostRunner({ defaultTimeoutMs: 180_000 });
+  readonly results: RunResult[] = [];
+  readonly calls: ToolCall[] = [];
+  which(tool: string): string | undefined {
+    return this.inner.which(tool);
+  }
+  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
+    const t0 = Date.now();
+    try {
+      const res = await this.inner.run(command, args, options);
+      this.results.push(res);
+      return res;
+    } finally {
+      this.calls.push({ command: toolLabel(command, args), ms: Date.now() - t0 });
+    }
+  }
+}
+
+const runner = new RecordingRunner();
+const ndctl = new Ndctl(runner);
+const lvmTools = new LvmTools(runner);
+const log: Logger = createLogger({
+  format: 'json', level: 'debug',
+  sink: (line) => void appendFile(join(RESULTS, `driver-lvm-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
+});
+
+/** Run `fn` and save the stdout of the last command it ran as recorded/<name> (with the command line). */
+async function record<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const before = runner.results.length;
+  const value = await fn();
+  const res = runner.results.at(-1);
+  if (res === undefined || runner.results.length === before) throw new Error(`record ${name}: no command ran`);
+  const dir = join(RESULTS, 'recorded');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, name), res.stdout);
+  await appendFile(join(dir, 'commands.tsv'), `${name}\t${renderCommand(res.command, res.args)}\n`);
+  return value;
+}
+
+async function saveToolTimings(): Promise<void> {
+  await writeFile(join(RESULTS, `tool-timings-lvm-boot${BOOT}.json`), JSON.stringify(runner.calls));
+}
+
+/** The statx attributes of a file, from `xfs_io -c 'statx -r'` (works on ext4 and xfs). */
+async function statxAttributes(file: string): Promise<bigint> {
+  const res = await runner.run('xfs_io', ['-c', 'statx -r', file]);
+  const m = /stat\.attributes = (0x[0-9a-f]+)/.exec(res.stdout);
+  if (m?.[1] === undefined) throw new Error(`xfs_io statx -r ${file} printed no attributes:\n${res.stdout}`);
+  return BigInt(m[1]);
+}
+
+async function isDaxFile(file: string): Promise<boolean> {
+  return ((await statxAttributes(file)) & DAX_ATTR) !== 0n;
+}
+
+/** Mount options of the filesystem at `target` (from findmnt). */
+async function mountOptions(target: string): Promise<string[]> {
+  const res = await runner.run('findmnt', ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS', '--mountpoint', target]);
+  const fs = (JSON.parse(res.stdout) as { filesystems: Array<{ options: string }> }).filesystems[0];
+  if (fs === undefined) throw new Error(`nothing mounted at ${target}`);
+  return fs.options.split(',');
+}
+
+/** Write `data` to a new file and fsync it (and its directory). */
+async function writeSynced(file: string, data: Buffer): Promise<void> {
+  const fh = await open(file, 'w');
+  try {
+    await fh.write(data, 0, data.length, 0);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+/**
+ * Namespaces that hold something, sorted: idle seeds (size 0) are the kernel's bookkeeping and
+ * differ after a reboot (seen: destroyed namespaces keep their name as idle seeds until then).
+ */
+function liveNamespaces(list: readonly NdNamespace[]): NdNamespace[] {
+  return list.filter((ns) => ns.size > 0).sort((a, b) => a.dev.localeCompare(b.dev));
+}
+
+/** Unmount whatever a CSI describe left mounted under `dir` and delete every volume it left (after failed cases). */
+async function cleanupCsi(t: Csi | undefined): Promise<void> {
+  if (t === undefined) return;
+  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+  const targets = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${t.dir}/`)).reverse();
+  for (const m of targets) await runner.run('umount', [m]).catch(() => undefined);
+  const listed = await call(t.c.controller, t.c.controller.ListVolumes, {}).catch(() => ({ entries: [] }));
+  for (const e of listed.entries) if (e.volume) await deleteVolume(t, e.volume.volume_id).catch(() => undefined);
+}
+
+/** A value as it reads back from a JSON file (undefined fields dropped). */
+const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
+
+/** A 4 KiB block that identifies test data on the raw device. */
+const MARK = Buffer.alloc(4096, 'pmem-csi-qemu-tier-erase-marker/');
+
+/** Read `length` bytes of a block device at `offset` with O_DIRECT (no stale page cache) via dd. */
+async function readRaw(device: string, offset: number, length: number): Promise<Buffer> {
+  const tmp = join(await mkdtemp('/tmp/raw-'), 'data');
+  await runner.run('dd', [`if=${device}`, `of=${tmp}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=direct,skip_bytes,count_bytes', 'status=none']);
+  return readFile(tmp);
+}
+
+const ZEROS = Buffer.alloc(MiB);
+
+/** Whether every byte is zero (chunked Buffer.equals: a per-byte JS callback is far too slow under TCG). */
+function isZero(buf: Buffer): boolean {
+  for (let off = 0; off < buf.length; off += ZEROS.length) {
+    const chunk = buf.subarray(off, off + ZEROS.length);
+    if (!chunk.equals(ZEROS.subarray(0, chunk.length))) return false;
+  }
+  return true;
+}
+
+function countMarks(buf: Buffer): number {
+  let n = 0;
+  for (let off = 0; off + 4096 <= buf.length; off += 4096) if (buf.subarray(off, off + 4096).equals(MARK)) n++;
+  return n;
+}
+
+/** One exclusive open holds a block device (the same check the manager makes before erasing). */
+async function holdDevice(path: string): Promise<() => Promise<void>> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_EXCL);
+  return () => fh.close();
+}
+
+function newLvm(pct = PCT): LvmDeviceManager {
+  return new LvmDeviceManager({ runner, log, pmemPercentage: pct });
+}
+
+async function pmemRegions(): Promise<NdRegion[]> {
+  return (await ndctl.listRegions()).filter((r) => r.type === 'pmem');
+}
+
+/** Physical extents of an LV on its PV: [{ device, offset, length }] from seg_pe_ranges and pe_start. */
+async function lvPhysicalRanges(vg: string, lv: string): Promise<Array<{ device: string; offset: number; length: number }>> {
+  const lvs = await runner.run('lvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o', 'seg_pe_ranges', `${vg}/${lv}`]);
+  const pvs = await runner.run('pvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o', 'pv_name,pe_start,vg_extent_size']);
+  const pvRows = (JSON.parse(pvs.stdout) as { report: Array<{ pv: Array<Record<string, string>> }> }).report[0]?.pv ?? [];
+  const segs = (JSON.parse(lvs.stdout) as { report: Array<{ lv: Array<Record<string, string>> }> }).report[0]?.lv ?? [];
+  return segs.flatMap((s) => (s['seg_pe_ranges'] ?? '').split(' ').filter(Boolean)).map((range) => {
+    const m = /^(.+):(\d+)-(\d+)$/.exec(range);
+    if (m === null) throw new Error(`unexpected seg_pe_ranges ${range}`);
+    const pv = pvRows.find((p) => p['pv_name'] === m[1]);
+    if (pv === undefined) throw new Error(`PV ${m[1]} not in pvs`);
+    const extent = Number(pv['vg_extent_size']);
+    return { device: m[1]!, offset: Number(pv['pe_start']) + Number(m[2]) * extent, length: (Number(m[3]) - Number(m[2]) + 1) * extent };
+  });
+}
+
+// ---- boot 1 -------------------------------------------------------------------------------------
+
+/** Cases of one boot only (the other boot's cases are not registered at all, not skipped). */
+function onBoot(boot: '1' | '2'): (name: string, fn: () => void) => void {
+  return (name, fn) => {
+    if (BOOT === boot) describe(name, fn);
+  };
+}
+const boot1 = onBoot('1');
+const boot2 = onBoot('2');
+
+afterAll(async () => {
+  await saveToolTimings();
+});
+
+boot1('lvm mode on blank emulated NVDIMMs', () => {
+  let fresh: NdRegion[] = [];
+
+  it('the guest has two label-less PMEM regions of about 4 GiB', async () => {
+    fresh = await record('ndctl-list-BRDi-labelless.json', () => ndctl.listRegions());
+    const pmem = fresh.filter((r) => r.type === 'pmem');
+    expect(pmem.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
+    for (const r of pmem) {
+      expect(r.size).toBeGreaterThan(4 * GiB - 64 * MiB);
+      expect(r.size).toBeLessThanOrEqual(4 * GiB);
+      expect(r.enabled).toBe(true);
+      const ns = await record(`ndctl-list-Ni-labelless-${r.dev}.json`, () => ndctl.listNamespaces({ region: r.dev }));
+      expect(labelLessNamespace(ns)).toBeDefined();
+    }
+    await record('ndctl-list-Ni-labelless-all.json', () => ndctl.listNamespaces());
+    expect(await record('vgs-empty.json', () => lvmTools.vgs())).toEqual([]);
+    expect(await record('pvs-empty.json', () => lvmTools.pvs())).toEqual([]);
+    expect(await record('lvs-empty.json', () => lvmTools.lvs())).toEqual([]);
+  }, SLOW);
+
+  it(`setup() initialises the labels, then makes one pmem-csi namespace (${PCT} %) and one VG per region`, async () => {
+    const dm = newLvm();
+    await dm.setup();
+    const regions = await record('ndctl-list-BRDi-lvm.json', () => pmemRegions());
+    const namespaces = await record('ndctl-list-Ni-lvm.json', () => ndctl.listNamespaces());
+    const vgs = await record('vgs-lvm.json', () => lvmTools.vgs());
+    const pvs = await record('pvs-lvm.json', () => lvmTools.pvs());
+    for (const r of regions) {
+      const before = fresh.find((f) => f.dev === r.dev)!;
+      // The namespace is sized from the region size (the label-less region reports no free extent).
+      const raw = lvmNamespaceSize({ ...before, maxAvailableExtent: before.size, availableSize: before.size }, PCT);
+      expect(raw).toBe(2 * GiB);
+      const ours = namespaces.filter((n) => n.region === r.dev && n.name === 'pmem-csi');
+      expect(ours).toHaveLength(1);
+      const ns = ours[0]!;
+      expect(ns).toMatchObject({ mode: 'fsdax', enabled: true });
+      expect(ns.size).toBeLessThan(raw);
+      expect(ns.size).toBeGreaterThan(raw * 0.98); // map=dev keeps ~1/64 for page metadata
+      expect(r.availableSize).toBe(r.size - raw); // the rest stays free for others
+      const vg = vgs.find((g) => g.name === vgNameFor(r.bus!, r.dev));
+      expect(vg).toBeDefined();
+      expect(vg!.extentSize).toBe(4 * MiB);
+      expect(vg!.size).toBeLessThanOrEqual(ns.size);
+      expect(pvs).toContainEqual({ name: `/dev/${ns.blockdev!}`, vgName: vg!.name });
+    }
+    expect(vgs.filter((g) => MANAGED_VG.test(g.name))).toHaveLength(2);
+  }, SLOW);
+
+  it('capacity: total = both regions, managed = both VGs, maxVolumeSize = the larger VG; GetCapacity agrees', async () => {
+    const dm = newLvm();
+    await dm.setup();
+    const regions = await pmemRegions();
+    const vgs = (await lvmTools.vgs()).filter((g) => MANAGED_VG.test(g.name));
+    const cap = await dm.getCapacity();
+    expect(cap).toEqual({
+      total: regions.reduce((s, r) => s + r.size, 0),
+      managed: vgs.reduce((s, g) => s + g.size, 0),
+      available: vgs.reduce((s, g) => s + g.free, 0),
+      maxVolumeSize: Math.max(...vgs.map((g) => g.free - (g.free % g.extentSize))),
+    });
+    const dir = await mkdtemp('/tmp/cap-');
+    const node = await startTestNode({ dm, dir, runner, log });
+    const c = testClients(node.address);
+    try {
+      expect(await call(c.controller, c.controller.GetCapacity, {})).toMatchObject({
+        available_capacity: String(cap.available), maximum_volume_size: { value: String(cap.maxVolumeSize) },
+      });
+    } finally {
+      c.close();
+      await node.stop();
+    }
+  }, SLOW);
+
+  it('setup() again (restart) keeps the namespaces and VGs as they are', async () => {
+    const before = { ns: await ndctl.listNamespaces(), vgs: await lvmTools.vgs() };
+    const dm = newLvm(100); // another percentage must not resize or add namespaces
+    await dm.setup();
+    expect(await ndctl.listNamespaces()).toEqual(before.ns);
+    expect(await lvmTools.vgs()).toEqual(before.vgs);
+  }, SLOW);
+
+  it('volumes spread over the VGs (the one with the most free space first), and record the LVM outputs', async () => {
+    const dm = newLvm();
+    await dm.setup();
+    const a = await dm.createDevice({ volumeId: 'spread-a', size: 100 * MiB });
+    const b = await dm.createDevice({ volumeId: 'spread-b', size: 100 * MiB });
+    try {
+      const lvs = await record('lvs-lvm.json', () => lvmTools.lvs());
+      await record('vgs-lvm-used.json', () => lvmTools.vgs());
+      const vgOf = (id: string): string | undefined => lvs.find((l) => l.name === id)?.vgName;
+      expect(new Set([vgOf('spread-a'), vgOf('spread-b')]).size).toBe(2);
+      expect([a.size, b.size]).toEqual([100 * MiB, 100 * MiB]);
+      expect(a.path).toBe(`/dev/${vgOf('spread-a')!}/spread-a`);
+    } finally {
+      await dm.deleteDevice('spread-a', false);
+      await dm.deleteDevice('spread-b', false);
+    }
+  }, SLOW);
+});
+
+if (BOOT === '1') {
+  // The contract assumes ONE pool ("after creating maxVolumeSize, less than volumeSize is left"):
+  // the fixture fills region1's VG with a foreign LV, so every contract volume lands in region0's.
+  const FILLER = 'contract-filler';
+  deviceManagerContract('LvmDeviceManager on emulated NVDIMMs (QEMU)', async (): Promise<ContractFixture> => {
+    const dm = newLvm();
+    await dm.setup();
+    const vg1 = (await lvmTools.vgs()).find((g) => g.name === 'ndbus0region1fsdax');
+    if (vg1 === undefined) throw new Error('no VG ndbus0region1fsdax to fill (setup did not make one VG per region)');
+    await lvmTools.lvcreate({ vg: vg1.name, name: FILLER, size: vg1.free - (vg1.free % vg1.extentSize) });
+    return {
+      dm,
+      reopen: () => Promise.resolve(newLvm()),
+      hold: (device) => holdDevice(device.path),
+      cleanup: async () => {
+        for (const d of await dm.listDevices()) if (d.volumeId.startsWith('ct-')) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
+        await lvmTools.lvremove(vg1.name, FILLER);
+      },
+    };
+  }, { volumeSize: 64 * MiB, granularity: 4 * MiB, readable: true, resize: true, timeoutMs: SLOW });
+}
+
+// ---- CSI node service on lvm volumes ----------------------------------------------------------
+
+/** The CSI clients a case talks to (Node service; node-controller service as Controller). */
+interface Csi {
+  c: Pick<TestClients, 'node' | 'controller'>;
+  dir: string;
+}
+
+type Fs = 'ext4' | 'xfs';
+
+async function createVolume(t: Csi, name: string, size: number, fs: Fs, parameters: Record<string, string> = {}) {
+  const res = await call(t.c.controller, t.c.controller.CreateVolume, {
+    name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
+  });
+  return res.volume!;
+}
+
+async function stage(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, path: string): Promise<void> {
+  await call(t.c.node, t.c.node.NodeStageVolume, { volume_id: v.volume_id, staging_target_path: path, volume_capability: mountCapability(fs), volume_context: v.volume_context });
+}
+
+async function publish(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, paths: { staging: string; target: string }): Promise<void> {
+  await call(t.c.node, t.c.node.NodePublishVolume, {
+    volume_id: v.volume_id, staging_target_path: paths.staging, target_path: paths.target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
+  });
+}
+
+async function unstage(t: Csi, volumeId: string, path: string): Promise<void> {
+  await call(t.c.node, t.c.node.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: path });
+}
+
+async function deleteVolume(t: Csi, volumeId: string): Promise<void> {
+  await call(t.c.controller, t.c.controller.DeleteVolume, { volume_id: volumeId });
+}
+
+boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => {
+  let t: Csi;
+  let node: TestNode;
+  let clients: TestClients;
+  beforeAll(async () => {
+    const dm = newLvm();
+    await dm.setup();
+    const dir = await mkdtemp('/tmp/csi-lvm-');
+    node = await startTestNode({ dm, dir, runner, log });
+    clients = testClients(node.address);
+    t = { c: clients, dir };
+  }, SLOW);
+  afterAll(async () => {
+    await cleanupCsi(t);
+    clients?.close();
+    await node?.stop();
+  }, SLOW);
+
+  for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
+    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish bind-mounts, stats, unstage, delete`, async () => {
+      const v = await createVolume(t, `dax-${fs}`, size, fs);
+      expect(Number(v.capacity_bytes)).toBe(size);
+      const paths = { staging: join(t.dir, `stage-${fs}`), target: join(t.dir, `target-${fs}`) };
+      await stage(t, v, fs, paths.staging);
+      expect(await mountOptions(paths.staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
+      await publish(t, v, fs, paths);
+      const file = join(paths.target, 'data');
+      const data = randomBytes(MiB);
+      await writeSynced(file, data);
+      expect(await isDaxFile(file)).toBe(true);
+      expect((await readFile(join(paths.staging, 'data'))).equals(data)).toBe(true);
+      if (fs === 'xfs') {
+        const ext = await runner.run('xfs_io', ['-c', 'extsize', paths.staging]);
+        expect(ext.stdout).toContain('[2097152]');
+      }
+      const stats = await call(t.c.node, t.c.node.NodeGetVolumeStats, { volume_id: v.volume_id, volume_path: paths.target });
+      expect(stats.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
+      // xfs leaves its internal log (64 MiB here) out of statfs: 256 of 320 MiB.
+      expect(Number(stats.usage.find((u) => u.unit === 'BYTES')?.total)).toBeGreaterThanOrEqual(size * 0.75);
+      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t, v.volume_id, paths.staging);
+      await deleteVolume(t, v.volume_id);
+    }, SLOW);
+  }
+
+  it('usage=FileIO: mounted without dax, files are not DAX', async () => {
+    const v = await createVolume(t, 'fileio-ext4', 64 * MiB, 'ext4', { usage: 'FileIO' });
+    const staging = join(t.dir, 'stage-fileio');
+    await stage(t, v, 'ext4', staging);
+    expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
+    await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
+    expect(await isDaxFile(join(staging, 'data'))).toBe(false);
+    await unstage(t, v.volume_id, staging);
+    await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  it('a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept', async () => {
+    const v = await createVolume(t, 'fs-mismatch', 320 * MiB, 'ext4');
+    const staging = join(t.dir, 'stage-mismatch');
+    await stage(t, v, 'ext4', staging);
+    await writeSynced(join(staging, 'keep'), Buffer.from('kept'));
+    await unstage(t, v.volume_id, staging);
+    await expect(stage(t, v, 'xfs', staging)).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
+    await stage(t, v, 'ext4', staging);
+    expect(await readFile(join(staging, 'keep'), 'utf8')).toBe('kept');
+    await unstage(t, v.volume_id, staging);
+    await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
+    const v = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    await deleteVolume(t, v.volume_id);
+    await deleteVolume(t, v.volume_id);
+    const again = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    expect(again.volume_id).toBe(v.volume_id);
+    await deleteVolume(t, again.volume_id);
+  }, SLOW);
+
+  it('DeleteVolume of a mounted volume → FAILED_PRECONDITION, nothing erased', async () => {
+    const v = await createVolume(t, 'busy', 64 * MiB, 'ext4');
+    const staging = join(t.dir, 'stage-busy');
+    await stage(t, v, 'ext4', staging);
+    await writeSynced(join(staging, 'data'), Buffer.from('still here'));
+    await expect(deleteVolume(t, v.volume_id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
+    expect(await readFile(join(staging, 'data'), 'utf8')).toBe('still here');
+    await unstage(t, v.volume_id, staging);
+    await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  for (const [fs, size, grown] of [['ext4', 64 * MiB, 128 * MiB], ['xfs', 320 * MiB, 512 * MiB]] as Array<[Fs, number, number]>) {
+    it(`NodeExpandVolume: ${fs} grows online from ${size / MiB} to ${grown / MiB} MiB, data and dax kept`, async () => {
+      const v = await createVolume(t, `grow-${fs}`, size, fs);
+      const paths = { staging: join(t.dir, `stage-grow-${fs}`), target: join(t.dir, `target-grow-${fs}`) };
+      await stage(t, v, fs, paths.staging);
+      await publish(t, v, fs, paths);
+      const data = randomBytes(MiB);
+      await writeSynced(join(paths.target, 'data'), data);
+      const before = await statfs(paths.target);
+      const ce = await call(t.c.controller, t.c.controller.ControllerExpandVolume, {
+        volume_id: v.volume_id, capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
+      });
+      expect(ce).toEqual({ capacity_bytes: String(grown), node_expansion_required: true });
+      const ne = await call(t.c.node, t.c.node.NodeExpandVolume, {
+        volume_id: v.volume_id, volume_path: paths.target, staging_target_path: paths.staging,
+        capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
+      });
+      expect(ne).toEqual({ capacity_bytes: String(grown) });
+      const after = await statfs(paths.target);
+      expect(after.blocks * after.bsize).toBeGreaterThan(before.blocks * before.bsize + (grown - size) * 0.9);
+      expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
+      await writeSynced(join(paths.target, 'more'), randomBytes(64 * 1024));
+      expect(await isDaxFile(join(paths.target, 'more'))).toBe(true);
+      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t, v.volume_id, paths.staging);
+      await deleteVolume(t, v.volume_id);
+    }, SLOW);
+  }
+
+  for (const eraseafter of [true, false]) {
+    it(`eraseafter=${eraseafter}: after DeleteVolume the volume's physical extents on the PV hold ${eraseafter ? 'only zeros' : 'the old data (first 4 KiB zeroed)'}`, async () => {
+      const params: Record<string, string> = eraseafter ? {} : { eraseafter: 'false' }; // true is the default
+      const v = await createVolume(t, `erase-${eraseafter}`, 64 * MiB, 'ext4', params);
+      const staging = join(t.dir, `stage-erase-${eraseafter}`);
+      await stage(t, v, 'ext4', staging);
+      await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
+      await unstage(t, v.volume_id, staging);
+      const lv = (await lvmTools.lvs()).find((l) => l.name === v.volume_id)!;
+      const ranges = await lvPhysicalRanges(lv.vgName, lv.name);
+      const read = async (): Promise<Buffer> => Buffer.concat(await Promise.all(ranges.map((r) => readRaw(r.device, r.offset, r.length))));
+      const written = await read();
+      expect(written.length).toBe(64 * MiB);
+      expect(countMarks(written)).toBeGreaterThanOrEqual(2048);
+      await deleteVolume(t, v.volume_id);
+      const left = await read();
+      expect(isZero(left.subarray(0, 4096))).toBe(true);
+      if (eraseafter) expect(isZero(left)).toBe(true);
+      else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
+    }, SLOW);
+  }
+});
+
+// ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
+
+interface PersistedVolume {
+  readonly name: string;
+  readonly volumeId: string;
+  readonly fs: Fs;
+  readonly usage: 'AppDirect' | 'FileIO';
+  readonly size: number;
+  readonly sha256: string;
+  readonly cleanUnstage: boolean;
+}
+
+interface Persisted {
+  readonly volumes: PersistedVolume[];
+  readonly namespaces: unknown;
+  readonly vgs: unknown;
+}
+
+async function startDriver(dir: string): Promise<{ driver: NodeDriver; node: TestClients; ctrl: TestClients }> {
+  const csiSock = join(dir, 'csi.sock');
+  const ncSock = join(dir, 'nc.sock');
+  const driver = await startNodeDriver({
+    driverName: 'pmem-csi.intel.com', nodeId: 'qemu-guest', deviceMode: 'lvm', deviceOptions: { pmemPercentage: PCT }, runner,
+    stateDir: STATE_DIR, csiEndpoint: `unix://${csiSock}`, nodeControllerAddress: `unix://${ncSock}`,
+    serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
+  });
+  return { driver, node: testClients(`unix://${csiSock}`), ctrl: testClients(`unix://${ncSock}`) };
+}
+
+const PERSIST: Array<Omit<PersistedVolume, 'volumeId' | 'sha256'>> = [
+  { name: 'persist-ext4', fs: 'ext4', usage: 'AppDirect', size: 64 * MiB, cleanUnstage: true },
+  { name: 'persist-xfs', fs: 'xfs', usage: 'AppDirect', size: 320 * MiB, cleanUnstage: false },
+  { name: 'persist-fileio', fs: 'ext4', usage: 'FileIO', size: 64 * MiB, cleanUnstage: false },
+];
+
+boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
+  it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
+    const dir = await mkdtemp('/tmp/drv-');
+    const { driver, node, ctrl } = await startDriver(dir);
+    const t: Csi = { c: { node: node.node, controller: ctrl.controller }, dir };
+    const volumes: PersistedVolume[] = [];
+    try {
+      for (const p of PERSIST) {
+        const v = await createVolume(t, p.name, p.size, p.fs, p.usage === 'FileIO' ? { usage: 'FileIO' } : {});
+        const staging = join(dir, `stage-${p.name}`);
+        await stage(t, v, p.fs, staging);
+        const data = randomBytes(2 * MiB);
+        await writeSynced(join(staging, 'data'), data);
+        if (p.cleanUnstage) await unstage(t, v.volume_id, staging);
+        volumes.push({ ...p, volumeId: v.volume_id, sha256: sha256(data) });
+      }
+      await runner.run('sync', []);
+      const persisted: Persisted = { volumes, namespaces: liveNamespaces(await ndctl.listNamespaces()), vgs: await lvmTools.vgs() };
+      await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
+      await record('lvs-lvm-persist.json', () => lvmTools.lvs());
+    } finally {
+      node.close();
+      ctrl.close();
+      await driver.stop();
+    }
+  }, SLOW);
+});
+
+boot2('after the reboot: namespaces, VGs, node state and data are intact', () => {
+  let persisted: Persisted;
+  let dir: string;
+  let started: Awaited<ReturnType<typeof startDriver>> | undefined;
+  /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
+  const driver = (): Awaited<ReturnType<typeof startDriver>> => {
+    if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
+    return started;
+  };
+
+  beforeAll(async () => {
+    persisted = JSON.parse(await readFile(PERSIST_FILE, 'utf8').catch((e: unknown) => {
+      throw new Error(`boot 1 left no ${PERSIST_FILE}: it failed before the reboot step (${String(e)})`);
+    })) as Persisted;
+    dir = await mkdtemp('/tmp/drv2-');
+  }, SLOW);
+
+  afterAll(async () => {
+    started?.node.close();
+    started?.ctrl.close();
+    await started?.driver.stop();
+  }, SLOW);
+
+  it('ndctl shows the same namespaces and LVM the same VGs as before the reboot (before any setup)', async () => {
+    expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(persisted.namespaces);
+    expect(asJson(await lvmTools.vgs())).toEqual(persisted.vgs);
+    await record('ndctl-list-Ni-lvm-after-reboot.json', () => ndctl.listNamespaces());
+  }, SLOW);
+
+  it('the node driver reconciles every volume record with its LV: none dropped, no orphans', async () => {
+    started = await startDriver(dir);
+    const drv = started;
+    const ids = persisted.volumes.map((v) => v.volumeId).sort();
+    expect(drv.driver.reconciled.volumes.map((v) => v.record.volumeId).sort()).toEqual(ids);
+    expect(drv.driver.reconciled.droppedRecords).toEqual([]);
+    expect(drv.driver.reconciled.orphans).toEqual([]);
+    const listed = await call(drv.ctrl.controller, drv.ctrl.controller.ListVolumes, {});
+    expect(listed.entries.map((e) => e.volume?.volume_id).sort()).toEqual(ids);
+  }, SLOW);
+
+  it('each volume stages again (journal replay where it was left mounted), with its data, dax as before', async () => {
+    const drv = driver();
+    const t: Csi = { c: { node: drv.node.node, controller: drv.ctrl.controller }, dir };
+    for (const p of persisted.volumes) {
+      const context: Record<string, string> = p.usage === 'FileIO' ? { usage: 'FileIO' } : {};
+      const v = { volume_id: p.volumeId, volume_context: context };
+      const staging = join(dir, `stage-${p.name}`);
+      await stage(t, v, p.fs, staging);
+      expect(sha256(await readFile(join(staging, 'data')))).toBe(p.sha256);
+      expect(await isDaxFile(join(staging, 'data'))).toBe(p.usage === 'AppDirect');
+      await unstage(t, p.volumeId, staging);
+    }
+  }, SLOW);
+
+  it('DeleteVolume removes them; the VGs are empty again', async () => {
+    const drv = driver();
+    for (const p of persisted.volumes) await deleteVolume({ c: { node: drv.node.node, controller: drv.ctrl.controller }, dir }, p.volumeId);
+    const lvs = (await lvmTools.lvs()).filter((l) => MANAGED_VG.test(l.vgName));
+    expect(lvs).toEqual([]);
+    const cap = await drv.driver.deviceManager.getCapacity();
+    expect(cap.available).toBe(cap.managed);
+  }, SLOW);
+});

@@ -191,6 +191,22 @@ describe('DirectDeviceManager queries and deletion', () => {
     await expect(dm.getDevice(ID_DISABLED)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID_DISABLED} not found`));
   });
 
+  it('a destroyed namespace (idle seed of size 0 that kept the volume name, as recorded in QEMU) is no volume', async () => {
+    const seed = readFileSync(new URL('./__fixtures__/recorded/direct/ndctl-list-Ni-direct-persist.json', import.meta.url), 'utf8');
+    const named = (JSON.parse(seed) as Array<{ name?: string; size: number }>).find((n) => n.size === 0 && n.name !== undefined)!;
+    const id = `ct-con-${'0'.repeat(56)}`;
+    const listing = seed.replace(`"name":"${named.name!}"`, `"name":"${id}"`);
+    const runner = new ScriptedRunner([{ ...reply.namespaces([], listing), repeat: true }]);
+    const { dm } = setup(runner);
+    await expect(dm.deleteDevice(id, true)).resolves.toBeUndefined(); // no enable-namespace, no dd
+    await expect(dm.getDevice(id)).rejects.toThrow(new DeviceNotFoundError(`volume ${id} not found`));
+    expect((await dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
+    expect(runner.calls.every((c) => c.args[0] === 'list')).toBe(true);
+    // createDevice does not refuse the id: it goes on to list the regions.
+    const create = new ScriptedRunner([reply.namespaces([], listing), reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    await expect(setup(create).dm.createDevice({ volumeId: id, size: 200 * GiB })).rejects.toThrow(NotEnoughSpaceError);
+  });
+
   it('erases a volume after the exclusive-open check, then destroys its namespace', async () => {
     const runner = new ScriptedRunner([
       reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')),

@@ -143,7 +143,7 @@ export class DirectDeviceManager implements DeviceManager {
   }
 
   #owned(ns: NdNamespace): ns is NdNamespace & { name: string } {
-    return ns.name !== undefined && this.#isOwnedName(ns.name);
+    return ns.name !== undefined && this.#isOwnedName(ns.name) && !isDestroyed(ns);
   }
 
   async setup(options: DeviceCallOptions = {}): Promise<void> {
@@ -173,7 +173,7 @@ export class DirectDeviceManager implements DeviceManager {
     assertVolumeSize(req.size);
     const mode = req.usage === 'FileIO' ? 'sector' : 'fsdax';
     return this.#queue.run(async () => {
-      if ((await this.#ndctl.listNamespaces({}, options)).some((ns) => ns.name === req.volumeId)) {
+      if ((await this.#ndctl.listNamespaces({}, options)).some((ns) => ns.name === req.volumeId && !isDestroyed(ns))) {
         throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
       }
       const regions = await this.#usableRegions(options);
@@ -269,6 +269,15 @@ export class DirectDeviceManager implements DeviceManager {
   async close(): Promise<void> {
     // Nothing held: every call runs its own ndctl process.
   }
+}
+
+/**
+ * What `ndctl destroy-namespace` leaves behind: an idle namespace of size 0 with a zero uuid, which
+ * the kernel lets KEEP its name (seen in the QEMU tier: {"dev":"namespace0.0","size":0,
+ * "uuid":"00000000-...","state":"disabled","name":"<volume id>"}). It is no volume.
+ */
+export function isDestroyed(ns: NdNamespace): boolean {
+  return ns.size === 0;
 }
 
 /** The largest volume any of `regions` can hold now (contiguous extent, aligned, minus metadata). */

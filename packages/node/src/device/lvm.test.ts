@@ -158,14 +158,17 @@ describe('LvmDeviceManager.setup', () => {
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', device: '/dev/pmem0', vg: 'data', wanted: VG0 }));
   });
 
-  it('initializes labels of an unused label-less QEMU region, then creates namespace and VG', async () => {
+  it('initializes labels of an unused label-less QEMU region, then sizes the namespace from the region listed again', async () => {
+    // As recorded in the QEMU guest: a label-less region reports available_size = max_available_extent = 0.
+    const labelless = ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 4292870144, available: 0, extent: 0 }] }]);
     const runner = new ScriptedRunner([
-      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.regions(labelless),
       reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
       { command: 'blkid', args: ['-p', '/dev/pmem0'], exact: true, exitCode: 2 },
       { command: 'ndctl', args: ['disable-region', 'region0'], exact: true },
       { command: 'ndctl', args: ['init-labels', '-f', 'nmem0'], exact: true },
       { command: 'ndctl', args: ['enable-region', 'region0'], exact: true },
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
       reply.namespaces(['--region=region0'], ''),
       { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${3 * GiB}`, '--name=pmem-csi', '--map=dev'], exact: true,
         stdout: ndctlCreated({ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }) },

@@ -176,11 +176,11 @@ export class LvmDeviceManager implements DeviceManager {
       log.warn('region skipped', { reason: region.enabled ? 'bus unknown' : 'region disabled' });
       return;
     }
-    const namespaces = await this.#regionNamespaces(region, all, o);
-    if (namespaces === undefined) return;
-    let ours = namespaces.filter((ns) => ns.name === LVM_NAMESPACE_NAME);
+    const usable = await this.#regionNamespaces(region, all, o);
+    if (usable === undefined) return;
+    let ours = usable.namespaces.filter((ns) => ns.name === LVM_NAMESPACE_NAME);
     if (ours.length === 0) {
-      const size = lvmNamespaceSize(region, this.#pct);
+      const size = lvmNamespaceSize(usable.region, this.#pct);
       if (size === 0) {
         log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', { size: region.size, pmemPercentage: this.#pct });
         return;
@@ -193,16 +193,23 @@ export class LvmDeviceManager implements DeviceManager {
     await this.#ensureVg(vgNameFor(region.bus, region.dev), devices, o);
   }
 
-  /** The region's namespaces, after making a label-less region usable; undefined = skip the region. */
-  async #regionNamespaces(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<NdNamespace[] | undefined> {
+  /**
+   * The region and its namespaces, after making a label-less region usable; undefined = skip the
+   * region. After label initialisation the region is listed again: a label-less region reports
+   * available_size = max_available_extent = 0 (its raw namespace spans it), so sizing the new
+   * namespace from the old listing skipped every fresh NVDIMM (seen in the QEMU tier).
+   */
+  async #regionNamespaces(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<{ region: NdRegion; namespaces: NdNamespace[] } | undefined> {
     const namespaces = await this.#ndctl.listNamespaces({ region: region.dev }, o);
-    if (labelLessNamespace(namespaces) === undefined) return namespaces;
+    if (labelLessNamespace(namespaces) === undefined) return { region, namespaces };
     const deps = { ndctl: this.#ndctl, runner: this.#runner, log: this.#log, isUnused: (p: string) => isUnused(this.#devices, p) };
     if (!this.#autoInitLabels || !(await initLabelsIfSafe(region, { regions: all, namespaces }, deps, o))) {
       this.#log.warn('region skipped: it has no namespace labels', { region: region.dev, autoInitLabels: this.#autoInitLabels });
       return undefined;
     }
-    return this.#ndctl.listNamespaces({ region: region.dev }, o);
+    const relisted = (await this.#ndctl.listRegions(o)).find((r) => r.dev === region.dev);
+    if (relisted === undefined) throw new InternalError(`region ${region.dev} vanished after its labels were initialised`);
+    return { region: relisted, namespaces: await this.#ndctl.listNamespaces({ region: region.dev }, o) };
   }
 
   async #ensureVg(vg: string, devices: readonly string[], o: DeviceCallOptions): Promise<void> {

@@ -65,12 +65,11 @@ function buildImage() {
   return { dir, ms: Date.now() - t0 };
 }
 
-/** The guest's test file of a mode (the final *.guest.test.ts, or the work-in-progress name). */
+/** The guest's test file of a mode. */
 function guestTestFile(mode) {
-  const dir = join(REPO, 'packages/node/src/device');
-  const name = [`${mode}.guest.test.ts`, `${mode}.guest.wip.ts`].find((n) => existsSync(join(dir, n)));
-  if (name === undefined) throw new Error(`no ${mode}.guest.test.ts in ${relative(REPO, dir)}`);
-  return relative(REPO, join(dir, name));
+  const file = join(REPO, 'packages/node/src/device', `${mode}.guest.test.ts`);
+  if (!existsSync(file)) throw new Error(`no ${relative(REPO, file)}`);
+  return relative(REPO, file);
 }
 
 function boot(image, m, n, timeoutS) {

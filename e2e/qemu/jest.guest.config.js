@@ -10,7 +10,7 @@ const base = projectConfig(new URL('../../packages/node/jest.config.js', import.
 
 export default {
   ...base,
-  testMatch: ['<rootDir>/src/**/*.guest.test.ts', '<rootDir>/src/**/*.guest.wip.ts'],
+  testMatch: ['<rootDir>/src/**/*.guest.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   cacheDirectory: existsSync('/cache') ? '/cache/jest' : '/tmp/jest-cache',
   // One guest CPU: no worker processes.

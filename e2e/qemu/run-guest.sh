@@ -63,9 +63,12 @@ rm -f "$RESULTS/exit-code" "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAM
   printf 'exec'; printf ' %q' "$@"; echo
 } >"$RESULTS/command.sh"
 
+# NVDIMMs sit in the hotplug memory area: slots and maxmem must make room for them (5 GiB each).
+MEMORY=$RAM
+[[ ${#NVDIMMS[@]} -gt 0 ]] && MEMORY="$RAM,slots=4,maxmem=$((2 + 5 * ${#NVDIMMS[@]}))G"
 args=(
   -machine pc,nvdimm=on,accel=tcg -cpu max,-vmx,-svm -smp "$SMP"
-  -m "$RAM,slots=4,maxmem=$((2 + 5 * ${#NVDIMMS[@]}))G"
+  -m "$MEMORY"
   -kernel "$IMAGE/vmlinux" -initrd "$IMAGE/initrd.img"
   -append "console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/pmem-init panic=1 loglevel=4 mitigations=off tsc=reliable"
   -drive "file=$IMAGE/rootfs.img,format=raw,if=virtio,snapshot=on"
@@ -105,7 +108,7 @@ elapsed=$(( $(date +%s) - start ))
 [[ -f "$RESULTS/guest-timings" ]] && mv "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAME"
 echo "run-guest: $NAME ended after ${elapsed}s (qemu exit $qrc)" >&2
 if [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
-  last=$(grep -a -v '^\s*$' "$CONSOLE" | tail -n 1 | cut -c1-200)
+  last=$(grep -a -v -e '^\s*$' -e '^qemu-system' "$CONSOLE" | tail -n 1 | cut -c1-200)
   echo "run-guest: TIMEOUT: guest $NAME did not power off within ${TIMEOUT}s; last console line: $last" >&2
   exit 124
 fi

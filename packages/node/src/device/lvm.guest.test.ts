@@ -349,7 +349,9 @@ interface Csi {
 
 type Fs = 'ext4' | 'xfs';
 
-async function createVolume(t: Csi, name: string, size: number, fs: Fs, parameters: Record<string, string> = {}) {
+/** CreateVolume of `name` with `size` bytes and a mount capability of `fs` (parameters: StorageClass ones). */
+async function createVolume(t: Csi, v: { name: string; size: number; fs: Fs; parameters?: Record<string, string> }) {
+  const { name, size, fs, parameters = {} } = v;
   const res = await call(t.c.controller, t.c.controller.CreateVolume, {
     name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
   });
@@ -394,7 +396,7 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
 
   for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
     it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish bind-mounts, stats, unstage, delete`, async () => {
-      const v = await createVolume(t, `dax-${fs}`, size, fs);
+      const v = await createVolume(t, { name: `dax-${fs}`, size, fs });
       expect(Number(v.capacity_bytes)).toBe(size);
       const paths = { staging: join(t.dir, `stage-${fs}`), target: join(t.dir, `target-${fs}`) };
       await stage(t, v, fs, paths.staging);
@@ -420,7 +422,7 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
   }
 
   it('usage=FileIO: mounted without dax, files are not DAX', async () => {
-    const v = await createVolume(t, 'fileio-ext4', 64 * MiB, 'ext4', { usage: 'FileIO' });
+    const v = await createVolume(t, { name: 'fileio-ext4', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
     const staging = join(t.dir, 'stage-fileio');
     await stage(t, v, 'ext4', staging);
     expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
@@ -431,7 +433,7 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
   }, SLOW);
 
   it('a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept', async () => {
-    const v = await createVolume(t, 'fs-mismatch', 320 * MiB, 'ext4');
+    const v = await createVolume(t, { name: 'fs-mismatch', size: 320 * MiB, fs: 'ext4' });
     const staging = join(t.dir, 'stage-mismatch');
     await stage(t, v, 'ext4', staging);
     await writeSynced(join(staging, 'keep'), Buffer.from('kept'));
@@ -444,16 +446,16 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
   }, SLOW);
 
   it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
-    const v = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    const v = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
     await deleteVolume(t, v.volume_id);
     await deleteVolume(t, v.volume_id);
-    const again = await createVolume(t, 'recreate', 64 * MiB, 'ext4');
+    const again = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
     expect(again.volume_id).toBe(v.volume_id);
     await deleteVolume(t, again.volume_id);
   }, SLOW);
 
   it('DeleteVolume of a mounted volume → FAILED_PRECONDITION, nothing erased', async () => {
-    const v = await createVolume(t, 'busy', 64 * MiB, 'ext4');
+    const v = await createVolume(t, { name: 'busy', size: 64 * MiB, fs: 'ext4' });
     const staging = join(t.dir, 'stage-busy');
     await stage(t, v, 'ext4', staging);
     await writeSynced(join(staging, 'data'), Buffer.from('still here'));
@@ -465,7 +467,7 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
 
   for (const [fs, size, grown] of [['ext4', 64 * MiB, 128 * MiB], ['xfs', 320 * MiB, 512 * MiB]] as Array<[Fs, number, number]>) {
     it(`NodeExpandVolume: ${fs} grows online from ${size / MiB} to ${grown / MiB} MiB, data and dax kept`, async () => {
-      const v = await createVolume(t, `grow-${fs}`, size, fs);
+      const v = await createVolume(t, { name: `grow-${fs}`, size, fs });
       const paths = { staging: join(t.dir, `stage-grow-${fs}`), target: join(t.dir, `target-grow-${fs}`) };
       await stage(t, v, fs, paths.staging);
       await publish(t, v, fs, paths);
@@ -495,7 +497,7 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
   for (const eraseafter of [true, false]) {
     it(`eraseafter=${eraseafter}: after DeleteVolume the volume's physical extents on the PV hold ${eraseafter ? 'only zeros' : 'the old data (first 4 KiB zeroed)'}`, async () => {
       const params: Record<string, string> = eraseafter ? {} : { eraseafter: 'false' }; // true is the default
-      const v = await createVolume(t, `erase-${eraseafter}`, 64 * MiB, 'ext4', params);
+      const v = await createVolume(t, { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: params });
       const staging = join(t.dir, `stage-erase-${eraseafter}`);
       await stage(t, v, 'ext4', staging);
       await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
@@ -558,7 +560,7 @@ boot1('before the reboot: the node driver (state on the persistent disk) leaves 
     const volumes: PersistedVolume[] = [];
     try {
       for (const p of PERSIST) {
-        const v = await createVolume(t, p.name, p.size, p.fs, p.usage === 'FileIO' ? { usage: 'FileIO' } : {});
+        const v = await createVolume(t, { name: p.name, size: p.size, fs: p.fs, parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {} });
         const staging = join(dir, `stage-${p.name}`);
         await stage(t, v, p.fs, staging);
         const data = randomBytes(2 * MiB);

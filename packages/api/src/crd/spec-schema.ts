@@ -10,6 +10,7 @@ import {
   LOG_FORMATS,
   LOG_LEVEL_RANGE,
   MAX_UNAVAILABLE_PERCENT_PATTERN,
+  MAX_CONTROLLER_REPLICAS,
   MIN_CONTROLLER_REPLICAS,
   MIN_MAX_UNAVAILABLE,
   PMEM_PERCENTAGE_RANGE,
@@ -125,8 +126,9 @@ export const specSchema: JSONSchemaProps = {
       type: 'integer',
       format: 'int32',
       minimum: MIN_CONTROLLER_REPLICAS,
+      maximum: MAX_CONTROLLER_REPLICAS,
       default: SPEC_DEFAULTS.controllerReplicas,
-      description: 'Number of controller pods.',
+      description: 'Number of controller pods. Only 1 is supported: the node registry lives in the memory of one controller process.',
     },
     maxUnavailable: {
       anyOf: [{ type: 'integer' }, { type: 'string' }],

@@ -10,6 +10,15 @@ export const LOG_FORMATS = ['text', 'json'] as const;
 export const LOG_LEVEL_RANGE = { min: 0, max: 10 } as const;
 export const PMEM_PERCENTAGE_RANGE = { min: 0, max: 100 } as const;
 export const MIN_CONTROLLER_REPLICAS = 1;
+/**
+ * The node registry (which node holds which volume, registrations and leases) lives in the memory
+ * of the one controller process: a second replica behind the registry Service would hold another
+ * part of the nodes, and the provisioner's leader could not reach the rest. Until the controller
+ * shares its registry (or elects a leader), exactly one replica is supported.
+ */
+export const MAX_CONTROLLER_REPLICAS = 1;
+/** Why controllerReplicas cannot exceed MAX_CONTROLLER_REPLICAS; part of the validation message. */
+export const CONTROLLER_REPLICAS_NOTE = ' (the node registry lives in one controller process; more replicas are not supported yet)';
 
 export const PHASES = ['', 'Running', 'Failed'] as const;
 export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed'] as const;

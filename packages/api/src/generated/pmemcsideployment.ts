@@ -127,7 +127,7 @@ export interface PmemCSIDeploymentSpec {
    */
   kubeletDir?: string;
   /**
-   * Number of controller pods.
+   * Number of controller pods. Only 1 is supported: the node registry lives in the memory of one controller process.
    *
    * @default 1
    */

@@ -53,7 +53,7 @@ export const GOLDEN_VARIANTS: Readonly<Record<string, PmemCSIDeploymentSpec>> = 
     logLevel: 5,
     pmemPercentage: 50,
     kubeletDir: '/var/lib/k0s/kubelet',
-    controllerReplicas: 2,
+    controllerReplicas: 1,
     maxUnavailable: '25%',
   },
   'pinned-image': { image: 'example.org/pmem-csi-driver:v0.0.9-pinned' },

@@ -5,4 +5,4 @@ export * from './hooks.js';
 export * from './identity-server.js';
 export * from './node-controller-server.js';
 export * from './node-server.js';
-export { createOrFindVolume, csiVolume, deleteVolume, findDevice, parametersOf, type ExistingVolume, type VolumeSpec } from './volumes.js';
+export { createOrFindVolume, csiVolume, deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, parametersOf, type ExistingVolume, type VolumeSpec } from './volumes.js';

@@ -15,6 +15,7 @@ import { isReadOnlyMount } from './format-mount.js';
 import { nodeTools } from '../node-tools.js';
 import { cleanUpHostDir, hostTestProblems } from './testing/host-cleanup.js';
 import { blockCapability, call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';
+import { ephemeralVolumeId } from './volumes.js';
 
 const MiB = 1024 ** 2;
 const host = new HostRunner();
@@ -225,19 +226,23 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     const ctx = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'p', size: '32Mi', eraseafter: 'false' };
     await timed('NodePublish ephemeral (create+mkfs+mount)', () => publish({ volume_id: id, target_path: target, volume_capability: mountCapability(), volume_context: ctx }));
     await publish({ volume_id: id, target_path: target, volume_capability: mountCapability(), volume_context: ctx }); // idempotent
-    const device = await dm!.getDevice(id);
+    const local = ephemeralVolumeId(id); // the kubelet's 68-byte handle is kept under a 63-byte id
+    expect(local).toMatch(/^csi-0f-[0-9a-f]{56}$/);
+    const device = await dm!.getDevice(local);
     expect(device.size).toBe(32 * MiB);
     expect(await findMountAt(host, target)).toMatchObject({ source: device.path, fstype: 'ext4' });
-    expect(await node!.deps.state.get(id)).toMatchObject({ ephemeral: true, size: 32 * MiB, parameters: { eraseafter: 'false' } });
+    expect(await node!.deps.state.get(local)).toMatchObject({ ephemeral: true, name: id, size: 32 * MiB, parameters: { eraseafter: 'false' } });
+    const stats = await call(c.node, c.node.NodeGetVolumeStats, { volume_id: id, volume_path: target });
+    expect(stats.volume_condition).toEqual({ abnormal: false, message: expect.any(String) });
     const listed = await call(c.controller, c.controller.ListVolumes, {});
-    expect(listed.entries.map((e) => e.volume?.volume_id)).not.toContain(id);
+    expect(listed.entries.map((e) => e.volume?.volume_id)).not.toContain(local);
     await writeFile(join(target, 'data'), 'x');
     await timed('NodeUnpublish ephemeral (umount+delete)', () => unpublish(id, target));
     expect(await findMountAt(host, target)).toBeUndefined();
     expect(await errnoOf(() => stat(target))).toBe('ENOENT');
-    expect((await dm!.listDevices()).map((d) => d.volumeId)).not.toContain(id);
-    expect(await node!.deps.state.get(id)).toBeUndefined();
-    expect(await backingFiles()).not.toContain(`${id}.img`);
+    expect((await dm!.listDevices()).map((d) => d.volumeId)).not.toContain(local);
+    expect(await node!.deps.state.get(local)).toBeUndefined();
+    expect(await backingFiles()).not.toContain(`${local}.img`);
     await unpublish(id, target); // idempotent
   });
 

@@ -1,7 +1,8 @@
 // CSI ephemeral inline volumes: the pod spec carries size/eraseafter/usage as volume attributes and
 // the kubelet calls only NodePublishVolume/NodeUnpublishVolume, so the volume is created, formatted
-// and mounted straight at the target here (no staging), under the kubelet's volume id, and its
-// record is marked ephemeral (NodeUnpublish deletes it; ListVolumes does not show it). A failed
+// and mounted straight at the target here (no staging), for the kubelet's volume handle, and its
+// record is marked ephemeral (NodeUnpublish deletes it; ListVolumes does not show it). Device and
+// record are kept under ephemeralVolumeId(handle): the kubelet's handle is too long for direct mode. A failed
 // publish removes what it created, so a pod that never starts leaks nothing.
 import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
@@ -10,7 +11,7 @@ import type { AccessRequest } from './capabilities.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
 import { checkParameters } from './requests.js';
-import { createOrFindVolume, deleteVolume, findDevice, type VolumeSpec } from './volumes.js';
+import { createOrFindVolume, deleteVolume, ephemeralVolumeId, findDevice, type VolumeSpec } from './volumes.js';
 
 export interface EphemeralPublish {
   readonly req: csi.NodePublishVolumeRequest__Output;
@@ -24,8 +25,9 @@ export async function publishEphemeralVolume(deps: NodeServiceDeps, p: Ephemeral
   if (access.kind !== 'mount') throw new InvalidArgumentError('volume_capability must be a mount capability: ephemeral inline volumes are filesystems');
   const params = checkParameters(req.volume_context, 'ephemeral');
   const size = params.size ?? 0;
-  const spec: VolumeSpec = { volumeId: req.volume_id, name: req.volume_id, size, range: { required: size, limit: 0 }, params, ephemeral: true };
-  return deps.locks.withLocks([spec.volumeId], 'volume', async () => {
+  const spec: VolumeSpec = { volumeId: ephemeralVolumeId(req.volume_id), name: req.volume_id, size, range: { required: size, limit: 0 }, params, ephemeral: true };
+  // Both ids: NodeUnpublishVolume locks the handle and the id it maps to.
+  return deps.locks.withLocks([req.volume_id, spec.volumeId], 'volume', async () => {
     const existing = await findMountAt(deps.runner, target, ctx);
     if (existing !== undefined) {
       const device = await findDevice(deps.dm, spec.volumeId, ctx.signal);
@@ -39,7 +41,7 @@ export async function publishEphemeralVolume(deps: NodeServiceDeps, p: Ephemeral
       if (volume.created) await rollBack(deps, spec.volumeId, target);
       throw e;
     }
-    ctx.log.info('ephemeral volume published', { volumeId: spec.volumeId, targetPath: target, device: volume.device.path, size: volume.device.size });
+    ctx.log.info('ephemeral volume published', { volumeId: spec.volumeId, handle: req.volume_id, targetPath: target, device: volume.device.path, size: volume.device.size });
     return {};
   });
 }

@@ -14,7 +14,7 @@ import type { NodeServiceDeps } from './deps.js';
 import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
 import { publishEphemeralVolume } from './node-ephemeral.js';
 import { requireField } from './requests.js';
-import { deleteVolume, requireDevice } from './volumes.js';
+import { deleteVolume, ephemeralVolumeId, localVolumeId, requireDevice } from './volumes.js';
 
 interface PublishTarget {
   readonly volumeId: string;
@@ -79,11 +79,12 @@ export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePubli
 export async function unpublishVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnpublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnpublishVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const target = requireField(req.target_path, 'target_path');
-  return deps.locks.withLocks([volumeId], 'volume', async () => {
+  return deps.locks.withLocks([volumeId, ephemeralVolumeId(volumeId)], 'volume', async () => {
     await unmountAll(deps.runner, target, ctx);
     await removeTarget(target);
-    const record = await deps.state.get(volumeId);
-    if (record?.ephemeral === true) await deleteVolume(deps, volumeId, { ephemeral: true, signal: ctx.signal });
+    const local = await localVolumeId(deps, volumeId);
+    const record = await deps.state.get(local);
+    if (record?.ephemeral === true) await deleteVolume(deps, local, { ephemeral: true, signal: ctx.signal });
     return {};
   });
 }

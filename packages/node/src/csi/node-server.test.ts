@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ScriptedRunner, type CommandRunner, type csi, type RunOptions, type RunResult, type ScriptedReply } from '@pmem-csi/runtime';
 import { FakeDeviceManager } from '../device/fake.js';
 import { blockCapability, call, mountCapability, startTestNode, testClients, TEST_DRIVER, TEST_NODE, type TestClients, type TestNode } from './testing/test-node.js';
+import { ephemeralVolumeId } from './volumes.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -264,24 +265,28 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
 
     it('publish creates, formats and mounts at the target; unpublish unmounts and deletes', async () => {
       const id = 'csi-eph-1';
+      const local = ephemeralVolumeId(id); // device and record are kept under an id that fits every mode
+      expect(local).toMatch(/^csi-ep-[0-9a-f]{56}$/);
       const target = join(dir, 'eph-1');
       runner.inner.add(
         notMounted(target),
-        { command: 'blkid', args: ['-p', '-o', 'export', `/dev/fake/${id}`], exact: true, exitCode: 2 },
-        { command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${id}`], exact: true },
-        { command: 'mount', args: ['-t', 'ext4', '-o', 'ro', `/dev/fake/${id}`, target], exact: true },
+        { command: 'blkid', args: ['-p', '-o', 'export', `/dev/fake/${local}`], exact: true, exitCode: 2 },
+        { command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${local}`], exact: true },
+        { command: 'mount', args: ['-t', 'ext4', '-o', 'ro', `/dev/fake/${local}`, target], exact: true },
       );
       await publish({ volume_id: id, staging_target_path: '', target_path: target, volume_context: ephemeral, readonly: true });
-      expect(await dm.getDevice(id)).toMatchObject({ size: 16 * MiB });
-      expect(await node.deps.state.get(id)).toMatchObject({ ephemeral: true, name: id, size: 16 * MiB });
-      runner.inner.add(mountedAt(target, `/dev/fake/${id}`), { command: 'umount', args: [target], exact: true }, notMounted(target));
-      await call(c.node, c.node.NodeUnpublishVolume, { volume_id: id, target_path: target });
-      expect(dm.erasures.at(-1)).toEqual({ volumeId: id, bytes: 16 * MiB });
+      expect(await dm.getDevice(local)).toMatchObject({ size: 16 * MiB });
+      expect(await node.deps.state.get(local)).toMatchObject({ ephemeral: true, name: id, size: 16 * MiB });
       expect(await node.deps.state.get(id)).toBeUndefined();
+      runner.inner.add(mountedAt(target, `/dev/fake/${local}`), { command: 'umount', args: [target], exact: true }, notMounted(target));
+      await call(c.node, c.node.NodeUnpublishVolume, { volume_id: id, target_path: target });
+      expect(dm.erasures.at(-1)).toEqual({ volumeId: local, bytes: 16 * MiB });
+      expect(await node.deps.state.get(local)).toBeUndefined();
     });
 
     it('a failed mount removes the volume it created', async () => {
       const id = 'csi-eph-2';
+      const local = ephemeralVolumeId(id);
       const target = join(dir, 'eph-2');
       runner.inner.add(
         notMounted(target),
@@ -291,17 +296,26 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
         notMounted(target),
       );
       await expect(publish({ volume_id: id, staging_target_path: '', target_path: target, volume_context: ephemeral })).rejects.toMatchObject({
-        code: grpc.status.INTERNAL, details: `mount -t ext4 /dev/fake/${id} ${target}: exit code 32: mount: wrong fs type`,
+        code: grpc.status.INTERNAL, details: `mount -t ext4 /dev/fake/${local} ${target}: exit code 32: mount: wrong fs type`,
       });
-      expect((await dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
-      expect(await node.deps.state.get(id)).toBeUndefined();
+      expect((await dm.listDevices()).map((d) => d.volumeId)).not.toContain(local);
+      expect(await node.deps.state.get(local)).toBeUndefined();
     });
 
-    it('the id of a persistent volume → ALREADY_EXISTS', async () => {
+    it('a handle whose id is that of a persistent volume (CreateVolume of the same name) → ALREADY_EXISTS, volume kept', async () => {
+      const handle = 'csi-eph-3';
+      const created = await call(c.controller, c.controller.CreateVolume, { name: handle, capacity_range: { required_bytes: String(16 * MiB) }, volume_capabilities: [mountCapability()] });
+      const id = created.volume!.volume_id;
+      expect(id).toBe(ephemeralVolumeId(handle));
       runner.inner.add(notMounted(join(dir, 'eph-3')));
-      await expect(publish({ volume_id: vol, staging_target_path: '', target_path: join(dir, 'eph-3'), volume_context: ephemeral })).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS, details: `volume "${vol}" (id ${vol}) already exists, but it is a persistent volume, not an ephemeral one`,
+      await expect(publish({ volume_id: handle, staging_target_path: '', target_path: join(dir, 'eph-3'), volume_context: ephemeral })).rejects.toMatchObject({
+        code: grpc.status.ALREADY_EXISTS, details: `volume "${handle}" (id ${id}) already exists, but it is a persistent volume, not an ephemeral one`,
       });
+      // NodeUnpublishVolume of the handle must not take the persistent volume with it.
+      runner.inner.add(notMounted(join(dir, 'eph-3')));
+      await call(c.node, c.node.NodeUnpublishVolume, { volume_id: handle, target_path: join(dir, 'eph-3') });
+      expect(await node.deps.state.get(id)).toMatchObject({ name: handle });
+      await call(c.controller, c.controller.DeleteVolume, { volume_id: id });
     });
   });
 

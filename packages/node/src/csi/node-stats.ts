@@ -11,7 +11,7 @@ import { sameBlockDevice, statOrUndefined } from '../mount/targets.js';
 import type { NodeServiceDeps } from './deps.js';
 import { isMountOf } from './format-mount.js';
 import { requireField } from './requests.js';
-import { requireDevice } from './volumes.js';
+import { localVolumeId, requireDevice } from './volumes.js';
 
 type Condition = csi.VolumeCondition;
 const HEALTHY: Condition = { abnormal: false, message: 'volume is mounted and writable' };
@@ -40,7 +40,8 @@ async function filesystemStats(path: string): Promise<csi.VolumeUsage[]> {
 export async function volumeStatsRpc(deps: NodeServiceDeps, req: csi.NodeGetVolumeStatsRequest__Output, ctx: CallContext): Promise<csi.NodeGetVolumeStatsResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const path = requireField(req.volume_path, 'volume_path');
-  const device = await requireDevice(deps, volumeId, ctx.signal);
+  // The kubelet asks for ephemeral inline volumes by its handle too.
+  const device = await requireDevice(deps, await localVolumeId(deps, volumeId), ctx.signal);
   const st = await statOrUndefined(path);
   if (st === undefined) throw new NotFoundError(`volume_path ${path} does not exist`);
   if (st.isBlockDevice()) {

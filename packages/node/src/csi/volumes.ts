@@ -4,7 +4,7 @@
 // a crash at any point leaves either a record without a device (dropped by start-up reconcile, and
 // a retry creates the device) or a device with its record — never an untracked device. Callers
 // hold the volume's lock.
-import { formatVolumeContext, parseVolumeParameters, topologyKey, type VolumeParameters } from '@pmem-csi/api';
+import { formatVolumeContext, parseVolumeParameters, topologyKey, volumeIdForName, type VolumeParameters } from '@pmem-csi/api';
 import { AlreadyExistsError, errorMessage, FailedPreconditionError, NotFoundError, OutOfRangeError, type csi, type Logger } from '@pmem-csi/runtime';
 import { DeviceNotFoundError, type DeviceManager, type PmemDeviceInfo } from '../device/device-manager.js';
 import type { VolumeRecord } from '../state/volume-record.js';
@@ -30,6 +30,26 @@ export interface ExistingVolume {
 }
 
 const DEFAULT_PARAMETERS: VolumeParameters = { eraseAfter: true, kataContainers: false, usage: 'AppDirect', passthrough: {} };
+
+/**
+ * The id under which a node keeps an ephemeral inline volume (device and record). The kubelet's
+ * handle ("csi-" + 64 hex digits, 68 bytes) is longer than a direct-mode namespace name may be (63
+ * bytes), so every mode keeps it as volumeIdForName(handle), the shape of controller-made ids; the
+ * record keeps the handle as its name.
+ */
+export function ephemeralVolumeId(handle: string): string {
+  return volumeIdForName(handle);
+}
+
+/**
+ * The id a node keeps the volume of a kubelet volume handle under: the handle itself for volumes
+ * made by CreateVolume, ephemeralVolumeId(handle) when that is the record of an ephemeral volume.
+ */
+export async function localVolumeId(deps: Pick<NodeServiceDeps, 'state'>, handle: string): Promise<string> {
+  if ((await deps.state.get(handle)) !== undefined) return handle;
+  const ephemeral = ephemeralVolumeId(handle);
+  return (await deps.state.get(ephemeral))?.ephemeral === true ? ephemeral : handle;
+}
 
 /** The device of a volume, or undefined when there is none. */
 export async function findDevice(dm: DeviceManager, volumeId: string, signal?: AbortSignal): Promise<PmemDeviceInfo | undefined> {

@@ -22,6 +22,7 @@ import {
   HostRunner, createLogger, renderCommand, type CommandRunner, type Logger, type RunOptions, type RunResult,
 } from '@pmem-csi/runtime';
 import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../csi/testing/test-node.js';
+import { ephemeralVolumeId } from '../csi/volumes.js';
 import { startNodeDriver, type NodeDriver } from '../node-driver.js';
 import { GiB, MiB, alignDown } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError, type PmemDeviceInfo } from './device-manager.js';
@@ -548,6 +549,24 @@ boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () 
     expect(src.stdout.trim()).toMatch(/^\/dev\/pmem\d+(\.\d+)?s$/);
     await unstage(t, v.volume_id, staging);
     await deleteVolume(t, v.volume_id);
+  }, SLOW);
+
+  it('ephemeral inline volume with a kubelet handle (68 bytes): a namespace under its 63-byte id, dax, removed by unpublish', async () => {
+    const handle = `csi-${createHash('sha256').update('pod-uid/vol').digest('hex')}`;
+    expect(Buffer.byteLength(handle)).toBe(68);
+    const local = ephemeralVolumeId(handle);
+    const target = join(t.dir, 'ephemeral');
+    const context = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'pod', size: '64Mi' };
+    await call(t.c.node, t.c.node.NodePublishVolume, { volume_id: handle, target_path: target, volume_capability: mountCapability('ext4'), volume_context: context });
+    const ns = (await ndctl.listNamespaces()).find((n) => n.name === local);
+    expect(ns).toMatchObject({ mode: 'fsdax' });
+    expect(await mountOptions(target)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
+    await writeSynced(join(target, 'data'), randomBytes(64 * 1024));
+    expect(await isDaxFile(join(target, 'data'))).toBe(true);
+    const stats = await call(t.c.node, t.c.node.NodeGetVolumeStats, { volume_id: handle, volume_path: target });
+    expect(stats.volume_condition?.abnormal).toBe(false);
+    await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: handle, target_path: target });
+    expect((await ndctl.listNamespaces()).filter((n) => n.name === local && n.size > 0)).toEqual([]);
   }, SLOW);
 
   it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {

@@ -8,10 +8,11 @@ import {
 import { GiB, MiB, alignDown, rawForUsable, usableForRaw } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {
-  DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize,
+  DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize, NAMESPACE_NAME_MAX_BYTES,
 } from './direct.js';
 import type { BlockDeviceAccess } from './lvm.js';
 import type { NdRegion } from './ndctl.js';
+import { ephemeralVolumeId } from '../csi/volumes.js';
 import { calls, ndctlCreated, ndctlNamespaces, ndctlRegions, reply } from './__fixtures__/tool-output.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -80,6 +81,13 @@ describe('direct-mode alignment and placement', () => {
     expect(isVolumeIdName(`${ID}0`)).toBe(false);
     expect(isVolumeIdName(`pvc-8a-${'A'.repeat(56)}`)).toBe(false);
     expect(isVolumeIdName(`ääääää-${'0'.repeat(56)}`)).toBe(false); // 69 bytes: over the label limit
+  });
+
+  it("a kubelet ephemeral handle (68 bytes) is no namespace name; the id the node keeps it under is", () => {
+    const handle = `csi-${'0f'.repeat(32)}`;
+    expect(isVolumeIdName(handle)).toBe(false);
+    expect(isVolumeIdName(ephemeralVolumeId(handle))).toBe(true);
+    expect(Buffer.byteLength(ephemeralVolumeId(handle))).toBeLessThanOrEqual(NAMESPACE_NAME_MAX_BYTES);
   });
 });
 

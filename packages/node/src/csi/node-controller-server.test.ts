@@ -208,7 +208,7 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       dm.inUse.add(v.volume_id);
       await expect(del(v.volume_id)).rejects.toMatchObject({
         code: grpc.status.FAILED_PRECONDITION,
-        details: `device /dev/fake/${v.volume_id} of volume "${v.volume_id}" is in use`,
+        details: `device /dev/fake/${v.volume_id} of volume "${v.volume_id}" is in use (mounted or open)`,
       });
       expect(await node.deps.state.get(v.volume_id)).toBeDefined();
       expect(await dm.listDevices()).toHaveLength(1);

@@ -115,7 +115,7 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     expect(Number(after.usage.find((u) => u.unit === 'INODES')!.total)).toBe(fs.files);
     expect(after.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
 
-    await expect(deleteVolume(id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION, details: `device ${device.path} of volume "${id}" is in use (mounted or open exclusively)` });
+    await expect(deleteVolume(id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION, details: `device ${device.path} of volume "${id}" is in use (mounted or open)` });
 
     await timed('NodeUnpublish', () => unpublish(id, rw));
     await unpublish(id, ro);

@@ -10,7 +10,7 @@ import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpac
 import {
   DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize, NAMESPACE_NAME_MAX_BYTES,
 } from './direct.js';
-import type { BlockDeviceAccess } from './lvm.js';
+import type { BlockDeviceAccess } from './wipe.js';
 import type { NdRegion } from './ndctl.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { calls, ndctlCreated, ndctlNamespaces, ndctlRegions, reply } from './__fixtures__/tool-output.js';
@@ -26,7 +26,7 @@ class FakeDevices implements BlockDeviceAccess {
   readonly checked: string[] = [];
   async assertNotInUse(path: string, volumeId: string): Promise<void> {
     this.checked.push(path);
-    if (this.busy.has(path)) throw new DeviceInUseError(`volume ${volumeId}: device ${path} is in use (mounted or open)`);
+    if (this.busy.has(path)) throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
   }
 }
 
@@ -249,7 +249,7 @@ describe('DirectDeviceManager queries and deletion', () => {
     const busy = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
     const { dm, devices } = setup(busy);
     devices.busy.add('/dev/pmem0.2s');
-    await expect(dm.deleteDevice(ID_SECTOR, true)).rejects.toThrow(new DeviceInUseError(`volume ${ID_SECTOR}: device /dev/pmem0.2s is in use (mounted or open)`));
+    await expect(dm.deleteDevice(ID_SECTOR, true)).rejects.toThrow(new DeviceInUseError(`device /dev/pmem0.2s of volume ${JSON.stringify(ID_SECTOR)} is in use (mounted or open)`));
     expect(busy.calls).toEqual([calls.namespaces()]);
   });
 

@@ -17,10 +17,9 @@ import {
   DeviceExistsError, DeviceNotFoundError,
   type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
 } from './device-manager.js';
-import {
-  assertVolumeSize, errnoCode, hostBlockDevices, isUnused, notEnoughSpace, zeroDevice, type BlockDeviceAccess,
-} from './lvm.js';
+import { assertVolumeSize, notEnoughSpace } from './lvm.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { errnoCode, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 
 /** Names of namespaces this mode owns: volume ids `<first ≤6 chars of name>-<sha224 hex>`. */
 export const VOLUME_ID_NAME = /^.{0,6}-[0-9a-f]{56}$/u;

@@ -31,7 +31,11 @@ class ErasureRecordingRunner implements CommandRunner {
   async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
     const res = await this.inner.run(command, args, options);
     const arg = (k: string): string => args.find((a) => a.startsWith(`${k}=`))?.slice(k.length + 1) ?? '';
-    if (command === 'dd' && arg('if') === '/dev/zero') this.erasures.push({ path: arg('of'), bytes: Number(arg('bs')) * Number(arg('count')) });
+    if (command === 'dd' && arg('if') === '/dev/zero') {
+      // count is in bytes with iflag=count_bytes, in blocks of bs otherwise.
+      const bytes = arg('iflag').split(',').includes('count_bytes') ? Number(arg('count')) : Number(arg('bs')) * Number(arg('count'));
+      this.erasures.push({ path: arg('of'), bytes });
+    }
     return res;
   }
 }
@@ -167,7 +171,7 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     try {
       const err = await dm.deleteDevice('mounted', true).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DeviceInUseError);
-      expect(err).toMatchObject({ kind: 'FailedPrecondition', message: `device ${dev.path} of volume "mounted" is in use (mounted or open exclusively)` });
+      expect(err).toMatchObject({ kind: 'FailedPrecondition', message: `device ${dev.path} of volume "mounted" is in use (mounted or open)` });
       expect(await dm.getDevice('mounted')).toEqual(dev);
     } finally {
       await host.run('umount', [mnt]);

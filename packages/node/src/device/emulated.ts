@@ -27,9 +27,9 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './emulated-erase.js';
 import { attachLoopDevice, detachLoopDevice, listLoopDevices, refreshLoopDevice, type LoopDevice } from './emulated-losetup.js';
 import { formatBytes, SpaceLedger } from './space-ledger.js';
+import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 
 export const EMULATED_DEFAULT_SIZE = 4 * 1024 ** 3;
 export const EMULATED_GRANULARITY = 4 * 1024 ** 2;
@@ -305,7 +305,7 @@ export class EmulatedDeviceManager implements DeviceManager {
       if (first === undefined || now[0]?.backFile !== this.#file(volumeId) || now[0].deleted) {
         throw new InternalError(`device ${String(first)} is no longer bound to ${this.#file(volumeId)}; not erasing it`);
       }
-      await zeroDevice(this.#runner, first, bytes, signal);
+      await zeroDevice(this.#runner, { path: first, bytes }, signal);
     } finally {
       await Promise.all(handles.map((h) => h.close()));
     }

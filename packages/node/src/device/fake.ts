@@ -93,7 +93,7 @@ export class FakeDeviceManager implements DeviceManager {
     const size = ledger.sizeOf(volumeId);
     if (size === undefined) return;
     if (this.inUse.has(volumeId)) {
-      throw new DeviceInUseError(`device ${fakePath(volumeId)} of volume ${JSON.stringify(volumeId)} is in use`);
+      throw new DeviceInUseError(`device ${fakePath(volumeId)} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
     }
     this.erasures.push({ volumeId, bytes: erase ? size : Math.min(4096, size) });
     ledger.release(volumeId);

@@ -3,19 +3,18 @@
 // logical volume per CSI volume (LV name = volume id). Behaviour follows the Go driver's lvm mode.
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import {
-  FailedPreconditionError, InternalError, InvalidArgumentError, SerialQueue, requireTools,
+  InternalError, InvalidArgumentError, SerialQueue, requireTools,
   type CommandRunner, type Logger,
 } from '@pmem-csi/runtime';
-import { GiB, MiB, alignDown, alignUp, lcm } from './align.js';
+import { GiB, alignDown, alignUp, lcm } from './align.js';
 import {
-  DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError,
+  DeviceExistsError, DeviceNotFoundError, NotEnoughSpaceError,
   type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
 } from './device-manager.js';
 import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 
 /** Name of the namespace that lvm mode creates and owns in each region. */
 export const LVM_NAMESPACE_NAME = 'pmem-csi';
@@ -62,58 +61,6 @@ export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: Volum
   if (best === undefined) return undefined;
   const rounded = alignUp(size, best.extentSize);
   return rounded <= best.free ? { vg: best, size: rounded } : undefined;
-}
-
-/** Block-device access besides the host tools (injectable for tests). */
-export interface BlockDeviceAccess {
-  /** Resolves when nobody holds `path` open; DeviceInUseError when it is mounted or open elsewhere. */
-  assertNotInUse(path: string, volumeId: string): Promise<void>;
-}
-
-/** The errno code of a Node.js system error (checked structurally: errors may come from another realm). */
-export function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-}
-
-/** The real host: an exclusive open (O_EXCL on a block device) fails with EBUSY while it is in use. */
-export const hostBlockDevices: BlockDeviceAccess = {
-  async assertNotInUse(path: string, volumeId: string): Promise<void> {
-    let handle;
-    try {
-      handle = await open(path, constants.O_RDONLY | constants.O_EXCL);
-    } catch (e) {
-      const code = errnoCode(e);
-      if (code === 'EBUSY') throw new DeviceInUseError(`volume ${volumeId}: device ${path} is in use (mounted or open)`);
-      if (code === 'ENOENT') throw new FailedPreconditionError(`volume ${volumeId}: device node ${path} does not exist, cannot erase it`);
-      throw e;
-    }
-    await handle.close();
-  },
-};
-
-/** Overwrite a device with zeros: all `bytes` of it, or only its first 4 KiB when bytes is undefined. */
-export async function zeroDevice(runner: CommandRunner, target: { path: string; bytes?: number }, signal?: AbortSignal): Promise<void> {
-  const common = ['if=/dev/zero', `of=${target.path}`];
-  if (target.bytes === undefined) {
-    await runner.run('dd', [...common, 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'], { signal });
-    return;
-  }
-  // count_bytes: exact size without writing past the end (dd would fail with ENOSPC there).
-  // Budget: 60 s plus 32 MiB/s, far below PMEM speed; the caller's signal still applies.
-  const timeoutMs = 60_000 + Math.ceil(target.bytes / (32 * MiB)) * 1000;
-  await runner.run('dd', [...common, 'bs=1M', `count=${target.bytes}`, 'iflag=count_bytes', 'oflag=direct', 'conv=fsync'],
-    { signal, timeoutMs });
-}
-
-/** Whether a device access probe says "unused" (for the label-initialization safety check). */
-export async function isUnused(devices: BlockDeviceAccess, path: string): Promise<boolean> {
-  try {
-    await devices.assertNotInUse(path, '-');
-    return true;
-  } catch (e) {
-    if (e instanceof DeviceInUseError) return false;
-    throw e;
-  }
 }
 
 export function assertVolumeSize(size: number, what = 'size'): void {

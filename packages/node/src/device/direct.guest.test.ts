@@ -14,219 +14,35 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import {
-  HostRunner, createLogger, renderCommand, type CommandRunner, type Logger, type RunOptions, type RunResult,
-} from '@pmem-csi/runtime';
 import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../csi/testing/test-node.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
-import { startNodeDriver, type NodeDriver } from '../node-driver.js';
 import { GiB, MiB, alignDown } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError, type PmemDeviceInfo } from './device-manager.js';
 import { DirectDeviceManager, directAlignment, isVolumeIdName, maxVolumeSize, usableInExtent } from './direct.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
-import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { labelLessNamespace } from './ndctl.js';
+import {
+  BOOT, MARK, RESULTS, SLOW, asJson, boot1, boot2, cleanupCsi, countMarks, createVolume, deleteVolume, expectDataIntact,
+  expectReconciled, guestLogger, holdDevice, isDaxFile, isZero, leaveVolumes, liveNamespaces, mountOptions, ndctl, pmemRegions,
+  readPersisted, readRaw, record, recordCall, rejection, runner, saveToolTimings, stage, startGuestDriver, unstage, writeRaw,
+  writeSynced, type Csi, type Fs, type GuestDriver, type PersistedVolume,
+} from './testing/guest-kit.js';
 
-if (process.env['PMEM_CSI_GUEST'] !== '1') {
-  throw new Error('direct.guest.test.ts needs the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); '
-    + 'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)');
-}
-const BOOT = process.env['PMEM_CSI_GUEST_BOOT'] ?? '1';
-const RESULTS = process.env['PMEM_CSI_GUEST_RESULTS'] ?? '/results';
-const STATE_DIR = process.env['PMEM_CSI_GUEST_STATE_DIR'] ?? '/var/lib/pmem-csi.intel.com';
 const PERSIST_FILE = join(RESULTS, 'persist-direct.json');
-const SLOW = 300_000;
-const DAX_ATTR = 0x200000n; // STATX_ATTR_DAX
 const SMALL = 64 * MiB;
-
-// ---- helpers shared with lvm.guest.test.ts (duplicated: each guest file stands alone) ----------
-
-interface ToolCall { readonly command: string; readonly ms: number }
-
-/** A short name of a tool call for the timing report: "ndctl create-namespace", "dd read", "lvcreate". */
-function toolLabel(command: string, args: readonly string[]): string {
-  if (command === 'ndctl') return `ndctl ${args[0] ?? ''}`;
-  if (command === 'xfs_io') return `xfs_io ${(args[1] ?? '').split(' ')[0] ?? ''}`;
-  if (command === 'dd') return args[0] === 'if=/dev/zero' ? 'dd (zero)' : 'dd (read)';
-  return command;
-}
-
-class RecordingRunner implements CommandRunner {
-  readonly inner = new HostRunner({ defaultTimeoutMs: 180_000 });
-  readonly results: RunResult[] = [];
-  readonly calls: ToolCall[] = [];
-  which(tool: string): string | undefined {
-    return this.inner.which(tool);
-  }
-  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
-    const t0 = Date.now();
-    try {
-      const res = await this.inner.run(command, args, options);
-      this.results.push(res);
-      return res;
-    } finally {
-      this.calls.push({ command: toolLabel(command, args), ms: Date.now() - t0 });
-    }
-  }
-}
-
-const runner = new RecordingRunner();
-const ndctl = new Ndctl(runner);
-const log: Logger = createLogger({
-  format: 'json', level: 'debug',
-  sink: (line) => void appendFile(join(RESULTS, `driver-direct-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
-});
-
-async function saveStdout(name: string, res: RunResult): Promise<void> {
-  const dir = join(RESULTS, 'recorded');
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, name), res.stdout);
-  await appendFile(join(dir, 'commands.tsv'), `${name}\t${renderCommand(res.command, res.args)}\n`);
-}
-
-/** Run `fn` and save the stdout of the last command it ran as recorded/<name> (with the command line). */
-async function record<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const before = runner.results.length;
-  const value = await fn();
-  const res = runner.results.at(-1);
-  if (res === undefined || runner.results.length === before) throw new Error(`record ${name}: no command ran`);
-  await saveStdout(name, res);
-  return value;
-}
-
-/** Like record(), for the first command of `fn` whose arguments start with `first`. */
-async function recordCall<T>(name: string, first: string, fn: () => Promise<T>): Promise<T> {
-  const before = runner.results.length;
-  const value = await fn();
-  const res = runner.results.slice(before).find((r) => r.args[0] === first);
-  if (res === undefined) throw new Error(`record ${name}: no "${first}" command ran`);
-  await saveStdout(name, res);
-  return value;
-}
-
-async function statxAttributes(file: string): Promise<bigint> {
-  const res = await runner.run('xfs_io', ['-c', 'statx -r', file]);
-  const m = /stat\.attributes = (0x[0-9a-f]+)/.exec(res.stdout);
-  if (m?.[1] === undefined) throw new Error(`xfs_io statx -r ${file} printed no attributes:\n${res.stdout}`);
-  return BigInt(m[1]);
-}
-
-async function isDaxFile(file: string): Promise<boolean> {
-  return ((await statxAttributes(file)) & DAX_ATTR) !== 0n;
-}
-
-async function mountOptions(target: string): Promise<string[]> {
-  const res = await runner.run('findmnt', ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS', '--mountpoint', target]);
-  const fs = (JSON.parse(res.stdout) as { filesystems: Array<{ options: string }> }).filesystems[0];
-  if (fs === undefined) throw new Error(`nothing mounted at ${target}`);
-  return fs.options.split(',');
-}
-
-async function writeSynced(file: string, data: Buffer): Promise<void> {
-  const fh = await open(file, 'w');
-  try {
-    await fh.write(data, 0, data.length, 0);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-/**
- * Namespaces that hold something, sorted: idle seeds (size 0) are the kernel's bookkeeping and
- * differ after a reboot (seen: destroyed namespaces keep their name as idle seeds until then).
- */
-function liveNamespaces(list: readonly NdNamespace[]): NdNamespace[] {
-  return list.filter((ns) => ns.size > 0).sort((a, b) => a.dev.localeCompare(b.dev));
-}
-
-/** Unmount whatever a CSI describe left mounted under `dir` and delete every volume it left (after failed cases). */
-async function cleanupCsi(t: Csi | undefined): Promise<void> {
-  if (t === undefined) return;
-  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const targets = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${t.dir}/`)).reverse();
-  for (const m of targets) await runner.run('umount', [m]).catch(() => undefined);
-  const listed = await call(t.c.controller, t.c.controller.ListVolumes, {}).catch(() => ({ entries: [] }));
-  for (const e of listed.entries) if (e.volume) await deleteVolume(t, e.volume.volume_id).catch(() => undefined);
-}
-
-/** A value as it reads back from a JSON file (undefined fields dropped). */
-const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
-const MARK = Buffer.alloc(4096, 'pmem-csi-qemu-tier-erase-marker/');
-
-async function readRaw(device: string, offset: number, length: number): Promise<Buffer> {
-  const tmp = join(await mkdtemp('/tmp/raw-'), 'data');
-  await runner.run('dd', [`if=${device}`, `of=${tmp}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=direct,skip_bytes,count_bytes', 'status=none']);
-  return readFile(tmp);
-}
-
-async function writeRaw(device: string, offset: number, data: Buffer): Promise<void> {
-  const fh = await open(device, 'r+');
-  try {
-    await fh.write(data, 0, data.length, offset);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-const ZEROS = Buffer.alloc(MiB);
-
-/** Whether every byte is zero (chunked Buffer.equals: a per-byte JS callback is far too slow under TCG). */
-function isZero(buf: Buffer): boolean {
-  for (let off = 0; off < buf.length; off += ZEROS.length) {
-    const chunk = buf.subarray(off, off + ZEROS.length);
-    if (!chunk.equals(ZEROS.subarray(0, chunk.length))) return false;
-  }
-  return true;
-}
-
-function countMarks(buf: Buffer): number {
-  let n = 0;
-  for (let off = 0; off + 4096 <= buf.length; off += 4096) if (buf.subarray(off, off + 4096).equals(MARK)) n++;
-  return n;
-}
-
-async function holdDevice(path: string): Promise<() => Promise<void>> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_EXCL);
-  return () => fh.close();
-}
+const log = guestLogger('direct');
 
 function newDirect(): DirectDeviceManager {
   return new DirectDeviceManager({ runner, log });
 }
 
-async function pmemRegions(): Promise<NdRegion[]> {
-  return (await ndctl.listRegions()).filter((r) => r.type === 'pmem');
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail, but it succeeded');
-}
-
-/** Volume ids of the shape direct mode owns (the CSI ids of these names). */
 const vid = (name: string): string => volumeIdForName(name);
 
-/** Cases of one boot only (the other boot's cases are not registered at all, not skipped). */
-function onBoot(boot: '1' | '2'): (name: string, fn: () => void) => void {
-  return (name, fn) => {
-    if (BOOT === boot) describe(name, fn);
-  };
-}
-const boot1 = onBoot('1');
-const boot2 = onBoot('2');
-
 afterAll(async () => {
-  await writeFile(join(RESULTS, `tool-timings-direct-boot${BOOT}.json`), JSON.stringify(runner.calls));
+  await saveToolTimings('direct');
 });
 
 // ---- boot 1: the device manager -----------------------------------------------------------------
@@ -472,33 +288,6 @@ boot1('direct mode on blank emulated NVDIMMs', () => {
 
 // ---- boot 1: the CSI node service on direct volumes -----------------------------------------
 
-type Fs = 'ext4' | 'xfs';
-interface Csi {
-  c: Pick<TestClients, 'node' | 'controller'>;
-  dir: string;
-}
-
-/** CreateVolume of `name` with `size` bytes and a mount capability of `fs` (parameters: StorageClass ones). */
-async function createVolume(t: Csi, v: { name: string; size: number; fs: Fs; parameters?: Record<string, string> }) {
-  const { name, size, fs, parameters = {} } = v;
-  const res = await call(t.c.controller, t.c.controller.CreateVolume, {
-    name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
-  });
-  return res.volume!;
-}
-
-async function stage(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, path: string): Promise<void> {
-  await call(t.c.node, t.c.node.NodeStageVolume, { volume_id: v.volume_id, staging_target_path: path, volume_capability: mountCapability(fs), volume_context: v.volume_context });
-}
-
-async function unstage(t: Csi, volumeId: string, path: string): Promise<void> {
-  await call(t.c.node, t.c.node.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: path });
-}
-
-async function deleteVolume(t: Csi, volumeId: string): Promise<void> {
-  await call(t.c.controller, t.c.controller.DeleteVolume, { volume_id: volumeId });
-}
-
 boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () => {
   let t: Csi;
   let node: TestNode;
@@ -518,7 +307,7 @@ boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () 
   }, SLOW);
 
   for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
-    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish, unstage, delete`, async () => {
+    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), unstage, delete`, async () => {
       const v = await createVolume(t, { name: `dax-${fs}`, size, fs });
       expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(size);
       const staging = join(t.dir, `stage-${fs}`);
@@ -636,61 +425,22 @@ if (BOOT === '1') {
 
 // ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
 
-interface PersistedVolume {
-  readonly name: string;
-  readonly volumeId: string;
-  readonly fs: Fs;
-  readonly usage: 'AppDirect' | 'FileIO';
-  readonly size: number;
-  readonly sha256: string;
-  readonly cleanUnstage: boolean;
-}
-
 interface Persisted {
   readonly volumes: PersistedVolume[];
   readonly namespaces: unknown;
 }
 
-async function startDriver(dir: string): Promise<{ driver: NodeDriver; node: TestClients; ctrl: TestClients }> {
-  const csiSock = join(dir, 'csi.sock');
-  const ncSock = join(dir, 'nc.sock');
-  const driver = await startNodeDriver({
-    driverName: 'pmem-csi.intel.com', nodeId: 'qemu-guest', deviceMode: 'direct', runner,
-    stateDir: STATE_DIR, csiEndpoint: `unix://${csiSock}`, nodeControllerAddress: `unix://${ncSock}`,
-    serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
-  });
-  return { driver, node: testClients(`unix://${csiSock}`), ctrl: testClients(`unix://${ncSock}`) };
-}
-
-const PERSIST: Array<Omit<PersistedVolume, 'volumeId' | 'sha256'>> = [
-  { name: 'persist-ext4', fs: 'ext4', usage: 'AppDirect', size: 64 * MiB, cleanUnstage: true },
-  { name: 'persist-xfs', fs: 'xfs', usage: 'AppDirect', size: 320 * MiB, cleanUnstage: false },
-  { name: 'persist-fileio', fs: 'ext4', usage: 'FileIO', size: 64 * MiB, cleanUnstage: false },
-];
+const startDriver = (dir: string): Promise<GuestDriver> => startGuestDriver(dir, { deviceMode: 'direct', log });
 
 boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
   it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
-    const dir = await mkdtemp('/tmp/drv-');
-    const { driver, node, ctrl } = await startDriver(dir);
-    const t: Csi = { c: { node: node.node, controller: ctrl.controller }, dir };
-    const volumes: PersistedVolume[] = [];
+    const g = await startDriver(await mkdtemp('/tmp/drv-'));
     try {
-      for (const p of PERSIST) {
-        const v = await createVolume(t, { name: p.name, size: p.size, fs: p.fs, parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {} });
-        const staging = join(dir, `stage-${p.name}`);
-        await stage(t, v, p.fs, staging);
-        const data = randomBytes(2 * MiB);
-        await writeSynced(join(staging, 'data'), data);
-        if (p.cleanUnstage) await unstage(t, v.volume_id, staging);
-        volumes.push({ ...p, volumeId: v.volume_id, sha256: sha256(data) });
-      }
-      await runner.run('sync', []);
+      const volumes = await leaveVolumes(g.csi);
       const persisted: Persisted = { volumes, namespaces: liveNamespaces(await record('ndctl-list-Ni-direct-persist.json', () => ndctl.listNamespaces())) };
       await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
     } finally {
-      node.close();
-      ctrl.close();
-      await driver.stop();
+      await g.stop();
     }
   }, SLOW);
 });
@@ -698,25 +448,20 @@ boot1('before the reboot: the node driver (state on the persistent disk) leaves 
 boot2('after the reboot: namespaces, node state and data are intact', () => {
   let persisted: Persisted;
   let dir: string;
-  let started: Awaited<ReturnType<typeof startDriver>> | undefined;
+  let started: GuestDriver | undefined;
   /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
-  const driver = (): Awaited<ReturnType<typeof startDriver>> => {
+  const driver = (): GuestDriver => {
     if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
     return started;
   };
-  const rpc = (): Csi => ({ c: { node: driver().node.node, controller: driver().ctrl.controller }, dir });
 
   beforeAll(async () => {
-    persisted = JSON.parse(await readFile(PERSIST_FILE, 'utf8').catch((e: unknown) => {
-      throw new Error(`boot 1 left no ${PERSIST_FILE}: it failed before the reboot step (${String(e)})`);
-    })) as Persisted;
+    persisted = await readPersisted<Persisted>(PERSIST_FILE);
     dir = await mkdtemp('/tmp/drv2-');
   }, SLOW);
 
   afterAll(async () => {
-    started?.node.close();
-    started?.ctrl.close();
-    await started?.driver.stop();
+    await started?.stop();
   }, SLOW);
 
   it('ndctl shows the same namespaces as before the reboot (before any setup)', async () => {
@@ -725,29 +470,15 @@ boot2('after the reboot: namespaces, node state and data are intact', () => {
 
   it('the node driver reconciles every volume record with its namespace: none dropped, no orphans', async () => {
     started = await startDriver(dir);
-    const drv = started;
-    const ids = persisted.volumes.map((v) => v.volumeId).sort();
-    expect(drv.driver.reconciled.volumes.map((v) => v.record.volumeId).sort()).toEqual(ids);
-    expect(drv.driver.reconciled.droppedRecords).toEqual([]);
-    expect(drv.driver.reconciled.orphans).toEqual([]);
-    const listed = await call(drv.ctrl.controller, drv.ctrl.controller.ListVolumes, {});
-    expect(listed.entries.map((e) => e.volume?.volume_id).sort()).toEqual(ids);
+    await expectReconciled(started, persisted.volumes);
   }, SLOW);
 
   it('each volume stages again with its data, dax as before', async () => {
-    for (const p of persisted.volumes) {
-      const context: Record<string, string> = p.usage === 'FileIO' ? { usage: 'FileIO' } : {};
-      const v = { volume_id: p.volumeId, volume_context: context };
-      const staging = join(dir, `stage-${p.name}`);
-      await stage(rpc(), v, p.fs, staging);
-      expect(sha256(await readFile(join(staging, 'data')))).toBe(p.sha256);
-      expect(await isDaxFile(join(staging, 'data'))).toBe(p.usage === 'AppDirect');
-      await unstage(rpc(), p.volumeId, staging);
-    }
+    await expectDataIntact(driver().csi, persisted.volumes);
   }, SLOW);
 
   it('DeleteVolume removes them; the regions are free again', async () => {
-    for (const p of persisted.volumes) await deleteVolume(rpc(), p.volumeId);
+    for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
     expect(await driver().driver.deviceManager.listDevices()).toEqual([]);
     const regions = await pmemRegions();
     for (const r of regions) expect(r.availableSize).toBe(r.size);

@@ -6,184 +6,31 @@
 // data for boot 2, which checks that namespaces, VGs, node state and data survived the reboot.
 // Outputs of the exact ndctl/LVM commands the code runs are saved under $PMEM_CSI_GUEST_RESULTS/
 // recorded for the host's parser tests (__fixtures__/recorded).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, open, readFile, statfs, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  HostRunner, createLogger, renderCommand, type CommandRunner, type Logger, type RunOptions, type RunResult,
-} from '@pmem-csi/runtime';
 import { startTestNode, testClients, call, mountCapability, type TestClients, type TestNode } from '../csi/testing/test-node.js';
-import { startNodeDriver, type NodeDriver } from '../node-driver.js';
 import { GiB, MiB } from './align.js';
 import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import { LvmTools } from './lvm-tools.js';
-import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { labelLessNamespace, type NdRegion } from './ndctl.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
+import {
+  BOOT, MARK, RESULTS, SLOW, asJson, boot1, boot2, cleanupCsi, countMarks, createVolume, deleteVolume, expectDataIntact,
+  expectReconciled, guestLogger, holdDevice, isDaxFile, isZero, leaveVolumes, liveNamespaces, mountOptions, ndctl, pmemRegions,
+  publish, readPersisted, readRaw, record, runner, saveToolTimings, stage, startGuestDriver, unstage, writeSynced, type Csi,
+  type Fs, type GuestDriver, type PersistedVolume,
+} from './testing/guest-kit.js';
 
-if (process.env['PMEM_CSI_GUEST'] !== '1') {
-  throw new Error('lvm.guest.test.ts needs the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); '
-    + 'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)');
-}
-const BOOT = process.env['PMEM_CSI_GUEST_BOOT'] ?? '1';
-const RESULTS = process.env['PMEM_CSI_GUEST_RESULTS'] ?? '/results';
-const STATE_DIR = process.env['PMEM_CSI_GUEST_STATE_DIR'] ?? '/var/lib/pmem-csi.intel.com';
 const PERSIST_FILE = join(RESULTS, 'persist-lvm.json');
 const PCT = 60;
-const SLOW = 300_000;
-const DAX_ATTR = 0x200000n; // STATX_ATTR_DAX
-
-// ---- helpers shared with direct.guest.test.ts (duplicated: each guest file stands alone) --------
-
-interface ToolCall { readonly command: string; readonly ms: number }
-
-/** A short name of a tool call for the timing report: "ndctl create-namespace", "dd read", "lvcreate". */
-function toolLabel(command: string, args: readonly string[]): string {
-  if (command === 'ndctl') return `ndctl ${args[0] ?? ''}`;
-  if (command === 'xfs_io') return `xfs_io ${(args[1] ?? '').split(' ')[0] ?? ''}`;
-  if (command === 'dd') return args[0] === 'if=/dev/zero' ? 'dd (zero)' : 'dd (read)';
-  return command;
-}
-
-/** The host runner, remembering every call (stdout for the recorded fixtures, time for the report). */
-class RecordingRunner implements CommandRunner {
-  readonly inner = new HostRunner({ defaultTimeoutMs: 180_000 });
-  readonly results: RunResult[] = [];
-  readonly calls: ToolCall[] = [];
-  which(tool: string): string | undefined {
-    return this.inner.which(tool);
-  }
-  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
-    const t0 = Date.now();
-    try {
-      const res = await this.inner.run(command, args, options);
-      this.results.push(res);
-      return res;
-    } finally {
-      this.calls.push({ command: toolLabel(command, args), ms: Date.now() - t0 });
-    }
-  }
-}
-
-const runner = new RecordingRunner();
-const ndctl = new Ndctl(runner);
 const lvmTools = new LvmTools(runner);
-const log: Logger = createLogger({
-  format: 'json', level: 'debug',
-  sink: (line) => void appendFile(join(RESULTS, `driver-lvm-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
-});
-
-/** Run `fn` and save the stdout of the last command it ran as recorded/<name> (with the command line). */
-async function record<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const before = runner.results.length;
-  const value = await fn();
-  const res = runner.results.at(-1);
-  if (res === undefined || runner.results.length === before) throw new Error(`record ${name}: no command ran`);
-  const dir = join(RESULTS, 'recorded');
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, name), res.stdout);
-  await appendFile(join(dir, 'commands.tsv'), `${name}\t${renderCommand(res.command, res.args)}\n`);
-  return value;
-}
-
-async function saveToolTimings(): Promise<void> {
-  await writeFile(join(RESULTS, `tool-timings-lvm-boot${BOOT}.json`), JSON.stringify(runner.calls));
-}
-
-/** The statx attributes of a file, from `xfs_io -c 'statx -r'` (works on ext4 and xfs). */
-async function statxAttributes(file: string): Promise<bigint> {
-  const res = await runner.run('xfs_io', ['-c', 'statx -r', file]);
-  const m = /stat\.attributes = (0x[0-9a-f]+)/.exec(res.stdout);
-  if (m?.[1] === undefined) throw new Error(`xfs_io statx -r ${file} printed no attributes:\n${res.stdout}`);
-  return BigInt(m[1]);
-}
-
-async function isDaxFile(file: string): Promise<boolean> {
-  return ((await statxAttributes(file)) & DAX_ATTR) !== 0n;
-}
-
-/** Mount options of the filesystem at `target` (from findmnt). */
-async function mountOptions(target: string): Promise<string[]> {
-  const res = await runner.run('findmnt', ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS', '--mountpoint', target]);
-  const fs = (JSON.parse(res.stdout) as { filesystems: Array<{ options: string }> }).filesystems[0];
-  if (fs === undefined) throw new Error(`nothing mounted at ${target}`);
-  return fs.options.split(',');
-}
-
-/** Write `data` to a new file and fsync it (and its directory). */
-async function writeSynced(file: string, data: Buffer): Promise<void> {
-  const fh = await open(file, 'w');
-  try {
-    await fh.write(data, 0, data.length, 0);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-/**
- * Namespaces that hold something, sorted: idle seeds (size 0) are the kernel's bookkeeping and
- * differ after a reboot (seen: destroyed namespaces keep their name as idle seeds until then).
- */
-function liveNamespaces(list: readonly NdNamespace[]): NdNamespace[] {
-  return list.filter((ns) => ns.size > 0).sort((a, b) => a.dev.localeCompare(b.dev));
-}
-
-/** Unmount whatever a CSI describe left mounted under `dir` and delete every volume it left (after failed cases). */
-async function cleanupCsi(t: Csi | undefined): Promise<void> {
-  if (t === undefined) return;
-  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const targets = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${t.dir}/`)).reverse();
-  for (const m of targets) await runner.run('umount', [m]).catch(() => undefined);
-  const listed = await call(t.c.controller, t.c.controller.ListVolumes, {}).catch(() => ({ entries: [] }));
-  for (const e of listed.entries) if (e.volume) await deleteVolume(t, e.volume.volume_id).catch(() => undefined);
-}
-
-/** A value as it reads back from a JSON file (undefined fields dropped). */
-const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
-
-/** A 4 KiB block that identifies test data on the raw device. */
-const MARK = Buffer.alloc(4096, 'pmem-csi-qemu-tier-erase-marker/');
-
-/** Read `length` bytes of a block device at `offset` with O_DIRECT (no stale page cache) via dd. */
-async function readRaw(device: string, offset: number, length: number): Promise<Buffer> {
-  const tmp = join(await mkdtemp('/tmp/raw-'), 'data');
-  await runner.run('dd', [`if=${device}`, `of=${tmp}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=direct,skip_bytes,count_bytes', 'status=none']);
-  return readFile(tmp);
-}
-
-const ZEROS = Buffer.alloc(MiB);
-
-/** Whether every byte is zero (chunked Buffer.equals: a per-byte JS callback is far too slow under TCG). */
-function isZero(buf: Buffer): boolean {
-  for (let off = 0; off < buf.length; off += ZEROS.length) {
-    const chunk = buf.subarray(off, off + ZEROS.length);
-    if (!chunk.equals(ZEROS.subarray(0, chunk.length))) return false;
-  }
-  return true;
-}
-
-function countMarks(buf: Buffer): number {
-  let n = 0;
-  for (let off = 0; off + 4096 <= buf.length; off += 4096) if (buf.subarray(off, off + 4096).equals(MARK)) n++;
-  return n;
-}
-
-/** One exclusive open holds a block device (the same check the manager makes before erasing). */
-async function holdDevice(path: string): Promise<() => Promise<void>> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_EXCL);
-  return () => fh.close();
-}
+const log = guestLogger('lvm');
 
 function newLvm(pct = PCT): LvmDeviceManager {
   return new LvmDeviceManager({ runner, log, pmemPercentage: pct });
-}
-
-async function pmemRegions(): Promise<NdRegion[]> {
-  return (await ndctl.listRegions()).filter((r) => r.type === 'pmem');
 }
 
 /** Physical extents of an LV on its PV: [{ device, offset, length }] from seg_pe_ranges and pe_start. */
@@ -204,17 +51,8 @@ async function lvPhysicalRanges(vg: string, lv: string): Promise<Array<{ device:
 
 // ---- boot 1 -------------------------------------------------------------------------------------
 
-/** Cases of one boot only (the other boot's cases are not registered at all, not skipped). */
-function onBoot(boot: '1' | '2'): (name: string, fn: () => void) => void {
-  return (name, fn) => {
-    if (BOOT === boot) describe(name, fn);
-  };
-}
-const boot1 = onBoot('1');
-const boot2 = onBoot('2');
-
 afterAll(async () => {
-  await saveToolTimings();
+  await saveToolTimings('lvm');
 });
 
 boot1('lvm mode on blank emulated NVDIMMs', () => {
@@ -342,40 +180,6 @@ if (BOOT === '1') {
 // ---- CSI node service on lvm volumes ----------------------------------------------------------
 
 /** The CSI clients a case talks to (Node service; node-controller service as Controller). */
-interface Csi {
-  c: Pick<TestClients, 'node' | 'controller'>;
-  dir: string;
-}
-
-type Fs = 'ext4' | 'xfs';
-
-/** CreateVolume of `name` with `size` bytes and a mount capability of `fs` (parameters: StorageClass ones). */
-async function createVolume(t: Csi, v: { name: string; size: number; fs: Fs; parameters?: Record<string, string> }) {
-  const { name, size, fs, parameters = {} } = v;
-  const res = await call(t.c.controller, t.c.controller.CreateVolume, {
-    name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
-  });
-  return res.volume!;
-}
-
-async function stage(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, path: string): Promise<void> {
-  await call(t.c.node, t.c.node.NodeStageVolume, { volume_id: v.volume_id, staging_target_path: path, volume_capability: mountCapability(fs), volume_context: v.volume_context });
-}
-
-async function publish(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, paths: { staging: string; target: string }): Promise<void> {
-  await call(t.c.node, t.c.node.NodePublishVolume, {
-    volume_id: v.volume_id, staging_target_path: paths.staging, target_path: paths.target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
-  });
-}
-
-async function unstage(t: Csi, volumeId: string, path: string): Promise<void> {
-  await call(t.c.node, t.c.node.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: path });
-}
-
-async function deleteVolume(t: Csi, volumeId: string): Promise<void> {
-  await call(t.c.controller, t.c.controller.DeleteVolume, { volume_id: volumeId });
-}
-
 boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => {
   let t: Csi;
   let node: TestNode;
@@ -519,63 +323,24 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
 
 // ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
 
-interface PersistedVolume {
-  readonly name: string;
-  readonly volumeId: string;
-  readonly fs: Fs;
-  readonly usage: 'AppDirect' | 'FileIO';
-  readonly size: number;
-  readonly sha256: string;
-  readonly cleanUnstage: boolean;
-}
-
 interface Persisted {
   readonly volumes: PersistedVolume[];
   readonly namespaces: unknown;
   readonly vgs: unknown;
 }
 
-async function startDriver(dir: string): Promise<{ driver: NodeDriver; node: TestClients; ctrl: TestClients }> {
-  const csiSock = join(dir, 'csi.sock');
-  const ncSock = join(dir, 'nc.sock');
-  const driver = await startNodeDriver({
-    driverName: 'pmem-csi.intel.com', nodeId: 'qemu-guest', deviceMode: 'lvm', deviceOptions: { pmemPercentage: PCT }, runner,
-    stateDir: STATE_DIR, csiEndpoint: `unix://${csiSock}`, nodeControllerAddress: `unix://${ncSock}`,
-    serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
-  });
-  return { driver, node: testClients(`unix://${csiSock}`), ctrl: testClients(`unix://${ncSock}`) };
-}
-
-const PERSIST: Array<Omit<PersistedVolume, 'volumeId' | 'sha256'>> = [
-  { name: 'persist-ext4', fs: 'ext4', usage: 'AppDirect', size: 64 * MiB, cleanUnstage: true },
-  { name: 'persist-xfs', fs: 'xfs', usage: 'AppDirect', size: 320 * MiB, cleanUnstage: false },
-  { name: 'persist-fileio', fs: 'ext4', usage: 'FileIO', size: 64 * MiB, cleanUnstage: false },
-];
+const startDriver = (dir: string): Promise<GuestDriver> => startGuestDriver(dir, { deviceMode: 'lvm', pmemPercentage: PCT, log });
 
 boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
   it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
-    const dir = await mkdtemp('/tmp/drv-');
-    const { driver, node, ctrl } = await startDriver(dir);
-    const t: Csi = { c: { node: node.node, controller: ctrl.controller }, dir };
-    const volumes: PersistedVolume[] = [];
+    const g = await startDriver(await mkdtemp('/tmp/drv-'));
     try {
-      for (const p of PERSIST) {
-        const v = await createVolume(t, { name: p.name, size: p.size, fs: p.fs, parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {} });
-        const staging = join(dir, `stage-${p.name}`);
-        await stage(t, v, p.fs, staging);
-        const data = randomBytes(2 * MiB);
-        await writeSynced(join(staging, 'data'), data);
-        if (p.cleanUnstage) await unstage(t, v.volume_id, staging);
-        volumes.push({ ...p, volumeId: v.volume_id, sha256: sha256(data) });
-      }
-      await runner.run('sync', []);
+      const volumes = await leaveVolumes(g.csi);
       const persisted: Persisted = { volumes, namespaces: liveNamespaces(await ndctl.listNamespaces()), vgs: await lvmTools.vgs() };
       await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
       await record('lvs-lvm-persist.json', () => lvmTools.lvs());
     } finally {
-      node.close();
-      ctrl.close();
-      await driver.stop();
+      await g.stop();
     }
   }, SLOW);
 });
@@ -583,24 +348,20 @@ boot1('before the reboot: the node driver (state on the persistent disk) leaves 
 boot2('after the reboot: namespaces, VGs, node state and data are intact', () => {
   let persisted: Persisted;
   let dir: string;
-  let started: Awaited<ReturnType<typeof startDriver>> | undefined;
+  let started: GuestDriver | undefined;
   /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
-  const driver = (): Awaited<ReturnType<typeof startDriver>> => {
+  const driver = (): GuestDriver => {
     if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
     return started;
   };
 
   beforeAll(async () => {
-    persisted = JSON.parse(await readFile(PERSIST_FILE, 'utf8').catch((e: unknown) => {
-      throw new Error(`boot 1 left no ${PERSIST_FILE}: it failed before the reboot step (${String(e)})`);
-    })) as Persisted;
+    persisted = await readPersisted<Persisted>(PERSIST_FILE);
     dir = await mkdtemp('/tmp/drv2-');
   }, SLOW);
 
   afterAll(async () => {
-    started?.node.close();
-    started?.ctrl.close();
-    await started?.driver.stop();
+    await started?.stop();
   }, SLOW);
 
   it('ndctl shows the same namespaces and LVM the same VGs as before the reboot (before any setup)', async () => {
@@ -611,35 +372,18 @@ boot2('after the reboot: namespaces, VGs, node state and data are intact', () =>
 
   it('the node driver reconciles every volume record with its LV: none dropped, no orphans', async () => {
     started = await startDriver(dir);
-    const drv = started;
-    const ids = persisted.volumes.map((v) => v.volumeId).sort();
-    expect(drv.driver.reconciled.volumes.map((v) => v.record.volumeId).sort()).toEqual(ids);
-    expect(drv.driver.reconciled.droppedRecords).toEqual([]);
-    expect(drv.driver.reconciled.orphans).toEqual([]);
-    const listed = await call(drv.ctrl.controller, drv.ctrl.controller.ListVolumes, {});
-    expect(listed.entries.map((e) => e.volume?.volume_id).sort()).toEqual(ids);
+    await expectReconciled(started, persisted.volumes);
   }, SLOW);
 
   it('each volume stages again (journal replay where it was left mounted), with its data, dax as before', async () => {
-    const drv = driver();
-    const t: Csi = { c: { node: drv.node.node, controller: drv.ctrl.controller }, dir };
-    for (const p of persisted.volumes) {
-      const context: Record<string, string> = p.usage === 'FileIO' ? { usage: 'FileIO' } : {};
-      const v = { volume_id: p.volumeId, volume_context: context };
-      const staging = join(dir, `stage-${p.name}`);
-      await stage(t, v, p.fs, staging);
-      expect(sha256(await readFile(join(staging, 'data')))).toBe(p.sha256);
-      expect(await isDaxFile(join(staging, 'data'))).toBe(p.usage === 'AppDirect');
-      await unstage(t, p.volumeId, staging);
-    }
+    await expectDataIntact(driver().csi, persisted.volumes);
   }, SLOW);
 
   it('DeleteVolume removes them; the VGs are empty again', async () => {
-    const drv = driver();
-    for (const p of persisted.volumes) await deleteVolume({ c: { node: drv.node.node, controller: drv.ctrl.controller }, dir }, p.volumeId);
+    for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
     const lvs = (await lvmTools.lvs()).filter((l) => MANAGED_VG.test(l.vgName));
     expect(lvs).toEqual([]);
-    const cap = await drv.driver.deviceManager.getCapacity();
+    const cap = await driver().driver.deviceManager.getCapacity();
     expect(cap.available).toBe(cap.managed);
   }, SLOW);
 });

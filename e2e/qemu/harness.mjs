@@ -16,11 +16,13 @@
 //   --keep     keep the NVDIMM images (sparse, 4 GiB each) after a successful run
 //   --work     work directory (default $PMEM_CSI_QEMU_WORK or <tmpdir>/pmem-csi-qemu/<time>)
 //   --timeout  limit per boot in seconds (default 1500; boot 2 gets a third of it, at least 400)
+//   --parallel how many device modes run at the same time, one single-vCPU guest each (default:
+//              the number of CPUs, at most the number of modes); output lines carry the mode
 //   --repo     the repository to share into the guest (default: this one), e.g. an overlay with
 //              proposed changes to files this tier does not own
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +33,7 @@ const MODES = ['lvm', 'direct'];
 const CACHE = process.env.PMEM_CSI_QEMU_CACHE ?? join(homedir(), '.cache', 'pmem-csi-qemu');
 
 function parseArgs(argv) {
-  const o = { modes: [], record: false, keep: false, work: undefined, timeout: 1500, junit: undefined, repo: undefined };
+  const o = { modes: [], record: false, keep: false, work: undefined, timeout: 1500, junit: undefined, repo: undefined, parallel: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -45,11 +47,14 @@ function parseArgs(argv) {
     else if (a === '--timeout') o.timeout = Number(value());
     else if (a === '--junit') o.junit = resolve(value());
     else if (a === '--repo') o.repo = resolve(value());
+    else if (a === '--parallel') o.parallel = Number(value());
     else throw new Error(`unknown argument ${a} (see the usage at the top of e2e/qemu/harness.mjs)`);
   }
   if (o.modes.length === 0) o.modes = [...MODES];
   for (const m of o.modes) if (!MODES.includes(m)) throw new Error(`--mode ${m}: not one of ${MODES.join(', ')}`);
   if (!(o.timeout > 0)) throw new Error('--timeout must be a positive number of seconds');
+  if (o.parallel !== undefined && !(Number.isInteger(o.parallel) && o.parallel >= 1)) throw new Error('--parallel must be an integer of at least 1');
+  o.parallel ??= Math.max(1, Math.min(o.modes.length, availableParallelism()));
   return o;
 }
 
@@ -72,7 +77,33 @@ function guestTestFile(mode) {
   return relative(REPO, file);
 }
 
-function boot(image, m, n, timeoutS) {
+/**
+ * Run a command; its stdout and stderr go to ours line by line, each line prefixed (so that guests
+ * running side by side stay readable). Resolves with the exit code (1 when killed by a signal).
+ */
+function runPrefixed(command, args, prefix) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const pipe = (from, to) => {
+      let rest = '';
+      from.setEncoding('utf8');
+      from.on('data', (chunk) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) to.write(`${prefix}${line}\n`);
+      });
+      from.on('end', () => {
+        if (rest !== '') to.write(`${prefix}${rest}\n`);
+      });
+    };
+    pipe(child.stdout, process.stdout);
+    pipe(child.stderr, process.stderr);
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise(code ?? 1));
+  });
+}
+
+async function boot(image, m, n, timeoutS, prefix) {
   const jsonName = `jest-${m.mode}-boot${n}.json`;
   rmSync(join(m.results, jsonName), { force: true });
   const jest = [
@@ -88,9 +119,8 @@ function boot(image, m, n, timeoutS) {
   ];
   say(`${m.mode} boot ${n}: ${m.testFile} (limit ${timeoutS} s)`);
   const t0 = Date.now();
-  const res = spawnSync('bash', args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await runPrefixed('bash', args, prefix ? `[${m.mode}] ` : '');
   const ms = Date.now() - t0;
-  const code = res.status ?? 1;
   const jsonPath = join(m.results, jsonName);
   const json = existsSync(jsonPath) ? JSON.parse(readFileSync(jsonPath, 'utf8')) : undefined;
   const problem = code === 124 ? `boot ${n} of ${m.mode} timed out after ${timeoutS} s (see console-${m.mode}-boot${n}.log)`
@@ -160,7 +190,7 @@ function toolSummary(results) {
   return [...totals.entries()].sort((a, b) => b[1].ms - a[1].ms);
 }
 
-function main() {
+async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.repo !== undefined) REPO = o.repo;
   const t0 = Date.now();
@@ -169,17 +199,27 @@ function main() {
   const work = o.work ?? process.env.PMEM_CSI_QEMU_WORK ?? join(tmpdir(), 'pmem-csi-qemu', new Date().toISOString().replace(/[:.]/g, '-'));
   mkdirSync(work, { recursive: true });
   say(`work directory ${work}`);
-  const boots = [];
-  const modes = [];
-  for (const mode of o.modes) {
+  const modes = o.modes.map((mode) => {
     const dir = join(work, mode);
     rmSync(dir, { recursive: true, force: true }); // blank NVDIMMs and state disk for boot 1
     const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode) };
     mkdirSync(m.results, { recursive: true });
-    modes.push(m);
-    boots.push(boot(image.dir, m, 1, o.timeout));
-    boots.push(boot(image.dir, m, 2, Math.max(400, Math.round(o.timeout / 3))));
-  }
+    return m;
+  });
+  // Each mode boots twice in order (boot 2 needs boot 1's NVDIMMs); modes run side by side.
+  const prefix = o.parallel > 1;
+  if (prefix) say(`running ${o.modes.join(', ')} side by side (--parallel ${o.parallel}); lines carry the mode`);
+  const perMode = new Map();
+  const queue = [...modes];
+  const worker = async () => {
+    for (let m = queue.shift(); m !== undefined; m = queue.shift()) {
+      const first = await boot(image.dir, m, 1, o.timeout, prefix);
+      const second = await boot(image.dir, m, 2, Math.max(400, Math.round(o.timeout / 3)), prefix);
+      perMode.set(m.mode, [first, second]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.parallel, modes.length) }, worker));
+  const boots = modes.flatMap((m) => perMode.get(m.mode));
 
   const all = boots.flatMap(cases);
   for (const b of boots) if (b.problem !== undefined) all.push({ name: `${b.mode} boot ${b.n}`, status: 'failed', ms: b.ms, failure: b.problem });
@@ -218,10 +258,8 @@ function main() {
   process.exit(ok ? 0 : 1);
 }
 
-try {
-  main();
-} catch (e) {
+main().catch((e) => {
   process.stderr.write(`qemu-tier: ${e instanceof Error ? e.message : String(e)}\n`);
   process.stdout.write('\nqemu: 0 passed, 1 failed\n');
   process.exit(1);
-}
+});

@@ -25,7 +25,12 @@ describe('parseFlags', () => {
     const c = parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1', '--device-mode', 'emulated',
       '--pmem-percentage', '0', '--advertised-endpoint', '10.0.0.5:10001', '--registry-endpoint', 'pmem-csi-intel-com-controller:10000', '--log-format', 'json']);
     expect(c).toMatchObject({ mode: 'node', nodeId: 'n1', deviceMode: 'emulated', pmemPercentage: 100, stateDir: '/var/lib/pmem-csi.intel.com',
-      nodeControllerListen: '0.0.0.0:10001', logFormat: 'json' });
+      nodeControllerListen: '0.0.0.0:10001', logFormat: 'json', metricsListen: '' });
+    const withMetrics = parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1',
+      '--advertised-endpoint', '10.0.0.5:10001', '--registry-endpoint', 'c:10000', '--metrics-listen', '0.0.0.0:10011']);
+    expect(withMetrics).toMatchObject({ metricsListen: '0.0.0.0:10011' });
+    expect(problems(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1', '--advertised-endpoint', '10.0.0.5:10001',
+      '--registry-endpoint', 'c:10000', '--metrics-listen', 'everywhere'])).toEqual(['--metrics-listen: "everywhere" must be HOST:PORT']);
   });
 
   it('reports every problem, naming the flag and what is allowed', () => {

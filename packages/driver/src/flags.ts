@@ -29,6 +29,8 @@ export interface ControllerConfig extends CommonConfig {
 }
 
 export interface NodeConfig extends CommonConfig {
+  /** host:port of the node's HTTP endpoint with /healthz, /readyz, /status, /metrics ("" = off, the default). */
+  metricsListen: string;
   mode: 'node';
   nodeId: string;
   deviceMode: DeviceMode;
@@ -65,7 +67,7 @@ const OPTIONS = {
   v: { type: 'string', default: '3' },
   'registry-listen': { type: 'string', default: `0.0.0.0:${REGISTRY_PORT}` },
   'lease-seconds': { type: 'string', default: '30' },
-  'metrics-listen': { type: 'string', default: `0.0.0.0:${METRICS_PORT}` },
+  'metrics-listen': { type: 'string' },
   nodeid: { type: 'string' },
   'device-mode': { type: 'string', default: 'lvm' },
   'pmem-percentage': { type: 'string', default: '100' },
@@ -84,7 +86,8 @@ common:     --drivername NAME (default ${DEFAULT_DRIVER_NAME}) --endpoint unix:/
             --ca-file F --cert-file F --key-file F (mutual TLS) --log-format text|json --v 0..10
 controller: --registry-listen HOST:PORT (default 0.0.0.0:${REGISTRY_PORT}) --lease-seconds N (default 30)
             --metrics-listen HOST:PORT (default 0.0.0.0:${METRICS_PORT}; "" = off): /healthz /readyz /status /metrics
-node:       --nodeid NAME --device-mode lvm|direct|emulated|fake --pmem-percentage 0..100 (0 = 100)
+node:       --metrics-listen HOST:PORT (default off): /healthz /readyz /status /metrics of this node
+            --nodeid NAME --device-mode lvm|direct|emulated|fake --pmem-percentage 0..100 (0 = 100)
             --state-dir DIR (default /var/lib/<drivername>) --node-controller-listen HOST:PORT
             --advertised-endpoint HOST:PORT --registry-endpoint HOST:PORT --emulated-size BYTES (emulated and fake modes)`;
 
@@ -142,6 +145,8 @@ function nodeConfig(problems: string[], v: Values, base: CommonConfig): NodeConf
     advertisedEndpoint: hostPort(problems, 'advertised-endpoint', required(problems, 'advertised-endpoint', v['advertised-endpoint'])),
     registryEndpoint: hostPort(problems, 'registry-endpoint', required(problems, 'registry-endpoint', v['registry-endpoint'])),
     emulatedSize: intFlag(problems, 'emulated-size', v['emulated-size'], [64 * 1024 ** 2, Number.MAX_SAFE_INTEGER]),
+    // Off by default: several node processes share one host in tests and the local stack.
+    metricsListen: hostPort(problems, 'metrics-listen', v['metrics-listen'] ?? ''),
   };
 }
 
@@ -162,7 +167,7 @@ export function parseFlags(argv: readonly string[]): DriverConfig {
       mode: 'controller',
       registryListen: hostPort(problems, 'registry-listen', values['registry-listen']),
       leaseSeconds: intFlag(problems, 'lease-seconds', values['lease-seconds'], [3, 3600]),
-      metricsListen: hostPort(problems, 'metrics-listen', values['metrics-listen']),
+      metricsListen: hostPort(problems, 'metrics-listen', values['metrics-listen'] ?? `0.0.0.0:${METRICS_PORT}`),
     };
   } else if (values.mode === 'node') {
     config = nodeConfig(problems, values, base);

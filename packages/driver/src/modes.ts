@@ -5,7 +5,7 @@ import { startController } from '@pmem-csi/controller';
 import { startNodeDriver } from '@pmem-csi/node';
 import { channelCredentials, grpcAddress, peerIdentityCheck, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from './flags.js';
-import { serveStatus } from './status-http.js';
+import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
 
 export const DRIVER_VERSION = '0.1.0';
 
@@ -29,7 +29,10 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
     leaseSeconds: c.leaseSeconds,
     log,
   });
-  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, () => controller.status());
+  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, controllerStatusSource(() => controller.status())).catch(async (e: unknown) => {
+    await controller.stop();
+    throw e;
+  });
   log.info('controller running', { csiEndpoint: c.csiEndpoint, registryPort: controller.registryPort, ...(status ? { status: status.url } : {}) });
   return async () => {
     await status?.close();
@@ -56,6 +59,13 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     log,
     version: DRIVER_VERSION,
   });
-  log.info('node driver running', { nodeId: c.nodeId, deviceMode: c.deviceMode, nodeControllerPort: node.nodeControllerPort });
-  return () => node.stop();
+  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, nodeStatusSource(() => node.status())).catch(async (e: unknown) => {
+    await node.stop();
+    throw e;
+  });
+  log.info('node driver running', { nodeId: c.nodeId, deviceMode: c.deviceMode, nodeControllerPort: node.nodeControllerPort, ...(status ? { status: status.url } : {}) });
+  return async () => {
+    await status?.close();
+    await node.stop();
+  };
 }

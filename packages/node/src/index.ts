@@ -10,4 +10,4 @@ export * from './csi/index.js';
 export * from './mount/index.js';
 export * from './registration/index.js';
 export { nodeTools, FILESYSTEM_TOOLS } from './node-tools.js';
-export { startNodeDriver, type NodeDriver, type NodeDriverOptions } from './node-driver.js';
+export { startNodeDriver, type NodeDriver, type NodeDriverOptions, type NodeStatus } from './node-driver.js';

@@ -15,12 +15,12 @@ import type { VolumeHooks } from './csi/hooks.js';
 import { createIdentityService } from './csi/identity-server.js';
 import { createNodeControllerService } from './csi/node-controller-server.js';
 import { createNodeService } from './csi/node-server.js';
-import type { DeviceManager, DeviceMode } from './device/device-manager.js';
+import type { Capacity, DeviceManager, DeviceMode } from './device/device-manager.js';
 import { checkSysWritable } from './device/direct.js';
 import { createDeviceManager } from './device/factory.js';
 import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
 import { nodeTools } from './node-tools.js';
-import { Registrar, type RegistrarOptions } from './registration/registrar.js';
+import { Registrar, type RegistrarOptions, type RegistrarStatus } from './registration/registrar.js';
 import { reconcile, type ReconcileResult } from './state/reconcile.js';
 import { VolumeStateStore } from './state/volume-store.js';
 
@@ -59,7 +59,21 @@ export interface NodeDriverOptions {
   readonly hooks?: VolumeHooks;
 }
 
+/** What a node reports on its status endpoint (no secrets). */
+export interface NodeStatus {
+  readonly nodeId: string;
+  readonly deviceMode: DeviceMode;
+  readonly version: string;
+  /** undefined when the node runs without a registry. */
+  readonly registration?: RegistrarStatus;
+  readonly capacity: Capacity;
+  /** Volume records: persistent volumes and ephemeral inline volumes. */
+  readonly volumes: { readonly persistent: number; readonly ephemeral: number };
+}
+
 export interface NodeDriver {
+  /** Current status: registration, capacity and volumes (reads the device manager; bounded by `timeoutMs`). */
+  status(timeoutMs?: number): Promise<NodeStatus>;
   /** The bound TCP port of the node-controller service. */
   readonly nodeControllerPort: number;
   readonly deviceManager: DeviceManager;
@@ -103,7 +117,15 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     await warnAboutCapabilities(deps);
     ready = true;
     log.info('node driver started', { deviceMode: dm.mode, csiEndpoint: o.csiEndpoint, nodeControllerPort: port, registry: o.registryAddress ?? 'none' });
-    return { nodeControllerPort: port, deviceManager: dm, reconciled, registrar, stop: () => runAll(cleanup, log) };
+    const status = async (timeoutMs = 10_000): Promise<NodeStatus> => {
+      const [capacity, records] = await Promise.all([dm.getCapacity({ signal: AbortSignal.timeout(timeoutMs) }), state.list()]);
+      const ephemeral = records.filter((r) => r.ephemeral === true).length;
+      return {
+        nodeId: o.nodeId, deviceMode: dm.mode, version, ...(registrar ? { registration: registrar.status } : {}),
+        capacity, volumes: { persistent: records.length - ephemeral, ephemeral },
+      };
+    };
+    return { status, nodeControllerPort: port, deviceManager: dm, reconciled, registrar, stop: () => runAll(cleanup, log) };
   } catch (e) {
     await runAll(cleanup, log);
     throw e;

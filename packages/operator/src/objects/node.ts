@@ -6,11 +6,12 @@
 // those are mounted at their host paths because kubelet passes host paths in NodeStage/Publish.
 // The driver's arguments must match packages/driver/src/flags.ts.
 import type { V1Container, V1DaemonSet, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { NODE_CONTROLLER_PORT, REGISTRY_PORT, deploymentObjectNames, driverHostPaths, registryServiceHost, selectorLabels } from '@pmem-csi/api';
+import { METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, deploymentObjectNames, driverHostPaths, registryServiceHost, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '@pmem-csi/api';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
+import { METRICS_PORT_NAME } from './services.js';
 import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
 
 const NODE_CONTROLLER_PORT_NAME = 'node-controller';
@@ -44,6 +45,7 @@ function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
     `--node-controller-listen=0.0.0.0:${NODE_CONTROLLER_PORT}`,
     `--advertised-endpoint=$(POD_IP):${NODE_CONTROLLER_PORT}`,
     `--registry-endpoint=${registryServiceHost(cr.metadata.name, ctx.namespace)}:${REGISTRY_PORT}`,
+    `--metrics-listen=0.0.0.0:${METRICS_PORT}`,
   ];
 }
 
@@ -69,7 +71,11 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
       { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
     ],
-    ports: [{ name: NODE_CONTROLLER_PORT_NAME, containerPort: NODE_CONTROLLER_PORT, protocol: 'TCP' }],
+    ports: [
+      { name: NODE_CONTROLLER_PORT_NAME, containerPort: NODE_CONTROLLER_PORT, protocol: 'TCP' },
+      // /metrics and /status of this node (registration, capacity, volumes).
+      { name: METRICS_PORT_NAME, containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
     volumeMounts: driverMounts(cr, ctx),
     resources: podResources(ctx.spec.nodeDriverResources),
     securityContext: { privileged: true, runAsUser: 0 },

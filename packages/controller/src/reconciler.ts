@@ -59,7 +59,7 @@ export class NodeReconciler {
   async #reconcile(reg: Registration): Promise<void> {
     const { registry, index, connections } = this.#deps;
     const log = this.#deps.log.child({ node: reg.nodeId, endpoint: reg.endpoint });
-    const since = index.mark();
+    const since = index.beginListing(reg.nodeId);
     const started = Date.now();
     try {
       const volumes = await connections.listVolumes(reg.nodeId, this.#abort.signal);
@@ -86,6 +86,8 @@ export class NodeReconciler {
       if (registry.revoke(reg.nodeId, reg.registrationId, reason)) {
         log.warn('node volume listing failed; registration revoked, the node will register again', { error: errorMessage(err) });
       }
+    } finally {
+      index.endListing(reg.nodeId);
     }
   }
 

@@ -24,8 +24,9 @@ describe('VolumeIndex', () => {
     index.add(rec('a'));
     index.add(rec('b'));
     index.add(rec('x', 'n2'));
-    const since = index.mark();
+    const since = index.beginListing('n1');
     const result = index.replaceNode('n1', [rec('b', 'n1', 200), rec('c')], since);
+    index.endListing('n1');
     expect(result).toEqual({ added: 1, removed: 1, unchanged: 1, keptNewer: 0, conflicts: [] });
     expect(index.list().map((r) => [r.volumeId, r.nodeId, r.capacityBytes])).toEqual([
       ['b', 'n1', 200],
@@ -38,18 +39,45 @@ describe('VolumeIndex', () => {
   it('keeps volumes created after the listing started and never resurrects later deletes', () => {
     const index = new VolumeIndex();
     index.add(rec('old'));
-    const since = index.mark();
+    const since = index.beginListing('n1');
     index.add(rec('new')); // created while the listing ran
     index.remove('old'); // deleted while the listing ran; the listing still shows it
+    expect(index.tombstones).toBe(1);
     const result = index.replaceNode('n1', [rec('old')], since);
     expect(result).toEqual({ added: 0, removed: 0, unchanged: 0, keptNewer: 1, conflicts: [] });
     expect(index.list().map((r) => r.volumeId)).toEqual(['new']);
+    index.endListing('n1');
+    expect(index.tombstones).toBe(0);
+  });
+
+  it('remembers deletes only while a listing of their node runs (a long-running controller stays bounded)', () => {
+    const index = new VolumeIndex();
+    for (let i = 0; i < 1000; i++) {
+      index.add(rec(`v${i}`));
+      index.remove(`v${i}`);
+    }
+    expect(index.tombstones).toBe(0);
+    // Two overlapping listings of n1: the delete stays remembered until the last one ends.
+    index.add(rec('x'));
+    index.add(rec('y', 'n2'));
+    const first = index.beginListing('n1');
+    const second = index.beginListing('n1');
+    index.remove('x');
+    index.remove('y'); // n2 has no listing running: no tombstone
+    expect(index.tombstones).toBe(1);
+    index.replaceNode('n1', [rec('x')], second);
+    index.endListing('n1');
+    expect(index.tombstones).toBe(1);
+    index.replaceNode('n1', [rec('x')], first); // the older listing still shows x: not resurrected
+    expect(index.get('x')).toBeUndefined();
+    index.endListing('n1');
+    expect(index.tombstones).toBe(0);
   });
 
   it('keeps the first owner when a second node reports the same id', () => {
     const index = new VolumeIndex();
     index.add(rec('a', 'n1'));
-    const result = index.replaceNode('n2', [rec('a', 'n2')], index.mark());
+    const result = index.replaceNode('n2', [rec('a', 'n2')], index.beginListing('n2'));
     expect(result.conflicts).toEqual(['a']);
     expect(index.get('a')?.nodeId).toBe('n1');
   });
@@ -61,7 +89,8 @@ describe('VolumeIndex', () => {
     expect(index.findByName('')).toBeUndefined();
     index.markUncertain('u', 'n1');
     expect(index.uncertainNode('u')).toBe('n1');
-    index.replaceNode('n1', [rec('a')], index.mark());
+    index.replaceNode('n1', [rec('a')], index.beginListing('n1'));
+    index.endListing('n1');
     expect(index.uncertainNode('u')).toBeUndefined();
   });
 });

@@ -17,7 +17,9 @@
 //   "uncertain" mark: the next attempt for that id goes to the same node first (nodes are
 //   idempotent by name), so a timeout can not turn into a duplicate on another node.
 // - Listings race with creates/deletes: entries and tombstones carry a sequence number, and a
-//   listing only removes entries older than its start and never resurrects later deletes.
+//   listing only removes entries older than its start and never resurrects later deletes. A
+//   tombstone is kept only while a listing of its node is running (beginListing/endListing), so
+//   a long-running controller does not remember every volume it ever deleted.
 import type { NodeView } from './node-registry.js';
 
 export interface VolumeRecord {
@@ -49,11 +51,33 @@ export class VolumeIndex {
   readonly #byId = new Map<string, { record: VolumeRecord; seq: number }>();
   readonly #tombstones = new Map<string, Stamp>();
   readonly #uncertain = new Map<string, Stamp>();
+  /** Listings in progress per node. */
+  readonly #listings = new Map<string, number>();
   #seq = 0;
 
-  /** A sequence mark taken before a node listing starts (see replaceNode). */
-  mark(): number {
+  /**
+   * A listing of `nodeId` starts: returns the sequence mark for replaceNode. Call endListing when
+   * it is over, whatever happened.
+   */
+  beginListing(nodeId: string): number {
+    this.#listings.set(nodeId, (this.#listings.get(nodeId) ?? 0) + 1);
     return ++this.#seq;
+  }
+
+  /** A listing of `nodeId` is over; with none left running, its deletes need no tombstones. */
+  endListing(nodeId: string): void {
+    const running = (this.#listings.get(nodeId) ?? 1) - 1;
+    if (running > 0) {
+      this.#listings.set(nodeId, running);
+      return;
+    }
+    this.#listings.delete(nodeId);
+    for (const [id, stamp] of this.#tombstones) if (stamp.nodeId === nodeId) this.#tombstones.delete(id);
+  }
+
+  /** Deletes remembered for listings still running (bounded by the deletes made during them). */
+  get tombstones(): number {
+    return this.#tombstones.size;
   }
 
   get(volumeId: string): VolumeRecord | undefined {
@@ -79,7 +103,9 @@ export class VolumeIndex {
     const entry = this.#byId.get(volumeId);
     if (entry === undefined) return;
     this.#byId.delete(volumeId);
-    this.#tombstones.set(volumeId, { nodeId: entry.record.nodeId, seq: ++this.#seq });
+    const nodeId = entry.record.nodeId;
+    // Only a listing already running could still show the volume (see #deletedSince).
+    if ((this.#listings.get(nodeId) ?? 0) > 0) this.#tombstones.set(volumeId, { nodeId, seq: ++this.#seq });
   }
 
   /** Remember that a create of `volumeId` on `nodeId` may or may not have happened. */
@@ -96,13 +122,12 @@ export class VolumeIndex {
     this.#uncertain.delete(volumeId);
   }
 
-  /** Make the node's entries match its listing, which started at sequence mark `since`. */
+  /** Make the node's entries match its listing, which started at sequence mark `since` (beginListing). */
   replaceNode(nodeId: string, listed: readonly VolumeRecord[], since: number): ReplaceResult {
     const applied = this.#applyListed(nodeId, listed, since);
     const { removed, keptNewer } = this.#dropUnlisted(nodeId, applied.ids, since);
-    // Later listings start after now, so this node's tombstones are no longer needed; uncertain
-    // creates older than the listing are settled by it (listed → indexed, absent → never made).
-    for (const [id, stamp] of this.#tombstones) if (stamp.nodeId === nodeId) this.#tombstones.delete(id);
+    // Uncertain creates older than the listing are settled by it (listed → indexed, absent →
+    // never made). Tombstones go when the last running listing of the node ends (endListing).
     for (const [id, stamp] of this.#uncertain) if (stamp.nodeId === nodeId && stamp.seq <= since) this.#uncertain.delete(id);
     return { added: applied.added, removed, unchanged: applied.unchanged, keptNewer, conflicts: applied.conflicts };
   }

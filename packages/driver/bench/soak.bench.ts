@@ -1,7 +1,7 @@
 // Soak: the controller and three node drivers (fake devices) in this process, driven through the
 // controller's CSI socket with CreateVolume + DeleteVolume pairs, round after round. Prints per
-// round the throughput, the latency percentiles and the memory after a full GC, then how much the
-// heap grew per 1000 operations after the warm-up round — a long-running gRPC server in Node.js
+// round the throughput, the latency percentiles and the memory after a full GC, then the trend of
+// the heap per 1000 operations after the warm-up round — a long-running gRPC server in Node.js
 // must not grow with the work it has done.
 // Run: node --expose-gc --conditions=@pmem-csi/source --import tsx packages/driver/bench/soak.bench.ts [rounds] [pairs per round] [concurrency]
 //      (defaults 8, 1000, 16)
@@ -100,9 +100,15 @@ async function main(): Promise<void> {
       (m.external / MiB).toFixed(1).padStart(12)}  ${String(left).padStart(12)}`);
   }
   if (heaps.length >= 3) {
-    const opsAfterWarmup = (heaps.length - 1) * 2 * PAIRS;
-    const growth = (heaps.at(-1)! - heaps[0]!) / (opsAfterWarmup / 1000);
-    out(`heap growth after round 1: ${((heaps.at(-1)! - heaps[0]!) / MiB).toFixed(2)} MiB over ${opsAfterWarmup} operations = ${(growth / 1024).toFixed(2)} KiB per 1000 operations`);
+    // Least-squares slope of heapUsed over the rounds after the warm-up round: robust to GC noise.
+    const ys = heaps.slice(1);
+    const xs = ys.map((_, i) => i);
+    const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+    const slope = xs.reduce((a, x, i) => a + (x - mx) * ((ys[i] ?? 0) - my), 0) / xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+    const perThousandOps = slope / ((2 * PAIRS) / 1000);
+    out(`heap trend after the warm-up round (least squares over rounds 2-${heaps.length}): ${(perThousandOps / 1024).toFixed(2)} KiB per 1000 operations`
+      + ` (${((slope * (heaps.length - 1)) / MiB).toFixed(2)} MiB over ${(heaps.length - 1) * 2 * PAIRS} operations)`);
   }
   client.close();
   for (const n of nodes) await n.stop();

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { deviceManagerContract } from './testing/contract.js';
 import { NotEnoughSpaceError } from './device-manager.js';
-import { FAKE_DEFAULT_GRANULARITY, FAKE_DEFAULT_SIZE, FakeDeviceManager, FakeStore } from './fake.js';
+import { FAKE_DEFAULT_GRANULARITY, FAKE_DEFAULT_SIZE, FAKE_ERASURE_LOG, FakeDeviceManager, FakeStore } from './fake.js';
 
 const MiB = 1024 * 1024;
 const TOTAL = 256 * MiB;
@@ -98,6 +98,17 @@ describe('FakeDeviceManager specifics', () => {
     await dm.deleteDevice('b', false);
     await dm.deleteDevice('c', true);
     expect(dm.erasures).toEqual([{ volumeId: 'a', bytes: 8 * MiB }, { volumeId: 'b', bytes: 4096 }]);
+  });
+
+  it('remembers only the last FAKE_ERASURE_LOG erasures (a long-lived fake node stays bounded)', async () => {
+    const dm = await ready();
+    for (let i = 0; i < FAKE_ERASURE_LOG + 5; i++) {
+      await dm.createDevice({ volumeId: `v${i}`, size: 4 * MiB });
+      await dm.deleteDevice(`v${i}`, false);
+    }
+    expect(dm.erasures).toHaveLength(FAKE_ERASURE_LOG);
+    expect(dm.erasures[0]?.volumeId).toBe('v5');
+    expect(dm.erasures.at(-1)?.volumeId).toBe(`v${FAKE_ERASURE_LOG + 4}`);
   });
 
   it('scales: 10,000 volumes accounted exactly, listed sorted', async () => {

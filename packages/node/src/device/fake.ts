@@ -42,9 +42,12 @@ export interface FakeDeviceManagerOptions {
   log?: Logger;
 }
 
+/** How many erasures a fake remembers: fake mode also runs in long-lived test clusters. */
+export const FAKE_ERASURE_LOG = 1000;
+
 export class FakeDeviceManager implements DeviceManager {
   readonly mode = 'fake';
-  /** Every erase done by deleteDevice, in order. */
+  /** The last FAKE_ERASURE_LOG erases done by deleteDevice, in order. */
   readonly erasures: FakeErasure[] = [];
   readonly inUse: Set<string>;
   readonly store: FakeStore;
@@ -96,6 +99,7 @@ export class FakeDeviceManager implements DeviceManager {
       throw new DeviceInUseError(`device ${fakePath(volumeId)} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
     }
     this.erasures.push({ volumeId, bytes: erase ? size : Math.min(4096, size) });
+    if (this.erasures.length > FAKE_ERASURE_LOG) this.erasures.splice(0, this.erasures.length - FAKE_ERASURE_LOG);
     ledger.release(volumeId);
     this.store.volumes.delete(volumeId);
   }

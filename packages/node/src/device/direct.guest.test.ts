@@ -14,10 +14,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../csi/testing/test-node.js';
+import { call, mountCapability } from '../csi/testing/test-node.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { GiB, MiB, alignDown } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError, type PmemDeviceInfo } from './device-manager.js';
@@ -25,10 +25,9 @@ import { DirectDeviceManager, directAlignment, isVolumeIdName, maxVolumeSize, us
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
 import { labelLessNamespace } from './ndctl.js';
 import {
-  BOOT, MARK, RESULTS, SLOW, asJson, boot1, boot2, cleanupCsi, countMarks, createVolume, deleteVolume, expectDataIntact,
-  expectReconciled, guestLogger, holdDevice, isDaxFile, isZero, leaveVolumes, liveNamespaces, mountOptions, ndctl, pmemRegions,
-  readPersisted, readRaw, record, recordCall, rejection, runner, saveToolTimings, stage, startGuestDriver, unstage, writeRaw,
-  writeSynced, type Csi, type Fs, type GuestDriver, type PersistedVolume,
+  BOOT, MARK, RESULTS, SLOW, asJson, boot1, countMarks, createVolume, deleteVolume, guestLogger, holdDevice, isDaxFile, isZero,
+  liveNamespaces, mountOptions, ndctl, pmemRegions, readRaw, rebootScenario, record, recordCall, rejection, runner,
+  saveToolTimings, stage, startGuestDriver, unstage, useCsiNode, writeRaw, writeSynced, type Fs,
 } from './testing/guest-kit.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-direct.json');
@@ -289,105 +288,90 @@ boot1('direct mode on blank emulated NVDIMMs', () => {
 // ---- boot 1: the CSI node service on direct volumes -----------------------------------------
 
 boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () => {
-  let t: Csi;
-  let node: TestNode;
-  let clients: TestClients;
-  beforeAll(async () => {
-    const dm = newDirect();
-    await dm.setup();
-    const dir = await mkdtemp('/tmp/csi-direct-');
-    node = await startTestNode({ dm, dir, runner, log });
-    clients = testClients(node.address);
-    t = { c: clients, dir };
-  }, SLOW);
-  afterAll(async () => {
-    await cleanupCsi(t);
-    clients?.close();
-    await node?.stop();
-  }, SLOW);
+  const t = useCsiNode(() => newDirect(), { name: 'direct', log });
 
   for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
     it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), unstage, delete`, async () => {
-      const v = await createVolume(t, { name: `dax-${fs}`, size, fs });
+      const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
       expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(size);
-      const staging = join(t.dir, `stage-${fs}`);
-      const target = join(t.dir, `target-${fs}`);
-      await stage(t, v, fs, staging);
+      const staging = join(t().dir, `stage-${fs}`);
+      const target = join(t().dir, `target-${fs}`);
+      await stage(t(), v, fs, staging);
       expect(await mountOptions(staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
-      await call(t.c.node, t.c.node.NodePublishVolume, {
+      await call(t().c.node, t().c.node.NodePublishVolume, {
         volume_id: v.volume_id, staging_target_path: staging, target_path: target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
       });
       const data = randomBytes(MiB);
       await writeSynced(join(target, 'data'), data);
       expect(await isDaxFile(join(target, 'data'))).toBe(true);
       expect((await readFile(join(staging, 'data'))).equals(data)).toBe(true);
-      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: target });
-      await unstage(t, v.volume_id, staging);
-      await deleteVolume(t, v.volume_id);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: target });
+      await unstage(t(), v.volume_id, staging);
+      await deleteVolume(t(), v.volume_id);
     }, SLOW);
   }
 
   it('usage=FileIO: ext4 on a sector-mode namespace, mounted without dax, files not DAX', async () => {
-    const v = await createVolume(t, { name: 'fileio', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
-    const staging = join(t.dir, 'stage-fileio');
-    await stage(t, v, 'ext4', staging);
+    const v = await createVolume(t(), { name: 'fileio', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
+    const staging = join(t().dir, 'stage-fileio');
+    await stage(t(), v, 'ext4', staging);
     expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
     await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
     expect(await isDaxFile(join(staging, 'data'))).toBe(false);
     const src = await runner.run('findmnt', ['-n', '-o', 'SOURCE', '--mountpoint', staging]);
     expect(src.stdout.trim()).toMatch(/^\/dev\/pmem\d+(\.\d+)?s$/);
-    await unstage(t, v.volume_id, staging);
-    await deleteVolume(t, v.volume_id);
+    await unstage(t(), v.volume_id, staging);
+    await deleteVolume(t(), v.volume_id);
   }, SLOW);
 
   it('ephemeral inline volume with a kubelet handle (68 bytes): a namespace under its 63-byte id, dax, removed by unpublish', async () => {
     const handle = `csi-${createHash('sha256').update('pod-uid/vol').digest('hex')}`;
     expect(Buffer.byteLength(handle)).toBe(68);
     const local = ephemeralVolumeId(handle);
-    const target = join(t.dir, 'ephemeral');
+    const target = join(t().dir, 'ephemeral');
     const context = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'pod', size: '64Mi' };
-    await call(t.c.node, t.c.node.NodePublishVolume, { volume_id: handle, target_path: target, volume_capability: mountCapability('ext4'), volume_context: context });
+    await call(t().c.node, t().c.node.NodePublishVolume, { volume_id: handle, target_path: target, volume_capability: mountCapability('ext4'), volume_context: context });
     const ns = (await ndctl.listNamespaces()).find((n) => n.name === local);
     expect(ns).toMatchObject({ mode: 'fsdax' });
     expect(await mountOptions(target)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
     await writeSynced(join(target, 'data'), randomBytes(64 * 1024));
     expect(await isDaxFile(join(target, 'data'))).toBe(true);
-    const stats = await call(t.c.node, t.c.node.NodeGetVolumeStats, { volume_id: handle, volume_path: target });
+    const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, { volume_id: handle, volume_path: target });
     expect(stats.volume_condition?.abnormal).toBe(false);
-    await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: handle, target_path: target });
+    await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: handle, target_path: target });
     expect((await ndctl.listNamespaces()).filter((n) => n.name === local && n.size > 0)).toEqual([]);
   }, SLOW);
 
   it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
-    const v = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    await deleteVolume(t, v.volume_id);
-    await deleteVolume(t, v.volume_id);
-    const again = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+    const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+    await deleteVolume(t(), v.volume_id);
+    await deleteVolume(t(), v.volume_id);
+    const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
     expect(again.volume_id).toBe(v.volume_id);
-    await deleteVolume(t, again.volume_id);
+    await deleteVolume(t(), again.volume_id);
   }, SLOW);
 
   it('expansion is not offered: ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED', async () => {
-    const v = await createVolume(t, { name: 'no-grow', size: 64 * MiB, fs: 'ext4' });
+    const v = await createVolume(t(), { name: 'no-grow', size: 64 * MiB, fs: 'ext4' });
     const range = { required_bytes: String(128 * MiB) };
-    await expect(call(t.c.controller, t.c.controller.ControllerExpandVolume, { volume_id: v.volume_id, capacity_range: range }))
+    await expect(call(t().c.controller, t().c.controller.ControllerExpandVolume, { volume_id: v.volume_id, capacity_range: range }))
       .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
-    await expect(call(t.c.node, t.c.node.NodeExpandVolume, { volume_id: v.volume_id, volume_path: t.dir, capacity_range: range }))
+    await expect(call(t().c.node, t().c.node.NodeExpandVolume, { volume_id: v.volume_id, volume_path: t().dir, capacity_range: range }))
       .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
-    await deleteVolume(t, v.volume_id);
+    await deleteVolume(t(), v.volume_id);
   }, SLOW);
 
   for (const eraseafter of [true, false]) {
     it(`eraseafter=${eraseafter}: after DeleteVolume the namespace's space holds ${eraseafter ? 'only zeros' : 'the old data'}`, async () => {
-      const v = await createVolume(t, { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: eraseafter ? {} : { eraseafter: 'false' } });
-      const staging = join(t.dir, `stage-erase-${eraseafter}`);
-      await stage(t, v, 'ext4', staging);
+      const v = await createVolume(t(), { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: eraseafter ? {} : { eraseafter: 'false' } });
+      const staging = join(t().dir, `stage-erase-${eraseafter}`);
+      await stage(t(), v, 'ext4', staging);
       await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
-      await unstage(t, v.volume_id, staging);
+      await unstage(t(), v.volume_id, staging);
       const dm = newDirect();
       const dev = await dm.getDevice(v.volume_id);
       expect(countMarks(await readRaw(dev.path, 0, dev.size))).toBeGreaterThanOrEqual(2048);
-      await deleteVolume(t, v.volume_id);
+      await deleteVolume(t(), v.volume_id);
       // The same size again takes the same (lowest free) place in the region.
       const probe = vid(`erase-probe-${eraseafter}`);
       const again = await dm.createDevice({ volumeId: probe, size: dev.size });
@@ -425,62 +409,21 @@ if (BOOT === '1') {
 
 // ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
 
-interface Persisted {
-  readonly volumes: PersistedVolume[];
-  readonly namespaces: unknown;
-}
-
-const startDriver = (dir: string): Promise<GuestDriver> => startGuestDriver(dir, { deviceMode: 'direct', log });
-
-boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
-  it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
-    const g = await startDriver(await mkdtemp('/tmp/drv-'));
-    try {
-      const volumes = await leaveVolumes(g.csi);
-      const persisted: Persisted = { volumes, namespaces: liveNamespaces(await record('ndctl-list-Ni-direct-persist.json', () => ndctl.listNamespaces())) };
-      await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
-    } finally {
-      await g.stop();
-    }
-  }, SLOW);
-});
-
-boot2('after the reboot: namespaces, node state and data are intact', () => {
-  let persisted: Persisted;
-  let dir: string;
-  let started: GuestDriver | undefined;
-  /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
-  const driver = (): GuestDriver => {
-    if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
-    return started;
-  };
-
-  beforeAll(async () => {
-    persisted = await readPersisted<Persisted>(PERSIST_FILE);
-    dir = await mkdtemp('/tmp/drv2-');
-  }, SLOW);
-
-  afterAll(async () => {
-    await started?.stop();
-  }, SLOW);
-
-  it('ndctl shows the same namespaces as before the reboot (before any setup)', async () => {
-    expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(persisted.namespaces);
-  }, SLOW);
-
-  it('the node driver reconciles every volume record with its namespace: none dropped, no orphans', async () => {
-    started = await startDriver(dir);
-    await expectReconciled(started, persisted.volumes);
-  }, SLOW);
-
-  it('each volume stages again with its data, dax as before', async () => {
-    await expectDataIntact(driver().csi, persisted.volumes);
-  }, SLOW);
-
-  it('DeleteVolume removes them; the regions are free again', async () => {
-    for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
-    expect(await driver().driver.deviceManager.listDevices()).toEqual([]);
-    const regions = await pmemRegions();
-    for (const r of regions) expect(r.availableSize).toBe(r.size);
-  }, SLOW);
+rebootScenario({
+  persistFile: PERSIST_FILE,
+  start: (dir) => startGuestDriver(dir, { deviceMode: 'direct', log }),
+  snapshot: async () => liveNamespaces(await record('ndctl-list-Ni-direct-persist.json', () => ndctl.listNamespaces())),
+  unchanged: {
+    name: 'ndctl shows the same namespaces as before the reboot (before any setup)',
+    check: async (namespaces) => expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(namespaces),
+  },
+  device: 'namespace',
+  dataCase: 'each volume stages again with its data, dax as before',
+  cleanup: {
+    name: 'DeleteVolume removes them; the regions are free again',
+    check: async (g) => {
+      expect(await g.driver.deviceManager.listDevices()).toEqual([]);
+      for (const r of await pmemRegions()) expect(r.availableSize).toBe(r.size);
+    },
+  },
 });

@@ -6,22 +6,21 @@
 // data for boot 2, which checks that namespaces, VGs, node state and data survived the reboot.
 // Outputs of the exact ndctl/LVM commands the code runs are saved under $PMEM_CSI_GUEST_RESULTS/
 // recorded for the host's parser tests (__fixtures__/recorded).
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startTestNode, testClients, call, mountCapability, type TestClients, type TestNode } from '../csi/testing/test-node.js';
+import { call, mountCapability, startTestNode, testClients } from '../csi/testing/test-node.js';
 import { GiB, MiB } from './align.js';
 import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import { LvmTools } from './lvm-tools.js';
 import { labelLessNamespace, type NdRegion } from './ndctl.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
 import {
-  BOOT, MARK, RESULTS, SLOW, asJson, boot1, boot2, cleanupCsi, countMarks, createVolume, deleteVolume, expectDataIntact,
-  expectReconciled, guestLogger, holdDevice, isDaxFile, isZero, leaveVolumes, liveNamespaces, mountOptions, ndctl, pmemRegions,
-  publish, readPersisted, readRaw, record, runner, saveToolTimings, stage, startGuestDriver, unstage, writeSynced, type Csi,
-  type Fs, type GuestDriver, type PersistedVolume,
+  BOOT, MARK, RESULTS, SLOW, asJson, boot1, countMarks, createVolume, deleteVolume, guestLogger, holdDevice,
+  isDaxFile, isZero, liveNamespaces, mountOptions, ndctl, pmemRegions, publish, readRaw, rebootScenario, record, runner,
+  saveToolTimings, stage, startGuestDriver, unstage, useCsiNode, writeSynced, type Fs,
 } from './testing/guest-kit.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-lvm.json');
@@ -181,31 +180,16 @@ if (BOOT === '1') {
 
 /** The CSI clients a case talks to (Node service; node-controller service as Controller). */
 boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => {
-  let t: Csi;
-  let node: TestNode;
-  let clients: TestClients;
-  beforeAll(async () => {
-    const dm = newLvm();
-    await dm.setup();
-    const dir = await mkdtemp('/tmp/csi-lvm-');
-    node = await startTestNode({ dm, dir, runner, log });
-    clients = testClients(node.address);
-    t = { c: clients, dir };
-  }, SLOW);
-  afterAll(async () => {
-    await cleanupCsi(t);
-    clients?.close();
-    await node?.stop();
-  }, SLOW);
+  const t = useCsiNode(() => newLvm(), { name: 'lvm', log });
 
   for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
     it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish bind-mounts, stats, unstage, delete`, async () => {
-      const v = await createVolume(t, { name: `dax-${fs}`, size, fs });
+      const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
       expect(Number(v.capacity_bytes)).toBe(size);
-      const paths = { staging: join(t.dir, `stage-${fs}`), target: join(t.dir, `target-${fs}`) };
-      await stage(t, v, fs, paths.staging);
+      const paths = { staging: join(t().dir, `stage-${fs}`), target: join(t().dir, `target-${fs}`) };
+      await stage(t(), v, fs, paths.staging);
       expect(await mountOptions(paths.staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
-      await publish(t, v, fs, paths);
+      await publish(t(), v, fs, paths);
       const file = join(paths.target, 'data');
       const data = randomBytes(MiB);
       await writeSynced(file, data);
@@ -215,74 +199,74 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
         const ext = await runner.run('xfs_io', ['-c', 'extsize', paths.staging]);
         expect(ext.stdout).toContain('[2097152]');
       }
-      const stats = await call(t.c.node, t.c.node.NodeGetVolumeStats, { volume_id: v.volume_id, volume_path: paths.target });
+      const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, { volume_id: v.volume_id, volume_path: paths.target });
       expect(stats.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
       // xfs leaves its internal log (64 MiB here) out of statfs: 256 of 320 MiB.
       expect(Number(stats.usage.find((u) => u.unit === 'BYTES')?.total)).toBeGreaterThanOrEqual(size * 0.75);
-      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
-      await unstage(t, v.volume_id, paths.staging);
-      await deleteVolume(t, v.volume_id);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t(), v.volume_id, paths.staging);
+      await deleteVolume(t(), v.volume_id);
     }, SLOW);
   }
 
   it('usage=FileIO: mounted without dax, files are not DAX', async () => {
-    const v = await createVolume(t, { name: 'fileio-ext4', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
-    const staging = join(t.dir, 'stage-fileio');
-    await stage(t, v, 'ext4', staging);
+    const v = await createVolume(t(), { name: 'fileio-ext4', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
+    const staging = join(t().dir, 'stage-fileio');
+    await stage(t(), v, 'ext4', staging);
     expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
     await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
     expect(await isDaxFile(join(staging, 'data'))).toBe(false);
-    await unstage(t, v.volume_id, staging);
-    await deleteVolume(t, v.volume_id);
+    await unstage(t(), v.volume_id, staging);
+    await deleteVolume(t(), v.volume_id);
   }, SLOW);
 
   it('a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept', async () => {
-    const v = await createVolume(t, { name: 'fs-mismatch', size: 320 * MiB, fs: 'ext4' });
-    const staging = join(t.dir, 'stage-mismatch');
-    await stage(t, v, 'ext4', staging);
+    const v = await createVolume(t(), { name: 'fs-mismatch', size: 320 * MiB, fs: 'ext4' });
+    const staging = join(t().dir, 'stage-mismatch');
+    await stage(t(), v, 'ext4', staging);
     await writeSynced(join(staging, 'keep'), Buffer.from('kept'));
-    await unstage(t, v.volume_id, staging);
-    await expect(stage(t, v, 'xfs', staging)).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
-    await stage(t, v, 'ext4', staging);
+    await unstage(t(), v.volume_id, staging);
+    await expect(stage(t(), v, 'xfs', staging)).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
+    await stage(t(), v, 'ext4', staging);
     expect(await readFile(join(staging, 'keep'), 'utf8')).toBe('kept');
-    await unstage(t, v.volume_id, staging);
-    await deleteVolume(t, v.volume_id);
+    await unstage(t(), v.volume_id, staging);
+    await deleteVolume(t(), v.volume_id);
   }, SLOW);
 
   it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
-    const v = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    await deleteVolume(t, v.volume_id);
-    await deleteVolume(t, v.volume_id);
-    const again = await createVolume(t, { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+    const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+    await deleteVolume(t(), v.volume_id);
+    await deleteVolume(t(), v.volume_id);
+    const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
     expect(again.volume_id).toBe(v.volume_id);
-    await deleteVolume(t, again.volume_id);
+    await deleteVolume(t(), again.volume_id);
   }, SLOW);
 
   it('DeleteVolume of a mounted volume → FAILED_PRECONDITION, nothing erased', async () => {
-    const v = await createVolume(t, { name: 'busy', size: 64 * MiB, fs: 'ext4' });
-    const staging = join(t.dir, 'stage-busy');
-    await stage(t, v, 'ext4', staging);
+    const v = await createVolume(t(), { name: 'busy', size: 64 * MiB, fs: 'ext4' });
+    const staging = join(t().dir, 'stage-busy');
+    await stage(t(), v, 'ext4', staging);
     await writeSynced(join(staging, 'data'), Buffer.from('still here'));
-    await expect(deleteVolume(t, v.volume_id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
+    await expect(deleteVolume(t(), v.volume_id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
     expect(await readFile(join(staging, 'data'), 'utf8')).toBe('still here');
-    await unstage(t, v.volume_id, staging);
-    await deleteVolume(t, v.volume_id);
+    await unstage(t(), v.volume_id, staging);
+    await deleteVolume(t(), v.volume_id);
   }, SLOW);
 
   for (const [fs, size, grown] of [['ext4', 64 * MiB, 128 * MiB], ['xfs', 320 * MiB, 512 * MiB]] as Array<[Fs, number, number]>) {
     it(`NodeExpandVolume: ${fs} grows online from ${size / MiB} to ${grown / MiB} MiB, data and dax kept`, async () => {
-      const v = await createVolume(t, { name: `grow-${fs}`, size, fs });
-      const paths = { staging: join(t.dir, `stage-grow-${fs}`), target: join(t.dir, `target-grow-${fs}`) };
-      await stage(t, v, fs, paths.staging);
-      await publish(t, v, fs, paths);
+      const v = await createVolume(t(), { name: `grow-${fs}`, size, fs });
+      const paths = { staging: join(t().dir, `stage-grow-${fs}`), target: join(t().dir, `target-grow-${fs}`) };
+      await stage(t(), v, fs, paths.staging);
+      await publish(t(), v, fs, paths);
       const data = randomBytes(MiB);
       await writeSynced(join(paths.target, 'data'), data);
       const before = await statfs(paths.target);
-      const ce = await call(t.c.controller, t.c.controller.ControllerExpandVolume, {
+      const ce = await call(t().c.controller, t().c.controller.ControllerExpandVolume, {
         volume_id: v.volume_id, capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
       });
       expect(ce).toEqual({ capacity_bytes: String(grown), node_expansion_required: true });
-      const ne = await call(t.c.node, t.c.node.NodeExpandVolume, {
+      const ne = await call(t().c.node, t().c.node.NodeExpandVolume, {
         volume_id: v.volume_id, volume_path: paths.target, staging_target_path: paths.staging,
         capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
       });
@@ -292,27 +276,27 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
       expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
       await writeSynced(join(paths.target, 'more'), randomBytes(64 * 1024));
       expect(await isDaxFile(join(paths.target, 'more'))).toBe(true);
-      await call(t.c.node, t.c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
-      await unstage(t, v.volume_id, paths.staging);
-      await deleteVolume(t, v.volume_id);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t(), v.volume_id, paths.staging);
+      await deleteVolume(t(), v.volume_id);
     }, SLOW);
   }
 
   for (const eraseafter of [true, false]) {
     it(`eraseafter=${eraseafter}: after DeleteVolume the volume's physical extents on the PV hold ${eraseafter ? 'only zeros' : 'the old data (first 4 KiB zeroed)'}`, async () => {
       const params: Record<string, string> = eraseafter ? {} : { eraseafter: 'false' }; // true is the default
-      const v = await createVolume(t, { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: params });
-      const staging = join(t.dir, `stage-erase-${eraseafter}`);
-      await stage(t, v, 'ext4', staging);
+      const v = await createVolume(t(), { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: params });
+      const staging = join(t().dir, `stage-erase-${eraseafter}`);
+      await stage(t(), v, 'ext4', staging);
       await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
-      await unstage(t, v.volume_id, staging);
+      await unstage(t(), v.volume_id, staging);
       const lv = (await lvmTools.lvs()).find((l) => l.name === v.volume_id)!;
       const ranges = await lvPhysicalRanges(lv.vgName, lv.name);
       const read = async (): Promise<Buffer> => Buffer.concat(await Promise.all(ranges.map((r) => readRaw(r.device, r.offset, r.length))));
       const written = await read();
       expect(written.length).toBe(64 * MiB);
       expect(countMarks(written)).toBeGreaterThanOrEqual(2048);
-      await deleteVolume(t, v.volume_id);
+      await deleteVolume(t(), v.volume_id);
       const left = await read();
       expect(isZero(left.subarray(0, 4096))).toBe(true);
       if (eraseafter) expect(isZero(left)).toBe(true);
@@ -323,67 +307,30 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
 
 // ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------
 
-interface Persisted {
-  readonly volumes: PersistedVolume[];
-  readonly namespaces: unknown;
-  readonly vgs: unknown;
-}
-
-const startDriver = (dir: string): Promise<GuestDriver> => startGuestDriver(dir, { deviceMode: 'lvm', pmemPercentage: PCT, log });
-
-boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
-  it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
-    const g = await startDriver(await mkdtemp('/tmp/drv-'));
-    try {
-      const volumes = await leaveVolumes(g.csi);
-      const persisted: Persisted = { volumes, namespaces: liveNamespaces(await ndctl.listNamespaces()), vgs: await lvmTools.vgs() };
-      await writeFile(PERSIST_FILE, JSON.stringify(persisted, null, 2));
-      await record('lvs-lvm-persist.json', () => lvmTools.lvs());
-    } finally {
-      await g.stop();
-    }
-  }, SLOW);
-});
-
-boot2('after the reboot: namespaces, VGs, node state and data are intact', () => {
-  let persisted: Persisted;
-  let dir: string;
-  let started: GuestDriver | undefined;
-  /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
-  const driver = (): GuestDriver => {
-    if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
-    return started;
-  };
-
-  beforeAll(async () => {
-    persisted = await readPersisted<Persisted>(PERSIST_FILE);
-    dir = await mkdtemp('/tmp/drv2-');
-  }, SLOW);
-
-  afterAll(async () => {
-    await started?.stop();
-  }, SLOW);
-
-  it('ndctl shows the same namespaces and LVM the same VGs as before the reboot (before any setup)', async () => {
-    expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(persisted.namespaces);
-    expect(asJson(await lvmTools.vgs())).toEqual(persisted.vgs);
-    await record('ndctl-list-Ni-lvm-after-reboot.json', () => ndctl.listNamespaces());
-  }, SLOW);
-
-  it('the node driver reconciles every volume record with its LV: none dropped, no orphans', async () => {
-    started = await startDriver(dir);
-    await expectReconciled(started, persisted.volumes);
-  }, SLOW);
-
-  it('each volume stages again (journal replay where it was left mounted), with its data, dax as before', async () => {
-    await expectDataIntact(driver().csi, persisted.volumes);
-  }, SLOW);
-
-  it('DeleteVolume removes them; the VGs are empty again', async () => {
-    for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
-    const lvs = (await lvmTools.lvs()).filter((l) => MANAGED_VG.test(l.vgName));
-    expect(lvs).toEqual([]);
-    const cap = await driver().driver.deviceManager.getCapacity();
-    expect(cap.available).toBe(cap.managed);
-  }, SLOW);
+rebootScenario({
+  persistFile: PERSIST_FILE,
+  start: (dir) => startGuestDriver(dir, { deviceMode: 'lvm', pmemPercentage: PCT, log }),
+  snapshot: async () => {
+    const devices = { namespaces: liveNamespaces(await ndctl.listNamespaces()), vgs: await lvmTools.vgs() };
+    await record('lvs-lvm-persist.json', () => lvmTools.lvs());
+    return devices;
+  },
+  unchanged: {
+    name: 'ndctl shows the same namespaces and LVM the same VGs as before the reboot (before any setup)',
+    check: async (before) => {
+      expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(before.namespaces);
+      expect(asJson(await lvmTools.vgs())).toEqual(before.vgs);
+      await record('ndctl-list-Ni-lvm-after-reboot.json', () => ndctl.listNamespaces());
+    },
+  },
+  device: 'LV',
+  dataCase: 'each volume stages again (journal replay where it was left mounted), with its data, dax as before',
+  cleanup: {
+    name: 'DeleteVolume removes them; the VGs are empty again',
+    check: async (g) => {
+      expect((await lvmTools.lvs()).filter((l) => MANAGED_VG.test(l.vgName))).toEqual([]);
+      const cap = await g.driver.deviceManager.getCapacity();
+      expect(cap.available).toBe(cap.managed);
+    },
+  },
 });

@@ -2,7 +2,7 @@
 // environment, a host runner that remembers every call (stdout for the recorded fixtures, time for
 // the report), recording of tool outputs, DAX and raw-device probes, and small CSI call helpers.
 // Only for code that runs inside the QEMU guest of e2e/qemu; importing it elsewhere throws.
-import { describe, expect } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import {
   HostRunner, createLogger, renderCommand, type CommandRunner, type csi, type Logger, type RunOptions, type RunResult,
 } from '@pmem-csi/runtime';
-import { call, mountCapability, testClients, type TestClients } from '../../csi/testing/test-node.js';
+import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../../csi/testing/test-node.js';
 import { startNodeDriver, type NodeDriver } from '../../node-driver.js';
 import { MiB } from '../align.js';
-import type { DeviceMode } from '../device-manager.js';
+import type { DeviceManager, DeviceMode } from '../device-manager.js';
 import { Ndctl, type NdNamespace, type NdRegion } from '../ndctl.js';
 
 if (process.env['PMEM_CSI_GUEST'] !== '1') {
@@ -323,7 +323,7 @@ export async function startGuestDriver(dir: string, o: { deviceMode: DeviceMode;
 }
 
 /** Boot 1: create, stage and fill the PERSIST volumes; unstage those meant to be clean; sync. */
-export async function leaveVolumes(t: Csi): Promise<PersistedVolume[]> {
+async function leaveVolumes(t: Csi): Promise<PersistedVolume[]> {
   const volumes: PersistedVolume[] = [];
   for (const p of PERSIST) {
     const v = await createVolume(t, { name: p.name, size: p.size, fs: p.fs, parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {} });
@@ -339,7 +339,7 @@ export async function leaveVolumes(t: Csi): Promise<PersistedVolume[]> {
 }
 
 /** Boot 2: the driver's start-up reconcile kept every record with its device, and lists exactly them. */
-export async function expectReconciled(g: GuestDriver, volumes: readonly PersistedVolume[]): Promise<void> {
+async function expectReconciled(g: GuestDriver, volumes: readonly PersistedVolume[]): Promise<void> {
   const ids = volumes.map((v) => v.volumeId).sort();
   expect(g.driver.reconciled.volumes.map((v) => v.record.volumeId).sort()).toEqual(ids);
   expect(g.driver.reconciled.droppedRecords).toEqual([]);
@@ -349,7 +349,7 @@ export async function expectReconciled(g: GuestDriver, volumes: readonly Persist
 }
 
 /** Boot 2: every volume stages again (journal replay where it was left mounted), data and dax as before. */
-export async function expectDataIntact(t: Csi, volumes: readonly PersistedVolume[]): Promise<void> {
+async function expectDataIntact(t: Csi, volumes: readonly PersistedVolume[]): Promise<void> {
   for (const p of volumes) {
     const context: Record<string, string> = p.usage === 'FileIO' ? { usage: 'FileIO' } : {};
     const staging = join(t.dir, `stage-${p.name}`);
@@ -361,9 +361,108 @@ export async function expectDataIntact(t: Csi, volumes: readonly PersistedVolume
 }
 
 /** Boot 2: what boot 1 wrote to `file` (fails with the reason when boot 1 never got there). */
-export async function readPersisted<T>(file: string): Promise<T> {
+async function readPersisted<T>(file: string): Promise<T> {
   const text = await readFile(file, 'utf8').catch((e: unknown) => {
     throw new Error(`boot 1 left no ${file}: it failed before the reboot step (${String(e)})`);
   });
   return JSON.parse(text) as T;
+}
+
+/** The reboot cases of one device mode; what differs between modes is passed in. */
+export interface RebootScenario<D> {
+  /** Where boot 1 leaves its record for boot 2 (under RESULTS). */
+  readonly persistFile: string;
+  readonly start: (dir: string) => Promise<GuestDriver>;
+  /** Boot 1, after the volumes are left: the device-level state to find again (namespaces, VGs). */
+  readonly snapshot: () => Promise<D>;
+  /** Boot 2, before the driver starts: the device-level state is as boot 1 left it. */
+  readonly unchanged: { readonly name: string; readonly check: (before: D) => Promise<void> };
+  /** What the start-up reconcile matches each record with ("namespace", "LV"). */
+  readonly device: string;
+  readonly dataCase: string;
+  /** Boot 2, last: delete every volume and check the PMEM is free again. */
+  readonly cleanup: { readonly name: string; readonly check: (g: GuestDriver) => Promise<void> };
+}
+
+/** Register boot 1's "leave volumes" case and boot 2's checks (each only on its boot). */
+export function rebootScenario<D>(s: RebootScenario<D>): void {
+  interface Persisted { readonly volumes: PersistedVolume[]; readonly devices: D }
+
+  boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
+    it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
+      const g = await s.start(await mkdtemp('/tmp/drv-'));
+      try {
+        const volumes = await leaveVolumes(g.csi);
+        const persisted: Persisted = { volumes, devices: await s.snapshot() };
+        await writeFile(s.persistFile, JSON.stringify(persisted, null, 2));
+      } finally {
+        await g.stop();
+      }
+    }, SLOW);
+  });
+
+  boot2('after the reboot: devices, node state and data are intact', () => {
+    let persisted: Persisted;
+    let dir: string;
+    let started: GuestDriver | undefined;
+    /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
+    const driver = (): GuestDriver => {
+      if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
+      return started;
+    };
+
+    beforeAll(async () => {
+      persisted = await readPersisted<Persisted>(s.persistFile);
+      dir = await mkdtemp('/tmp/drv2-');
+    }, SLOW);
+
+    afterAll(async () => {
+      await started?.stop();
+    }, SLOW);
+
+    it(s.unchanged.name, async () => {
+      await s.unchanged.check(persisted.devices);
+    }, SLOW);
+
+    it(`the node driver reconciles every volume record with its ${s.device}: none dropped, no orphans`, async () => {
+      started = await s.start(dir);
+      await expectReconciled(started, persisted.volumes);
+    }, SLOW);
+
+    it(s.dataCase, async () => {
+      await expectDataIntact(driver().csi, persisted.volumes);
+    }, SLOW);
+
+    it(s.cleanup.name, async () => {
+      for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
+      await s.cleanup.check(driver());
+    }, SLOW);
+  });
+}
+
+/**
+ * Inside a describe: a CSI test node on a fresh device manager from `makeDm` for the cases, with
+ * whatever they leave behind cleaned up after them. Returns the cases' view of it.
+ */
+export function useCsiNode(makeDm: () => DeviceManager, o: { name: string; log: Logger }): () => Csi {
+  let t: Csi | undefined;
+  let node: TestNode | undefined;
+  let clients: TestClients | undefined;
+  beforeAll(async () => {
+    const dm = makeDm();
+    await dm.setup();
+    const dir = await mkdtemp(`/tmp/csi-${o.name}-`);
+    node = await startTestNode({ dm, dir, runner, log: o.log });
+    clients = testClients(node.address);
+    t = { c: clients, dir };
+  }, SLOW);
+  afterAll(async () => {
+    await cleanupCsi(t);
+    clients?.close();
+    await node?.stop();
+  }, SLOW);
+  return () => {
+    if (t === undefined) throw new Error('the CSI test node did not start (see the beforeAll error)');
+    return t;
+  };
 }

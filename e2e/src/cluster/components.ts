@@ -5,10 +5,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@pmem-csi/driver';
 import { toolPath } from '../tools.js';
 import type { KwokCluster } from './harness.js';
 import type { Kube } from './kube.js';
-import { freePort, startHostProcess, tail, type HostProcess } from './processes.js';
+import { startHostProcess, tail, type HostProcess } from './processes.js';
 import { waitFor } from './wait.js';
 
 /** The repository root (the operator runs from its sources through tsx, as `npm run` does). */

@@ -3,9 +3,11 @@
 // that log to a file and are stopped with SIGTERM, then SIGKILL. Arguments are arrays, never
 // shell strings. Every process started here is remembered so that a crashed test run still
 // stops what it started (the exit hook below), and only those, by pid.
+// Not the runtime's HostRunner (the product's runner for host tools): these runs need their own
+// environment and working directory, and end on 'exit' rather than 'close' because kwokctl hands
+// its pipes to the daemons it leaves running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 export interface ToolRun {
   readonly stdout: string;
@@ -146,19 +148,6 @@ export function startHostProcess(name: string, bin: string, args: readonly strin
       clearTimeout(timer);
     },
   };
-}
-
-/** A TCP port that is free right now on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The last `lines` lines of a log, for failure messages. */

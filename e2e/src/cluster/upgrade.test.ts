@@ -8,12 +8,12 @@
 // Needs root and loop devices (the node drivers run on emulated PMEM).
 import { join } from 'node:path';
 import { API_GROUP_VERSION, KIND, LABEL_KEYS, FIELD_MANAGER, deploymentObjectNames } from '@pmem-csi/api';
-import { startLocalStack, type LocalStack } from '@pmem-csi/driver';
+import { freePort, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
 import { DRIVER_NAMESPACE, serviceAccountKubeconfig, startOperator, startProvisioner, type OperatorRun } from './components.js';
 import { createCluster, ensureNamespace, type KwokCluster } from './harness.js';
 import { describeRef, type KubeObject, type Ref } from './kube.js';
-import { freePort, tail, type HostProcess } from './processes.js';
+import { tail, type HostProcess } from './processes.js';
 import { conditionIs, crRef, existing, expectedObjects, installCrd, pmemDeployment, VERSION_ANNOTATION, waitStatus, workloadRefs } from './pmem-deployment.js';
 import { claim, claimRef, deviceNode, pvRef, detachLoopsUnder, registerNodes, storageClass, waitBound, waitGone, type PersistentVolume } from './storage.js';
 import { waitFor } from './wait.js';

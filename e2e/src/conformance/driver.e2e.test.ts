@@ -5,34 +5,16 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, waitUntil, type LocalStack } from '@pmem-csi/driver';
-import { createLogger, isServiceError } from '@pmem-csi/runtime';
+import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, type LocalStack } from '@pmem-csi/driver';
+import { createLogger } from '@pmem-csi/runtime';
+import { whileSettling } from '../retry.js';
 
 const MiB = 1024 ** 2;
 const base = join(tmpdir(), 'pmem-csi-e2e-driver');
 const log = createLogger({ level: 'warn' });
 
-/** Retry while the controller answers UNAVAILABLE (settling after a restart) or ABORTED. */
-async function retrying<T>(fn: () => Promise<T>): Promise<T> {
-  return waitUntil('a call that is not UNAVAILABLE/ABORTED', async () => {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isServiceError(e) && (e.code === grpc.status.UNAVAILABLE || e.code === grpc.status.ABORTED)) return undefined;
-      throw e;
-    }
-  }, 60_000);
-}
-
 function create(ctl: ControllerCsi, name: string, size: number) {
   return ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
-}
-
-async function available(stack: LocalStack, nodes: number): Promise<void> {
-  await waitUntil(`${nodes} available node(s)`, async () => {
-    const s = await fetchStatus(stack.statusUrl, 2000);
-    return s.settled && s.nodes.filter((n) => n.state === 'available').length === nodes ? s : undefined;
-  }, 60_000);
 }
 
 /** One stack per describe block: started before its tests, stopped after them. */
@@ -68,12 +50,12 @@ describe('driver on emulated devices (needs root and loop devices)', () => {
   it('keeps volumes across a node crash (kill -9) and restart', async () => {
     const v = (await create(ctl, 'survivor', 64 * MiB)).volume;
     await stack.restart('node-1', 'crash');
-    await available(stack, 1);
-    const listed = await retrying(() => ctl.listVolumes());
+    await stack.ready(60_000);
+    const listed = await whileSettling(() => ctl.listVolumes());
     expect(listed.entries.map((e) => e.volume?.volume_id)).toContain(v?.volume_id);
-    const again = await retrying(() => create(ctl, 'survivor', 64 * MiB));
+    const again = await whileSettling(() => create(ctl, 'survivor', 64 * MiB));
     expect(again.volume?.volume_id).toBe(v?.volume_id);
-    await retrying(() => ctl.deleteVolume(v?.volume_id ?? ''));
+    await whileSettling(() => ctl.deleteVolume(v?.volume_id ?? ''));
     expect((await ctl.listVolumes()).entries).toEqual([]);
   }, 180_000);
 
@@ -81,12 +63,12 @@ describe('driver on emulated devices (needs root and loop devices)', () => {
     const v = (await create(ctl, 'capacity-probe', 128 * MiB)).volume;
     const before = await ctl.getCapacity();
     await stack.restart('controller', 'graceful');
-    await available(stack, 1);
-    const after = await retrying(() => ctl.getCapacity());
+    await stack.ready(60_000);
+    const after = await whileSettling(() => ctl.getCapacity());
     expect(after.available_capacity).toBe(before.available_capacity);
     expect(after.maximum_volume_size).toEqual(before.maximum_volume_size);
     expect(Number(after.available_capacity)).toBe(512 * MiB - 128 * MiB);
-    await retrying(() => ctl.deleteVolume(v?.volume_id ?? ''));
+    await whileSettling(() => ctl.deleteVolume(v?.volume_id ?? ''));
     expect(Number((await ctl.getCapacity()).available_capacity)).toBe(512 * MiB);
   }, 180_000);
 
@@ -109,13 +91,13 @@ describe('driver on fake devices', () => {
 
   it('creates and deletes 100 volumes in parallel', async () => {
     const started = Date.now();
-    const created = await Promise.all(Array.from({ length: 100 }, (_, i) => retrying(() => create(ctl, `stress-${i}`, 64 * MiB))));
+    const created = await Promise.all(Array.from({ length: 100 }, (_, i) => whileSettling(() => create(ctl, `stress-${i}`, 64 * MiB))));
     const ids = new Set(created.map((c) => c.volume?.volume_id));
     expect(ids.size).toBe(100);
     const status = await fetchStatus(stack.statusUrl);
     expect(status.volumes).toBe(100);
     expect(status.nodes.map((n) => n.volumes).reduce((a, b) => a + b, 0)).toBe(100);
-    await Promise.all([...ids].map((id) => retrying(() => ctl.deleteVolume(id ?? ''))));
+    await Promise.all([...ids].map((id) => whileSettling(() => ctl.deleteVolume(id ?? ''))));
     expect((await fetchStatus(stack.statusUrl)).volumes).toBe(0);
     expect((await ctl.listVolumes()).entries).toEqual([]);
     process.stdout.write(`\n100 parallel creates + 100 parallel deletes: ${Date.now() - started} ms\n`);

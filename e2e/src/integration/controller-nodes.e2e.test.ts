@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { topologyKey, DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
 import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, waitUntil, type LocalStack } from '@pmem-csi/driver';
 import { createLogger, isServiceError, type csi } from '@pmem-csi/runtime';
+import { whileSettling } from '../retry.js';
 
 const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
@@ -32,25 +33,6 @@ function request(name: string, size: number, topo?: { preferred?: string[]; requ
 const nodeOf = (r: csi.CreateVolumeResponse__Output): string | undefined => r.volume?.accessible_topology[0]?.segments[KEY];
 const codeOf = (p: Promise<unknown>): Promise<{ code?: number; details?: string }> =>
   p.then(() => ({}), (e: unknown) => (isServiceError(e) ? { code: e.code, details: e.details } : { details: String(e) }));
-
-async function nodesAvailable(n: number): Promise<void> {
-  await waitUntil(`${n} available nodes`, async () => {
-    const s = await fetchStatus(stack.statusUrl, 2000);
-    return s.settled && s.nodes.filter((x) => x.state === 'available').length === n ? s : undefined;
-  }, 90_000);
-}
-
-/** Retry while the controller is settling (UNAVAILABLE) or another call holds the name (ABORTED). */
-function settled<T>(fn: () => Promise<T>): Promise<T> {
-  return waitUntil('an answer that is not UNAVAILABLE/ABORTED', async () => {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isServiceError(e) && (e.code === grpc.status.UNAVAILABLE || e.code === grpc.status.ABORTED)) return undefined;
-      throw e;
-    }
-  }, 90_000);
-}
 
 beforeAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -85,7 +67,7 @@ describe('controller + 3 node processes over mutual TLS', () => {
   });
 
   it('20 concurrent duplicate creates end with exactly one volume', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => settled(() => ctl.createVolume(request('dup', 16 * MiB)))));
+    const results = await Promise.all(Array.from({ length: 20 }, () => whileSettling(() => ctl.createVolume(request('dup', 16 * MiB)))));
     expect(new Set(results.map((r) => r.volume?.volume_id)).size).toBe(1);
     const listed = await ctl.listVolumes();
     expect(listed.entries.filter((e) => e.volume?.volume_id === results[0]?.volume?.volume_id)).toHaveLength(1);
@@ -94,8 +76,8 @@ describe('controller + 3 node processes over mutual TLS', () => {
   it('gives the same volume id for the same name after a controller restart', async () => {
     const first = await ctl.createVolume(request('restart-me', 16 * MiB));
     await stack.restart('controller', 'graceful');
-    await nodesAvailable(3);
-    const again = await settled(() => ctl.createVolume(request('restart-me', 16 * MiB)));
+    await stack.ready();
+    const again = await whileSettling(() => ctl.createVolume(request('restart-me', 16 * MiB)));
     expect(again.volume?.volume_id).toBe(first.volume?.volume_id);
     expect(nodeOf(again)).toBe(nodeOf(first));
     expect((await fetchStatus(stack.statusUrl)).volumes).toBe((await ctl.listVolumes()).entries.length);
@@ -114,8 +96,8 @@ describe('controller + 3 node processes over mutual TLS', () => {
     expect(down.code).toBe(grpc.status.UNAVAILABLE);
     expect(down.details).toMatch(/^node "n1" that holds volume ".*" is not reachable \(.*\); retry$/);
     await stack.restart('n1', 'crash');
-    await nodesAvailable(3);
-    await settled(() => ctl.deleteVolume(id));
+    await stack.ready();
+    await whileSettling(() => ctl.deleteVolume(id));
     expect((await ctl.listVolumes()).entries.map((e) => e.volume?.volume_id)).not.toContain(id);
   }, 180_000);
 });

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startController } from '@pmem-csi/controller';
 import { startNodeDriver, type NodeDriver } from '@pmem-csi/node';
-import { createLogger, loadCsi, unary } from '@pmem-csi/runtime';
+import { createLogger } from '@pmem-csi/runtime';
+import { ControllerCsi, mountCapability } from '../src/local/csi-clients.js';
+import { waitUntil } from '../src/local/processes.js';
 
 const ROUNDS = Number(process.argv[2] ?? 8);
 const PAIRS = Number(process.argv[3] ?? 1000);
@@ -29,14 +31,6 @@ function fullGc(): void {
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`soak.bench: ${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function main(): Promise<void> {
@@ -57,20 +51,19 @@ async function main(): Promise<void> {
       serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
     }));
   }
-  await waitFor(`registration of ${NODES} nodes`, () => {
+  await waitUntil(`registration of ${NODES} nodes`, () => {
     const s = controller.status();
-    return s.settled && s.nodes.filter((n) => n.state === 'available').length === NODES;
+    return Promise.resolve(s.settled && s.nodes.filter((n) => n.state === 'available').length === NODES ? true : undefined);
   }, 30_000);
 
-  const client = new (loadCsi().csi.v1.Controller)(csiSocket, grpc.credentials.createInsecure());
-  const capability = { mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } };
+  const client = new ControllerCsi(csiSocket);
   let serial = 0;
   const pair = async (latencies: number[]): Promise<void> => {
     const name = `soak-${serial++}`;
     const t0 = performance.now();
-    const res = await unary(client, client.CreateVolume, { name, capacity_range: { required_bytes: String(4 * MiB) }, volume_capabilities: [capability] }, { timeoutMs: 30_000 });
+    const res = await client.createVolume({ name, capacity_range: { required_bytes: String(4 * MiB) }, volume_capabilities: [mountCapability('ext4')] });
     const t1 = performance.now();
-    await unary(client, client.DeleteVolume, { volume_id: res.volume?.volume_id ?? '' }, { timeoutMs: 30_000 });
+    await client.deleteVolume(res.volume?.volume_id ?? '');
     latencies.push(t1 - t0, performance.now() - t1);
   };
 

@@ -3,6 +3,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ControllerStatus } from '@pmem-csi/controller';
 import { HostRunner, type Logger } from '@pmem-csi/runtime';
 import { makeLocalCerts, type LocalCerts } from './certs.js';
 import { freePort, startDriverProcess, waitUntil, type DriverProcess } from './processes.js';
@@ -21,6 +22,11 @@ export interface LocalStack {
   readonly statusUrl: string;
   readonly nodes: readonly LocalNode[];
   readonly processes: readonly DriverProcess[];
+  /**
+   * Wait until the controller has settled and every node is registered and available (after a
+   * start or a restart); when it times out, the error names a process of the stack that exited.
+   */
+  ready(timeoutMs?: number): Promise<ControllerStatus>;
   /** Kill a process (SIGKILL, like a crash, or SIGTERM) and start it again with the same flags. */
   restart(name: string, how: 'crash' | 'graceful'): Promise<void>;
   stop(): Promise<void>;
@@ -81,12 +87,14 @@ export async function startLocalStack(
     }
     const statusUrl = `http://127.0.0.1:${statusPort}`;
     await writeFile(join(dir, 'status-url'), `${statusUrl}\n`);
-    await waitUntil(`${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`, async () => {
-      const dead = processes.find((p) => p.child.exitCode !== null);
-      if (dead) throw new Error(`${dead.name} exited with code ${dead.child.exitCode}; see ${dead.logFile}`);
-      const s = await fetchStatus(statusUrl, 2000);
-      return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
-    }, 90_000);
+    const ready = (timeoutMs = 90_000): Promise<ControllerStatus> =>
+      waitUntil(`${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`, async () => {
+        const dead = processes.find((p) => p.child.exitCode !== null);
+        if (dead) throw new Error(`${dead.name} exited with code ${dead.child.exitCode}; see ${dead.logFile}`);
+        const s = await fetchStatus(statusUrl, 2000);
+        return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
+      }, timeoutMs);
+    await ready();
     log.debug('local stack up', { dir });
     const restart = async (name: string, how: 'crash' | 'graceful'): Promise<void> => {
       const i = processes.findIndex((p) => p.name === name);
@@ -95,7 +103,7 @@ export async function startLocalStack(
       await (how === 'crash' ? old.kill() : old.stop());
       processes[i] = startDriverProcess(old.name, old.args, old.logFile);
     };
-    return { dir, deviceMode: mode, controllerSocket, statusUrl, nodes, processes, restart, stop };
+    return { dir, deviceMode: mode, controllerSocket, statusUrl, nodes, processes, ready, restart, stop };
   } catch (e) {
     await stop();
     throw e;

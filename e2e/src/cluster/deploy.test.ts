@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DRIVER_NAMESPACE, REPO_ROOT, serviceAccountKubeconfig, startOperator, type OperatorRun } from './components.js';
-import { createCluster, ensureNamespace, type KwokCluster } from './harness.js';
+import { createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { readYamlObjects, type KubeObject } from './kube.js';
 import { runTool, tail } from './processes.js';
 import { conditionIs, crRef, existing, expectedObjects, installCrd, waitStatus, type PmemDeployment } from './pmem-deployment.js';
@@ -73,7 +73,7 @@ describe('cluster: install paths', () => {
   afterAll(async () => {
     await operator?.stop().catch(() => undefined);
     await cluster?.delete();
-    process.stdout.write(`\ncluster tier timings (install paths):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+    printTimings('install paths', timings);
   }, 120_000);
 
   describe('Helm chart', () => {

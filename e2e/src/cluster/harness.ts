@@ -225,3 +225,8 @@ export async function ensureNamespace(kube: Kube, name: string): Promise<void> {
   await waitFor(`the default ServiceAccount in namespace ${name}`, async () =>
     (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: name })) ? true : undefined, { timeoutMs: 60_000 });
 }
+
+/** Print a suite's measured phases (after its teardown), one line each in seconds. */
+export function printTimings(suite: string, timings: Readonly<Record<string, number>>): void {
+  process.stdout.write(`\ncluster tier timings (${suite}):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+}

@@ -7,7 +7,7 @@ import { API_GROUP_VERSION, KIND, NODE_CONTROLLER_SAN, REGISTRY_SAN, deploymentO
 import { createCa, createLeaf } from '@pmem-csi/runtime';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.js';
-import { createCluster, ensureNamespace, type KwokCluster } from './harness.js';
+import { createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { describeRef, type KubeObject } from './kube.js';
 import { tail } from './processes.js';
 import { conditionIs, crRef, existing, expectedObjects, installCrd, ownedSelector, pmemDeployment, VERSION_ANNOTATION, waitStatus, workloadRefs } from './pmem-deployment.js';
@@ -43,7 +43,7 @@ describe('cluster: operator', () => {
   afterAll(async () => {
     await operator?.stop().catch(() => undefined);
     await cluster?.delete();
-    process.stdout.write(`\ncluster tier timings (operator):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+    printTimings('operator', timings);
   }, 120_000);
 
   it('deploys every driver object for a PmemCSIDeployment, owned by it and labelled as ours', async () => {

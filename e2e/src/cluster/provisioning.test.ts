@@ -8,11 +8,11 @@ import { volumeIdForName } from '@pmem-csi/api';
 import { fetchStatus, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
 import { startProvisioner } from './components.js';
-import { createCluster, type KwokCluster } from './harness.js';
+import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
 import type { HostProcess } from './processes.js';
 import { tail } from './processes.js';
-import { affinityNodes, claim, claimRef, csiDriver, deviceNode, DRIVER, podWithClaim, pvRef, detachLoopsUnder, registerNodes, storageClass, TEST_NAMESPACE, waitBound, waitGone, type Claim } from './storage.js';
+import { affinityNodes, claim, claimRef, csiDriver, deviceNode, DRIVER, podWithClaim, pvRef, stopStack, registerNodes, storageClass, TEST_NAMESPACE, waitBound, waitGone, type Claim } from './storage.js';
 import { waitFor } from './wait.js';
 
 const MiB = 1024 ** 2;
@@ -43,13 +43,9 @@ describe('cluster: dynamic provisioning through external-provisioner', () => {
 
   afterAll(async () => {
     await provisioner?.stop().catch(() => undefined);
-    await stack?.stop().catch(() => undefined);
-    if (stack !== undefined) {
-      const leaked = await detachLoopsUnder(stack.dir);
-      if (leaked.length > 0) process.stdout.write(`detached loop devices left by the node drivers: ${leaked.join(', ')}\n`);
-    }
+    await stopStack(stack);
     await cluster?.delete();
-    process.stdout.write(`\ncluster tier timings (provisioning):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+    printTimings('provisioning', timings);
   }, 120_000);
 
   it('Immediate binding: PVC -> PV bound with the volume on a node; PVC deleted -> PV deleted, device gone', async () => {

@@ -136,3 +136,11 @@ export async function detachLoopsUnder(dir: string): Promise<string[]> {
   for (const dev of devices) await runTool('losetup', ['--detach', dev], { timeoutMs: 10_000 }).catch(() => undefined);
   return devices;
 }
+
+/** Stop a driver stack and detach any loop device its node drivers left (saying which). */
+export async function stopStack(stack: LocalStack | undefined): Promise<void> {
+  if (stack === undefined) return;
+  await stack.stop().catch(() => undefined);
+  const leaked = await detachLoopsUnder(stack.dir);
+  if (leaked.length > 0) process.stdout.write(`detached loop devices left by the node drivers: ${leaked.join(', ')}\n`);
+}

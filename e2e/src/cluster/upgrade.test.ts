@@ -11,11 +11,11 @@ import { API_GROUP_VERSION, KIND, LABEL_KEYS, FIELD_MANAGER, deploymentObjectNam
 import { freePort, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
 import { DRIVER_NAMESPACE, serviceAccountKubeconfig, startOperator, startProvisioner, type OperatorRun } from './components.js';
-import { createCluster, ensureNamespace, type KwokCluster } from './harness.js';
+import { createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { describeRef, type KubeObject, type Ref } from './kube.js';
 import { tail, type HostProcess } from './processes.js';
 import { conditionIs, crRef, existing, expectedObjects, installCrd, pmemDeployment, VERSION_ANNOTATION, waitStatus, workloadRefs } from './pmem-deployment.js';
-import { claim, claimRef, deviceNode, pvRef, detachLoopsUnder, registerNodes, storageClass, waitBound, waitGone, type PersistentVolume } from './storage.js';
+import { claim, claimRef, deviceNode, pvRef, stopStack, registerNodes, storageClass, waitBound, waitGone, type PersistentVolume } from './storage.js';
 import { waitFor } from './wait.js';
 
 const CR = 'pmem-csi.intel.com';
@@ -89,13 +89,9 @@ describe('cluster: operator-managed upgrade', () => {
   afterAll(async () => {
     await provisioner?.stop().catch(() => undefined);
     await operator?.stop().catch(() => undefined);
-    await stack?.stop().catch(() => undefined);
-    if (stack !== undefined) {
-      const leaked = await detachLoopsUnder(stack.dir);
-      if (leaked.length > 0) process.stdout.write(`detached loop devices left by the node drivers: ${leaked.join(', ')}\n`);
-    }
+    await stopStack(stack);
     await cluster?.delete();
-    process.stdout.write(`\ncluster tier timings (upgrade):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+    printTimings('upgrade', timings);
   }, 120_000);
 
   it(`operator ${A.version} deploys the driver and reaches Running`, async () => {

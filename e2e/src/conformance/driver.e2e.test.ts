@@ -1,45 +1,21 @@
 // Our own driver-specific cases beside csi-sanity, on the real binaries (controller + node drivers
 // as processes, mutual TLS): state survives a node crash, capacity is restored after a controller
 // restart, ResourceExhausted when full, and 100 parallel creates and deletes.
-import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, type LocalStack } from '@pmem-csi/driver';
-import { createLogger } from '@pmem-csi/runtime';
-import { whileSettling } from '../retry.js';
+import { fetchStatus, mountCapability, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
+import { useStack, whileSettling } from '../local-stack.js';
 
 const MiB = 1024 ** 2;
 const base = join(tmpdir(), 'pmem-csi-e2e-driver');
-const log = createLogger({ level: 'warn' });
 
 function create(ctl: ControllerCsi, name: string, size: number) {
   return ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
 }
 
-/** One stack per describe block: started before its tests, stopped after them. */
-function useStack(mode: 'emulated' | 'fake', nodes: ReadonlyArray<readonly [string, number]>): { stack: () => LocalStack; ctl: () => ControllerCsi } {
-  let stack: LocalStack | undefined;
-  let ctl: ControllerCsi | undefined;
-  beforeAll(async () => {
-    if (mode === 'emulated' && process.getuid?.() !== 0) throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
-    await rm(join(base, mode), { recursive: true, force: true });
-    stack = await startLocalStack(join(base, mode), mode, log, nodes);
-    ctl = new ControllerCsi(stack.controllerSocket);
-  }, 120_000);
-  afterAll(async () => {
-    ctl?.close();
-    await stack?.stop();
-  }, 60_000);
-  const must = <T>(v: T | undefined): T => {
-    if (v === undefined) throw new Error('the stack did not start (see beforeAll)');
-    return v;
-  };
-  return { stack: () => must(stack), ctl: () => must(ctl) };
-}
-
 describe('driver on emulated devices (needs root and loop devices)', () => {
-  const env = useStack('emulated', [['node-1', 512 * MiB]]);
+  const env = useStack(join(base, 'emulated'), 'emulated', [['node-1', 512 * MiB]]);
   let stack: LocalStack;
   let ctl: ControllerCsi;
   beforeAll(() => {
@@ -81,7 +57,7 @@ describe('driver on emulated devices (needs root and loop devices)', () => {
 });
 
 describe('driver on fake devices', () => {
-  const env = useStack('fake', [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
+  const env = useStack(join(base, 'fake'), 'fake', [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
   let stack: LocalStack;
   let ctl: ControllerCsi;
   beforeAll(() => {

@@ -3,14 +3,13 @@
 // RESOURCE_EXHAUSTED when nothing fits, deletes routed to the owner, a controller restart keeps
 // idempotency, a node restart keeps its volumes, a node that is down makes DeleteVolume UNAVAILABLE
 // until it returns, and 20 concurrent duplicate creates end with one volume.
-import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { topologyKey, DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
-import { ControllerCsi, fetchStatus, mountCapability, startLocalStack, waitUntil, type LocalStack } from '@pmem-csi/driver';
-import { createLogger, isServiceError, type csi } from '@pmem-csi/runtime';
-import { whileSettling } from '../retry.js';
+import { fetchStatus, mountCapability, waitUntil, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
+import { isServiceError, type csi } from '@pmem-csi/runtime';
+import { useStack, whileSettling } from '../local-stack.js';
 
 const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
@@ -34,18 +33,13 @@ const nodeOf = (r: csi.CreateVolumeResponse__Output): string | undefined => r.vo
 const codeOf = (p: Promise<unknown>): Promise<{ code?: number; details?: string }> =>
   p.then(() => ({}), (e: unknown) => (isServiceError(e) ? { code: e.code, details: e.details } : { details: String(e) }));
 
-beforeAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  // Fake devices: this suite is about the control path over mTLS between processes (device
-  // behaviour on real loop devices is covered by the conformance and driver suites).
-  stack = await startLocalStack(dir, 'fake', createLogger({ level: 'warn' }), [['n1', 512 * MiB], ['n2', 1024 * MiB], ['n3', 256 * MiB]]);
-  ctl = new ControllerCsi(stack.controllerSocket);
-}, 120_000);
-
-afterAll(async () => {
-  ctl?.close();
-  await stack?.stop();
-}, 60_000);
+// Fake devices: this suite is about the control path over mTLS between processes (device
+// behaviour on real loop devices is covered by the conformance and driver suites).
+const env = useStack(dir, 'fake', [['n1', 512 * MiB], ['n2', 1024 * MiB], ['n3', 256 * MiB]]);
+beforeAll(() => {
+  stack = env.stack();
+  ctl = env.ctl();
+});
 
 describe('controller + 3 node processes over mutual TLS', () => {
   it('places by topology and by capacity, and says when nothing fits', async () => {

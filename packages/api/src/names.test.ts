@@ -8,6 +8,7 @@ import {
   NODE_CONTROLLER_SAN,
   objectLabels,
   objectNamePrefix,
+  objectNamesCollide,
   REGISTRY_PORT,
   REGISTRY_SAN,
   registryServiceHost,
@@ -63,6 +64,39 @@ describe('deploymentObjectNames', () => {
       expect(service.length).toBeLessThanOrEqual(63);
     }
     for (const name of Object.values(names)) expect(isDnsSubdomain(name)).toBe(true);
+  });
+});
+
+describe('objectNamesCollide', () => {
+  /** The object names of CR `crName`, without the CSIDriver (named after the CR itself). */
+  const objectNames = (crName: string): string[] =>
+    Object.entries(deploymentObjectNames(crName))
+      .filter(([key]) => key !== 'driverName' && key !== 'csiDriver')
+      .map(([, name]) => name);
+
+  it('is true exactly for two different CR names with the same prefix', () => {
+    expect(objectNamesCollide('pmem-csi.intel.com', 'pmem-csi-intel-com')).toBe(true);
+    expect(objectNamesCollide('pmem.csi.intel.com', 'pmem-csi.intel-com')).toBe(true);
+    expect(objectNamesCollide('pmem-csi.intel.com', 'pmem-csi.intel.com')).toBe(false);
+    expect(objectNamesCollide('pmem-csi.intel.com', 'pmem-csi.intel.org')).toBe(false);
+    expect(objectNames('pmem-csi.intel.com')).toEqual(objectNames('pmem-csi-intel-com'));
+  });
+
+  it('different prefixes never share an object name: CRs whose prefixes extend each other by the head of a suffix', () => {
+    // "<p>-<head>" + "<tail>" = "<p>" + "-<head><tail>": the only way two prefixes can meet.
+    const suffixes = [...new Set(objectNames('p').map((n) => n.slice(1)))];
+    let pairs = 0;
+    for (const suffix of suffixes) {
+      for (let i = 1; i < suffix.length; i++) {
+        if (suffix[i] !== '-') continue;
+        const longer = `p${suffix.slice(0, i)}`;
+        const shared = objectNames(longer).filter((n) => objectNames('p').includes(n));
+        expect([longer, shared]).toEqual([longer, []]);
+        expect(objectNamesCollide('p', longer)).toBe(false);
+        pairs++;
+      }
+    }
+    expect(pairs).toBe(13);
   });
 });
 

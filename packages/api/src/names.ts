@@ -50,6 +50,16 @@ export function objectNamePrefix(crName: string): string {
   return crName.replaceAll('.', '-');
 }
 
+/**
+ * True when two different CRs would get the same object names. That is exactly when their prefixes
+ * are equal: no name suffix below ends another one ("-node" and "-node-secrets" differ in their
+ * last word), so different prefixes never meet in one name (names.test.ts checks every pair).
+ * The CSIDriver is named after the CR itself and never collides.
+ */
+export function objectNamesCollide(crName: string, otherCrName: string): boolean {
+  return crName !== otherCrName && objectNamePrefix(crName) === objectNamePrefix(otherCrName);
+}
+
 /** Names of all Kubernetes objects of one driver deployment (CR `crName`). */
 export interface DeploymentObjectNames {
   /** CSI driver name = CSIDriver object name = the CR name. */

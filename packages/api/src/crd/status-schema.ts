@@ -13,6 +13,21 @@ import {
   PHASES,
 } from './values.js';
 
+/**
+ * What the Conflict condition means and what an administrator does about it. Object names derive
+ * from metadata.name with '.' replaced by '-', so e.g. "pmem-csi.intel.com" and
+ * "pmem-csi-intel-com" would share every Secret, ServiceAccount, RBAC object, Service, Deployment
+ * and DaemonSet.
+ */
+const CONFLICT_DESCRIPTION =
+  'Conflict: True when the operator refused this deployment because objects it would write belong to someone else; ' +
+  'nothing of this deployment is written then and the phase is Failed. Reasons: NameCollision (another PmemCSIDeployment ' +
+  "gives the same object names, because the two names differ only in '.' and '-'; the one created first, or for the same second the one first by name, keeps running untouched), " +
+  'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). ' +
+  'The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both ' +
+  "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
+  'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.'
+
 const timestamp = (description: string): JSONSchemaProps => ({ type: 'string', format: 'date-time', description });
 
 const generation = (description: string): JSONSchemaProps => ({ type: 'integer', format: 'int64', minimum: 0, description });
@@ -25,8 +40,10 @@ export const conditionSchema: JSONSchemaProps = {
     type: {
       type: 'string',
       enum: CONDITION_TYPES,
-      description:
+      description: [
         'CertsVerified: the user-supplied certificates are valid. CertsReady: the certificate Secrets exist. DriverDeployed: all driver objects are applied and the driver pods are ready.',
+        CONFLICT_DESCRIPTION,
+      ].join(' '),
     },
     status: { type: 'string', enum: CONDITION_STATUSES, description: 'True, False or Unknown.' },
     observedGeneration: generation('metadata.generation of the deployment that this condition describes.'),

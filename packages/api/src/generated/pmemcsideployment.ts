@@ -18,9 +18,9 @@ export type LogFormat = 'text' | 'json';
  */
 export type DeploymentPhase = '' | 'Running' | 'Failed';
 /**
- * CertsVerified: the user-supplied certificates are valid. CertsReady: the certificate Secrets exist. DriverDeployed: all driver objects are applied and the driver pods are ready.
+ * CertsVerified: the user-supplied certificates are valid. CertsReady: the certificate Secrets exist. DriverDeployed: all driver objects are applied and the driver pods are ready. Conflict: True when the operator refused this deployment because objects it would write belong to someone else; nothing of this deployment is written then and the phase is Failed. Reasons: NameCollision (another PmemCSIDeployment gives the same object names, because the two names differ only in '.' and '-'; the one created first, or for the same second the one first by name, keeps running untouched), OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.
  */
-export type ConditionType = 'CertsVerified' | 'CertsReady' | 'DriverDeployed';
+export type ConditionType = 'CertsVerified' | 'CertsReady' | 'DriverDeployed' | 'Conflict';
 /**
  * True, False or Unknown.
  */

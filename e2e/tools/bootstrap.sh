@@ -37,6 +37,18 @@ die() { say "error: $*"; exit 2; }
 
 # --- the pins, read from versions.env (into arrays: no subshells, so a warm run stays fast) ---
 declare -A VER BINS
+# Tools built from this repository's sources (version "source" in versions.env).
+declare -A SRC_DIR=([bench-tools]="$(cd "$HERE/../bench/go" && pwd)")
+
+# The version of a tool built from its sources: src-<sha256 of its go.mod, go.sum and *.go files,
+# names and contents>, so that every edit builds (and caches) a new version.
+source_version() { # <dir>
+  local dir="$1" sum
+  sum="$(cd "$dir" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)"
+  printf 'src-%s' "${sum:0:16}"
+}
+
 load_pins() {
   local t v b
   for t in $TOOLS; do
@@ -44,6 +56,10 @@ load_pins() {
     v="${v//-/_}_VERSION" b="${b//-/_}_BINARIES"
     [[ -n "${!v:-}" && -n "${!b:-}" ]] || die "versions.env lacks $v or $b"
     VER[$t]="${!v}" BINS[$t]="${!b}"
+    if [[ "${VER[$t]}" == source ]]; then
+      [[ -n "${SRC_DIR[$t]:-}" ]] || die "$v=source, but bootstrap.sh knows no source directory of $t"
+      VER[$t]="$(source_version "${SRC_DIR[$t]}")"
+    fi
   done
 }
 load_pins
@@ -59,7 +75,7 @@ resolve_tool() {
 }
 
 # --- recipes ----------------------------------------------------------------------------------
-# Sets: METHOD (install|wrapper), MODULE, PKGS (array), LDFLAGS, REPLACES (none|single-line|
+# Sets: METHOD (install|wrapper|local), MODULE, PKGS (array), LDFLAGS, REPLACES (none|single-line|
 # staging), ESTIMATE (for the progress line).
 recipe() {
   local tool="$1" v="${VER[$1]}"
@@ -93,6 +109,11 @@ recipe() {
       METHOD=wrapper ESTIMATE="~1-3 min"
       MODULE=go.etcd.io/etcd/server/v3
       PKGS=("$MODULE") ;;
+    bench-tools) # the benchmarks' Go module in this repository (e2e/bench/go), built in place
+      METHOD=local ESTIMATE="~1-2 min cold, seconds with a warm Go cache"
+      MODULE=pmem-csi.local/bench
+      PKGS=(./cmd/pmem-csi-bench)
+      LDFLAGS+=" -X main.version=$v" ;;
     kubernetes)
       METHOD=wrapper ESTIMATE="~15-40 min, depending on the load" REPLACES=staging
       MODULE=k8s.io/kubernetes
@@ -182,6 +203,9 @@ build_child() { # <tool> <tmpdir>
   echo "go: $(go version); GOFLAGS=$GOFLAGS"
   set -x
   case "$METHOD" in
+    local) # go.mod and go.sum of the sources pin everything; -mod=readonly: never edit them here
+      cd "${SRC_DIR[$tool]}"
+      nice -n 19 go build -mod=readonly -trimpath -ldflags="$LDFLAGS" -o "$out/bin/${bins[0]}" "${PKGS[0]}" ;;
     install)
       cd "$out"
       GOBIN="$out/bin" nice -n 19 go install -ldflags="$LDFLAGS" "${PKGS[@]/%/@$v}" ;;

@@ -1,9 +1,12 @@
 // Runs the driver in one of its two production modes with mutual TLS from the certificate files
 // given on the command line (reloaded when they change). Returns a stop function.
+// The peer's identity (DNS SAN) is checked by the interceptor that `serverCredentials` puts on the
+// TCP servers' credentials, once per call before any handler; the services get no second
+// `authorize` hook (it read and checked the same certificate again on every call).
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
 import { startController } from '@pmem-csi/controller';
 import { startNodeDriver } from '@pmem-csi/node';
-import { channelCredentials, grpcAddress, peerIdentityCheck, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
+import { channelCredentials, grpcAddress, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from './flags.js';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
 
@@ -24,7 +27,6 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
     csiEndpoint: grpcAddress(c.csiEndpoint),
     registryAddress: c.registryListen,
     registryCredentials,
-    registryAuthorize: peerIdentityCheck(NODE_CONTROLLER_SAN),
     nodeCredentials: () => nodeCredentials,
     leaseSeconds: c.leaseSeconds,
     log,
@@ -55,7 +57,6 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     registryAddress: c.registryEndpoint,
     serverCredentials: await serverCredentials(files, { allowedClientSan: REGISTRY_SAN, logger: log }),
     channelCredentials: await channelCredentials(files, { expectedServerName: REGISTRY_SAN, logger: log }),
-    authorize: peerIdentityCheck(REGISTRY_SAN),
     log,
     version: DRIVER_VERSION,
   });

@@ -1,7 +1,8 @@
 // Turns objects of async functions into grpc-js service handlers. Every call gets a context with an
 // AbortSignal that fires on cancellation or when the deadline passes (so host tools are killed
-// with the call), an optional peer authorisation check (mutual TLS identities), one structured log
-// line per call, and error mapping through status.ts. Unimplemented methods answer UNIMPLEMENTED.
+// with the call), an optional peer authorisation check (mutual TLS identities), a structured log
+// line per call (failures at warn, successes at debug) and error mapping through status.ts.
+// Unimplemented methods answer UNIMPLEMENTED.
 import type * as grpc from '@grpc/grpc-js';
 import { existsSync, rmSync } from 'node:fs';
 import { UnimplementedError } from '../errors.js';
@@ -29,7 +30,7 @@ export interface AdaptOptions {
   readonly log: Logger;
   /** Called before every handler; throws a DomainError (e.g. PermissionDenied) to refuse the peer. */
   readonly authorize?: (call: grpc.ServerUnaryCall<unknown, unknown>) => void;
-  /** Methods logged at debug level only (probes, capacity polls). */
+  /** Methods whose successful calls are not logged even at debug level (probes, capacity polls, renewals). */
   readonly quietMethods?: readonly string[];
 }
 
@@ -39,19 +40,56 @@ function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefi
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
-function contextFor(call: grpc.ServerUnaryCall<unknown, unknown>, method: string, log: Logger): { ctx: CallContext; done: () => void } {
-  const ac = new AbortController();
-  const deadline = deadlineOf(call);
-  const timer = deadline ? setTimeout(() => ac.abort(new Error(`deadline of ${method} exceeded`)), Math.max(0, deadline.getTime() - Date.now())) : undefined;
-  const onCancel = (): void => ac.abort(new Error(`${method} cancelled by the client`));
-  call.on('cancelled', onCancel);
-  return {
-    ctx: { signal: ac.signal, deadline, log, method },
-    done: () => {
-      if (timer) clearTimeout(timer);
-      call.removeListener('cancelled', onCancel);
-    },
-  };
+/**
+ * The per-call context. Most calls finish without anyone asking for the AbortSignal (queries,
+ * identity calls), so the AbortController, the deadline timer and the cancellation listener are
+ * made on the first read of `signal` only; a call cancelled or past its deadline before that read
+ * gets a signal that is already aborted.
+ */
+class LazyCallContext implements CallContext {
+  readonly deadline: Date | undefined;
+  readonly log: Logger;
+  readonly method: string;
+  readonly #call: grpc.ServerUnaryCall<unknown, unknown>;
+  #ac: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #onCancel: (() => void) | undefined;
+
+  constructor(call: grpc.ServerUnaryCall<unknown, unknown>, method: string, log: Logger) {
+    this.#call = call;
+    this.method = method;
+    this.log = log;
+    this.deadline = deadlineOf(call);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#ac === undefined) this.#ac = this.#arm();
+    return this.#ac.signal;
+  }
+
+  #arm(): AbortController {
+    const ac = new AbortController();
+    const method = this.method;
+    if (this.#call.cancelled) {
+      ac.abort(new Error(`${method} cancelled by the client`));
+      return ac;
+    }
+    if (this.deadline !== undefined) {
+      const left = this.deadline.getTime() - Date.now();
+      const expire = (): void => ac.abort(new Error(`deadline of ${method} exceeded`));
+      if (left <= 0) expire();
+      else this.#timer = setTimeout(expire, left);
+    }
+    this.#onCancel = (): void => ac.abort(new Error(`${method} cancelled by the client`));
+    this.#call.on('cancelled', this.#onCancel);
+    return ac;
+  }
+
+  /** Release the timer and the listener (after the answer was produced). */
+  done(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#onCancel !== undefined) this.#call.removeListener('cancelled', this.#onCancel);
+  }
 }
 
 /** Adapt `impl` to the grpc-js handler object of `definition`. */
@@ -65,11 +103,11 @@ export function adaptService<H extends grpc.UntypedServiceImplementation>(
   const table = impl as Record<string, UnaryImpl<unknown, unknown> | undefined>;
   for (const method of Object.keys(definition)) {
     const fn = table[method]?.bind(impl);
-    const quiet = options.quietMethods?.includes(method) ?? false;
     const log = options.log.child({ rpc: `${serviceName}/${method}` });
+    const logSuccess = log.isEnabled('debug') && !(options.quietMethods?.includes(method) ?? false);
     handlers[method] = (call, callback) => {
       const started = Date.now();
-      const { ctx, done } = contextFor(call, method, log);
+      const ctx = new LazyCallContext(call, method, log);
       const run = async (): Promise<unknown> => {
         options.authorize?.(call);
         if (fn === undefined) throw new UnimplementedError(`${serviceName}.${method} is not implemented by this driver`);
@@ -77,12 +115,13 @@ export function adaptService<H extends grpc.UntypedServiceImplementation>(
       };
       run().then(
         (res) => {
-          done();
-          (quiet ? log.debug : log.info)('call ok', { ms: Date.now() - started });
+          ctx.done();
+          // Success is logged at debug: the services log what they changed at info themselves.
+          if (logSuccess) log.debug('call ok', { ms: Date.now() - started });
           callback(null, res);
         },
         (err: unknown) => {
-          done();
+          ctx.done();
           const status = toServiceError(err);
           log.warn('call failed', { ms: Date.now() - started, code: codeName(status.code), error: status.details });
           callback(status, null);

@@ -49,4 +49,19 @@ describe('peerIdentityCheck', () => {
       PermissionDeniedError,
     );
   });
+
+  it('parses a certificate once: its names are remembered by SHA-256 fingerprint, bounded', () => {
+    // Not DER, so the names come from Node's rendering, which each object below changes.
+    const peer = (fingerprint256: string, san: string): PeerCertificate => ({ raw: Buffer.from('not DER'), subjectaltname: san, fingerprint256 }) as unknown as PeerCertificate;
+    expect(peerDnsNames(peer('AA:01', 'DNS:first'))).toEqual(['first']);
+    expect(peerDnsNames(peer('AA:01', 'DNS:changed'))).toEqual(['first']); // same certificate: not parsed again
+    expect(peerDnsNames(peer('AA:02', 'DNS:second'))).toEqual(['second']);
+    expect(peerDnsNames(peer('', 'DNS:unkeyed'))).toEqual(['unkeyed']); // no fingerprint: parsed, never cached
+    expect(peerDnsNames(peer('', 'DNS:again'))).toEqual(['again']);
+    for (let i = 0; i < 64; i++) peerDnsNames(peer(`BB:${i}`, `DNS:n${i}`));
+    expect(peerDnsNames(peer('AA:01', 'DNS:reparsed'))).toEqual(['reparsed']); // the oldest entry was dropped
+    const names = peerDnsNames(peer('BB:63', 'DNS:x'));
+    names.push('mutated');
+    expect(peerDnsNames(peer('BB:63', 'DNS:x'))).toEqual(['n63']); // callers get a copy
+  });
 });

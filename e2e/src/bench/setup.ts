@@ -1,0 +1,152 @@
+// What every scenario needs: the production driver build, the Go tools (bootstrap.sh), a work
+// directory with certificates from the project's own CA code, and starting the production
+// driver processes (`node packages/driver/dist/main.js --mode ...`, default flags otherwise).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort } from '@pmem-csi/driver';
+import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY, createCa, createLeaf, type CertificateAndKey, type TlsFiles } from '@pmem-csi/runtime';
+import { start, waitForEvent, type HostProcess } from './procs.js';
+
+export interface BenchCerts {
+  /** The controller's identity (pmem-registry); also the client identity of calls to a node-controller. */
+  readonly registry: TlsFiles;
+  /** The nodes' identity (pmem-node-controller); also what the swarm and refcsi serve with. */
+  readonly nodeController: TlsFiles;
+}
+
+export interface BenchContext {
+  readonly repo: string;
+  /** Work directory of this run: certificates, sockets, state directories, logs. */
+  readonly dir: string;
+  /** The Go tools binary (pmem-csi-bench). */
+  readonly bench: string;
+  /** packages/driver/dist/main.js: the production build. */
+  readonly driverMain: string;
+  readonly certs: BenchCerts;
+  readonly smoke: boolean;
+  /** Alternating rounds of ours and the reference per figure. */
+  readonly rounds: number;
+  say(line: string): void;
+}
+
+/** Run a build step; fails with its output. */
+function build(what: string, [cmd = '', ...args]: readonly string[], o: { cwd: string; timeoutMs: number }): string {
+  const res = spawnSync(cmd, args, { cwd: o.cwd, encoding: 'utf8', timeout: o.timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+  if (res.status !== 0) {
+    const why = res.error?.message ?? `exit code ${res.status ?? res.signal}`;
+    throw new Error(`${what} failed (${why}):\n${`${res.stdout}\n${res.stderr}`.trim().split('\n').slice(-25).join('\n')}`);
+  }
+  return res.stdout;
+}
+
+/** `tsc -b` of the driver (production build) and the Go tools through bootstrap.sh; returns the tool path. */
+export function buildAll(repo: string, say: (line: string) => void): { bench: string; driverMain: string } {
+  say('building the driver: npx tsc -b packages/driver/tsconfig.lib.json');
+  build('tsc -b packages/driver/tsconfig.lib.json', [process.execPath, join(repo, 'node_modules/typescript/bin/tsc'), '-b', 'packages/driver/tsconfig.lib.json'], { cwd: repo, timeoutMs: 15 * 60_000 });
+  const driverMain = join(repo, 'packages/driver/dist/main.js');
+  if (!existsSync(driverMain)) throw new Error(`the build made no ${driverMain}`);
+  say('building the Go tools: bash e2e/tools/bootstrap.sh bench-tools');
+  build('bootstrap.sh bench-tools', ['bash', 'e2e/tools/bootstrap.sh', 'bench-tools'], { cwd: repo, timeoutMs: 30 * 60_000 });
+  const env = build('bootstrap.sh --print-env bench-tools', ['bash', 'e2e/tools/bootstrap.sh', '--print-env', 'bench-tools'], { cwd: repo, timeoutMs: 60_000 });
+  const m = /^export PMEM_CSI_PMEM_CSI_BENCH=(.+)$/m.exec(env);
+  if (m?.[1] === undefined) throw new Error(`bootstrap.sh --print-env bench-tools printed no PMEM_CSI_PMEM_CSI_BENCH:\n${env}`);
+  return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };
+}
+
+async function writeSet(dir: string, caPem: string, leaf: CertificateAndKey): Promise<TlsFiles> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  await writeFile(files.caFile, caPem);
+  await writeFile(files.certFile, leaf.certPem);
+  await writeFile(files.keyFile, leaf.keyPem, { mode: 0o600 });
+  return files;
+}
+
+/** A CA and the two identities, issued like the operator does (the runtime's default key size). */
+export async function makeCerts(dir: string): Promise<BenchCerts> {
+  const ca = await createCa({ commonName: 'pmem-csi bench CA', validityDays: 2 });
+  const [registry, nodeController] = await Promise.all([
+    createLeaf({ ca, dnsName: REGISTRY_IDENTITY, validityDays: 2 }),
+    createLeaf({ ca, dnsName: NODE_CONTROLLER_IDENTITY, validityDays: 2 }),
+  ]);
+  return { registry: await writeSet(join(dir, 'registry'), ca.certPem, registry), nodeController: await writeSet(join(dir, 'node-controller'), ca.certPem, nodeController) };
+}
+
+/** -ca/-cert/-key flags of the Go tools. */
+export function goTls(f: TlsFiles): string[] {
+  return ['-ca', f.caFile, '-cert', f.certFile, '-key', f.keyFile];
+}
+
+function driverTls(f: TlsFiles): string[] {
+  return ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
+}
+
+export interface Controller {
+  readonly proc: HostProcess;
+  readonly socket: string;
+  readonly registryPort: number;
+  readonly statusUrl: string;
+}
+
+/** The production controller with its registry and status endpoint on free 127.0.0.1 ports. */
+export async function startController(ctx: BenchContext, name: string, leaseSeconds: number): Promise<Controller> {
+  const dir = join(ctx.dir, name);
+  await mkdir(dir, { recursive: true });
+  const [registryPort, statusPort] = [await freePort(), await freePort()];
+  const socket = join(dir, 'csi.sock');
+  const proc = start(name, process.execPath, [ctx.driverMain, '--mode', 'controller', '--endpoint', `unix://${socket}`, ...driverTls(ctx.certs.registry),
+    '--registry-listen', `127.0.0.1:${registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', String(leaseSeconds)], join(dir, 'driver.log'));
+  return { proc, socket, registryPort, statusUrl: `http://127.0.0.1:${statusPort}` };
+}
+
+export interface NodeProcess {
+  readonly proc: HostProcess;
+  readonly socket: string;
+  /** 127.0.0.1:PORT of its node-controller service (mutual TLS). */
+  readonly nodeController: string;
+  readonly startedAt: number;
+}
+
+export interface NodeSpec {
+  readonly name: string;
+  readonly deviceMode: 'fake' | 'emulated';
+  readonly sizeBytes: number;
+  /** Registry port of a controller; without one the node registers with a port nobody serves. */
+  readonly registryPort?: number;
+}
+
+/** The production node driver; `startedAt` is the Unix ms just before the spawn. */
+export async function startNode(ctx: BenchContext, spec: NodeSpec): Promise<NodeProcess> {
+  const dir = join(ctx.dir, spec.name);
+  await mkdir(dir, { recursive: true });
+  const port = await freePort();
+  const registryPort = spec.registryPort ?? (await freePort());
+  const socket = join(dir, 'csi.sock');
+  const args = [ctx.driverMain, '--mode', 'node', '--nodeid', spec.name, '--device-mode', spec.deviceMode, '--endpoint', `unix://${socket}`, ...driverTls(ctx.certs.nodeController),
+    '--state-dir', join(dir, 'state'), '--emulated-size', String(spec.sizeBytes), '--node-controller-listen', `127.0.0.1:${port}`,
+    '--advertised-endpoint', `127.0.0.1:${port}`, '--registry-endpoint', `127.0.0.1:${registryPort}`];
+  const startedAt = Date.now();
+  const proc = start(spec.name, process.execPath, args, join(dir, 'driver.log'));
+  return { proc, socket, nodeController: `127.0.0.1:${port}`, startedAt };
+}
+
+export interface RefCsi {
+  readonly proc: HostProcess;
+  readonly socket: string;
+  /** 127.0.0.1:PORT with mutual TLS. */
+  readonly tcp: string;
+  readonly startedAt: number;
+}
+
+/** The reference server (refcsi) on a unix socket and a TCP port with mutual TLS (node-controller identity). */
+export async function startRefCsi(ctx: BenchContext, name: string): Promise<RefCsi> {
+  const dir = join(ctx.dir, name);
+  await mkdir(dir, { recursive: true });
+  const socket = join(dir, 'csi.sock');
+  const startedAt = Date.now();
+  const proc = start(name, ctx.bench, ['refcsi', '-unix', `unix://${socket}`, '-tcp', '127.0.0.1:0', ...goTls(ctx.certs.nodeController), '-duration', '30m'], join(dir, 'refcsi.log'));
+  const ready = await waitForEvent(proc, 'ready', 10_000);
+  return { proc, socket, tcp: String(ready['tcp']), startedAt };
+}

@@ -104,6 +104,7 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     await dm.setup();
     const state = new VolumeStateStore({ dir: join(o.stateDir, 'volumes'), log });
     await state.init();
+    cleanup.unshift(() => state.close()); // after the servers stopped, before the device manager
     const reconciled = await reconcile(state, dm, log);
     const version = o.version ?? DEFAULT_VERSION;
     const deps: NodeServiceDeps = { driverName: o.driverName, nodeId: o.nodeId, dm, state, runner, locks: new KeyedLocks(), log, version, hooks: o.hooks };

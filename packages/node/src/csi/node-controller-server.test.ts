@@ -2,13 +2,14 @@
 // RPC's success and error paths, asserted by exact code and message.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
 import type { csi } from '@pmem-csi/runtime';
 import type { CreateDeviceRequest, DeviceCallOptions, PmemDeviceInfo } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
+import { readVolumeState } from '../state/state-loader.js';
 import { blockCapability, call, mountCapability, startTestNode, testClients, TEST_DRIVER, TEST_NODE, type TestClients, type TestNode } from './testing/test-node.js';
 
 const MiB = 1024 ** 2;
@@ -120,7 +121,7 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       dm.failNext = new Error('disk on fire');
       await expect(create(createRequest('pvc-fail'))).rejects.toMatchObject({ code: grpc.status.INTERNAL, details: 'internal error: disk on fire' });
       expect(await node.deps.state.get(volumeIdForName('pvc-fail'))).toBeUndefined();
-      expect((await readdir(join(dir, 'volumes'))).filter((f) => !f.startsWith('.'))).toEqual([]);
+      expect(await readVolumeState(join(dir, 'volumes'))).toEqual({ records: [], corrupt: [] });
     });
 
     it('the rounded size above limit_bytes → OUT_OF_RANGE, nothing left behind', async () => {

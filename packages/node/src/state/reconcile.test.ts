@@ -36,6 +36,7 @@ describe('reconcile', () => {
     await dm.setup();
   });
   afterEach(async () => {
+    await state.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -72,8 +73,12 @@ describe('reconcile', () => {
   });
 
   it('survives a corrupt record (skipped, not fatal) and is idempotent', async () => {
-    await writeFile(join(dir, 'broken.json'), '{');
     await state.put(rec('a'));
+    await state.close();
+    await writeFile(join(dir, 'broken.json'), '{'); // a damaged record file of the first format
+    state = new VolumeStateStore({ dir, log });
+    await state.init();
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'skipping unreadable volume record', path: join(dir, 'broken.json') }));
     await dm.createDevice({ volumeId: 'a', size: 8 * MiB });
     const first = await reconcile(state, dm, log);
     expect(first.volumes.map((v) => v.record.volumeId)).toEqual(['a']);

@@ -36,9 +36,9 @@ async function main(): Promise<void> {
   const state = new VolumeStateStore({ dir: join(dir, 'volumes'), log });
   await state.init();
   const result = await reconcile(state, dm, log);
-  const node = await startTestNode({ dm, dir, runner, log, hooks: crashHooks(process.env['PMEM_CSI_CRASH_AT']) });
+  const node = await startTestNode({ dm, dir, runner, log, state, hooks: crashHooks(process.env['PMEM_CSI_CRASH_AT']) });
   process.once('SIGTERM', () => {
-    void node.stop().then(() => dm.close()).then(() => process.exit(0));
+    void node.stop().then(() => state.close()).then(() => dm.close()).then(() => process.exit(0));
   });
   const ids = (list: ReadonlyArray<{ volumeId: string } | { record: { volumeId: string } }>): string[] =>
     list.map((x) => ('record' in x ? x.record.volumeId : x.volumeId));

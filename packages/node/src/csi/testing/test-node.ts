@@ -28,6 +28,8 @@ export interface TestNodeOptions {
   readonly log?: Logger;
   readonly nodeId?: string;
   readonly hasCapability?: (cap: number) => Promise<boolean>;
+  /** The node's volume state, init() called (one store per directory); default: a store on `<dir>/volumes`, closed by stop(). */
+  readonly state?: VolumeStateStore;
 }
 
 export interface TestNode {
@@ -40,8 +42,8 @@ export interface TestNode {
 /** Start the services of one node on `<dir>/csi.sock`; records live in `<dir>/volumes`. */
 export async function startTestNode(o: TestNodeOptions): Promise<TestNode> {
   const log = o.log ?? nullLogger;
-  const state = new VolumeStateStore({ dir: join(o.dir, 'volumes'), log });
-  await state.init();
+  const state = o.state ?? new VolumeStateStore({ dir: join(o.dir, 'volumes'), log });
+  if (o.state === undefined) await state.init();
   const deps: NodeServiceDeps = {
     driverName: TEST_DRIVER, nodeId: o.nodeId ?? TEST_NODE, dm: o.dm, state, runner: o.runner ?? new HostRunner(), locks: new KeyedLocks(), log, version: 'test', hooks: o.hooks, hasCapability: o.hasCapability,
   };
@@ -52,7 +54,11 @@ export async function startTestNode(o: TestNodeOptions): Promise<TestNode> {
   server.addService(csi.Controller.service, createNodeControllerService(deps));
   const address = grpcAddress(join(o.dir, 'csi.sock'));
   await bindServer(server, address, grpc.ServerCredentials.createInsecure());
-  return { deps, address, server, stop: () => shutdownServer(server, 1000) };
+  const stop = async (): Promise<void> => {
+    await shutdownServer(server, 1000);
+    if (o.state === undefined) await state.close();
+  };
+  return { deps, address, server, stop };
 }
 
 export interface TestClients {

@@ -80,6 +80,9 @@ func (r *runner) waitReady(ctx context.Context) (time.Duration, error) {
 	}
 }
 
+// work runs operations until ctx ends (or -count is reached); an operation that has started
+// runs to its end (its calls have their own deadlines), so no pair is cut in half and the time
+// includes that tail.
 func (r *runner) work(ctx context.Context, run op) (int64, time.Duration) {
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
@@ -93,10 +96,7 @@ func (r *runner) work(ctx context.Context, run op) (int64, time.Duration) {
 				if r.c.count > 0 && seq > r.c.count {
 					return
 				}
-				if err := run(ctx, conn, seq); err != nil {
-					if ctx.Err() != nil {
-						return // cut off by the end of the run: not a server error
-					}
+				if err := run(context.Background(), conn, seq); err != nil {
 					r.errs.Add(err)
 					msg := err.Error()
 					r.first.CompareAndSwap(nil, &msg)

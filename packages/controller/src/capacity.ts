@@ -6,7 +6,6 @@
 import type { csi } from '@pmem-csi/runtime';
 import { checkCapabilities } from './capabilities.js';
 import type { ControllerDeps } from './controller-deps.js';
-import type { NodeView } from './node-registry.js';
 import { segmentNode } from './placement.js';
 import { checkParameters } from './requests.js';
 
@@ -14,20 +13,17 @@ function answer(available: number, maximum: number): csi.GetCapacityResponse {
   return { available_capacity: String(available), maximum_volume_size: { value: String(maximum) } };
 }
 
-function availableNodes(deps: ControllerDeps, topology: csi.Topology__Output | null): NodeView[] {
-  const segments = topology?.segments ?? {};
-  const nodes = deps.registry.list().filter((n) => n.state === 'available');
-  if (Object.keys(segments).length === 0) return nodes;
-  const nodeId = segmentNode(segments, deps.topologyKey);
-  return nodes.filter((n) => n.nodeId === nodeId);
-}
-
-/** Capacity for the request's topology (validated like CreateVolume). */
+/** Capacity for the request's topology (validated like CreateVolume). O(1) per node segment. */
 export function getCapacity(deps: ControllerDeps, req: csi.GetCapacityRequest__Output): csi.GetCapacityResponse {
   checkCapabilities(req.volume_capabilities, false);
   checkParameters(req.parameters);
-  const nodes = availableNodes(deps, req.accessible_topology);
-  const available = nodes.reduce((sum, n) => sum + n.capacity.available, 0);
-  const maximum = nodes.reduce((max, n) => Math.max(max, n.capacity.maxVolumeSize), 0);
-  return answer(available, maximum);
+  const segments = req.accessible_topology?.segments ?? {};
+  if (Object.keys(segments).length === 0) {
+    const all = deps.registry.availableCapacity();
+    return answer(all.available, all.maxVolumeSize);
+  }
+  const nodeId = segmentNode(segments, deps.topologyKey);
+  const view = nodeId === undefined ? undefined : deps.registry.view(nodeId);
+  if (view?.state !== 'available') return answer(0, 0);
+  return answer(view.capacity.available, view.capacity.maxVolumeSize);
 }

@@ -3,6 +3,7 @@
 // index record into a CSI Volume (with accessible topology) and looking a volume up so that
 // "not found" is only said when the volume is provably absent.
 import { NotFoundError, UnavailableError, type csi, type KeyedLocks, type Logger } from '@pmem-csi/runtime';
+import type { CapacityRefresher } from './capacity-refresh.js';
 import type { NodeConnections } from './node-client.js';
 import type { NodeRegistry, NodeView } from './node-registry.js';
 import { absenceDoubt, type SettleClock, type VolumeIndex, type VolumeRecord } from './volume-index.js';
@@ -14,6 +15,8 @@ export interface ControllerDeps {
   readonly registry: NodeRegistry;
   readonly index: VolumeIndex;
   readonly connections: NodeConnections;
+  /** Background capacity refreshes after creates and deletes (outside the locks). */
+  readonly capacity: CapacityRefresher;
   readonly settle: SettleClock;
   /** Size of a volume whose request names neither required nor limit bytes. */
   readonly defaultVolumeSize: number;
@@ -51,7 +54,7 @@ export function volumeCondition(deps: ControllerDeps, rec: VolumeRecord): csi.Vo
 export function lookupVolume(deps: ControllerDeps, volumeId: string): VolumeRecord {
   const rec = deps.index.get(volumeId);
   if (rec !== undefined) return rec;
-  const doubt = absenceDoubt(deps.settle, deps.registry.list());
+  const doubt = absenceDoubt(deps.settle, deps.registry.nodesNotAvailable());
   if (doubt !== undefined) throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known (yet): ${doubt}`);
   throw new NotFoundError(`volume ${JSON.stringify(volumeId)} does not exist`);
 }

@@ -16,11 +16,12 @@ import {
   type AdaptOptions,
   type Logger,
 } from '@pmem-csi/runtime';
+import { CapacityRefresher } from './capacity-refresh.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { createControllerService } from './controller-server.js';
 import { createIdentityService } from './identity-server.js';
 import { NodeConnections, type NodeCredentialsFactory } from './node-client.js';
-import { NodeRegistry, type NodeCapacity, type NodeState } from './node-registry.js';
+import { NodeRegistry, settleMsFor, type NodeCapacity, type NodeState } from './node-registry.js';
 import { NodeReconciler } from './reconciler.js';
 import { createRegistryService } from './registry-server.js';
 import { DEFAULT_VOLUME_SIZE } from './requests.js';
@@ -42,10 +43,20 @@ export interface ControllerOptions {
   readonly nodeCredentials: NodeCredentialsFactory;
   readonly nodeChannelOptions?: grpc.ChannelOptions;
   readonly log?: Logger;
-  /** Registration lease (default 30 s). */
+  /** Registration lease of a small cluster (default 30 s); see node-registry.ts. */
   readonly leaseSeconds?: number;
-  /** Start-up settle period (default 1.5 × lease); see volume-index.ts. */
+  /** Longest lease, granted to big clusters (default 120 s; set it to leaseSeconds for a fixed lease). */
+  readonly maxLeaseSeconds?: number;
+  /** Renewal rate the lease is sized for (default 200/s). */
+  readonly renewalsPerSecond?: number;
+  /** Start-up settle period (default 1.5 × lease + (max lease − lease) / 3); see volume-index.ts. */
   readonly settleMs?: number;
+  /** Node volume listings at once after registrations (default 16). */
+  readonly maxConcurrentListings?: number;
+  /** Delay of the background capacity refresh after a create/delete (default 500 ms). */
+  readonly capacityRefreshDelayMs?: number;
+  /** Close a node connection after this long without calls (default 30 s). */
+  readonly nodeIdleMs?: number;
   /** Size when CreateVolume gives neither required nor limit bytes (default 1 GiB). */
   readonly defaultVolumeSize?: number;
   /** Deadline of CreateVolume/DeleteVolume on nodes (default 60 s). */
@@ -84,7 +95,7 @@ export interface RunningController {
   /** The bound registry port (useful with port 0). */
   readonly registryPort: number;
   status(): ControllerStatus;
-  /** Resolves when no node volume listing is running (tests). */
+  /** Resolves when no node volume listing or capacity refresh is running or waiting (tests). */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -113,14 +124,17 @@ function buildStatus(deps: ControllerDeps, index: VolumeIndex): ControllerStatus
 
 function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
   const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
-  const registry = new NodeRegistry({ leaseSeconds: opts.leaseSeconds, now: opts.now, log });
-  const settleMs = opts.settleMs ?? registry.leaseSeconds * 1500;
+  const registry = new NodeRegistry({
+    leaseSeconds: opts.leaseSeconds, maxLeaseSeconds: opts.maxLeaseSeconds, renewalsPerSecond: opts.renewalsPerSecond, now: opts.now, log,
+  });
+  const settleMs = opts.settleMs ?? settleMsFor(registry.baseLeaseSeconds, registry.maxLeaseSeconds);
   const connections = new NodeConnections({
     credentials: opts.nodeCredentials,
     channelOptions: opts.nodeChannelOptions,
     mutateTimeoutMs: opts.mutateTimeoutMs,
     queryTimeoutMs: opts.queryTimeoutMs,
     listPageSize: opts.nodeListPageSize,
+    idleMs: opts.nodeIdleMs,
     log,
   });
   return {
@@ -129,6 +143,7 @@ function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
     registry,
     index: new VolumeIndex(),
     connections,
+    capacity: new CapacityRefresher({ registry, connections, delayMs: opts.capacityRefreshDelayMs, log }),
     settle: new SettleClock(settleMs, opts.now),
     defaultVolumeSize: opts.defaultVolumeSize ?? DEFAULT_VOLUME_SIZE,
     nameLocks: new KeyedLocks(),
@@ -141,7 +156,9 @@ function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
 export async function startController(opts: ControllerOptions): Promise<RunningController> {
   const log = (opts.log ?? nullLogger).child({ component: 'controller' });
   const deps = buildDeps(opts, log);
-  const reconciler = new NodeReconciler({ registry: deps.registry, index: deps.index, connections: deps.connections, log });
+  const reconciler = new NodeReconciler({
+    registry: deps.registry, index: deps.index, connections: deps.connections, log, maxConcurrentListings: opts.maxConcurrentListings,
+  });
   let ready = false;
 
   const registryServer = new grpc.Server();
@@ -161,27 +178,32 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     await shutdownServer(registryServer, 0);
     throw err;
   }
-  const sweeper = setInterval(() => deps.registry.sweep(), Math.max(100, (deps.registry.leaseSeconds * 1000) / 3));
+  const sweeper = setInterval(() => deps.registry.sweep(), Math.max(100, (deps.registry.baseLeaseSeconds * 1000) / 3));
   sweeper.unref();
   ready = true;
   log.info('controller started', {
     driver: deps.driverName,
     csiEndpoint: opts.csiEndpoint,
     registryPort,
-    leaseSeconds: deps.registry.leaseSeconds,
+    leaseSeconds: deps.registry.baseLeaseSeconds,
+    maxLeaseSeconds: deps.registry.maxLeaseSeconds,
     settleMs: deps.settle.settleMs,
   });
 
   return {
     registryPort,
     status: () => buildStatus(deps, deps.index),
-    idle: () => reconciler.idle(),
+    idle: async () => {
+      await reconciler.idle();
+      await deps.capacity.idle();
+    },
     stop: async () => {
       ready = false;
       clearInterval(sweeper);
       await shutdownServer(registryServer, 2000);
       await reconciler.stop();
       await shutdownServer(csiServer, 5000);
+      await deps.capacity.stop();
       deps.connections.closeAll();
       log.info('controller stopped');
     },

@@ -3,6 +3,9 @@
 // volume-index.ts); placement policy is in placement.ts. Runs under the per-name and per-id locks
 // (controller-server.ts). A forwarded create whose outcome is unknown is marked "uncertain", and
 // the next attempt goes to the same node first, so a timeout never becomes a second volume.
+// Placement reads candidates lazily from the registry's capacity order; after a create the node's
+// capacity estimate is adjusted locally and a refresh is left to the background (capacity-refresh.ts):
+// no call besides the forwarded CreateVolume happens under the locks.
 import { parseVolumeParameters, PARAMETER_KEYS, volumeIdForName } from '@pmem-csi/api';
 import {
   AlreadyExistsError,
@@ -12,11 +15,10 @@ import {
   type CallContext,
   type csi,
 } from '@pmem-csi/runtime';
-import { refreshCapacity } from './capacity-refresh.js';
 import { checkCapabilities } from './capabilities.js';
-import { isReachable, toCsiVolume, type ControllerDeps } from './controller-deps.js';
+import { toCsiVolume, type ControllerDeps } from './controller-deps.js';
 import { isDefinitiveFailure } from './node-errors.js';
-import { noRoomMessage, placementCandidates, segmentNode, type PlacementRequest } from './placement.js';
+import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from './placement.js';
 import { recordFromVolume } from './reconciler.js';
 import { checkContentSource, checkParameters, describeRange, requireField, sizeFits, sizeRequest, type SizeRequest } from './requests.js';
 import { formatBytes } from './sizes.js';
@@ -94,7 +96,8 @@ async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, c
     const listed = recordFromVolume(nodeId, volume);
     const rec: VolumeRecord = { ...listed, name: plan.name, capacityBytes: listed.capacityBytes || plan.size.size };
     deps.index.add(rec);
-    await refreshCapacity(deps, nodeId, ctx.log);
+    deps.registry.adjustCapacity(nodeId, -rec.capacityBytes);
+    deps.capacity.schedule(nodeId);
     ctx.log.info('volume created', { volume: rec.volumeId, name: plan.name, node: nodeId, bytes: rec.capacityBytes });
     return { ok: true, response: { volume: toCsiVolume(deps, rec) } };
   } catch (err) {
@@ -103,8 +106,9 @@ async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, c
       throw err;
     }
     deps.index.clearUncertain(plan.volumeId);
-    if (err instanceof ResourceExhaustedError) return { ok: false, refusal: err.message };
-    throw err;
+    if (!(err instanceof ResourceExhaustedError)) throw err;
+    deps.capacity.schedule(nodeId); // its estimate was wrong
+    return { ok: false, refusal: err.message };
   }
 }
 
@@ -124,13 +128,13 @@ async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallC
   const placement: PlacementRequest = {
     topologyKey: deps.topologyKey,
     requirements: plan.request.accessibility_requirements,
-    nodes: deps.registry.list(),
+    nodes: deps.registry,
     size: plan.size.size,
   };
-  const candidates = placementCandidates(placement).filter((n) => n.nodeId !== skip.node);
   const refusals = skip.refusals;
-  for (const node of candidates) {
-    if (!isReachable(deps.registry.view(node.nodeId))) continue; // went away while we tried others
+  // Lazy: each candidate is checked (available, big enough) when its turn comes, after the awaits of the ones before.
+  for (const node of candidates(placement)) {
+    if (node.nodeId === skip.node) continue;
     const attempt = await tryNode(deps, plan, node.nodeId, ctx);
     if (attempt.ok) return attempt.response;
     ctx.log.info('node refused the volume (stale capacity); trying the next candidate', { node: node.nodeId, reason: attempt.refusal });
@@ -144,7 +148,7 @@ async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallC
 export async function createVolumeLocked(deps: ControllerDeps, plan: CreatePlan, ctx: CallContext): Promise<csi.CreateVolumeResponse> {
   const existing = deps.index.get(plan.volumeId) ?? deps.index.findByName(plan.name);
   if (existing !== undefined) return existingVolume(deps, plan, existing);
-  const doubt = creationDoubt(deps.settle, deps.registry.list());
+  const doubt = creationDoubt(deps.settle, deps.registry.nodesWithUnknownVolumes());
   if (doubt !== undefined) throw new UnavailableError(doubt);
   const uncertain = deps.index.uncertainNode(plan.volumeId);
   if (uncertain === undefined) return placeAndCreate(deps, plan, ctx, { refusals: [] });

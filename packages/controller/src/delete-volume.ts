@@ -2,10 +2,10 @@
 // that is provably gone — the Go driver answered OK for volumes on nodes that had not registered
 // yet, Kubernetes deleted the PV, and the device leaked. So: owner unreachable → UNAVAILABLE;
 // unknown volume → OK only after the settle period with every known node available; the owner
-// answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts).
+// answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts); the node's
+// capacity estimate is adjusted locally and refreshed in the background (capacity-refresh.ts).
 import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
 import { isReachable, type ControllerDeps } from './controller-deps.js';
-import { refreshCapacity } from './capacity-refresh.js';
 import { NodeUnreachableError } from './node-errors.js';
 import { absenceDoubt } from './volume-index.js';
 
@@ -22,7 +22,7 @@ function ownerOf(deps: ControllerDeps, volumeId: string): string | undefined {
 export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string, ctx: CallContext): Promise<void> {
   const nodeId = ownerOf(deps, volumeId);
   if (nodeId === undefined) {
-    const doubt = absenceDoubt(deps.settle, deps.registry.list());
+    const doubt = absenceDoubt(deps.settle, deps.registry.nodesNotAvailable());
     if (doubt !== undefined) throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known and cannot be proven gone: ${doubt}`);
     ctx.log.info('volume unknown on every node; nothing to delete', { volume: volumeId });
     return;
@@ -36,8 +36,10 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
     if (err instanceof NodeUnreachableError) throw unreachable(nodeId, volumeId, err.detail, err);
     throw err;
   }
+  const size = deps.index.get(volumeId)?.capacityBytes;
   deps.index.remove(volumeId);
   deps.index.clearUncertain(volumeId);
-  await refreshCapacity(deps, nodeId, ctx.log);
+  if (outcome === 'deleted' && size !== undefined) deps.registry.adjustCapacity(nodeId, size);
+  deps.capacity.schedule(nodeId);
   ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', { volume: volumeId, node: nodeId });
 }

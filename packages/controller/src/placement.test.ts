@@ -1,5 +1,5 @@
 import type { NodeView } from './node-registry.js';
-import { noRoomMessage, placementCandidates, segmentNode, type PlacementRequest } from './placement.js';
+import { noRoomMessage, placementCandidates, placementNodesOf, segmentNode, type PlacementRequest } from './placement.js';
 import { GiB } from './sizes.js';
 
 const KEY = 'pmem-csi.intel.com/node';
@@ -23,7 +23,7 @@ const topo = (...ids: string[]) => ids.map((id) => ({ segments: { [KEY]: id } })
 const nodes = [node('n1', 2), node('n2', 6), node('n3', 4), node('n4', 8, 'unavailable')];
 
 function req(size: number, requirements: PlacementRequest['requirements'] = null): PlacementRequest {
-  return { topologyKey: KEY, requirements, nodes, size: size * GiB };
+  return { topologyKey: KEY, requirements, nodes: placementNodesOf(nodes), size: size * GiB };
 }
 
 const ids = (r: PlacementRequest) => placementCandidates(r).map((n) => n.nodeId);
@@ -63,6 +63,6 @@ describe('placement', () => {
       'no node can hold 1 GiB: no registered node matches the requisite topology (segments must be {"pmem-csi.intel.com/node": <node>})',
     );
     expect(noRoomMessage(req(1, { requisite: topo('n4'), preferred: [] }))).toBe('no node can hold 1 GiB: no candidate node is available ("n4": the lease expired)');
-    expect(noRoomMessage({ ...req(1), nodes: [] })).toBe('no node can hold 1 GiB: no node has registered');
+    expect(noRoomMessage({ ...req(1), nodes: placementNodesOf([]) })).toBe('no node can hold 1 GiB: no node has registered');
   });
 });

@@ -1,8 +1,18 @@
-// Rebuilds what the controller knows about a node's volumes each time the node (re)registers:
-// connect (or reconnect) to its endpoint, list all its volumes (paginated, with deadlines) and
-// replace the node's part of the volume index. Only then does the node become available for
-// placement. If the listing fails the registration is revoked: the node's next renewal gets
-// NOT_FOUND and it registers again, which retries the listing (self-healing, no stuck node).
+// Rebuilds what the controller knows about a node's volumes each time the node (re)registers and
+// replaces the node's part of the volume index; only then does the node become available for
+// placement. Two ways:
+// - The node's inventory (sent with the registration, registry.proto): used at once, no dial —
+//   when it is complete and provably current. The node took it before its RegisterController
+//   call; a create or delete this controller forwarded to the node may have landed in between, so
+//   the inventory is used only when no such call is running and either this controller never
+//   sent the node one (after a controller restart, or on a new node: what a registration storm
+//   is made of), or the node reports no volumes and the index holds none of it and no create on
+//   it has an unknown outcome (nothing the inventory could wrongly drop or bring back).
+// - Otherwise a listing: list all the node's volumes over its node-controller connection
+//   (paginated, with deadlines). At most `maxConcurrentListings` run at once (each is a new mTLS
+//   connection, a few ms of RSA on this event loop); the other nodes wait in order and stay
+//   "syncing". If the listing fails the registration is revoked: the node's next renewal gets
+//   NOT_FOUND and it registers again, which retries the listing (self-healing, no stuck node).
 import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
 import type { NodeConnections } from './node-client.js';
@@ -15,16 +25,34 @@ export interface ReconcilerDeps {
   readonly index: VolumeIndex;
   readonly connections: NodeConnections;
   readonly log: Logger;
+  /** Node volume listings running at once (default 16). */
+  readonly maxConcurrentListings?: number;
 }
 
+export const DEFAULT_MAX_CONCURRENT_LISTINGS = 16;
+
+/** The volumes a node sent with its registration (validated at the edge, registry-server.ts). */
+export interface Inventory {
+  /** How many volumes the node holds. */
+  readonly count: number;
+  /** The volumes sent: all of them when there are `count`. */
+  readonly records: readonly VolumeRecord[];
+}
+
+/** How the node's volumes become known: from its inventory (done), or by a listing (queued). */
+export type VolumeSource = { readonly via: 'inventory' } | { readonly via: 'listing'; readonly why: string };
+
+/** The fields of a reported volume that the index keeps. */
+export type ReportedVolume = Pick<csi.Volume__Output, 'volume_id' | 'capacity_bytes' | 'volume_context'>;
+
 /** The index record of a volume a node reported; throws on malformed sizes. */
-export function recordFromVolume(nodeId: string, volume: csi.Volume__Output): VolumeRecord {
+export function recordFromVolume(nodeId: string, volume: ReportedVolume, field = 'capacity_bytes'): VolumeRecord {
   const context = volume.volume_context ?? {};
   return {
     volumeId: volume.volume_id,
     nodeId,
     name: context[PARAMETER_KEYS.name] ?? '',
-    capacityBytes: parseBytes(volume.capacity_bytes, 'capacity_bytes'),
+    capacityBytes: parseBytes(volume.capacity_bytes, field),
     volumeContext: { ...context },
   };
 }
@@ -33,27 +61,99 @@ export class NodeReconciler {
   readonly #deps: ReconcilerDeps;
   readonly #inflight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
+  readonly #maxListings: number;
+  /** Registrations waiting for a listing slot, oldest first (from #head on). */
+  #queue: Registration[] = [];
+  #head = 0;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
+    this.#maxListings = Math.max(1, deps.maxConcurrentListings ?? DEFAULT_MAX_CONCURRENT_LISTINGS);
   }
 
-  /** Start collecting the volumes of a freshly registered node (runs in the background). */
-  nodeRegistered(reg: Registration): void {
+  /** Listings waiting for a slot. */
+  get queued(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Make the volumes of a freshly registered node known: from its inventory now, or by a listing in the background. */
+  nodeRegistered(reg: Registration, inventory?: Inventory): VolumeSource {
     this.#deps.connections.connect(reg.nodeId, reg.endpoint);
-    const run = this.#reconcile(reg).finally(() => this.#inflight.delete(run));
-    this.#inflight.add(run);
+    let why = 'the node sent no inventory';
+    if (inventory !== undefined) {
+      const problem = this.#inventoryProblem(reg.nodeId, inventory);
+      if (problem === undefined) {
+        this.#applyInventory(reg, inventory);
+        return { via: 'inventory' };
+      }
+      why = problem;
+    }
+    if (this.#abort.signal.aborted) return { via: 'listing', why: 'the controller is stopping' };
+    this.#queue.push(reg);
+    this.#pump();
+    return { via: 'listing', why };
   }
 
-  /** Resolves when no listing is running (tests, shutdown). */
+  /** Resolves when no listing is running or waiting (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
-  /** Abort running listings and wait for them. */
+  /** Abort running listings, drop waiting ones, and wait. */
   async stop(): Promise<void> {
     this.#abort.abort(new Error('controller stopping'));
+    this.#queue = [];
+    this.#head = 0;
     await this.idle();
+  }
+
+  /** Why the inventory cannot replace a listing, or undefined when it can (see the header). */
+  #inventoryProblem(nodeId: string, inventory: Inventory): string | undefined {
+    if (inventory.records.length !== inventory.count) return `the inventory names ${inventory.records.length} of ${inventory.count} volumes`;
+    const { index, connections } = this.#deps;
+    const mutations = connections.mutations(nodeId);
+    if (mutations.running > 0) return 'a create or delete on the node is in progress';
+    if (mutations.started === 0) return undefined;
+    if (inventory.count === 0 && index.countOn(nodeId) === 0 && !index.hasUncertainOn(nodeId)) return undefined;
+    return 'this controller has changed the node\'s volumes; the inventory may predate that';
+  }
+
+  #applyInventory(reg: Registration, inventory: Inventory): void {
+    const { registry, index } = this.#deps;
+    const since = index.beginListing(reg.nodeId);
+    try {
+      const result = index.replaceNode(reg.nodeId, inventory.records, since);
+      registry.markListed(reg.nodeId, reg.registrationId);
+      this.#reportConflicts(reg.nodeId, result.conflicts);
+    } finally {
+      index.endListing(reg.nodeId);
+    }
+  }
+
+  /** Start queued listings while there are free slots; superseded registrations are dropped. */
+  #pump(): void {
+    while (this.#inflight.size < this.#maxListings && this.#head < this.#queue.length) {
+      const reg = this.#queue[this.#head++] as Registration;
+      if (!this.#deps.registry.isCurrent(reg.nodeId, reg.registrationId)) continue;
+      const run = this.#reconcile(reg).finally(() => {
+        this.#inflight.delete(run);
+        this.#pump();
+      });
+      this.#inflight.add(run);
+    }
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  #reportConflicts(nodeId: string, conflicts: readonly string[]): void {
+    for (const id of conflicts) {
+      this.#deps.log.error('volume is reported by two nodes; keeping the first owner', { node: nodeId, volume: id, owner: this.#deps.index.get(id)?.nodeId });
+    }
   }
 
   async #reconcile(reg: Registration): Promise<void> {
@@ -70,9 +170,7 @@ export class NodeReconciler {
       }
       const result = index.replaceNode(reg.nodeId, records, since);
       registry.markListed(reg.nodeId, reg.registrationId);
-      for (const id of result.conflicts) {
-        log.error('volume is reported by two nodes; keeping the first owner', { volume: id, owner: index.get(id)?.nodeId });
-      }
+      this.#reportConflicts(reg.nodeId, result.conflicts);
       log.info('node volumes reconciled; node available', {
         volumes: records.length,
         added: result.added,

@@ -20,6 +20,8 @@
 //   listing only removes entries older than its start and never resurrects later deletes. A
 //   tombstone is kept only while a listing of its node is running (beginListing/endListing), so
 //   a long-running controller does not remember every volume it ever deleted.
+// - Lookups on the CreateVolume path are O(1): by id, by name (a name → ids map) and the number of
+//   volumes per node; only ListVolumes and a node's listing walk the whole index.
 import type { NodeView } from './node-registry.js';
 
 export interface VolumeRecord {
@@ -49,6 +51,9 @@ interface Stamp {
 
 export class VolumeIndex {
   readonly #byId = new Map<string, { record: VolumeRecord; seq: number }>();
+  /** CreateVolume name → ids with that name, in insertion order ('' is not indexed). */
+  readonly #byName = new Map<string, Set<string>>();
+  readonly #perNode = new Map<string, number>();
   readonly #tombstones = new Map<string, Stamp>();
   readonly #uncertain = new Map<string, Stamp>();
   /** Listings in progress per node. */
@@ -87,13 +92,24 @@ export class VolumeIndex {
   /** A volume by its CreateVolume name (fallback for volumes whose id is not the derived one). */
   findByName(name: string): VolumeRecord | undefined {
     if (name === '') return undefined;
-    for (const { record } of this.#byId.values()) if (record.name === name) return record;
+    for (const id of this.#byName.get(name) ?? []) return this.#byId.get(id)?.record;
     return undefined;
+  }
+
+  /** Number of volumes indexed on `nodeId`. */
+  countOn(nodeId: string): number {
+    return this.#perNode.get(nodeId) ?? 0;
+  }
+
+  /** Whether a create on `nodeId` has an unknown outcome. */
+  hasUncertainOn(nodeId: string): boolean {
+    for (const stamp of this.#uncertain.values()) if (stamp.nodeId === nodeId) return true;
+    return false;
   }
 
   /** Record a volume a node created for us. */
   add(record: VolumeRecord): void {
-    this.#byId.set(record.volumeId, { record, seq: ++this.#seq });
+    this.#put(record, ++this.#seq);
     this.#tombstones.delete(record.volumeId);
     this.#uncertain.delete(record.volumeId);
   }
@@ -102,7 +118,7 @@ export class VolumeIndex {
   remove(volumeId: string): void {
     const entry = this.#byId.get(volumeId);
     if (entry === undefined) return;
-    this.#byId.delete(volumeId);
+    this.#drop(volumeId);
     const nodeId = entry.record.nodeId;
     // Only a listing already running could still show the volume (see #deletedSince).
     if ((this.#listings.get(nodeId) ?? 0) > 0) this.#tombstones.set(volumeId, { nodeId, seq: ++this.#seq });
@@ -139,9 +155,7 @@ export class VolumeIndex {
 
   /** Number of volumes per node. */
   countByNode(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const { record } of this.#byId.values()) counts.set(record.nodeId, (counts.get(record.nodeId) ?? 0) + 1);
-    return counts;
+    return new Map(this.#perNode);
   }
 
   get size(): number {
@@ -161,7 +175,7 @@ export class VolumeIndex {
       if (existing === undefined) result.added++;
       else result.unchanged++;
       const name = record.name || (existing?.record.name ?? '');
-      this.#byId.set(record.volumeId, { record: { ...record, name }, seq: existing?.seq ?? ++this.#seq });
+      this.#put({ ...record, name }, existing?.seq ?? ++this.#seq);
       this.#uncertain.delete(record.volumeId);
     }
     return result;
@@ -181,11 +195,40 @@ export class VolumeIndex {
       if (entry.seq > since) {
         keptNewer++;
       } else {
-        this.#byId.delete(id);
+        this.#drop(id);
         removed++;
       }
     }
     return { removed, keptNewer };
+  }
+
+  /** Set the entry of `record.volumeId`, keeping the name and per-node maps in step. */
+  #put(record: VolumeRecord, seq: number): void {
+    const old = this.#byId.get(record.volumeId);
+    if (old !== undefined) this.#unlink(old.record);
+    this.#byId.set(record.volumeId, { record, seq });
+    this.#perNode.set(record.nodeId, (this.#perNode.get(record.nodeId) ?? 0) + 1);
+    if (record.name === '') return;
+    const ids = this.#byName.get(record.name);
+    if (ids === undefined) this.#byName.set(record.name, new Set([record.volumeId]));
+    else ids.add(record.volumeId);
+  }
+
+  #drop(volumeId: string): void {
+    const entry = this.#byId.get(volumeId);
+    if (entry === undefined) return;
+    this.#byId.delete(volumeId);
+    this.#unlink(entry.record);
+  }
+
+  #unlink(record: VolumeRecord): void {
+    const count = (this.#perNode.get(record.nodeId) ?? 1) - 1;
+    if (count > 0) this.#perNode.set(record.nodeId, count);
+    else this.#perNode.delete(record.nodeId);
+    const ids = this.#byName.get(record.name);
+    if (ids === undefined) return;
+    ids.delete(record.volumeId);
+    if (ids.size === 0) this.#byName.delete(record.name);
   }
 }
 
@@ -215,8 +258,12 @@ export class SettleClock {
   }
 }
 
+/** Nodes named in one message; a registration storm must not turn into a 5,000-node message. */
+export const MAX_NODES_NAMED = 20;
+
 function describeNodes(nodes: readonly NodeView[]): string {
-  return nodes.map((n) => `node ${JSON.stringify(n.nodeId)} (${n.reason ?? n.state})`).join(', ');
+  const named = nodes.slice(0, MAX_NODES_NAMED).map((n) => `node ${JSON.stringify(n.nodeId)} (${n.reason ?? n.state})`).join(', ');
+  return nodes.length > MAX_NODES_NAMED ? `${named} and ${nodes.length - MAX_NODES_NAMED} more nodes` : named;
 }
 
 function settleDoubt(settle: SettleClock): string | undefined {
@@ -224,7 +271,10 @@ function settleDoubt(settle: SettleClock): string | undefined {
   return `controller started ${settle.elapsedSeconds()}s ago and is still collecting volumes from nodes; retry`;
 }
 
-/** Why a volume unknown to the index might still exist somewhere, so that creating it is unsafe. */
+/**
+ * Why a volume unknown to the index might still exist somewhere, so that creating it is unsafe.
+ * `nodes`: the known nodes, or only those whose volumes are not known (registry.nodesWithUnknownVolumes()).
+ */
 export function creationDoubt(settle: SettleClock, nodes: readonly NodeView[]): string | undefined {
   const unsettled = settleDoubt(settle);
   if (unsettled !== undefined) return unsettled;
@@ -233,7 +283,10 @@ export function creationDoubt(settle: SettleClock, nodes: readonly NodeView[]): 
   return `the volumes of ${describeNodes(unknown)} are not known yet; retry`;
 }
 
-/** Why a volume unknown to the index can not be proven gone, or undefined when it can. */
+/**
+ * Why a volume unknown to the index can not be proven gone, or undefined when it can.
+ * `nodes`: the known nodes, or only those not available (registry.nodesNotAvailable()).
+ */
 export function absenceDoubt(settle: SettleClock, nodes: readonly NodeView[]): string | undefined {
   const unsettled = settleDoubt(settle);
   if (unsettled !== undefined) return unsettled;

@@ -8,7 +8,7 @@ export interface RegisterControllerReply {
    */
   'registration_id'?: (string);
   /**
-   * How long the registration lives without renewal.
+   * How long the registration lives without renewal (the node renews at a third of it).
    */
   'lease_seconds'?: (number | string | Long);
 }
@@ -19,7 +19,7 @@ export interface RegisterControllerReply__Output {
    */
   'registration_id': (string);
   /**
-   * How long the registration lives without renewal.
+   * How long the registration lives without renewal (the node renews at a third of it).
    */
   'lease_seconds': (string);
 }

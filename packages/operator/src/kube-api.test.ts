@@ -73,6 +73,23 @@ describe('ClientKubeApi on the wire', () => {
     }
   });
 
+  it('merge-patches with the operator field manager, without force, keeping nulls (they remove fields)', async () => {
+    const { api, seen, server } = await stub([
+      (req, body, res) => (req.method === 'PATCH' && req.url?.startsWith('/api/v1/namespaces/ns/secrets/s?') === true ? json(res, 200, { ...JSON.parse(body), metadata: { name: 's', namespace: 'ns', resourceVersion: '8' } }) : false),
+    ]);
+    try {
+      const patched = await api.mergePatch({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', resourceVersion: '7' }, data: { old: null, 'tls.crt': 'eA==' } });
+      const patch = seen.find((s) => s.method === 'PATCH');
+      expect(patch?.contentType).toBe('application/merge-patch+json');
+      const query = new URL(`http://x${patch?.url ?? ''}`).searchParams;
+      expect([query.get('fieldManager'), query.get('force')]).toEqual(['pmem-csi-operator', null]);
+      expect(JSON.parse(patch?.body ?? '{}')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', resourceVersion: '7' }, data: { old: null, 'tls.crt': 'eA==' } });
+      expect(patched.metadata.resourceVersion).toBe('8');
+    } finally {
+      await close(server);
+    }
+  });
+
   it('answers undefined for a missing object and false for deleting one, and maps other errors to their status', async () => {
     const { api, server } = await stub([(req, _b, res) => (req.url?.includes('/csidrivers/forbidden') === true ? json(res, 403, { kind: 'Status', code: 403, message: 'csidrivers "forbidden" is forbidden' }) : false)]);
     try {

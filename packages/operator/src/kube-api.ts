@@ -1,5 +1,5 @@
 // KubeApi on @kubernetes/client-node 1.4 (through kube-client.ts, the one import of the client):
-// KubernetesObjectApi for get/list/server-side apply/delete of any kind, CustomObjectsApi for the
+// KubernetesObjectApi for get/list/server-side apply/merge patch/delete of any kind, CustomObjectsApi for the
 // status subresource of PmemCSIDeployment, Watch for watches (bookmarks on, server-side timeout so
 // the apiserver itself rotates long watches), CoreV1Api for Events, CoordinationV1Api for the
 // leader-election Lease. Objects are returned as plain JSON (the client's model classes and Date
@@ -7,7 +7,7 @@
 import type { CoreV1Event, V1Lease } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, FIELD_MANAGER, PLURAL, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { KubeApiError } from './kube-errors.js';
-import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, ObjectRef, ResourceType, WatchEvent, WatchEventType, WatchHandle, WatchOptions } from './kube-port.js';
+import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, LooseObject, ObjectRef, ResourceType, WatchEvent, WatchEventType, WatchHandle, WatchOptions } from './kube-port.js';
 import { k8s } from './kube-client.js';
 
 /** Status fields the operator writes; absent ones are sent as null so a merge patch removes them. */
@@ -142,6 +142,11 @@ export class ClientKubeApi implements KubeApi {
 
   async apply<T extends KubeObject>(object: T): Promise<T> {
     const result = await call(() => this.#objects.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+    return plain<T>(result);
+  }
+
+  async mergePatch<T extends KubeObject>(patch: LooseObject): Promise<T> {
+    const result = await call(() => this.#objects.patch(patch, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.MergePatch));
     return plain<T>(result);
   }
 

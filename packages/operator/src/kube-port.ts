@@ -83,6 +83,13 @@ export interface KubeApi {
   list<T extends KubeObject = KubeObject>(type: ResourceType, options?: ListOptions): Promise<ListResult<T>>;
   /** Server-side apply with the operator's field manager and force (the operator owns these fields). */
   apply<T extends KubeObject>(object: T): Promise<T>;
+  /**
+   * JSON merge patch (RFC 7386) with the operator's field manager, for what server-side apply
+   * cannot do: remove a field that no manager owns (an apiserver default), where null removes.
+   * `patch` names the object (apiVersion, kind, metadata.name and namespace) and carries the
+   * fields to change; metadata.resourceVersion, when set, is a precondition (409 if it changed).
+   */
+  mergePatch<T extends KubeObject>(patch: LooseObject): Promise<T>;
   /** Delete (background propagation); false when it was already gone. */
   delete(ref: ObjectRef): Promise<boolean>;
   /** Replace the status subresource of a PmemCSIDeployment. */

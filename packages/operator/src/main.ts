@@ -52,17 +52,8 @@ interface Running {
 
 function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeApi; clock: Clock; log: Logger; metrics: OperatorMetrics; identity: string }): Running {
   const { kube, clock, log, metrics } = deps;
-  const reconciler = new Reconciler({
-    kube,
-    namespace: config.namespace,
-    operatorVersion: config.version,
-    operatorImage: config.driverImage,
-    certs: deps.certs ?? { policy: DEFAULT_CERTIFICATE_POLICY, issuer: { createCa, createLeaf }, verify: cachedVerify(verifyByHandshake, VERIFY_CACHE_MS) },
-    events: kubeEventRecorder(kube, { clock, log, instance: deps.identity }),
-    log,
-    clock,
-  });
-  const operator = new Operator({
+  // The reconciler reads the CR list (object-name precedence) from the operator's informer cache.
+  const operator: Operator = new Operator({
     kube,
     namespace: config.namespace,
     reconcile: (name) => reconciler.reconcile(name),
@@ -77,6 +68,17 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
         }
       },
     },
+  });
+  const reconciler = new Reconciler({
+    kube,
+    namespace: config.namespace,
+    operatorVersion: config.version,
+    operatorImage: config.driverImage,
+    certs: deps.certs ?? { policy: DEFAULT_CERTIFICATE_POLICY, issuer: { createCa, createLeaf }, verify: cachedVerify(verifyByHandshake, VERIFY_CACHE_MS) },
+    events: kubeEventRecorder(kube, { clock, log, instance: deps.identity }),
+    log,
+    clock,
+    deployments: () => operator.deployments(),
   });
   let lostLeadership: () => void = () => undefined;
   const lost = new Promise<number>((resolve) => (lostLeadership = () => resolve(1)));

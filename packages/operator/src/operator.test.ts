@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { LABEL_KEYS, getCondition } from '@pmem-csi/api';
 import { nullLogger } from '@pmem-csi/runtime';
 import { KubeApiError } from './kube-errors.js';
 import { Operator, ownerKey, watchedKinds } from './operator.js';
@@ -22,8 +23,9 @@ async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<voi
 const dsRef = { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet };
 
 function start(h: Harness, reconciles: string[] = []): Operator {
-  const reconciler = h.reconciler();
-  const op = new Operator({
+  // The reconciler reads the CR list from the operator's informer cache, as in main.ts.
+  const reconciler = h.reconciler({ deployments: () => op.deployments() });
+  const op: Operator = new Operator({
     kube: h.kube,
     namespace: TEST_NAMESPACE,
     reconcile: async (name) => {
@@ -107,6 +109,28 @@ describe('Operator', () => {
     expect(reconciles.length).toBe(runs);
     await h.clock.advance(60_000);
     await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && op.queue.failures(CR_NAME) === 0);
+    await op.stop();
+  });
+
+  it('requeues CRs whose object names collide: the refused one takes over as soon as the older one and its objects are gone', async () => {
+    const h = harness();
+    const newer = 'pmem-csi-intel-com';
+    const op = start(h);
+    h.putCr({}, CR_NAME, { creationTimestamp: '2026-03-01T10:00:00Z' });
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
+    const objectWrites = (): string[] => h.kube.writes.filter((w) => !w.startsWith('status '));
+    const before = objectWrites().length;
+    h.putCr({}, newer, { creationTimestamp: '2026-03-01T10:05:00Z' });
+    await eventually(() => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'True' && op.queue.runningCount === 0);
+    expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('NameCollision');
+    expect(objectWrites().slice(before)).toEqual([]);
+
+    // No manual reconcile and no clock advance: the deletions alone requeue the refused CR.
+    await h.kube.delete({ ...RESOURCES.pmemCsiDeployment, name: CR_NAME });
+    expect(h.kube.collectGarbage()).toBe(14);
+    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance] === newer);
+    await eventually(() => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'False');
+    expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('Resolved');
     await op.stop();
   });
 

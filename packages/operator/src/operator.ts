@@ -1,8 +1,10 @@
 // The control loop: informers on the PmemCSIDeployments and on every kind the operator builds
 // (only objects labelled as managed by it), each event mapped to the key of the CR that owns the
 // object, a coalescing queue in front of the reconciler, and a periodic resync of every CR so that
-// nothing depends on a single event ever arriving.
-import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS } from '@pmem-csi/api';
+// nothing depends on a single event ever arriving. CRs whose object names collide (ownership.ts)
+// are requeued together when one of them is added or deleted, or an object of one is deleted, so
+// that a refused CR takes over as soon as the one that kept the names is gone.
+import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from './clock.js';
 import { Informer, type InformerOptions } from './informer.js';
@@ -51,15 +53,20 @@ export class Operator {
     this.#o = options;
     this.queue = new ReconcileQueue(async (key) => options.reconcile(key), { clock: options.clock, ...options.queue });
     const common = { clock: options.clock, log: options.log, ...options.informer };
-    this.#crInformer = new Informer(options.kube, { ...common, type: RESOURCES.pmemCsiDeployment }, (_type, cr) => this.queue.add(cr.metadata.name));
+    this.#crInformer = new Informer(options.kube, { ...common, type: RESOURCES.pmemCsiDeployment }, (type, cr) => {
+      this.queue.add(cr.metadata.name);
+      if (type !== 'MODIFIED') this.#addColliding(cr.metadata.name);
+    });
     const owned = watchedKinds().map(
       (type) =>
         new Informer(
           options.kube,
           { ...common, type, labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`, ...(type.namespaced ? { namespace: options.namespace } : {}) },
-          (_type, object) => {
+          (type, object) => {
             const key = ownerKey(object);
-            if (key !== undefined) this.queue.add(key);
+            if (key === undefined) return;
+            this.queue.add(key);
+            if (type === 'DELETED') this.#addColliding(key);
           },
         ),
     );
@@ -69,6 +76,16 @@ export class Operator {
   /** All informers have listed once. */
   get synced(): boolean {
     return this.informers.every((i) => i.synced);
+  }
+
+  /** The PmemCSIDeployments in the informer's cache, or undefined until it listed them once. */
+  deployments(): KubeObject[] | undefined {
+    return this.#crInformer.synced ? this.#crInformer.list() : undefined;
+  }
+
+  /** Enqueue every cached CR whose object names collide with those of CR `name`. */
+  #addColliding(name: string): void {
+    for (const cr of this.#crInformer.list()) if (objectNamesCollide(cr.metadata.name, name)) this.queue.add(cr.metadata.name);
   }
 
   start(): void {

@@ -82,6 +82,24 @@ describe('planObjects', () => {
     ]);
   });
 
+  it('carries the live object of every step it applies, and the builder merge patch (controller Deployment)', () => {
+    const live = stored(built('A').map((d) => d.object)).map((o) =>
+      o.kind === 'Deployment' ? { ...o, spec: { ...(o['spec'] as object), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } } } : o,
+    );
+    const plan = planObjects(built('B'), live, cr);
+    const step = plan.apply.find((s) => s.object.kind === 'Deployment');
+    const current = live.find((o) => o.kind === 'Deployment');
+    expect(step?.live).toBe(current);
+    expect(current === undefined ? undefined : step?.prepatch?.(current, step.object)).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'pmem-csi-intel-com-controller', namespace: TEST_NAMESPACE, resourceVersion: current?.metadata.resourceVersion },
+      spec: { strategy: { type: 'Recreate', rollingUpdate: null } },
+    });
+    expect(plan.apply.filter((s) => s.prepatch !== undefined).map((s) => s.object.kind)).toEqual(['Deployment']);
+    expect(planObjects(built('B'), [], cr).apply.every((s) => s.live === undefined)).toBe(true);
+  });
+
   it('selects and recognises owned objects', () => {
     expect(ownedSelector('pmem-csi.intel.com')).toBe('app.kubernetes.io/instance=pmem-csi.intel.com,app.kubernetes.io/managed-by=pmem-csi-operator');
     expect(isOwnedBy(owned('Secret', 'v1', 's'), cr)).toBe(true);

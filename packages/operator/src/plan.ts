@@ -20,6 +20,10 @@ export interface ApplyStep {
   readonly why: 'missing' | 'changed' | 'recreate';
   /** The builder's immutability check, for objects that turn out to exist unlabelled (Go operator). */
   readonly mustRecreate?: ObjectBuilder['mustRecreate'];
+  /** The builder's merge patch to send before the apply, if the live object needs one. */
+  readonly prepatch?: ObjectBuilder['prepatch'];
+  /** The live object labelled as ours ("changed", "recreate"); a "missing" one may exist unlabelled. */
+  readonly live?: KubeObject;
 }
 
 export interface ObjectPlan {
@@ -58,10 +62,10 @@ export function planObjects(desired: readonly DesiredObject[], live: readonly Ku
   const unchanged: KubeObject[] = [];
   for (const { builder, object } of desired) {
     const current = liveById.get(idOf(object));
-    const check = builder.mustRecreate === undefined ? {} : { mustRecreate: builder.mustRecreate };
+    const check = { ...(builder.mustRecreate === undefined ? {} : { mustRecreate: builder.mustRecreate }), ...(builder.prepatch === undefined ? {} : { prepatch: builder.prepatch }) };
     if (current === undefined) apply.push({ object, recreate: false, why: 'missing', ...check });
-    else if (builder.mustRecreate?.(current, object) === true) apply.push({ object, recreate: true, why: 'recreate', ...check });
-    else if (!isSubset(object, current)) apply.push({ object, recreate: false, why: 'changed', ...check });
+    else if (builder.mustRecreate?.(current, object) === true) apply.push({ object, recreate: true, why: 'recreate', live: current, ...check });
+    else if (!isSubset(object, current)) apply.push({ object, recreate: false, why: 'changed', live: current, ...check });
     else unchanged.push(object);
   }
   const wanted = new Set(desired.map((d) => idOf(d.object)));

@@ -1,5 +1,6 @@
 // One reconcile of one PmemCSIDeployment, level-triggered: read the CR and everything the operator
-// built for it, decide (validation, device-mode guard, certificates), apply what differs in order
+// built for it, decide (object-name precedence, validation, device-mode guard, certificates,
+// ownership of every live object it would write: ownership.ts), apply what differs in order
 // (Secrets, identities and RBAC, Services, CSIDriver, workloads), delete obsolete objects, and
 // write the status only when it changed. Errors are thrown after the status says what failed, so
 // the queue retries with backoff. Objects built by another operator version differ in their
@@ -12,10 +13,11 @@ import type { Clock } from './clock.js';
 import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from './device-mode.js';
 import type { EventRecorder } from './events.js';
 import { isInvalid, isNotFound } from './kube-errors.js';
-import { describeRef, refOf, type KubeApi, type KubeObject, type ResourceType } from './kube-port.js';
+import { describeRef, refOf, type KubeApi, type KubeObject, type ObjectRef, type ResourceType } from './kube-port.js';
 import type { ObjectBuilder, OwnerDeployment } from './objects/context.js';
 import { EVER_CREATED_KINDS } from './objects/kinds.js';
 import { BUILDERS, buildDesiredObjects } from './objects/registry.js';
+import { OWNERSHIP_RECHECK_MS, OwnershipConflictError, conflictFinding, nameCollision, ownershipConflict, summarizeConflicts, type ConflictFinding } from './ownership.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from './plan.js';
 import type { HandlerResult } from './queue.js';
 import { RESOURCES } from './resources.js';
@@ -35,6 +37,11 @@ export interface ReconcilerOptions {
   /** Builders and cleanup kinds; tests substitute older "versions". */
   readonly builders?: readonly ObjectBuilder[];
   readonly kinds?: readonly ResourceType[];
+  /**
+   * The PmemCSIDeployments as the operator's informer holds them, or undefined until it listed
+   * them once. Without it (and while it answers undefined) every reconcile lists them.
+   */
+  readonly deployments?: () => readonly KubeObject[] | undefined;
 }
 
 const MIN_REQUEUE_MS = 1000;
@@ -43,6 +50,16 @@ const MAX_REQUEUE_MS = 24 * 60 * 60 * 1000;
 interface EffectiveSpec {
   readonly spec: DefaultedSpec;
   readonly refusal?: string;
+}
+
+/** An apply step with the live object of that name (undefined: none exists). */
+type ResolvedStep = ApplyStep & { readonly current: KubeObject | undefined };
+
+/** What the writes of one reconcile need to know. */
+interface WriteContext {
+  readonly cr: OwnerDeployment;
+  readonly deployments: readonly KubeObject[];
+  readonly log: Logger;
 }
 
 export class Reconciler {
@@ -58,16 +75,26 @@ export class Reconciler {
 
   /** Reconcile the PmemCSIDeployment `name`. */
   async reconcile(name: string): Promise<HandlerResult> {
-    const { kube, clock } = this.#o;
-    const cr = await kube.get<OwnerDeployment>({ ...RESOURCES.pmemCsiDeployment, name });
+    const cr = await this.#o.kube.get<OwnerDeployment>({ ...RESOURCES.pmemCsiDeployment, name });
     // Deleted: the garbage collector removes the children through their owner references.
     if (cr === undefined || cr.metadata.deletionTimestamp !== undefined) return {};
     const log = this.#o.log.child({ deployment: name, generation: cr.metadata.generation });
+    const deployments = await this.#deployments();
+    // Before anything is read or generated: another CR with the same object names comes first.
+    const collision = nameCollision(cr, deployments, this.#o.namespace);
+    if (collision !== undefined) return this.#refuse(cr, collision, log, undefined);
     const problems = validateDeployment(cr);
     if (problems.length > 0) {
       await this.#finish(cr, { kind: 'invalid-spec', problems });
       return {};
     }
+    return this.#deploy({ cr, deployments, log });
+  }
+
+  /** Certificates, objects and status of a valid CR that keeps its object names. */
+  async #deploy(context: WriteContext): Promise<HandlerResult> {
+    const { cr, log } = context;
+    const { clock } = this.#o;
     const live = await this.#listOwned(cr);
     const effective = await this.#effectiveSpec(cr, live);
     const now = new Date(clock.now());
@@ -80,16 +107,21 @@ export class Reconciler {
     const verified: ConditionUpdate[] = certs.verified === undefined ? [] : [certs.verified];
     const ctx = { namespace: this.#o.namespace, operatorVersion: this.#o.operatorVersion, spec: effective.spec, certs: certs.secrets };
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
+    const steps = await this.#resolve(plan);
+    // Before the first write: every object it would change is ours or nobody's.
+    const foreign = summarizeConflicts(steps.flatMap((step) => (step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []))));
+    if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
     let applied: KubeObject[];
     try {
-      applied = await this.#execute(plan, log);
+      applied = await this.#execute(steps, plan.delete, context);
     } catch (e) {
+      if (e instanceof OwnershipConflictError) return this.#refuse(cr, e.finding, log, OWNERSHIP_RECHECK_MS);
       await this.#finish(cr, { kind: 'apply-failed', error: errorMessage(e), conditions: verified });
       throw e;
     }
     const workload = <T>(kind: string, name: string): T | undefined =>
       [...applied, ...live].find((o) => o.kind === kind && o.metadata.name === name) as T | undefined;
-    const names = deploymentObjectNames(name);
+    const names = deploymentObjectNames(cr.metadata.name);
     await this.#finish(cr, {
       kind: 'applied',
       conditions: [...verified, certs.ready],
@@ -99,6 +131,26 @@ export class Reconciler {
     });
     const untilCheck = certs.nextCheck.getTime() - clock.now();
     return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
+  }
+
+  /** The PmemCSIDeployments: from the informer once it listed them, else from the apiserver. */
+  async #deployments(): Promise<readonly KubeObject[]> {
+    return this.#o.deployments?.() ?? (await this.#o.kube.list(RESOURCES.pmemCsiDeployment)).items;
+  }
+
+  /** Refused for a conflict: status (Conflict True, phase Failed) and event; nothing else is written. */
+  async #refuse(cr: OwnerDeployment, finding: ConflictFinding, log: Logger, requeueAfterMs: number | undefined): Promise<HandlerResult> {
+    log.warn('deployment refused: conflict', { reason: finding.reason, message: finding.message });
+    await this.#finish(cr, { kind: 'conflict', ...finding });
+    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+  }
+
+  /**
+   * The live object of every step: labelled ones came with the list; a "missing" one may exist
+   * without our labels (another CR's, the Go operator's, a user's), so it is read by name.
+   */
+  async #resolve(plan: ObjectPlan): Promise<ResolvedStep[]> {
+    return Promise.all(plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })));
   }
 
   /** Everything labelled as built for this CR, of every kind any operator version created. */
@@ -135,19 +187,21 @@ export class Reconciler {
   }
 
   /** Apply in order, then delete obsolete objects. Returns the applied objects as the server answered. */
-  async #execute(plan: ObjectPlan, log: Logger): Promise<KubeObject[]> {
+  async #execute(steps: readonly ResolvedStep[], obsolete: readonly ObjectRef[], context: WriteContext): Promise<KubeObject[]> {
     const { kube } = this.#o;
-    if (plan.apply.length + plan.delete.length > 0) log.info('updating driver objects', { changes: describePlan(plan) });
+    if (steps.length + obsolete.length > 0) context.log.info('updating driver objects', { changes: describePlan({ apply: steps, unchanged: [], delete: obsolete }) });
     const applied: KubeObject[] = [];
-    for (const step of plan.apply) {
+    for (const step of steps) {
       try {
         if (step.recreate) await kube.delete(refOf(step.object));
-        applied.push(await this.#applyOrRecreate(step));
+        else await this.#prepatch(step, step.current);
+        applied.push(await this.#applyOrRecreate(step, context));
       } catch (e) {
+        if (e instanceof OwnershipConflictError) throw e;
         throw new Error(`${describeRef(refOf(step.object))}: ${errorMessage(e)}`, { cause: e });
       }
     }
-    for (const ref of plan.delete) {
+    for (const ref of obsolete) {
       try {
         await kube.delete(ref);
       } catch (e) {
@@ -157,19 +211,34 @@ export class Reconciler {
     return applied;
   }
 
+  /** Send the builder's merge patch when the live object needs one; true when it did. */
+  async #prepatch(step: ApplyStep, live: KubeObject | undefined): Promise<boolean> {
+    const patch = live === undefined ? undefined : step.prepatch?.(live, step.object);
+    if (patch === undefined) return false;
+    this.#o.log.info('patching before apply', { object: describeRef(refOf(step.object)) });
+    await this.#o.kube.mergePatch(patch);
+    return true;
+  }
+
   /**
-   * Apply; when the apiserver refuses it as invalid (422) because an object that was not labelled
-   * as ours (e.g. built by the Go operator) differs in an immutable field, recreate it.
+   * Apply; when the apiserver refuses it as invalid (422), read the object again: if it belongs to
+   * someone else now, refuse; if the builder's merge patch fixes it, patch and apply again; if an
+   * object that was not labelled as ours (e.g. built by the Go operator) differs in an immutable
+   * field, recreate it.
    */
-  async #applyOrRecreate(step: ApplyStep): Promise<KubeObject> {
+  async #applyOrRecreate(step: ApplyStep, context: WriteContext): Promise<KubeObject> {
     const { kube } = this.#o;
     try {
       return await kube.apply(step.object);
     } catch (e) {
-      if (!isInvalid(e) || step.mustRecreate === undefined) throw e;
+      if (!isInvalid(e)) throw e;
       const live = await kube.get(refOf(step.object));
-      if (live === undefined || !step.mustRecreate(live, step.object)) throw e;
-      this.#o.log.info('recreating object with changed immutable fields', { object: describeRef(refOf(step.object)) });
+      if (live === undefined) throw e;
+      const foreign = ownershipConflict(live, context.cr, context.deployments);
+      if (foreign !== undefined) throw new OwnershipConflictError(conflictFinding(foreign));
+      if (await this.#prepatch(step, live)) return kube.apply(step.object);
+      if (step.mustRecreate?.(live, step.object) !== true) throw e;
+      context.log.info('recreating object with changed immutable fields', { object: describeRef(refOf(step.object)) });
       await kube.delete(refOf(step.object));
       return kube.apply(step.object);
     }

@@ -70,6 +70,40 @@ describe('nextStatus', () => {
   });
 });
 
+describe('nextStatus with conflicts', () => {
+  const now = new Date(NOW);
+  const later = new Date('2026-01-02T00:00:00Z');
+  const conflict = { kind: 'conflict' as const, reason: 'NameCollision' as const, message: 'names collide' };
+
+  it('sets Conflict True, DriverDeployed False and phase Failed, keeping what it did not judge', () => {
+    const verified = { type: 'CertsVerified' as const, status: 'True' as const, reason: 'HandshakeSucceeded', message: '' };
+    const deployed = nextStatus(testDeployment(), { kind: 'applied', conditions: [verified, certsReady], deployment: deployment(1, 1), daemonSet: daemonSet(3, 3) }, now);
+    const refused = nextStatus({ ...testDeployment(), status: deployed }, conflict, later);
+    expect(refused).toMatchObject({ phase: 'Failed', reason: 'names collide', observedGeneration: 1 });
+    expect(getCondition(refused.conditions, 'Conflict')).toEqual({ type: 'Conflict', status: 'True', reason: 'NameCollision', message: 'names collide', observedGeneration: 1, lastTransitionTime: '2026-01-02T00:00:00Z' });
+    expect(getCondition(refused.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'Conflict', message: 'names collide' });
+    expect(getCondition(refused.conditions, 'CertsVerified')).toMatchObject({ status: 'True' });
+    expect(refused.driverComponents).toEqual(deployed.driverComponents);
+  });
+
+  it('turns Conflict False (Resolved) at the first reconcile that is not refused, and adds none where there never was one', () => {
+    const refused = nextStatus(testDeployment(), conflict, now);
+    const resolved = nextStatus({ ...testDeployment(), status: refused }, { kind: 'applied', conditions: [certsReady], deployment: undefined, daemonSet: undefined }, later);
+    expect(getCondition(resolved.conditions, 'Conflict')).toEqual({
+      type: 'Conflict',
+      status: 'False',
+      reason: 'Resolved',
+      message: 'no other deployment or controller owns the objects of this deployment any more',
+      observedGeneration: 1,
+      lastTransitionTime: '2026-01-02T00:00:00Z',
+    });
+    const invalid = nextStatus({ ...testDeployment(), status: refused }, { kind: 'invalid-spec', problems: [{ path: 'spec.x', message: 'spec.x: bad' }] }, later);
+    expect(getCondition(invalid.conditions, 'Conflict')).toMatchObject({ status: 'False', reason: 'Resolved' });
+    const never = nextStatus(testDeployment(), { kind: 'applied', conditions: [certsReady], deployment: undefined, daemonSet: undefined }, now);
+    expect(getCondition(never.conditions, 'Conflict')).toBeUndefined();
+  });
+});
+
 describe('statusEvents', () => {
   const s = (o: PmemCSIDeploymentStatus): PmemCSIDeploymentStatus => ({ observedGeneration: 1, ...o });
   it('announces a new deployment, Running once, and each new failure reason', () => {
@@ -79,5 +113,20 @@ describe('statusEvents', () => {
     expect(statusEvents(s({ phase: 'Running' }), s({ phase: 'Failed', reason: 'x' }))).toEqual([{ type: 'Warning', reason: 'Failed', message: 'x' }]);
     expect(statusEvents(s({ phase: 'Failed', reason: 'x' }), s({ phase: 'Failed', reason: 'x' }))).toEqual([]);
     expect(statusEvents(s({ phase: 'Failed', reason: 'x' }), s({ phase: 'Failed', reason: 'y' }))).toHaveLength(1);
+  });
+
+  it('announces a conflict as Conflict (not Failed), once, and its end as ConflictResolved', () => {
+    const c = (status: 'True' | 'False'): PmemCSIDeploymentStatus['conditions'] => [{ type: 'Conflict', status, reason: status === 'True' ? 'NameCollision' : 'Resolved', message: 'm', lastTransitionTime: NOW }];
+    const refused = s({ phase: 'Failed', reason: 'names collide', conditions: c('True') });
+    expect(statusEvents(undefined, refused)).toEqual([
+      { type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' },
+      { type: 'Warning', reason: 'Conflict', message: 'names collide' },
+    ]);
+    expect(statusEvents(refused, refused)).toEqual([]);
+    expect(statusEvents(refused, s({ phase: 'Running', reason: 'r', conditions: c('False') }))).toEqual([
+      { type: 'Normal', reason: 'ConflictResolved', message: 'no other deployment or controller owns the objects of this deployment any more' },
+      { type: 'Normal', reason: 'Running', message: 'r' },
+    ]);
+    expect(statusEvents(s({ phase: '', conditions: c('False') }), s({ phase: 'Running', reason: 'r', conditions: c('False') }))).toEqual([{ type: 'Normal', reason: 'Running', message: 'r' }]);
   });
 });

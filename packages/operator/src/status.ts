@@ -2,10 +2,13 @@
 // found. Conditions are upserted by type (api's upsertCondition: lastTransitionTime moves only
 // when the status flips), driverComponents come from the live workloads, and the phase is
 // Running only when both workloads report all their pods ready and updated (the Go operator said
-// Running as soon as it had written objects). Events are derived from the transition.
+// Running as soon as it had written objects). Events are derived from the transition. A reconcile
+// refused for a conflict (ownership.ts) sets Conflict True and phase Failed; the first later one
+// that is not refused turns Conflict False (reason Resolved).
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import {
   formatTimestamp,
+  getCondition,
   upsertCondition,
   type ConditionType,
   type ConditionUpdate,
@@ -15,6 +18,7 @@ import {
   type ValidationProblem,
 } from '@pmem-csi/api';
 import type { OwnerDeployment } from './objects/context.js';
+import { CONFLICT_REASONS, CONFLICT_RESOLVED_MESSAGE, type ConflictFinding } from './ownership.js';
 
 export const DEPLOY_REASONS = {
   applied: 'AllObjectsApplied',
@@ -22,6 +26,7 @@ export const DEPLOY_REASONS = {
   invalidSpec: 'InvalidSpec',
   certificatesInvalid: 'CertificatesInvalid',
   deviceModeRefused: 'DeviceModeChangeRefused',
+  conflict: 'Conflict',
 } as const;
 
 /** What one reconcile ended with. */
@@ -29,6 +34,8 @@ export type ReconcileOutcome =
   | { readonly kind: 'invalid-spec'; readonly problems: readonly ValidationProblem[] }
   | { readonly kind: 'certs-invalid'; readonly reason: string; readonly conditions: readonly ConditionUpdate[] }
   | { readonly kind: 'apply-failed'; readonly error: string; readonly conditions: readonly ConditionUpdate[] }
+  /** Refused before the first write: the object names or an object belong to someone else. */
+  | ({ readonly kind: 'conflict' } & ConflictFinding)
   | {
       readonly kind: 'applied';
       /** Certificate conditions (CertsReady, and CertsVerified for user certificates). */
@@ -41,7 +48,7 @@ export type ReconcileOutcome =
 
 export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: 'NewDeployment' | 'Running' | 'Failed';
+  readonly reason: 'NewDeployment' | 'Running' | 'Failed' | 'Conflict' | 'ConflictResolved';
   readonly message: string;
 }
 
@@ -128,6 +135,12 @@ function verdictOf(outcome: ReconcileOutcome, now: string): Verdict {
       const reason = `applying the driver objects failed: ${outcome.error}`;
       return { updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.applyFailed, reason)], phase: 'Failed', reason };
     }
+    case 'conflict':
+      return {
+        updates: [{ type: 'Conflict', status: 'True', reason: outcome.reason, message: outcome.message }, deployed('False', DEPLOY_REASONS.conflict, outcome.message)],
+        phase: 'Failed',
+        reason: outcome.message,
+      };
     case 'applied':
       return appliedVerdict(outcome, now);
   }
@@ -150,8 +163,14 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
   const generation = cr.metadata.generation ?? 0;
   const stamp = formatTimestamp(now);
   const verdict = verdictOf(outcome, stamp);
-  let conditions = upsertAll(previous.conditions, verdict.updates, { generation, now });
-  if (!verdict.updates.some((u) => u.type === 'CertsVerified') && outcome.kind !== 'invalid-spec') conditions = withoutCondition(conditions, 'CertsVerified');
+  const resolved: ConditionUpdate[] =
+    outcome.kind !== 'conflict' && getCondition(previous.conditions, 'Conflict') !== undefined
+      ? [{ type: 'Conflict', status: 'False', reason: CONFLICT_REASONS.resolved, message: CONFLICT_RESOLVED_MESSAGE }]
+      : [];
+  let conditions = upsertAll(previous.conditions, [...verdict.updates, ...resolved], { generation, now });
+  // Not judged by this reconcile: an invalid spec or a conflict stops before the certificates.
+  const certsJudged = outcome.kind !== 'invalid-spec' && outcome.kind !== 'conflict';
+  if (!verdict.updates.some((u) => u.type === 'CertsVerified') && certsJudged) conditions = withoutCondition(conditions, 'CertsVerified');
   const components = verdict.components ?? previous.driverComponents;
   return {
     phase: verdict.phase,
@@ -169,9 +188,15 @@ export function statusEvents(previous: PmemCSIDeploymentStatus | undefined, next
   if (previous?.observedGeneration === undefined) {
     events.push({ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' });
   }
-  if (next.phase === 'Running' && previous?.phase !== 'Running') events.push({ type: 'Normal', reason: 'Running', message: next.reason ?? 'driver is running' });
-  if (next.phase === 'Failed' && (previous?.phase !== 'Failed' || previous.reason !== next.reason)) {
-    events.push({ type: 'Warning', reason: 'Failed', message: next.reason ?? 'failed' });
-  }
-  return events;
+  const conflictBefore = getCondition(previous?.conditions, 'Conflict')?.status;
+  const conflict = getCondition(next.conditions, 'Conflict')?.status;
+  if (conflict === 'False' && conflictBefore === 'True') events.push({ type: 'Normal', reason: 'ConflictResolved', message: CONFLICT_RESOLVED_MESSAGE });
+  return [...events, ...phaseEvents(previous, next, conflict === 'True')];
+}
+
+/** Running once per arrival; Failed (Conflict when refused for one) for each new reason. */
+function phaseEvents(previous: PmemCSIDeploymentStatus | undefined, next: PmemCSIDeploymentStatus, conflict: boolean): StatusEvent[] {
+  if (next.phase === 'Running' && previous?.phase !== 'Running') return [{ type: 'Normal', reason: 'Running', message: next.reason ?? 'driver is running' }];
+  if (next.phase !== 'Failed' || (previous?.phase === 'Failed' && previous.reason === next.reason)) return [];
+  return [{ type: 'Warning', reason: conflict ? 'Conflict' : 'Failed', message: next.reason ?? 'failed' }];
 }

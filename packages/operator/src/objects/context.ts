@@ -2,7 +2,7 @@
 // objects go, the operator version and the certificate material. Builders are pure functions of
 // (cr, context), so the same inputs always give byte-identical objects (golden-tested).
 import type { DefaultedSpec, ObjectMeta, PmemCSIDeployment } from '@pmem-csi/api';
-import type { KubeObject, ResourceType } from '../kube-port.js';
+import type { KubeObject, LooseObject, ResourceType } from '../kube-port.js';
 
 /** A PmemCSIDeployment as read from the apiserver: name and uid are always set. */
 export type OwnerDeployment = PmemCSIDeployment & { metadata: ObjectMeta & { name: string; uid: string } };
@@ -40,4 +40,9 @@ export interface ObjectBuilder extends ResourceType {
   build(cr: OwnerDeployment, ctx: BuildContext): KubeObject | null;
   /** True when `live` cannot be changed into `desired` in place (immutable fields): delete, then create. */
   readonly mustRecreate?: (live: KubeObject, desired: KubeObject) => boolean;
+  /**
+   * A JSON merge patch to send before applying `desired` over `live`, for a change that server-side
+   * apply cannot make alone (removing a field no manager owns, such as an apiserver default).
+   */
+  readonly prepatch?: (live: KubeObject, desired: KubeObject) => LooseObject | undefined;
 }

@@ -2,9 +2,13 @@
 // the registry on REGISTRY_PORT with mutual TLS) and the external-provisioner sidecar on the same
 // socket. Only the sidecar holds a Kubernetes token (projected into that container alone); the
 // driver container has none. The driver's arguments must match packages/driver/src/flags.ts.
-import type { V1Container, V1Deployment, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
+// Rollouts use the Recreate strategy: the node registry lives in the memory of the one controller
+// process (controllerReplicas is capped at 1), and a RollingUpdate would surge a second controller
+// that the nodes and the provisioner reach half of the time through the registry Service.
+import type { V1Container, V1Deployment, V1DeploymentStrategy, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES } from '@pmem-csi/api';
+import type { KubeObject, LooseObject } from '../kube-port.js';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
@@ -109,6 +113,29 @@ function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec 
   return withConfigHash(template, ctx.certs.registry);
 }
 
+/** The old controller pod is gone before the new one starts (the Deployment controller waits for it). */
+export const CONTROLLER_STRATEGY: V1DeploymentStrategy = { type: 'Recreate' };
+
+const strategyOf = (o: KubeObject): V1DeploymentStrategy | undefined => (o as { spec?: { strategy?: V1DeploymentStrategy } }).spec?.strategy;
+
+/**
+ * Deployments built before the strategy was Recreate carry the apiserver's default
+ * `rollingUpdate` (maxSurge/maxUnavailable 25 %), which belongs to no field manager: server-side
+ * apply leaves it, and the apiserver refuses Recreate next to it ("spec.strategy.rollingUpdate:
+ * Forbidden"). A merge patch switches the strategy first, on exactly the live object that was
+ * checked (resourceVersion precondition); it changes no pod template, so it starts no rollout.
+ */
+export function strategyPrepatch(live: KubeObject, desired: KubeObject): LooseObject | undefined {
+  if (strategyOf(desired)?.type !== 'Recreate' || strategyOf(live)?.rollingUpdate === undefined) return undefined;
+  const { name, namespace, resourceVersion } = live.metadata;
+  return {
+    apiVersion: live.apiVersion,
+    kind: live.kind,
+    metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+    spec: { strategy: { type: 'Recreate', rollingUpdate: null } },
+  };
+}
+
 export function buildControllerDeployment(cr: OwnerDeployment, ctx: BuildContext): Built<V1Deployment> {
   const name = deploymentObjectNames(cr.metadata.name).controllerDeployment;
   return {
@@ -117,6 +144,7 @@ export function buildControllerDeployment(cr: OwnerDeployment, ctx: BuildContext
     metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'controller' }),
     spec: {
       replicas: ctx.spec.controllerReplicas,
+      strategy: CONTROLLER_STRATEGY,
       selector: { matchLabels: selectorLabels(cr.metadata.name, 'controller') },
       template: podTemplate(cr, ctx),
     },

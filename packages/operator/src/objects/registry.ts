@@ -5,7 +5,7 @@
 import type { KubeObject } from '../kube-port.js';
 import { RESOURCES } from '../resources.js';
 import type { BuildContext, ObjectBuilder, OwnerDeployment } from './context.js';
-import { buildControllerDeployment } from './controller.js';
+import { buildControllerDeployment, strategyPrepatch } from './controller.js';
 import { buildCsiDriver, csiDriverMustRecreate } from './csi-driver.js';
 import { buildNodeDaemonSet } from './node.js';
 import { selectorMustRecreate } from './pod-common.js';
@@ -36,7 +36,7 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService },
   { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService },
   { ...RESOURCES.csiDriver, id: 'csi-driver', build: buildCsiDriver, mustRecreate: csiDriverMustRecreate },
-  { ...RESOURCES.deployment, id: 'controller-deployment', build: buildControllerDeployment, mustRecreate: selectorMustRecreate },
+  { ...RESOURCES.deployment, id: 'controller-deployment', build: buildControllerDeployment, mustRecreate: selectorMustRecreate, prepatch: strategyPrepatch },
   { ...RESOURCES.daemonSet, id: 'node-daemonset', build: buildNodeDaemonSet, mustRecreate: selectorMustRecreate },
 ];
 

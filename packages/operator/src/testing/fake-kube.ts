@@ -1,9 +1,12 @@
 // An in-memory apiserver behind the KubeApi port, for unit tests of the reconciler, informers and
-// leader election. It keeps objects with resourceVersions and generations, answers server-side
-// apply like the real one does for a sole field owner (desired fields replace ours, status and
-// server metadata stay, an unchanged apply is a no-op without a new resourceVersion), keeps an
-// event log so a watch started from a list's resourceVersion misses nothing, and lets tests
-// inject failures, stall or break watches, and play the workload controllers.
+// leader election. It keeps objects with uids, creation timestamps, resourceVersions and
+// generations, answers server-side apply like the real one does for a sole field owner (desired
+// fields replace ours, status and server metadata stay, an unchanged apply is a no-op without a
+// new resourceVersion), defaults a Deployment's strategy like the real one (the defaulted
+// rollingUpdate belongs to no field manager, so an apply leaves it and a Recreate strategy is
+// then refused), answers JSON merge patches, keeps an event log so a watch started from a list's
+// resourceVersion misses nothing, and lets tests inject failures, stall or break watches, play
+// the workload controllers and the garbage collector.
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { canonicalJson } from '../objects/hash.js';
@@ -11,7 +14,7 @@ import { KubeApiError } from '../kube-errors.js';
 import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, LooseObject, ObjectRef, ResourceType, WatchEvent, WatchHandle, WatchOptions } from '../kube-port.js';
 import { RESOURCES, typeKey } from '../resources.js';
 
-type Method = 'get' | 'list' | 'apply' | 'delete' | 'patchDeploymentStatus' | 'watch' | 'createEvent' | 'getLease' | 'createLease' | 'updateLease';
+type Method = 'get' | 'list' | 'apply' | 'mergePatch' | 'delete' | 'patchDeploymentStatus' | 'watch' | 'createEvent' | 'getLease' | 'createLease' | 'updateLease';
 
 interface LogEntry {
   readonly rv: number;
@@ -57,6 +60,47 @@ function immutableViolation(existing: LooseObject, next: LooseObject): string | 
   return (fields[existing.kind] ?? []).find((path) => at(existing, path) !== at(next, path))?.join('.');
 }
 
+/** A Deployment's strategy as the apiserver defaults it (RollingUpdate, 25 % / 25 %). */
+function defaulted(o: LooseObject): LooseObject {
+  if (o.kind !== 'Deployment') return o;
+  const spec = (o['spec'] ?? {}) as Record<string, unknown>;
+  const strategy = (spec['strategy'] ?? {}) as { type?: string; rollingUpdate?: unknown };
+  const type = strategy.type ?? 'RollingUpdate';
+  const rollingUpdate = type === 'RollingUpdate' ? (strategy.rollingUpdate ?? { maxSurge: '25%', maxUnavailable: '25%' }) : strategy.rollingUpdate;
+  return { ...o, spec: { ...spec, strategy: { type, ...(rollingUpdate === undefined ? {} : { rollingUpdate }) } } };
+}
+
+/** Fields the apiserver defaulted belong to no manager: an apply that omits them leaves them. */
+function withUnownedDefaults(existing: LooseObject, next: LooseObject): LooseObject {
+  if (next.kind !== 'Deployment') return next;
+  const strategyOf = (o: LooseObject): Record<string, unknown> => ((o['spec'] as Record<string, unknown> | undefined)?.['strategy'] ?? {}) as Record<string, unknown>;
+  const spec = (next['spec'] ?? {}) as Record<string, unknown>;
+  return { ...next, spec: { ...spec, strategy: { ...strategyOf(existing), ...strategyOf(next) } } };
+}
+
+/** What apps/v1 validation refuses of the objects the operator builds. */
+function invalidity(o: LooseObject): string | undefined {
+  const strategy = (o['spec'] as { strategy?: { type?: string; rollingUpdate?: unknown } } | undefined)?.strategy;
+  if (o.kind === 'Deployment' && strategy?.type === 'Recreate' && strategy.rollingUpdate !== undefined) {
+    return `Deployment.apps "${o.metadata.name}" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy \`type\` is 'Recreate'`;
+  }
+  return undefined;
+}
+
+/** RFC 7386: objects merge key by key, null removes, everything else replaces. */
+function mergeJson(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const base: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+    if (v === null) delete base[k];
+    else base[k] = mergeJson(base[k], v);
+  }
+  return base;
+}
+
+/** Creation timestamps of the fake: one second apart, in creation order, from a fixed epoch. */
+const FAKE_EPOCH_MS = Date.parse('2026-01-01T00:00:00Z');
+
 export class FakeKube implements KubeApi {
   readonly objects = new Map<string, LooseObject>();
   readonly leases = new Map<string, LeaseRecord>();
@@ -68,6 +112,7 @@ export class FakeKube implements KubeApi {
   readonly #failures: Array<{ method: Method; match: (detail: string) => boolean; error: Error; times: number }> = [];
   #rv = 100;
   #uid = 1;
+  #created = 0;
 
   /** Make the next `times` calls of `method` whose detail ("Kind ns/name") matches fail with `error`. */
   failOn(method: Method, error: Error, options: { match?: (detail: string) => boolean; times?: number } = {}): void {
@@ -115,10 +160,12 @@ export class FakeKube implements KubeApi {
   put(object: KubeObject): LooseObject {
     const key = keyOf({ ...object, ...object.metadata });
     const existing = this.objects.get(key);
-    const stored: LooseObject = clone(object) as LooseObject;
+    const stored: LooseObject = defaulted(clone(object) as LooseObject);
+    const created = existing?.metadata.creationTimestamp ?? stored.metadata.creationTimestamp ?? new Date(FAKE_EPOCH_MS + 1000 * this.#created++).toISOString().replace('.000Z', 'Z');
     stored.metadata = {
       ...stored.metadata,
       uid: existing?.metadata.uid ?? stored.metadata.uid ?? `uid-${this.#uid++}`,
+      creationTimestamp: created as unknown as Date, // JSON on the wire: an RFC 3339 string
       resourceVersion: String(++this.#rv),
       generation: existing === undefined ? 1 : (existing.metadata.generation ?? 1) + (specPart(existing) === specPart(stored) ? 0 : 1),
     };
@@ -132,8 +179,11 @@ export class FakeKube implements KubeApi {
     this.#maybeFail('apply', detail);
     this.writes.push(`apply ${detail}`);
     const existing = this.objects.get(keyOf({ ...object, ...object.metadata }));
-    const next: LooseObject = { ...(clone(object) as unknown as LooseObject) };
+    let next: LooseObject = { ...(clone(object) as unknown as LooseObject) };
     if (existing !== undefined) {
+      next = withUnownedDefaults(existing, next);
+      const invalid = invalidity(next);
+      if (invalid !== undefined) throw new KubeApiError(422, invalid);
       const immutable = immutableViolation(existing, next);
       if (immutable !== undefined) throw new KubeApiError(422, `${object.kind} "${object.metadata.name}" is invalid: ${immutable}: field is immutable`);
       next.metadata = { ...existing.metadata, ...next.metadata, labels: next.metadata.labels ?? {}, annotations: next.metadata.annotations ?? {} };
@@ -141,6 +191,40 @@ export class FakeKube implements KubeApi {
       if (canonicalJson(next) === canonicalJson(existing)) return clone(existing) as unknown as T;
     }
     return this.put(next) as unknown as T;
+  }
+
+  async mergePatch<T extends KubeObject>(patch: LooseObject): Promise<T> {
+    const detail = `${patch.kind} ${patch.metadata.namespace ?? ''}/${patch.metadata.name}`;
+    this.#maybeFail('mergePatch', detail);
+    this.writes.push(`patch ${detail}`);
+    const existing = this.objects.get(keyOf({ ...patch, ...patch.metadata }));
+    if (existing === undefined) throw new KubeApiError(404, `${patch.kind} "${patch.metadata.name}" not found`);
+    const { resourceVersion, ...metadata } = patch.metadata;
+    if (resourceVersion !== undefined && resourceVersion !== existing.metadata.resourceVersion) {
+      throw new KubeApiError(409, `Operation cannot be fulfilled on ${patch.kind} "${patch.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`);
+    }
+    const next = mergeJson(clone(existing), { ...patch, metadata }) as LooseObject;
+    const invalid = invalidity(next);
+    if (invalid !== undefined) throw new KubeApiError(422, invalid);
+    const immutable = immutableViolation(existing, next);
+    if (immutable !== undefined) throw new KubeApiError(422, `${patch.kind} "${patch.metadata.name}" is invalid: ${immutable}: field is immutable`);
+    if (canonicalJson(next) === canonicalJson(existing)) return clone(existing) as unknown as T;
+    return this.put(next) as unknown as T;
+  }
+
+  /** Play the garbage collector: delete every object whose owners are all gone; returns how many. */
+  collectGarbage(): number {
+    const uids = new Set([...this.objects.values()].map((o) => o.metadata.uid));
+    let deleted = 0;
+    for (const [key, o] of [...this.objects]) {
+      const owners = o.metadata.ownerReferences ?? [];
+      if (owners.length === 0 || owners.some((r) => uids.has(r.uid))) continue;
+      this.objects.delete(key);
+      o.metadata.resourceVersion = String(++this.#rv);
+      this.#emit('DELETED', o);
+      deleted++;
+    }
+    return deleted;
   }
 
   async delete(ref: ObjectRef): Promise<boolean> {

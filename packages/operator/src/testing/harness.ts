@@ -25,11 +25,15 @@ export const testCertDeps: CertDeps = {
 export interface Harness {
   readonly kube: FakeKube;
   readonly clock: ManualClock;
-  readonly events: StatusEvent[];
+  /** Every recorded event, with the name of the CR it is about. */
+  readonly events: Array<StatusEvent & { readonly deployment: string }>;
   readonly recorder: EventRecorder;
-  reconciler(options?: { version?: string; image?: string; builders?: readonly ObjectBuilder[] }): Reconciler;
-  /** Store a CR (as `kubectl apply` would), bumping its generation on spec changes. */
-  putCr(spec?: PmemCSIDeploymentSpec, name?: string): OwnerDeployment;
+  reconciler(options?: { version?: string; image?: string; builders?: readonly ObjectBuilder[]; deployments?: () => readonly KubeObject[] | undefined }): Reconciler;
+  /**
+   * Store a CR (as `kubectl apply` would), bumping its generation on spec changes. A new CR gets
+   * its own uid (CR_NAME the fixture's) and the fake's next creation timestamp unless given.
+   */
+  putCr(spec?: PmemCSIDeploymentSpec, name?: string, meta?: { uid?: string; creationTimestamp?: string }): OwnerDeployment;
   cr(name?: string): OwnerDeployment;
   object<T = LooseObject>(kind: keyof typeof RESOURCES, name: string): T | undefined;
   /** Play the workload controllers: all pods ready (or the given counts). */
@@ -39,8 +43,8 @@ export interface Harness {
 export function harness(): Harness {
   const kube = new FakeKube();
   const clock = new ManualClock(Date.now());
-  const events: StatusEvent[] = [];
-  const recorder: EventRecorder = { record: async (_cr, e) => void events.push(e) };
+  const events: Array<StatusEvent & { deployment: string }> = [];
+  const recorder: EventRecorder = { record: async (cr, e) => void events.push({ ...e, deployment: cr.metadata.name }) };
   const object = <T = LooseObject>(kind: keyof typeof RESOURCES, name: string): T | undefined => {
     const type = RESOURCES[kind];
     return kube.objects.get(`${type.apiVersion}/${type.kind}|${type.namespaced ? TEST_NAMESPACE : ''}|${name}`) as T | undefined;
@@ -62,11 +66,14 @@ export function harness(): Harness {
         log: nullLogger,
         clock,
         ...(o.builders === undefined ? {} : { builders: o.builders }),
+        ...(o.deployments === undefined ? {} : { deployments: o.deployments }),
       }),
-    putCr(spec = {}, name = CR_NAME) {
+    putCr(spec = {}, name = CR_NAME, meta = {}) {
       const existing = object<OwnerDeployment>('pmemCsiDeployment', name);
       const base = testDeployment(spec, name);
-      const next = { ...base, metadata: { ...base.metadata, ...(existing === undefined ? {} : { uid: existing.metadata.uid }) }, ...(existing?.status === undefined ? {} : { status: existing.status }) };
+      const uid = existing?.metadata.uid ?? meta.uid ?? (name === CR_NAME ? base.metadata.uid : `uid-of-${name}`);
+      const created = meta.creationTimestamp === undefined ? {} : { creationTimestamp: meta.creationTimestamp };
+      const next = { ...base, metadata: { ...base.metadata, ...created, uid }, ...(existing?.status === undefined ? {} : { status: existing.status }) };
       return kube.put(next as unknown as KubeObject) as unknown as OwnerDeployment;
     },
     cr,

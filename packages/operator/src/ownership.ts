@@ -7,22 +7,25 @@
 // Go operator's names), and refusing such names by validation would not help CRs that already
 // exist, so the collision is settled at reconcile time, in two layers:
 //
-// 1. Precedence, before the reconciler reads or writes anything: among all PmemCSIDeployments that
-//    give the same object-name prefix (the operator's informer cache; the list is small), the one
-//    created first keeps the names — by creationTimestamp, and for the same second (timestamps
-//    have whole seconds) by name in code-unit order, so that every replica and every reconcile
-//    picks the same one. A CR being deleted still counts: its objects exist until the garbage
+// 1. Precedence, before the reconciler reads the CR's objects or writes anything: among all
+//    PmemCSIDeployments that give the same object-name prefix (the operator's informer cache; the
+//    list is small), the one created first keeps the names — by creationTimestamp, and for the
+//    same second (timestamps have whole seconds) by name in code-unit order, so that every
+//    replica and every reconcile picks the same one. A CR being deleted still counts: its objects exist until the garbage
 //    collector removed them. Every other one is refused: Conflict True (NameCollision), phase
 //    Failed, one Warning event, and nothing written — no certificate generated, no object applied.
-// 2. Ownership, for every object the reconcile would apply, recreate or delete, checked on the
-//    live object before the first write: its controller reference must be this CR (same uid) or
+// 2. Ownership, for every object the reconcile would apply or recreate, checked on the live
+//    object before the first write (obsolete objects are deleted only when controlled by this CR,
+//    plan.ts; the 422 path reads the object again): its controller must be this CR (same uid) or
 //    absent (objects made without one, e.g. by a user or a manifest install, are adopted as
 //    before). An object controlled by another PmemCSIDeployment, or by anything else, is never
 //    touched; the reconcile writes nothing and reports Conflict True (OwnedByOtherDeployment or
 //    OwnedByOtherController) naming the object and its controller. This catches what precedence
 //    cannot see: objects of a CR that is gone but not yet garbage-collected (also a CR deleted and
 //    recreated under the same name), objects that an older operator version let the newer CR take
-//    over, and objects of other controllers.
+//    over, and objects of other controllers. After such a fight both CRs may be refused (the older
+//    one finds objects the newer one controls): the running pods stay as they are until an
+//    administrator deletes one of the two, which is what both messages ask for.
 //
 // Taking over: the operator requeues every CR sharing a prefix with a CR that was added or deleted,
 // or with the controller of a deleted object (operator.ts), so a refused CR takes over as soon as

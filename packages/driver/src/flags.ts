@@ -3,8 +3,7 @@
 // node-controller service). Flags are parsed into a typed configuration; every bad flag gives an
 // error that names the flag and what is allowed, and all problems are reported at once.
 import { parseArgs } from 'node:util';
-import { DEFAULT_DRIVER_NAME, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, isDnsSubdomain } from '@pmem-csi/api';
-import { DEVICE_MODES, type DeviceMode } from '@pmem-csi/node';
+import { DEFAULT_DRIVER_NAME, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, VOLUME_DEVICE_MODES as DEVICE_MODES, isDnsSubdomain, type VolumeDeviceMode as DeviceMode } from '@pmem-csi/api';
 
 export type LogFormat = 'text' | 'json';
 

@@ -6,8 +6,6 @@
 import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
 import { FlagError, USAGE, parseFlags } from './flags.js';
 import { runController, runNode } from './modes.js';
-import { runLocalStack } from './local/local-stack.js';
-import { printStatus } from './local/status-command.js';
 
 async function runDriver(argv: string[]): Promise<void> {
   const config = parseFlags(argv);
@@ -33,8 +31,9 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake]\n  pmem-csi-driver status [--url URL]\n`);
     return;
   }
-  if (first === 'local') return runLocalStack(rest);
-  if (first === 'status') return printStatus(rest);
+  // The subcommands' modules load only when asked for (start-up time of the driver itself).
+  if (first === 'local') return (await import('./local/local-stack.js')).runLocalStack(rest);
+  if (first === 'status') return (await import('./local/status-command.js')).printStatus(rest);
   return runDriver(argv);
 }
 

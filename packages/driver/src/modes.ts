@@ -3,9 +3,9 @@
 // The peer's identity (DNS SAN) is checked by the interceptor that `serverCredentials` puts on the
 // TCP servers' credentials, once per call before any handler; the services get no second
 // `authorize` hook (it read and checked the same certificate again on every call).
+// Each mode imports only its own package (a node never loads the controller, and the reverse): the
+// module graph is most of the driver's start-up time.
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { startController } from '@pmem-csi/controller';
-import { startNodeDriver } from '@pmem-csi/node';
 import { channelCredentials, grpcAddress, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from './flags.js';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
@@ -18,6 +18,7 @@ function tlsFiles(c: { caFile: string; certFile: string; keyFile: string }): Tls
 
 /** Controller mode: registry (mTLS, accepts only node-controller certificates) + CSI controller. */
 export async function runController(c: ControllerConfig, log: Logger): Promise<() => Promise<void>> {
+  const { startController } = await import('@pmem-csi/controller');
   const files = tlsFiles(c);
   const registryCredentials = await serverCredentials(files, { allowedClientSan: NODE_CONTROLLER_SAN, logger: log });
   const nodeCredentials = await channelCredentials(files, { expectedServerName: NODE_CONTROLLER_SAN, logger: log });
@@ -44,6 +45,7 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
 
 /** Node mode: CSI node service + node-controller (mTLS, accepts only the registry's certificate). */
 export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise<void>> {
+  const { startNodeDriver } = await import('@pmem-csi/node');
   const files = tlsFiles(c);
   const node = await startNodeDriver({
     driverName: c.driverName,

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNodeDriver, type NodeDriver, type NodeStatus } from '@pmem-csi/node';
+import type { NodeDriver, NodeStatus } from '@pmem-csi/node';
 import { createLogger } from '@pmem-csi/runtime';
 import { nodeStatusSource, renderNodeMetrics, serveStatus, type StatusServer } from './status-http.js';
 
@@ -105,6 +105,8 @@ describe('a node driver (fake devices, no registry) on its status endpoint', () 
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'pmem-node-status-'));
+    // Imported the way modes.ts does (the driver loads a mode's package only when it runs that mode).
+    const { startNodeDriver } = await import('@pmem-csi/node');
     node = await startNodeDriver({
       driverName: 'pmem-csi.intel.com', nodeId: 'n1', deviceMode: 'fake', deviceOptions: { fakeSize: 4 * GiB }, stateDir: join(dir, 'state'),
       csiEndpoint: `unix://${join(dir, 'csi.sock')}`, nodeControllerAddress: '127.0.0.1:0',

@@ -1,11 +1,12 @@
 // The port between the CSI services and PMEM: one interface, one implementation per device mode
 // (lvm, direct, emulated, fake), chosen by `createDeviceManager(mode)`. Every method lists the
 // errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
+import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
 import { AlreadyExistsError, FailedPreconditionError, NotFoundError, ResourceExhaustedError } from '@pmem-csi/runtime';
 
-/** Device modes of the node driver. `lvm` and `direct` need PMEM; the others are for machines without. */
-export type DeviceMode = 'lvm' | 'direct' | 'emulated' | 'fake';
-export const DEVICE_MODES: readonly DeviceMode[] = ['lvm', 'direct', 'emulated', 'fake'];
+/** Device modes of the node driver (one list, in @pmem-csi/api). `lvm` and `direct` need PMEM; the others are for machines without. */
+export type DeviceMode = VolumeDeviceMode;
+export const DEVICE_MODES: readonly DeviceMode[] = VOLUME_DEVICE_MODES;
 
 /** One volume's block device as the device manager sees it. */
 export interface PmemDeviceInfo {

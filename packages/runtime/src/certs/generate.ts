@@ -12,7 +12,19 @@
 // loop, and ~2-3 ms per TLS handshake on long-lived gRPC connections. Tests pass 2048.
 import { createPrivateKey, generateKeyPair, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import forge from 'node-forge';
+import type forge from 'node-forge';
+
+type Forge = typeof forge;
+let forgeModule: Promise<Forge> | undefined;
+
+/**
+ * node-forge, loaded on first use: only the operator and the certificate tools make certificates,
+ * and loading it cost every driver process ~40-60 ms of start-up.
+ */
+function loadForge(): Promise<Forge> {
+  forgeModule ??= import('node-forge').then((m) => m.default);
+  return forgeModule;
+}
 import { InvalidArgumentError } from '../errors.js';
 
 /** A certificate and its private key, both PEM (the key is PKCS#8). */
@@ -94,7 +106,7 @@ type ForgePkiInternals = { getTBSCertificate(cert: forge.pki.Certificate): forge
  * Sign like node-forge's `cert.sign(key, sha256)` but with OpenSSL: node-forge encodes the
  * TBSCertificate, Node signs it (RSASSA-PKCS1-v1_5 with SHA-256), node-forge writes the PEM.
  */
-function signNatively(cert: forge.pki.Certificate, issuerKey: KeyObject): string {
+function signNatively(forge: Forge, cert: forge.pki.Certificate, issuerKey: KeyObject): string {
   cert.md = forge.md.sha256.create();
   cert.signatureOid = cert.siginfo.algorithmOid = forge.pki.oids['sha256WithRSAEncryption'] ?? '1.2.840.113549.1.1.11';
   cert.tbsCertificate = (forge.pki as unknown as ForgePkiInternals).getTBSCertificate(cert);
@@ -103,7 +115,7 @@ function signNatively(cert: forge.pki.Certificate, issuerKey: KeyObject): string
   return forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'); // node-forge writes CRLF
 }
 
-function newCertificate(publicKeyPem: string, times: { notBefore: Date; notAfter: Date }): forge.pki.Certificate {
+function newCertificate(forge: Forge, publicKeyPem: string, times: { notBefore: Date; notAfter: Date }): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
   cert.serialNumber = randomSerialHex();
@@ -116,8 +128,8 @@ function newCertificate(publicKeyPem: string, times: { notBefore: Date; notAfter
 export async function createCa(options: CreateCaOptions): Promise<CertificateAndKey> {
   if (options.commonName.trim() === '') throw new InvalidArgumentError('commonName: must not be empty');
   checkValidityDays(options.validityDays);
-  const keys = await generateRsaKeyPair(options.keyBits);
-  const cert = newCertificate(keys.publicKeyPem, validity(options.now, options.validityDays));
+  const [forge, keys] = await Promise.all([loadForge(), generateRsaKeyPair(options.keyBits)]);
+  const cert = newCertificate(forge, keys.publicKeyPem, validity(options.now, options.validityDays));
   const name = [{ name: 'commonName', value: options.commonName }];
   cert.setSubject(name);
   cert.setIssuer(name);
@@ -126,7 +138,7 @@ export async function createCa(options: CreateCaOptions): Promise<CertificateAnd
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  const certPem = signNatively(cert, createPrivateKey(keys.privateKeyPem));
+  const certPem = signNatively(forge, cert, createPrivateKey(keys.privateKeyPem));
   return { certPem, keyPem: keys.privateKeyPem };
 }
 
@@ -136,7 +148,7 @@ interface LoadedCa {
   readonly keyIdentifier: string;
 }
 
-function loadCa(ca: CertificateAndKey): LoadedCa {
+function loadCa(forge: Forge, ca: CertificateAndKey): LoadedCa {
   let x509: X509Certificate;
   let key: KeyObject;
   let cert: forge.pki.Certificate;
@@ -171,11 +183,12 @@ export async function createLeaf(options: CreateLeafOptions): Promise<Certificat
     throw new InvalidArgumentError(`dnsName: must be a lower-case DNS name (RFC 1123), got "${options.dnsName}"`);
   }
   checkValidityDays(options.validityDays);
-  const ca = loadCa(options.ca);
+  const forge = await loadForge();
+  const ca = loadCa(forge, options.ca);
   const keys = await generateRsaKeyPair(options.keyBits);
   const times = validity(options.now, options.validityDays);
   if (times.notAfter > ca.cert.validity.notAfter) times.notAfter = ca.cert.validity.notAfter;
-  const cert = newCertificate(keys.publicKeyPem, times);
+  const cert = newCertificate(forge, keys.publicKeyPem, times);
   cert.setSubject([{ name: 'commonName', value: options.dnsName }]);
   cert.setIssuer(ca.cert.subject.attributes);
   cert.setExtensions([
@@ -186,5 +199,5 @@ export async function createLeaf(options: CreateLeafOptions): Promise<Certificat
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: ca.keyIdentifier },
   ]);
-  return { certPem: signNatively(cert, ca.key), keyPem: keys.privateKeyPem };
+  return { certPem: signNatively(forge, cert, ca.key), keyPem: keys.privateKeyPem };
 }

@@ -59,12 +59,21 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
     ];
     ctx.say('  warm-up (unmeasured): 300 pairs on each side');
     for (const s of single) await runLoad(ctx, [...s.args, '-op', 'pairs', '-c', '8', '-count', '300']);
-    await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', '8', '-count', '300', '-wait-ready', '30s']);
     const pairs: Record<string, Record<string, Series>> = {};
-    const e2e: Record<string, Series> = {};
     for (const c of [1, 32]) {
       ctx.say(`  single hop c=${c}: ours vs Go, ${ctx.rounds} round(s) of ${loadSeconds(ctx)} s`);
       pairs[`c${c}`] = await alternate(ctx, single, ['-op', 'pairs', '-c', String(c), ...secs]);
+    }
+    ctx.say('  GetPluginInfo c=32 on the CSI sockets');
+    const info = await alternate(ctx, [
+      { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
+      { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
+    ], ['-op', 'info', '-c', '32', ...secs]);
+    // End to end last: the controller answers CreateVolume only after its start-up settle period.
+    ctx.say('  end to end: waiting for the controller to settle, then 300 pairs of warm-up');
+    await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', '8', '-count', '300', '-wait-ready', '300s']);
+    const e2e: Record<string, Series> = {};
+    for (const c of [1, 32]) {
       ctx.say(`  end to end c=${c}`);
       const runs: LoadRun[] = [];
       for (let round = 0; round < ctx.rounds; round++) {
@@ -72,11 +81,6 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
       }
       e2e[`c${c}`] = series(runs, 'ours');
     }
-    ctx.say('  GetPluginInfo c=32 on the CSI sockets');
-    const info = await alternate(ctx, [
-      { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
-      { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
-    ], ['-op', 'info', '-c', '32', ...secs]);
     const afterLoad = { ours: rssMiB(nodePid), go: rssMiB(refPid) };
     return { figures: b1Figures({ pairs, e2e, info, idle, afterLoad }), details: { pairs, e2e, info, rssMiB: { idle, afterLoad } } };
   } finally {

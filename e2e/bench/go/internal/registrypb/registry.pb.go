@@ -5,7 +5,13 @@
 // the node renews it well before it runs out; a node whose lease expired is "unavailable" (its
 // volumes still belong to it), not forgotten. After a controller restart the renewal of an
 // unknown registration is refused with NOT_FOUND, and the node registers again; every
-// (re)registration makes the controller ask the node for its volumes (ListVolumes).
+// (re)registration makes the controller ask the node for its volumes (ListVolumes), unless the
+// node sent them along (RegisterControllerRequest.inventory) and the controller can use them.
+// The lease length is the controller's choice and grows with the cluster; nodes renew at a third
+// of the lease_seconds of the last reply.
+//
+// Compatibility: fields are only ever appended with new numbers; a node that does not know a new
+// field simply does not send it and gets the old behaviour.
 //
 // Field names of RegisterControllerRequest and the two original RPC names follow the Go driver's
 // registry.v0 so the concepts stay recognisable; the package is new because the messages grew.
@@ -117,7 +123,13 @@ type RegisterControllerRequest struct {
 	// The node's device mode (lvm, direct, emulated, fake), for status and diagnostics.
 	DeviceMode string `protobuf:"bytes,4,opt,name=device_mode,json=deviceMode,proto3" json:"device_mode,omitempty"`
 	// The driver version of the node, for diagnostics during upgrades.
-	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	// The node's volumes when it registers, as its node-controller's ListVolumes would report them.
+	// Absent (older nodes): the controller lists them with ListVolumes. Present and complete (count
+	// equals the number of volumes sent; count 0 = no volumes): the controller may use it instead
+	// of dialling the node back, which makes a node available at once — it still lists when it may
+	// have changed the node's volumes itself while the inventory was on its way.
+	Inventory     *VolumeInventory `protobuf:"bytes,6,opt,name=inventory,proto3" json:"inventory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,11 +199,135 @@ func (x *RegisterControllerRequest) GetVersion() string {
 	return ""
 }
 
+func (x *RegisterControllerRequest) GetInventory() *VolumeInventory {
+	if x != nil {
+		return x.Inventory
+	}
+	return nil
+}
+
+// The volumes of a node (see RegisterControllerRequest.inventory).
+type VolumeInventory struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many volumes the node holds.
+	Count int64 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	// Every one of them, or none when the node holds too many to send (the controller then lists).
+	Volumes       []*InventoryVolume `protobuf:"bytes,2,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VolumeInventory) Reset() {
+	*x = VolumeInventory{}
+	mi := &file_registry_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VolumeInventory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VolumeInventory) ProtoMessage() {}
+
+func (x *VolumeInventory) ProtoReflect() protoreflect.Message {
+	mi := &file_registry_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VolumeInventory.ProtoReflect.Descriptor instead.
+func (*VolumeInventory) Descriptor() ([]byte, []int) {
+	return file_registry_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *VolumeInventory) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *VolumeInventory) GetVolumes() []*InventoryVolume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// One volume of a node: the fields of csi.v1.Volume that the controller keeps.
+type InventoryVolume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	VolumeId      string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	CapacityBytes int64                  `protobuf:"varint,2,opt,name=capacity_bytes,json=capacityBytes,proto3" json:"capacity_bytes,omitempty"`
+	// The volume context (includes the CreateVolume name under "name").
+	VolumeContext map[string]string `protobuf:"bytes,3,rep,name=volume_context,json=volumeContext,proto3" json:"volume_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InventoryVolume) Reset() {
+	*x = InventoryVolume{}
+	mi := &file_registry_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InventoryVolume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InventoryVolume) ProtoMessage() {}
+
+func (x *InventoryVolume) ProtoReflect() protoreflect.Message {
+	mi := &file_registry_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InventoryVolume.ProtoReflect.Descriptor instead.
+func (*InventoryVolume) Descriptor() ([]byte, []int) {
+	return file_registry_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *InventoryVolume) GetVolumeId() string {
+	if x != nil {
+		return x.VolumeId
+	}
+	return ""
+}
+
+func (x *InventoryVolume) GetCapacityBytes() int64 {
+	if x != nil {
+		return x.CapacityBytes
+	}
+	return 0
+}
+
+func (x *InventoryVolume) GetVolumeContext() map[string]string {
+	if x != nil {
+		return x.VolumeContext
+	}
+	return nil
+}
+
 type RegisterControllerReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Identifies this registration; renewals must quote it.
 	RegistrationId string `protobuf:"bytes,1,opt,name=registration_id,json=registrationId,proto3" json:"registration_id,omitempty"`
-	// How long the registration lives without renewal.
+	// How long the registration lives without renewal (the node renews at a third of it).
 	LeaseSeconds  int64 `protobuf:"varint,2,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -199,7 +335,7 @@ type RegisterControllerReply struct {
 
 func (x *RegisterControllerReply) Reset() {
 	*x = RegisterControllerReply{}
-	mi := &file_registry_proto_msgTypes[2]
+	mi := &file_registry_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -211,7 +347,7 @@ func (x *RegisterControllerReply) String() string {
 func (*RegisterControllerReply) ProtoMessage() {}
 
 func (x *RegisterControllerReply) ProtoReflect() protoreflect.Message {
-	mi := &file_registry_proto_msgTypes[2]
+	mi := &file_registry_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -224,7 +360,7 @@ func (x *RegisterControllerReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterControllerReply.ProtoReflect.Descriptor instead.
 func (*RegisterControllerReply) Descriptor() ([]byte, []int) {
-	return file_registry_proto_rawDescGZIP(), []int{2}
+	return file_registry_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RegisterControllerReply) GetRegistrationId() string {
@@ -253,7 +389,7 @@ type RenewControllerRequest struct {
 
 func (x *RenewControllerRequest) Reset() {
 	*x = RenewControllerRequest{}
-	mi := &file_registry_proto_msgTypes[3]
+	mi := &file_registry_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -265,7 +401,7 @@ func (x *RenewControllerRequest) String() string {
 func (*RenewControllerRequest) ProtoMessage() {}
 
 func (x *RenewControllerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_registry_proto_msgTypes[3]
+	mi := &file_registry_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -278,7 +414,7 @@ func (x *RenewControllerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewControllerRequest.ProtoReflect.Descriptor instead.
 func (*RenewControllerRequest) Descriptor() ([]byte, []int) {
-	return file_registry_proto_rawDescGZIP(), []int{3}
+	return file_registry_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RenewControllerRequest) GetNodeId() string {
@@ -303,15 +439,16 @@ func (x *RenewControllerRequest) GetCapacity() *Capacity {
 }
 
 type RenewControllerReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	LeaseSeconds  int64                  `protobuf:"varint,1,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The lease granted by this renewal; it may differ from the last one (it grows with the cluster).
+	LeaseSeconds  int64 `protobuf:"varint,1,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RenewControllerReply) Reset() {
 	*x = RenewControllerReply{}
-	mi := &file_registry_proto_msgTypes[4]
+	mi := &file_registry_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +460,7 @@ func (x *RenewControllerReply) String() string {
 func (*RenewControllerReply) ProtoMessage() {}
 
 func (x *RenewControllerReply) ProtoReflect() protoreflect.Message {
-	mi := &file_registry_proto_msgTypes[4]
+	mi := &file_registry_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +473,7 @@ func (x *RenewControllerReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewControllerReply.ProtoReflect.Descriptor instead.
 func (*RenewControllerReply) Descriptor() ([]byte, []int) {
-	return file_registry_proto_rawDescGZIP(), []int{4}
+	return file_registry_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RenewControllerReply) GetLeaseSeconds() int64 {
@@ -356,7 +493,7 @@ type UnregisterControllerRequest struct {
 
 func (x *UnregisterControllerRequest) Reset() {
 	*x = UnregisterControllerRequest{}
-	mi := &file_registry_proto_msgTypes[5]
+	mi := &file_registry_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +505,7 @@ func (x *UnregisterControllerRequest) String() string {
 func (*UnregisterControllerRequest) ProtoMessage() {}
 
 func (x *UnregisterControllerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_registry_proto_msgTypes[5]
+	mi := &file_registry_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +518,7 @@ func (x *UnregisterControllerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterControllerRequest.ProtoReflect.Descriptor instead.
 func (*UnregisterControllerRequest) Descriptor() ([]byte, []int) {
-	return file_registry_proto_rawDescGZIP(), []int{5}
+	return file_registry_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UnregisterControllerRequest) GetNodeId() string {
@@ -406,7 +543,7 @@ type UnregisterControllerReply struct {
 
 func (x *UnregisterControllerReply) Reset() {
 	*x = UnregisterControllerReply{}
-	mi := &file_registry_proto_msgTypes[6]
+	mi := &file_registry_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +555,7 @@ func (x *UnregisterControllerReply) String() string {
 func (*UnregisterControllerReply) ProtoMessage() {}
 
 func (x *UnregisterControllerReply) ProtoReflect() protoreflect.Message {
-	mi := &file_registry_proto_msgTypes[6]
+	mi := &file_registry_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +568,7 @@ func (x *UnregisterControllerReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterControllerReply.ProtoReflect.Descriptor instead.
 func (*UnregisterControllerReply) Descriptor() ([]byte, []int) {
-	return file_registry_proto_rawDescGZIP(), []int{6}
+	return file_registry_proto_rawDescGZIP(), []int{8}
 }
 
 var File_registry_proto protoreflect.FileDescriptor
@@ -443,14 +580,25 @@ const file_registry_proto_rawDesc = "" +
 	"\x0fmax_volume_size\x18\x01 \x01(\x03R\rmaxVolumeSize\x12\x1c\n" +
 	"\tavailable\x18\x02 \x01(\x03R\tavailable\x12\x18\n" +
 	"\amanaged\x18\x03 \x01(\x03R\amanaged\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x03R\x05total\"\xc6\x01\n" +
+	"\x05total\x18\x04 \x01(\x03R\x05total\"\x8a\x02\n" +
 	"\x19RegisterControllerRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x129\n" +
 	"\bcapacity\x18\x03 \x01(\v2\x1d.pmemcsi.registry.v1.CapacityR\bcapacity\x12\x1f\n" +
 	"\vdevice_mode\x18\x04 \x01(\tR\n" +
 	"deviceMode\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"g\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\x12B\n" +
+	"\tinventory\x18\x06 \x01(\v2$.pmemcsi.registry.v1.VolumeInventoryR\tinventory\"g\n" +
+	"\x0fVolumeInventory\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\x12>\n" +
+	"\avolumes\x18\x02 \x03(\v2$.pmemcsi.registry.v1.InventoryVolumeR\avolumes\"\xf7\x01\n" +
+	"\x0fInventoryVolume\x12\x1b\n" +
+	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\x12%\n" +
+	"\x0ecapacity_bytes\x18\x02 \x01(\x03R\rcapacityBytes\x12^\n" +
+	"\x0evolume_context\x18\x03 \x03(\v27.pmemcsi.registry.v1.InventoryVolume.VolumeContextEntryR\rvolumeContext\x1a@\n" +
+	"\x12VolumeContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"g\n" +
 	"\x17RegisterControllerReply\x12'\n" +
 	"\x0fregistration_id\x18\x01 \x01(\tR\x0eregistrationId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x03R\fleaseSeconds\"\x95\x01\n" +
@@ -481,30 +629,36 @@ func file_registry_proto_rawDescGZIP() []byte {
 	return file_registry_proto_rawDescData
 }
 
-var file_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_registry_proto_goTypes = []any{
 	(*Capacity)(nil),                    // 0: pmemcsi.registry.v1.Capacity
 	(*RegisterControllerRequest)(nil),   // 1: pmemcsi.registry.v1.RegisterControllerRequest
-	(*RegisterControllerReply)(nil),     // 2: pmemcsi.registry.v1.RegisterControllerReply
-	(*RenewControllerRequest)(nil),      // 3: pmemcsi.registry.v1.RenewControllerRequest
-	(*RenewControllerReply)(nil),        // 4: pmemcsi.registry.v1.RenewControllerReply
-	(*UnregisterControllerRequest)(nil), // 5: pmemcsi.registry.v1.UnregisterControllerRequest
-	(*UnregisterControllerReply)(nil),   // 6: pmemcsi.registry.v1.UnregisterControllerReply
+	(*VolumeInventory)(nil),             // 2: pmemcsi.registry.v1.VolumeInventory
+	(*InventoryVolume)(nil),             // 3: pmemcsi.registry.v1.InventoryVolume
+	(*RegisterControllerReply)(nil),     // 4: pmemcsi.registry.v1.RegisterControllerReply
+	(*RenewControllerRequest)(nil),      // 5: pmemcsi.registry.v1.RenewControllerRequest
+	(*RenewControllerReply)(nil),        // 6: pmemcsi.registry.v1.RenewControllerReply
+	(*UnregisterControllerRequest)(nil), // 7: pmemcsi.registry.v1.UnregisterControllerRequest
+	(*UnregisterControllerReply)(nil),   // 8: pmemcsi.registry.v1.UnregisterControllerReply
+	nil,                                 // 9: pmemcsi.registry.v1.InventoryVolume.VolumeContextEntry
 }
 var file_registry_proto_depIdxs = []int32{
 	0, // 0: pmemcsi.registry.v1.RegisterControllerRequest.capacity:type_name -> pmemcsi.registry.v1.Capacity
-	0, // 1: pmemcsi.registry.v1.RenewControllerRequest.capacity:type_name -> pmemcsi.registry.v1.Capacity
-	1, // 2: pmemcsi.registry.v1.Registry.RegisterController:input_type -> pmemcsi.registry.v1.RegisterControllerRequest
-	3, // 3: pmemcsi.registry.v1.Registry.RenewController:input_type -> pmemcsi.registry.v1.RenewControllerRequest
-	5, // 4: pmemcsi.registry.v1.Registry.UnregisterController:input_type -> pmemcsi.registry.v1.UnregisterControllerRequest
-	2, // 5: pmemcsi.registry.v1.Registry.RegisterController:output_type -> pmemcsi.registry.v1.RegisterControllerReply
-	4, // 6: pmemcsi.registry.v1.Registry.RenewController:output_type -> pmemcsi.registry.v1.RenewControllerReply
-	6, // 7: pmemcsi.registry.v1.Registry.UnregisterController:output_type -> pmemcsi.registry.v1.UnregisterControllerReply
-	5, // [5:8] is the sub-list for method output_type
-	2, // [2:5] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2, // 1: pmemcsi.registry.v1.RegisterControllerRequest.inventory:type_name -> pmemcsi.registry.v1.VolumeInventory
+	3, // 2: pmemcsi.registry.v1.VolumeInventory.volumes:type_name -> pmemcsi.registry.v1.InventoryVolume
+	9, // 3: pmemcsi.registry.v1.InventoryVolume.volume_context:type_name -> pmemcsi.registry.v1.InventoryVolume.VolumeContextEntry
+	0, // 4: pmemcsi.registry.v1.RenewControllerRequest.capacity:type_name -> pmemcsi.registry.v1.Capacity
+	1, // 5: pmemcsi.registry.v1.Registry.RegisterController:input_type -> pmemcsi.registry.v1.RegisterControllerRequest
+	5, // 6: pmemcsi.registry.v1.Registry.RenewController:input_type -> pmemcsi.registry.v1.RenewControllerRequest
+	7, // 7: pmemcsi.registry.v1.Registry.UnregisterController:input_type -> pmemcsi.registry.v1.UnregisterControllerRequest
+	4, // 8: pmemcsi.registry.v1.Registry.RegisterController:output_type -> pmemcsi.registry.v1.RegisterControllerReply
+	6, // 9: pmemcsi.registry.v1.Registry.RenewController:output_type -> pmemcsi.registry.v1.RenewControllerReply
+	8, // 10: pmemcsi.registry.v1.Registry.UnregisterController:output_type -> pmemcsi.registry.v1.UnregisterControllerReply
+	8, // [8:11] is the sub-list for method output_type
+	5, // [5:8] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_registry_proto_init() }
@@ -518,7 +672,7 @@ func file_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_registry_proto_rawDesc), len(file_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,7 +5,13 @@
 // the node renews it well before it runs out; a node whose lease expired is "unavailable" (its
 // volumes still belong to it), not forgotten. After a controller restart the renewal of an
 // unknown registration is refused with NOT_FOUND, and the node registers again; every
-// (re)registration makes the controller ask the node for its volumes (ListVolumes).
+// (re)registration makes the controller ask the node for its volumes (ListVolumes), unless the
+// node sent them along (RegisterControllerRequest.inventory) and the controller can use them.
+// The lease length is the controller's choice and grows with the cluster; nodes renew at a third
+// of the lease_seconds of the last reply.
+//
+// Compatibility: fields are only ever appended with new numbers; a node that does not know a new
+// field simply does not send it and gets the old behaviour.
 //
 // Field names of RegisterControllerRequest and the two original RPC names follow the Go driver's
 // registry.v0 so the concepts stay recognisable; the package is new because the messages grew.

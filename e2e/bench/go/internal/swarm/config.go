@@ -12,6 +12,7 @@ import (
 type config struct {
 	registry, registrySAN, controllerSAN, prefix, driverName string
 	nodes                                                    int
+	inventory                                                bool
 	capacity                                                 int64
 	duration, callTimeout                                    time.Duration
 	tls                                                      mtls.Files
@@ -27,6 +28,7 @@ func parse(args []string) (config, error) {
 	fs.StringVar(&c.prefix, "prefix", "swarm", "node ids are <prefix>-<n>")
 	fs.StringVar(&c.driverName, "driver-name", "pmem-csi.intel.com", "CSI driver name (topology key <name>/node)")
 	fs.Int64Var(&c.capacity, "capacity", 64<<30, "PMEM bytes of each fake node")
+	fs.BoolVar(&c.inventory, "inventory", true, "send the node's volumes with each registration (registry.proto field 6), as current node drivers do; false: the controller lists them")
 	fs.DurationVar(&c.duration, "duration", 2*time.Minute, "stop by itself after this long")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "deadline of each registry call")
 	c.tls.AddFlags(fs)

@@ -63,6 +63,19 @@ func (n *node) capacity() *registrypb.Capacity {
 	return &registrypb.Capacity{MaxVolumeSize: available, Available: available, Managed: total, Total: total}
 }
 
+// inventory is what the node driver sends along with a registration: every volume, complete.
+func (n *node) inventory() *registrypb.VolumeInventory {
+	if !n.cfg.inventory {
+		return nil
+	}
+	page, _ := n.store.Page(0, 0)
+	inv := &registrypb.VolumeInventory{Count: int64(len(page)), Volumes: make([]*registrypb.InventoryVolume, 0, len(page))}
+	for _, v := range page {
+		inv.Volumes = append(inv.Volumes, &registrypb.InventoryVolume{VolumeId: v.ID, CapacityBytes: v.Size, VolumeContext: map[string]string{"name": v.Name}})
+	}
+	return inv
+}
+
 // backoff is the node driver's retry delay: 1 s doubling up to 30 s, the upper half random.
 func backoff(attempt int) time.Duration {
 	d := min(30*time.Second, time.Second<<min(attempt, 5))
@@ -81,12 +94,13 @@ func (n *node) register(ctx context.Context, reg registrypb.RegistryClient) (str
 		callCtx, cancel := context.WithTimeout(ctx, n.cfg.callTimeout)
 		start := time.Now()
 		res, err := reg.RegisterController(callCtx, &registrypb.RegisterControllerRequest{
-			NodeId: n.id, Endpoint: n.endpoint, Capacity: n.capacity(), DeviceMode: "fake", Version: "swarm",
+			NodeId: n.id, Endpoint: n.endpoint, Capacity: n.capacity(), DeviceMode: "fake", Version: "swarm", Inventory: n.inventory(),
 		})
 		cancel()
 		if err == nil {
 			n.stats.registerTime.Add(time.Since(start))
 			n.stats.registrations.Add(1)
+			n.stats.lease(res.GetLeaseSeconds())
 			return res.GetRegistrationId(), res.GetLeaseSeconds(), true
 		}
 		if ctx.Err() != nil {
@@ -129,6 +143,7 @@ func (n *node) run(ctx context.Context, reg registrypb.RegistryClient) {
 			n.stats.renewLatency.Add(time.Since(start))
 			n.stats.renewals.Add(1)
 			lease = res.GetLeaseSeconds()
+			n.stats.lease(lease)
 		case ctx.Err() != nil:
 			return
 		case status.Code(err) == codes.NotFound:

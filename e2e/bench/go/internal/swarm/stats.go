@@ -17,6 +17,7 @@ type stats struct {
 	registrations  atomic.Int64 // accepted registrations, re-registrations included
 	renewals       atomic.Int64
 	expiries       atomic.Int64 // renewals answered NOT_FOUND
+	maxLease       atomic.Int64 // the longest lease the controller granted, seconds
 	registerErrors latency.Errors
 	renewErrors    latency.Errors
 	renewLatency   latency.Recorder
@@ -74,6 +75,7 @@ type Report struct {
 	Expiries        int64            `json:"expiries"`
 	RenewMs         latency.Summary  `json:"renewMs"`
 	NodeCalls       map[string]int64 `json:"nodeCalls"`
+	MaxLeaseSeconds int64            `json:"maxLeaseSeconds"`
 	FileLimit       uint64           `json:"fileLimit"`
 }
 
@@ -91,6 +93,16 @@ func (s *stats) report(fileLimit uint64) Report {
 		AllRegisteredMs: ms(s.allRegistered), AllListedMs: ms(s.allListed),
 		Registrations: s.registrations.Load(), RegisterErrors: s.registerErrors.Counts(), RegisterMs: s.registerTime.Summary(),
 		Renewals: s.renewals.Load(), RenewErrors: s.renewErrors.Counts(), Expiries: s.expiries.Load(), RenewMs: s.renewLatency.Summary(),
-		NodeCalls: calls, FileLimit: fileLimit,
+		NodeCalls: calls, MaxLeaseSeconds: s.maxLease.Load(), FileLimit: fileLimit,
+	}
+}
+
+// lease records a granted lease.
+func (s *stats) lease(seconds int64) {
+	for {
+		old := s.maxLease.Load()
+		if seconds <= old || s.maxLease.CompareAndSwap(old, seconds) {
+			return
+		}
 	}
 }

@@ -2,7 +2,8 @@
 // their leases like node drivers do, and serves each fake node's node-controller service (an
 // in-memory CSI Controller) on its own 127.0.0.1 port. It prints JSON lines: "listening",
 // "registering", "registered" (all first registrations accepted), "listed" (the controller listed
-// every node's volumes), and a final "report" with renewal latency, errors and lease expiries.
+// every node's volumes; with -inventory, the default, it may not need to), and a final "report"
+// with renewal latency, errors and lease expiries.
 package swarm
 
 import (

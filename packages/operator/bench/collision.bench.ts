@@ -23,18 +23,21 @@ class Observations {
   daemonSetChanges = 0;
   failures = 0;
 
-  constructor(private readonly h: Harness) {
+  readonly #h: Harness;
+
+  constructor(h: Harness) {
+    this.#h = h;
     this.#look(CR_NAME, undefined);
   }
 
   daemonSetUid(): string | undefined {
-    return this.h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.uid;
+    return this.#h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.uid;
   }
 
   async reconcile(name: string): Promise<void> {
     const uid = this.daemonSetUid();
     try {
-      await this.h.reconciler().reconcile(name);
+      await this.#h.reconciler().reconcile(name);
     } catch (e) {
       this.failures++;
       out(`  reconcile ${name} failed: ${errorMessage(e)}`);
@@ -46,8 +49,8 @@ class Observations {
     const uid = this.daemonSetUid();
     if (uidBefore !== undefined && uid !== uidBefore) this.daemonSetChanges++;
     this.daemonSetUids.add(uid);
-    this.cas.add((this.h.object('secret', NAMES.caSecret) as { data?: Record<string, string> } | undefined)?.data?.['ca.crt']);
-    const status = this.h.cr(name).status;
+    this.cas.add((this.#h.object('secret', NAMES.caSecret) as { data?: Record<string, string> } | undefined)?.data?.['ca.crt']);
+    const status = this.#h.cr(name).status;
     const conflict = getCondition(status?.conditions, 'Conflict')?.status === 'True' ? '(Conflict)' : '';
     this.phases[name]?.push(`${status?.phase || '""'}${conflict}`);
   }

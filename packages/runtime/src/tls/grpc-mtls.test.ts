@@ -159,6 +159,26 @@ describe('mutual TLS over grpc-js', () => {
     await expectGoodClientServed(port);
   });
 
+  it('reads the client certificate once per connection, not per call, and keeps refusing the wrong identity', async () => {
+    const { ca1, nodeControllerA, registryA } = await testPki();
+    const { port } = await registryServerA();
+    const reads = jest.spyOn(tls.TLSSocket.prototype, 'getPeerCertificate');
+    cleanups.push(() => reads.mockRestore());
+    const good = await nodeClient(port, ca1.certPem, nodeControllerA);
+    await expect(call(good)).resolves.toBe('ping'); // handshake: client and server each read the other's certificate
+    const afterFirst = reads.mock.calls.length;
+    for (let i = 0; i < 10; i++) await expect(call(good)).resolves.toBe('ping');
+    expect(reads.mock.calls.length).toBe(afterFirst); // ten more calls on the same connection: no certificate read
+    const bad = await nodeClient(port, ca1.certPem, registryA);
+    for (let i = 0; i < 3; i++) {
+      await expect(failureOf(call(bad))).resolves.toEqual({
+        code: grpc.status.PERMISSION_DENIED,
+        details: 'client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)',
+      });
+    }
+    await expect(call(good)).resolves.toBe('ping');
+  });
+
   it('refuses a client without a certificate (server-auth-only TLS): UNAVAILABLE', async () => {
     const { ca1 } = await testPki();
     const { port } = await registryServerA();

@@ -3,7 +3,7 @@ import type { PeerCertificate } from 'node:tls';
 import { PermissionDeniedError, UnauthenticatedError } from '../errors.js';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
 import { testPki } from './__fixtures__/test-certs.js';
-import { peerDnsNames, peerIdentityCheck, type AuthContext } from './peer.js';
+import { connectionOf, peerDnsNames, peerIdentityCheck, type AuthContext } from './peer.js';
 
 beforeAll(() => testPki(), 120_000);
 
@@ -63,5 +63,41 @@ describe('peerIdentityCheck', () => {
     const names = peerDnsNames(peer('BB:63', 'DNS:x'));
     names.push('mutated');
     expect(peerDnsNames(peer('BB:63', 'DNS:x'))).toEqual(['n63']); // callers get a copy
+  });
+
+  it('finds the connection of a grpc-js call, through other interceptors, and nothing in other shapes', () => {
+    const session = {};
+    expect(connectionOf({ stream: { session } })).toBe(session);
+    expect(connectionOf({ nextCall: { nextCall: { stream: { session } } } })).toBe(session);
+    expect(connectionOf({ stream: {} })).toBeUndefined();
+    expect(connectionOf({ getAuthContext: () => null })).toBeUndefined();
+    expect(connectionOf(undefined)).toBeUndefined();
+  });
+
+  it('decides once per connection; calls without a known connection are each checked', async () => {
+    const { nodeControllerA, registryA } = await testPki();
+    const check = peerIdentityCheck(NODE_CONTROLLER_IDENTITY);
+    let reads = 0;
+    const on = (session: object, pem: string): { getAuthContext: () => AuthContext; stream: { session: object } } => ({
+      stream: { session },
+      getAuthContext: () => {
+        reads++;
+        return { transportSecurityType: 'ssl', sslPeerCertificate: peerOf(pem) };
+      },
+    });
+    const good = {};
+    const bad = {};
+    for (let i = 0; i < 5; i++) check(on(good, nodeControllerA.certPem));
+    expect(reads).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      expect(() => check(on(bad, registryA.certPem))).toThrow(new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'));
+    }
+    expect(reads).toBe(2);
+    const loose = { getAuthContext: () => { reads++; return { transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) }; } };
+    check(loose);
+    check(loose);
+    expect(reads).toBe(4);
+    // Another check (another expected identity) keeps its own verdicts for the same connection.
+    expect(() => peerIdentityCheck(REGISTRY_IDENTITY)(on(good, nodeControllerA.certPem))).toThrow(PermissionDeniedError);
   });
 });

@@ -64,23 +64,64 @@ export function peerDnsNames(peer: PeerCertificate | undefined): string[] {
   return names;
 }
 
+/** The outcome of checking one connection's peer: nothing (allowed) or the refusal to throw. */
+type Verdict = (() => never) | undefined;
+
+function verdictFor(call: CallWithAuthContext, expectedSan: string): Verdict {
+  const auth = call.getAuthContext();
+  const peer = auth?.sslPeerCertificate;
+  if (auth?.transportSecurityType !== 'ssl' || peer === undefined) {
+    return () => {
+      throw new UnauthenticatedError(`a client certificate with DNS SAN ${expectedSan} is required`);
+    };
+  }
+  const names = peerDnsNames(peer);
+  if (hasDnsName(names, expectedSan)) return undefined;
+  return () => {
+    throw new PermissionDeniedError(`client certificate DNS SAN must include ${expectedSan} (has: ${names.join(', ') || 'none'})`);
+  };
+}
+
+/**
+ * The connection a grpc-js server call arrived on: the base call's http2 stream's session. grpc-js
+ * does not export it (its getAuthContext() reads the peer certificate from that session's socket
+ * on every call, which costs ~10% of a busy node); undefined when the shape is not as expected,
+ * and then every call is checked on its own (a newer grpc-js costs time, never safety).
+ */
+export function connectionOf(call: unknown): object | undefined {
+  let c: unknown = call;
+  for (let depth = 0; depth < 8 && typeof c === 'object' && c !== null; depth++) {
+    const stream = (c as { stream?: { session?: unknown } }).stream;
+    if (stream !== undefined) {
+      const session = stream.session;
+      return typeof session === 'object' && session !== null ? session : undefined;
+    }
+    c = (c as { nextCall?: unknown }).nextCall;
+  }
+  return undefined;
+}
+
 /**
  * A per-call check that the client presented a certificate verified by our CA whose DNS SANs
  * include `expectedSan`. Throws UnauthenticatedError (no verified certificate: plaintext, or TLS
  * without a client certificate) or PermissionDeniedError (another identity).
+ *
+ * The verdict is remembered per connection: TLS verified the peer's chain once, at the handshake,
+ * and its certificate cannot change for the life of the connection, so every later call on it
+ * gets the same answer without reading the certificate again.
  */
 export function peerIdentityCheck(expectedSan: string): PeerIdentityCheck {
   if (expectedSan.trim() === '') throw new TypeError('peerIdentityCheck: expectedSan must not be empty');
+  const verdicts = new WeakMap<object, Verdict>();
   return (call) => {
-    const auth = call.getAuthContext();
-    const peer = auth?.sslPeerCertificate;
-    if (auth?.transportSecurityType !== 'ssl' || peer === undefined) {
-      throw new UnauthenticatedError(`a client certificate with DNS SAN ${expectedSan} is required`);
+    const connection = connectionOf(call);
+    let verdict: Verdict;
+    if (connection !== undefined && verdicts.has(connection)) verdict = verdicts.get(connection);
+    else {
+      verdict = verdictFor(call, expectedSan);
+      if (connection !== undefined) verdicts.set(connection, verdict);
     }
-    const names = peerDnsNames(peer);
-    if (!hasDnsName(names, expectedSan)) {
-      throw new PermissionDeniedError(`client certificate DNS SAN must include ${expectedSan} (has: ${names.join(', ') || 'none'})`);
-    }
+    verdict?.();
   };
 }
 

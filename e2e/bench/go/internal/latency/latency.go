@@ -3,6 +3,7 @@
 package latency
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -59,10 +60,12 @@ func rank(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
 
-// Errors counts failures by gRPC code name ("UNAVAILABLE", ...); safe for concurrent use.
+// Errors counts failures by gRPC code name ("UNAVAILABLE", ...) and keeps the first message of
+// each code; safe for concurrent use.
 type Errors struct {
 	mu     sync.Mutex
 	counts map[string]int
+	first  map[string]string
 }
 
 // Add counts err (nil is ignored) and reports whether it was an error.
@@ -73,22 +76,31 @@ func (e *Errors) Add(err error) bool {
 	name := CodeName(err)
 	e.mu.Lock()
 	if e.counts == nil {
-		e.counts = map[string]int{}
+		e.counts, e.first = map[string]int{}, map[string]string{}
 	}
 	e.counts[name]++
+	if _, ok := e.first[name]; !ok {
+		e.first[name] = err.Error()
+	}
 	e.mu.Unlock()
 	return true
+}
+
+// Samples is the first message of each code.
+func (e *Errors) Samples() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.first)
 }
 
 // Counts is a copy of the counts so far.
 func (e *Errors) Counts() map[string]int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string]int, len(e.counts))
-	for k, v := range e.counts {
-		out[k] = v
+	if e.counts == nil {
+		return map[string]int{}
 	}
-	return out
+	return maps.Clone(e.counts)
 }
 
 // CodeName is the gRPC status code of err in the spelling of the proto ("DEADLINE_EXCEEDED").

@@ -60,23 +60,25 @@ func (s *stats) countCall(method string) {
 
 // Report is the last JSON line of the swarm.
 type Report struct {
-	Event           string           `json:"event"`
-	Nodes           int64            `json:"nodes"`
-	Seconds         float64          `json:"seconds"`
-	Registered      int64            `json:"registered"`
-	Listed          int64            `json:"listed"`
-	AllRegisteredMs float64          `json:"allRegisteredMs,omitempty"`
-	AllListedMs     float64          `json:"allListedMs,omitempty"`
-	Registrations   int64            `json:"registrations"`
-	RegisterErrors  map[string]int   `json:"registerErrors"`
-	RegisterMs      latency.Summary  `json:"registerMs"`
-	Renewals        int64            `json:"renewals"`
-	RenewErrors     map[string]int   `json:"renewErrors"`
-	Expiries        int64            `json:"expiries"`
-	RenewMs         latency.Summary  `json:"renewMs"`
-	NodeCalls       map[string]int64 `json:"nodeCalls"`
-	MaxLeaseSeconds int64            `json:"maxLeaseSeconds"`
-	FileLimit       uint64           `json:"fileLimit"`
+	Event           string            `json:"event"`
+	Nodes           int64             `json:"nodes"`
+	Seconds         float64           `json:"seconds"`
+	Registered      int64             `json:"registered"`
+	Listed          int64             `json:"listed"`
+	AllRegisteredMs float64           `json:"allRegisteredMs,omitempty"`
+	AllListedMs     float64           `json:"allListedMs,omitempty"`
+	Registrations   int64             `json:"registrations"`
+	RegisterErrors  map[string]int    `json:"registerErrors"`
+	RegisterSamples map[string]string `json:"registerErrorSamples,omitempty"`
+	RegisterMs      latency.Summary   `json:"registerMs"`
+	Renewals        int64             `json:"renewals"`
+	RenewErrors     map[string]int    `json:"renewErrors"`
+	RenewSamples    map[string]string `json:"renewErrorSamples,omitempty"`
+	Expiries        int64             `json:"expiries"`
+	RenewMs         latency.Summary   `json:"renewMs"`
+	NodeCalls       map[string]int64  `json:"nodeCalls"`
+	MaxLeaseSeconds int64             `json:"maxLeaseSeconds"`
+	FileLimit       uint64            `json:"fileLimit"`
 }
 
 func (s *stats) report(fileLimit uint64) Report {
@@ -91,8 +93,8 @@ func (s *stats) report(fileLimit uint64) Report {
 		Event: "report", Nodes: s.nodes, Seconds: time.Since(s.start).Seconds(),
 		Registered: s.registered.Load(), Listed: s.listed.Load(),
 		AllRegisteredMs: ms(s.allRegistered), AllListedMs: ms(s.allListed),
-		Registrations: s.registrations.Load(), RegisterErrors: s.registerErrors.Counts(), RegisterMs: s.registerTime.Summary(),
-		Renewals: s.renewals.Load(), RenewErrors: s.renewErrors.Counts(), Expiries: s.expiries.Load(), RenewMs: s.renewLatency.Summary(),
+		Registrations: s.registrations.Load(), RegisterErrors: s.registerErrors.Counts(), RegisterSamples: s.registerErrors.Samples(), RegisterMs: s.registerTime.Summary(),
+		Renewals: s.renewals.Load(), RenewErrors: s.renewErrors.Counts(), RenewSamples: s.renewErrors.Samples(), Expiries: s.expiries.Load(), RenewMs: s.renewLatency.Summary(),
 		NodeCalls: calls, MaxLeaseSeconds: s.maxLease.Load(), FileLimit: fileLimit,
 	}
 }

@@ -43,12 +43,22 @@ describe('CreateVolume', () => {
       expect(byId('n2').volumes.has(volumeIdForName('pvc-1'))).toBe(true);
     });
 
-    it('refreshes the node\'s capacity right after a create and a delete (no wait for its renewal)', async () => {
+    it('adjusts the node\'s capacity right after a create and a delete (no wait for its renewal)', async () => {
       const res = await call.create(tc.csi, createRequest('pvc-1', { capacity_range: range(1) }));
       const n2 = () => tc.controller.status().nodes.find((n) => n.nodeId === 'n2');
       expect(n2()?.capacity).toMatchObject({ available: 5 * GiB, maxVolumeSize: 5 * GiB });
       await call.delete(tc.csi, res.volume?.volume_id ?? '');
       expect(n2()?.capacity).toMatchObject({ available: 6 * GiB, maxVolumeSize: 6 * GiB });
+    });
+
+    it('asks a node that refused (stale capacity) for its capacity in the background', async () => {
+      byId('n1').reportCapacity({ maxVolumeSize: 50 * GiB });
+      await byId('n1').renew();
+      expect(nodeOf(await call.create(tc.csi, createRequest('pvc-1', { capacity_range: range(5) })))).toBe('n2');
+      byId('n1').reportCapacity(undefined);
+      await tc.controller.idle();
+      expect(byId('n1').calls.GetCapacity).toBe(1);
+      expect(tc.controller.status().nodes.find((n) => n.nodeId === 'n1')?.capacity.maxVolumeSize).toBe(2 * GiB);
     });
 
     it('takes preferred nodes in the given order', async () => {
@@ -278,5 +288,27 @@ describe('CreateVolume across controller restarts and the settle period', () => 
     });
     await tc.controller.idle();
     expect(nodeOf(await call.create(tc.csi, createRequest('pvc-1')))).toBe('slow');
+  });
+});
+
+describe('capacity after creates and deletes', () => {
+  it('no call but the forwarded one under the locks: one background GetCapacity for a burst on one node', async () => {
+    const tc = await startTestController({ capacityRefreshDelayMs: 4000 });
+    const nodes = [await startFakeNode(tc, { nodeId: 'n1', freeBytes: 2 * GiB }), await startFakeNode(tc, { nodeId: 'n2', freeBytes: 8 * GiB })];
+    const [n1, n2] = nodes as [FakeNode, FakeNode];
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await call.create(tc.csi, createRequest(`pvc-${i}`, { capacity_range: range(1) }))).volume?.volume_id ?? '');
+      await call.delete(tc.csi, ids[0] ?? '');
+      expect([n2.calls.CreateVolume, n2.calls.DeleteVolume, n2.calls.GetCapacity]).toEqual([5, 1, 0]);
+      expect(tc.controller.status().nodes.find((n) => n.nodeId === 'n2')?.capacity).toMatchObject({ available: 4 * GiB, maxVolumeSize: 4 * GiB });
+      n2.reportCapacity({ maxVolumeSize: 3 * GiB, available: 3 * GiB }); // the node knows better (e.g. alignment)
+      await tc.controller.idle();
+      expect([n1.calls.GetCapacity, n2.calls.GetCapacity]).toEqual([0, 1]);
+      expect(tc.controller.status().nodes.find((n) => n.nodeId === 'n2')?.capacity).toMatchObject({ available: 3 * GiB, maxVolumeSize: 3 * GiB });
+    } finally {
+      await Promise.all(nodes.map((n) => n.close()));
+      await tc.stop();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { NotFoundError } from '@pmem-csi/runtime';
-import { NodeRegistry, type NodeCapacity } from './node-registry.js';
+import { adjustCapacity, leaseSecondsFor, NodeRegistry, settleMsFor, type NodeCapacity } from './node-registry.js';
 
 const cap = (max: number): NodeCapacity => ({ maxVolumeSize: max, available: max, managed: max, total: max });
 
@@ -47,5 +47,145 @@ describe('NodeRegistry', () => {
     r.unregister('n1', third.registrationId);
     expect(r.view('n1')).toMatchObject({ state: 'unregistered', reason: 'the node unregistered (shut down)' });
     expect(r.list().map((n) => n.nodeId)).toEqual(['n1']);
+  });
+
+  describe('placement order', () => {
+    /** Register and list nodes with the given maximum volume sizes. */
+    function cluster(sizes: Record<string, number>): { r: NodeRegistry; regs: Map<string, string> } {
+      const r = registry();
+      const regs = new Map<string, string>();
+      for (const [nodeId, max] of Object.entries(sizes)) {
+        const reg = r.register({ ...input, nodeId, capacity: cap(max) });
+        r.markListed(nodeId, reg.registrationId);
+        regs.set(nodeId, reg.registrationId);
+      }
+      return { r, regs };
+    }
+    const order = (r: NodeRegistry, minSize = 0, allow?: (id: string) => boolean) => [...r.largestFirst(minSize, allow)].map((n) => n.nodeId);
+
+    it('is largest maximum volume size first, ties by node id in code-unit order (not locale order)', () => {
+      const { r } = cluster({ b: 5, a: 5, B: 5, c: 9, 'ä': 5, d: 1 });
+      expect(order(r)).toEqual(['c', 'B', 'a', 'b', 'ä', 'd']);
+      expect(order(r, 5)).toEqual(['c', 'B', 'a', 'b', 'ä']);
+      expect(order(r, 10)).toEqual([]);
+      expect(order(r, 0, (id) => id === 'a' || id === 'd')).toEqual(['a', 'd']);
+    });
+
+    it('follows renewals, reports and local adjustments', () => {
+      const { r, regs } = cluster({ n1: 5, n2: 7, n3: 3 });
+      r.renew('n3', regs.get('n3') ?? '', cap(8));
+      expect(order(r)).toEqual(['n3', 'n2', 'n1']);
+      r.updateCapacity('n2', cap(1));
+      expect(order(r)).toEqual(['n3', 'n1', 'n2']);
+      r.adjustCapacity('n3', -6);
+      expect(r.view('n3')?.capacity).toEqual({ maxVolumeSize: 2, available: 2, managed: 8, total: 8 });
+      expect(order(r)).toEqual(['n1', 'n3', 'n2']);
+      r.adjustCapacity('n3', 6);
+      expect(order(r)).toEqual(['n3', 'n1', 'n2']);
+      r.register({ ...input, nodeId: 'n1', capacity: cap(20) }); // re-registration: syncing, not offered
+      expect(order(r)).toEqual(['n3', 'n2']);
+    });
+
+    it('offers only available nodes: not syncing, expired, revoked or unregistered ones', () => {
+      const { r, regs } = cluster({ n1: 5, n2: 6, n3: 7, n4: 8 });
+      r.register({ ...input, nodeId: 'n5', capacity: cap(9) }); // syncing
+      r.revoke('n4', regs.get('n4') ?? '', 'listing failed');
+      r.unregister('n3', regs.get('n3') ?? '');
+      expect(order(r)).toEqual(['n2', 'n1']);
+      now += 20_000;
+      r.renew('n1', regs.get('n1') ?? '', undefined);
+      now += 10_000;
+      expect(order(r)).toEqual(['n1']);
+      expect(r.isAvailable('n1')).toBe(true);
+      expect(r.isAvailable('n2')).toBe(false);
+      expect(r.nodesNotAvailable().map((n) => [n.nodeId, n.state])).toEqual([
+        ['n2', 'unavailable'], ['n3', 'unregistered'], ['n4', 'unavailable'], ['n5', 'unavailable'],
+      ]);
+    });
+
+    it('an iteration keeps the order it started with while capacities change between steps', () => {
+      const { r } = cluster({ n1: 5, n2: 7, n3: 3 });
+      const it = r.largestFirst(2);
+      expect(it.next().value?.nodeId).toBe('n2');
+      r.updateCapacity('n3', cap(10)); // moves to the front of the order, behind this iteration
+      r.updateCapacity('n1', cap(1)); // now too small: skipped, not an end of the walk
+      expect([...it].map((n) => n.nodeId)).toEqual(['n3']);
+      expect(order(r)).toEqual(['n3', 'n2', 'n1']);
+    });
+  });
+
+  it('knows in O(1) whether every node\'s volumes are known', () => {
+    const r = registry();
+    expect(r.nodesWithUnknownVolumes()).toEqual([]);
+    const a = r.register({ ...input, nodeId: 'a' });
+    const b = r.register({ ...input, nodeId: 'b' });
+    expect(r.nodesWithUnknownVolumes().map((n) => n.nodeId)).toEqual(['a', 'b']);
+    r.markListed('b', b.registrationId);
+    r.markListed('a', a.registrationId);
+    expect(r.nodesWithUnknownVolumes()).toEqual([]);
+    r.register({ ...input, nodeId: 'a' }); // known once: stays known across registrations
+    expect(r.nodesWithUnknownVolumes()).toEqual([]);
+  });
+
+  it('sums the capacity of the available nodes', () => {
+    const r = registry();
+    const a = r.register({ ...input, nodeId: 'a', capacity: { maxVolumeSize: 3, available: 5, managed: 9, total: 9 } });
+    r.register({ ...input, nodeId: 'b', capacity: cap(50) }); // syncing: not counted
+    const c = r.register({ ...input, nodeId: 'c', capacity: cap(4) });
+    r.markListed('a', a.registrationId);
+    r.markListed('c', c.registrationId);
+    expect(r.availableCapacity()).toEqual({ available: 9, maxVolumeSize: 4 });
+  });
+
+  describe('lease scaling', () => {
+    const o = { leaseSeconds: 30, maxLeaseSeconds: 120, renewalsPerSecond: 200 };
+
+    it('keeps renewals at the configured rate between the base and the longest lease', () => {
+      expect([1, 2000, 2001, 5000, 8000, 100_000].map((n) => leaseSecondsFor(n, o))).toEqual([30, 30, 31, 75, 120, 120]);
+      expect(leaseSecondsFor(5000, { ...o, maxLeaseSeconds: 30 })).toBe(30);
+    });
+
+    it('the settle period covers the renewal interval of the longest lease', () => {
+      expect(settleMsFor(30, 30)).toBe(45_000);
+      expect(settleMsFor(30, 120)).toBe(75_000);
+      expect(settleMsFor(1, 120)).toBe(1500 + (119 * 1000) / 3);
+    });
+
+    it('grants the lease of the current cluster size and expires by the lease it granted', () => {
+      const r = new NodeRegistry({ leaseSeconds: 30, maxLeaseSeconds: 90, renewalsPerSecond: 0.1, now: () => now });
+      const first = r.register({ ...input, nodeId: 'n1' });
+      expect(first.leaseSeconds).toBe(30);
+      r.markListed('n1', first.registrationId);
+      expect(r.register({ ...input, nodeId: 'n2' }).leaseSeconds).toBe(60);
+      expect(r.leaseSeconds).toBe(60);
+      now += 29_999;
+      expect(r.renew('n1', first.registrationId, undefined)).toBe(60);
+      now += 59_999;
+      expect(r.view('n1')?.state).toBe('available');
+      now += 1;
+      expect(r.view('n1')?.state).toBe('unavailable');
+      expect(r.register({ ...input, nodeId: 'n3' }).leaseSeconds).toBe(90);
+      expect(r.register({ ...input, nodeId: 'n4' }).leaseSeconds).toBe(90); // capped
+    });
+  });
+
+  describe('adjustCapacity', () => {
+    const c = (maxVolumeSize: number, available: number, managed = 100): NodeCapacity => ({ maxVolumeSize, available, managed, total: 200 });
+
+    it('moves the free bytes by the volume size, clamped to [0, managed]', () => {
+      expect(adjustCapacity(c(40, 40), -10)).toEqual(c(30, 30));
+      expect(adjustCapacity(c(40, 40), -50)).toEqual(c(0, 0));
+      expect(adjustCapacity(c(40, 40), 10)).toEqual(c(50, 50));
+      expect(adjustCapacity(c(95, 95), 10)).toEqual(c(100, 100));
+      expect(adjustCapacity(c(10, 10, 0), 5)).toEqual(c(15, 15, 0)); // managed unknown: no ceiling
+    });
+
+    it('on a fragmented node takes the lower bound of the largest volume', () => {
+      expect(adjustCapacity(c(20, 50), -5)).toEqual(c(15, 45)); // may have come out of the largest extent
+      expect(adjustCapacity(c(20, 50), -45)).toEqual(c(5, 5)); // did not fit the largest extent; clamped to the free bytes
+      expect(adjustCapacity(c(20, 50), -25)).toEqual(c(20, 25));
+      expect(adjustCapacity(c(20, 50), 5)).toEqual(c(20, 55)); // freed a smaller extent, perhaps
+      expect(adjustCapacity(c(20, 50), 30)).toEqual(c(30, 80)); // freed at least 30 in one piece
+    });
   });
 });

@@ -112,15 +112,17 @@ export function leaseSecondsFor(nodes: number, o: { leaseSeconds: number; maxLea
  * |delta| bytes on the node, until the node reports again. Free bytes move by |delta|, clamped to
  * [0, managed]. A node whose largest volume is all its free space (LVM, no fragmentation) keeps it
  * that way; otherwise the estimate is the lower bound: a create took at most |delta| from the
- * largest free extent, a delete freed an extent of at least |delta| and never shrank one.
+ * largest free extent (nothing when it did not fit there), a delete freed an extent of at least
+ * |delta| and never shrank one.
  */
 export function adjustCapacity(c: NodeCapacity, delta: number): NodeCapacity {
   const ceiling = c.managed > 0 ? Math.max(c.managed, c.available) : Number.MAX_SAFE_INTEGER;
   const available = Math.min(ceiling, Math.max(0, c.available + delta));
   let maxVolumeSize: number;
   if (c.maxVolumeSize >= c.available) maxVolumeSize = available;
-  else if (delta < 0) maxVolumeSize = Math.max(0, c.maxVolumeSize + delta);
-  else maxVolumeSize = Math.max(c.maxVolumeSize, delta);
+  else if (delta > 0) maxVolumeSize = Math.max(c.maxVolumeSize, delta);
+  else if (-delta > c.maxVolumeSize) maxVolumeSize = c.maxVolumeSize; // did not fit the largest extent: came from elsewhere
+  else maxVolumeSize = c.maxVolumeSize + delta;
   return { ...c, available, maxVolumeSize: Math.min(maxVolumeSize, available) };
 }
 

@@ -23,7 +23,7 @@ import type { VolumeIndex, VolumeRecord } from './volume-index.js';
 export interface ReconcilerDeps {
   readonly registry: NodeRegistry;
   readonly index: VolumeIndex;
-  readonly connections: NodeConnections;
+  readonly connections: Pick<NodeConnections, 'connect' | 'listVolumes' | 'mutations'>;
   readonly log: Logger;
   /** Node volume listings running at once (default 16). */
   readonly maxConcurrentListings?: number;

@@ -5,6 +5,7 @@ import { call, failure, nodeState, startFakeNode, startTestController, waitFor, 
 import { GiB } from './sizes.js';
 
 type RegisterReq = registry.RegisterControllerRequest;
+const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) => res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node'];
 const capacity = { max_volume_size: String(4 * GiB), available: String(4 * GiB), managed: String(8 * GiB), total: String(16 * GiB) };
 
 function registryClient(tc: TestController): RegistryClient {
@@ -179,6 +180,138 @@ describe('registry server', () => {
       code: 'NOT_FOUND',
       details: 'unknown registration for node "n1"; register again',
     });
+  });
+});
+
+describe('registration with a volume inventory', () => {
+  let tc: TestController;
+  let client: RegistryClient;
+  const nodes: FakeNode[] = [];
+  const block = [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } }];
+
+  beforeEach(async () => {
+    tc = await startTestController();
+    client = registryClient(tc);
+  });
+
+  afterEach(async () => {
+    client.close();
+    await Promise.all(nodes.splice(0).map((n) => n.close()));
+    await tc.stop();
+  });
+
+  async function node(nodeId: string, inventory: 'none' | 'full' | 'count', volumes: string[] = []): Promise<FakeNode> {
+    const n = new FakeNode({ nodeId, inventory });
+    nodes.push(n);
+    for (const name of volumes) n.addVolume(name, GiB);
+    await n.start();
+    n.useRegistry(tc.registryAddress);
+    return n;
+  }
+
+  it('a complete inventory makes the node available at once, without dialling it', async () => {
+    const n1 = await node('n1', 'full', ['pvc-a', 'pvc-b']);
+    const n2 = await node('n2', 'count');
+    await n1.register();
+    await n2.register();
+    expect(tc.controller.status().nodes.map((n) => [n.nodeId, n.state, n.volumes])).toEqual([['n1', 'available', 2], ['n2', 'available', 0]]);
+    await tc.controller.idle();
+    expect([n1.calls.ListVolumes, n2.calls.ListVolumes]).toEqual([0, 0]);
+    const listed = await call.list(tc.csi);
+    expect(listed.entries.map((e) => [e.volume?.volume_context['name'], e.volume?.capacity_bytes])).toEqual([['pvc-a', String(GiB)], ['pvc-b', String(GiB)]]);
+    expect(nodeOf(await call.create(tc.csi, { name: 'pvc-c', volume_capabilities: block }))).toBe('n2');
+    // an existing volume from the inventory is found by name (idempotent CreateVolume)
+    expect((await call.create(tc.csi, { name: 'pvc-a', capacity_range: { required_bytes: String(GiB) }, volume_capabilities: block })).volume?.volume_id)
+      .toBe(listed.entries[0]?.volume?.volume_id);
+    expect(n1.calls.CreateVolume).toBe(0);
+  });
+
+  it('lists the volumes of a node that sends no inventory, or only a count above zero', async () => {
+    const old = await node('old', 'none', ['pvc-a']);
+    const counted = await node('counted', 'count', ['pvc-b', 'pvc-c']);
+    await old.register();
+    await counted.register();
+    await waitFor(() => nodeState(tc, 'old') === 'available' && nodeState(tc, 'counted') === 'available', 'both available');
+    expect([old.calls.ListVolumes, counted.calls.ListVolumes]).toEqual([1, 1]);
+    expect(tc.controller.status().volumes).toBe(3);
+  });
+
+  it('after this controller changed a node\'s volumes, a re-registration with volumes is listed again', async () => {
+    const n1 = await node('n1', 'full');
+    await n1.register();
+    const created = await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: block });
+    await n1.register(); // the inventory could predate a create or delete in flight
+    expect(nodeState(tc, 'n1')).toBe('syncing');
+    await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available');
+    expect(n1.calls.ListVolumes).toBe(1);
+    await call.delete(tc.csi, created.volume?.volume_id ?? '');
+    await n1.register(); // no volumes on either side, no uncertain create: nothing to get wrong
+    expect(nodeState(tc, 'n1')).toBe('available');
+    expect(n1.calls.ListVolumes).toBe(1);
+  });
+
+  it('a create in flight on the node makes its re-registration list again', async () => {
+    const n1 = await node('n1', 'count');
+    await n1.register();
+    n1.delay('CreateVolume', 400);
+    const pending = call.create(tc.csi, { name: 'pvc-1', volume_capabilities: block });
+    await waitFor(() => n1.calls.CreateVolume === 1, 'the create to reach the node');
+    await n1.register();
+    expect(nodeState(tc, 'n1')).toBe('syncing');
+    await pending;
+    await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available');
+    expect([n1.calls.ListVolumes, tc.controller.status().volumes]).toEqual([1, 1]);
+  });
+
+  it('validates the inventory, naming the field', async () => {
+    const v = (volume_id: string, capacity_bytes = String(GiB)) => ({ volume_id, capacity_bytes, volume_context: { name: volume_id } });
+    const cases: Array<[registry.VolumeInventory, string]> = [
+      [{ count: '-1' }, 'inventory.count must be a non-negative integer below 10^15, got "-1"'],
+      [{ count: '1', volumes: [v('a'), v('b')] }, 'inventory.count (1) must not be smaller than the number of inventory.volumes (2)'],
+      [{ count: '2', volumes: [v('a'), v('')] }, 'inventory.volumes[1].volume_id is required'],
+      [{ count: '2', volumes: [v('a'), v('a')] }, 'inventory.volumes[1].volume_id "a" appears more than once'],
+      [{ count: '1', volumes: [v('a', '-5')] }, 'inventory.volumes[0].capacity_bytes must not be negative, got -5'],
+    ];
+    for (const [inventory, details] of cases) {
+      expect(await failure(register(client, { node_id: 'n1', endpoint: '127.0.0.1:1', capacity, inventory }))).toEqual({ code: 'INVALID_ARGUMENT', details });
+    }
+    expect(tc.controller.status().nodes).toEqual([]);
+  });
+});
+
+describe('lease scaling', () => {
+  it('grants longer leases as the cluster grows, in every reply', async () => {
+    const tc = await startTestController({ leaseSeconds: 30, maxLeaseSeconds: 90, renewalsPerSecond: 0.1 });
+    const client = registryClient(tc);
+    try {
+      const leases: string[] = [];
+      const ids: string[] = [];
+      for (const nodeId of ['n1', 'n2', 'n3', 'n4']) {
+        const reply = await register(client, { node_id: nodeId, endpoint: '127.0.0.1:1', capacity, inventory: { count: '0' } });
+        leases.push(reply.lease_seconds);
+        ids.push(reply.registration_id);
+      }
+      expect(leases).toEqual(['30', '60', '90', '90']);
+      expect(await renew(client, { node_id: 'n1', registration_id: ids[0] ?? '', capacity })).toEqual({ lease_seconds: '90' });
+      tc.clock.advance(89_000); // the test clock also moves with real time
+      expect(nodeState(tc, 'n1')).toBe('available');
+      expect(nodeState(tc, 'n2')).toBe('unavailable'); // granted 60 s, never renewed
+    } finally {
+      client.close();
+      await tc.stop();
+    }
+  });
+
+  it('the default settle period covers the renewal interval of the longest lease', async () => {
+    const tc = await startTestController({ leaseSeconds: 1, maxLeaseSeconds: 10, settleMs: undefined });
+    try {
+      tc.clock.advance(4000); // settle = 1.5 × 1 s + (10 s − 1 s) / 3 = 4.5 s (it was 1.5 × the lease)
+      expect(tc.controller.status().settled).toBe(false);
+      tc.clock.advance(1000);
+      expect(tc.controller.status().settled).toBe(true);
+    } finally {
+      await tc.stop();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import type { NodeView } from './node-registry.js';
-import { absenceDoubt, creationDoubt, SettleClock, VolumeIndex, type VolumeRecord } from './volume-index.js';
+import { absenceDoubt, creationDoubt, MAX_NODES_NAMED, SettleClock, VolumeIndex, type VolumeRecord } from './volume-index.js';
 
 const rec = (volumeId: string, nodeId = 'n1', capacityBytes = 100): VolumeRecord => ({ volumeId, nodeId, name: `name-${volumeId}`, capacityBytes, volumeContext: {} });
 
@@ -95,6 +95,39 @@ describe('VolumeIndex', () => {
   });
 });
 
+describe('VolumeIndex lookups', () => {
+  it('finds by name and counts per node through every kind of change', () => {
+    const index = new VolumeIndex();
+    index.add(rec('a'));
+    index.add(rec('b'));
+    index.add({ ...rec('c', 'n2'), name: '' });
+    expect(index.findByName('name-a')?.volumeId).toBe('a');
+    expect(index.findByName('')).toBeUndefined();
+    expect([index.countOn('n1'), index.countOn('n2'), index.countOn('n3')]).toEqual([2, 1, 0]);
+    index.remove('a');
+    expect(index.findByName('name-a')).toBeUndefined();
+    const since = index.beginListing('n1');
+    index.replaceNode('n1', [rec('d'), { ...rec('b'), name: 'renamed' }], since);
+    index.endListing('n1');
+    expect(index.findByName('name-b')).toBeUndefined();
+    expect(index.findByName('renamed')?.volumeId).toBe('b');
+    expect(index.findByName('name-d')?.nodeId).toBe('n1');
+    expect(Object.fromEntries(index.countByNode())).toEqual({ n1: 2, n2: 1 });
+    const again = index.beginListing('n1');
+    index.replaceNode('n1', [], again);
+    index.endListing('n1');
+    expect([index.countOn('n1'), index.findByName('renamed'), index.size]).toEqual([0, undefined, 1]);
+  });
+
+  it('knows whether a node has creates with an unknown outcome', () => {
+    const index = new VolumeIndex();
+    index.markUncertain('v1', 'n1');
+    expect([index.hasUncertainOn('n1'), index.hasUncertainOn('n2')]).toEqual([true, false]);
+    index.clearUncertain('v1');
+    expect(index.hasUncertainOn('n1')).toBe(false);
+  });
+});
+
 describe('settle and absence policy', () => {
   it('refuses during the settle period and names the elapsed seconds', () => {
     let now = 1_000_000;
@@ -113,5 +146,13 @@ describe('settle and absence policy', () => {
     expect(creationDoubt(settle, nodes)).toBe('the volumes of node "n3" (listing the node\'s volumes) are not known yet; retry');
     expect(absenceDoubt(settle, nodes)).toBe('node "n2" (the lease expired), node "n3" (listing the node\'s volumes) are not available and could hold it; retry');
     expect(absenceDoubt(settle, [view('n1', 'available')])).toBeUndefined();
+  });
+
+  it('names at most MAX_NODES_NAMED nodes and counts the rest', () => {
+    const settle = new SettleClock(0);
+    const many = Array.from({ length: MAX_NODES_NAMED + 3 }, (_, i) => view(`n${String(i).padStart(2, '0')}`, 'syncing', false, 'listing'));
+    const named = many.slice(0, MAX_NODES_NAMED).map((n) => `node "${n.nodeId}" (listing)`).join(', ');
+    expect(creationDoubt(settle, many)).toBe(`the volumes of ${named} and 3 more nodes are not known yet; retry`);
+    expect(absenceDoubt(settle, many)).toBe(`${named} and 3 more nodes are not available and could hold it; retry`);
   });
 });

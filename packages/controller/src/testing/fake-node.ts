@@ -1,8 +1,9 @@
 // A fake node driver for controller tests and later integration tests: a real in-process gRPC
 // server implementing the node-controller service (csi.v1.Controller) over an in-memory volume
 // map with configurable free space, plus the node's side of the registry protocol (register,
-// renew every lease/3, re-register on NOT_FOUND, unregister). Failures and latency can be
-// injected per method. Volumes survive stop()/start(), like a real node's state directory.
+// renew every lease/3, re-register on NOT_FOUND, unregister), optionally sending its volume
+// inventory with the registration like a current node. Failures and latency can be injected per
+// method. Volumes survive stop()/start(), like a real node's state directory.
 import * as grpc from '@grpc/grpc-js';
 import { formatVolumeContext, parseVolumeParameters, volumeIdForName } from '@pmem-csi/api';
 import {
@@ -51,10 +52,15 @@ export interface FakeNodeOptions {
   readonly deleteUnknown?: 'ok' | 'notFound';
   readonly deviceMode?: string;
   readonly version?: string;
+  /**
+   * What register() sends about the volumes: nothing (default, like a node from before the
+   * inventory), every volume ('full'), or only their number ('count').
+   */
+  readonly inventory?: 'none' | 'full' | 'count';
   readonly log?: Logger;
 }
 
-type Method = 'CreateVolume' | 'DeleteVolume' | 'ListVolumes';
+type Method = 'CreateVolume' | 'DeleteVolume' | 'ListVolumes' | 'GetCapacity';
 
 interface Failure {
   readonly code: grpc.status;
@@ -79,7 +85,7 @@ export class FakeNode {
   /** Volumes by id. */
   readonly volumes = new Map<string, FakeVolume>();
   /** Calls received per method. */
-  readonly calls: Record<Method, number> = { CreateVolume: 0, DeleteVolume: 0, ListVolumes: 0 };
+  readonly calls: Record<Method, number> = { CreateVolume: 0, DeleteVolume: 0, ListVolumes: 0, GetCapacity: 0 };
   /** Registration ids this node obtained, in order. */
   readonly registrations: string[] = [];
   #free: number;
@@ -171,7 +177,10 @@ export class FakeNode {
     const res = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(
       client,
       client.RegisterController,
-      { node_id: this.nodeId, endpoint: this.#endpoint, capacity: this.#wireCapacity(), device_mode: this.#opts.deviceMode ?? 'fake', version: this.#opts.version ?? 'test' },
+      {
+        node_id: this.nodeId, endpoint: this.#endpoint, capacity: this.#wireCapacity(), device_mode: this.#opts.deviceMode ?? 'fake', version: this.#opts.version ?? 'test',
+        inventory: this.#inventory(),
+      },
       { timeoutMs: 5000 },
     );
     this.#registrationId = res.registration_id;
@@ -225,6 +234,13 @@ export class FakeNode {
     return this.#registry;
   }
 
+  #inventory(): registry.VolumeInventory | null {
+    const mode = this.#opts.inventory ?? 'none';
+    if (mode === 'none') return null;
+    const volumes = mode === 'full' ? [...this.volumes.values()].map((v) => this.#toCsi(v)) : [];
+    return { count: String(this.volumes.size), volumes };
+  }
+
   #wireCapacity(): registry.Capacity {
     const c = this.capacity();
     return { max_volume_size: String(c.maxVolumeSize), available: String(c.available), managed: String(c.managed), total: String(c.total) };
@@ -267,6 +283,7 @@ export class FakeNode {
         return this.#list(req);
       },
       GetCapacity: async () => {
+        await this.#enter('GetCapacity');
         const c = this.capacity();
         return { available_capacity: String(c.available), maximum_volume_size: { value: String(c.maxVolumeSize) } };
       },

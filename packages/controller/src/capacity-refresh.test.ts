@@ -1,0 +1,90 @@
+import { nullLogger, UnavailableError } from '@pmem-csi/runtime';
+import { CapacityRefresher } from './capacity-refresh.js';
+import { NodeRegistry, type NodeCapacity } from './node-registry.js';
+
+type Answer = { available: number; maxVolumeSize: number };
+
+/** getCapacity answers only when the test says so. */
+class ControlledNode {
+  readonly asked: string[] = [];
+  readonly #waiting: Array<{ resolve: (a: Answer) => void; reject: (e: Error) => void }> = [];
+  getCapacity = (nodeId: string): Promise<Answer> => {
+    this.asked.push(nodeId);
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
+  };
+
+  answer(a: Answer): void {
+    this.#waiting.shift()?.resolve(a);
+  }
+
+  fail(): void {
+    this.#waiting.shift()?.reject(new UnavailableError('node "n1" is not reachable: gone'));
+  }
+}
+
+const cap = (max: number): NodeCapacity => ({ maxVolumeSize: max, available: max, managed: 1000, total: 1000 });
+const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+
+function setup(): { registry: NodeRegistry; node: ControlledNode; refresher: CapacityRefresher } {
+  const registry = new NodeRegistry();
+  for (const nodeId of ['n1', 'n2']) {
+    const reg = registry.register({ nodeId, endpoint: 'h:1', capacity: cap(100), deviceMode: 'fake', version: 't' });
+    registry.markListed(nodeId, reg.registrationId);
+  }
+  const node = new ControlledNode();
+  return { registry, node, refresher: new CapacityRefresher({ registry, connections: node, delayMs: 0, log: nullLogger }) };
+}
+
+describe('CapacityRefresher', () => {
+  it('asks a node once for a burst of requests, and once more for requests made while it asked', async () => {
+    const { registry, node, refresher } = setup();
+    for (let i = 0; i < 5; i++) refresher.schedule('n1');
+    refresher.schedule('n2');
+    await tick();
+    expect(node.asked).toEqual(['n1', 'n2']);
+    refresher.schedule('n1');
+    refresher.schedule('n1');
+    await tick();
+    expect(node.asked).toEqual(['n1', 'n2']); // at most one in flight per node
+    node.answer({ available: 70, maxVolumeSize: 60 });
+    node.answer({ available: 90, maxVolumeSize: 90 });
+    await tick();
+    expect(node.asked).toEqual(['n1', 'n2', 'n1']);
+    expect(registry.view('n1')?.capacity).toEqual({ maxVolumeSize: 60, available: 70, managed: 1000, total: 1000 });
+    expect(registry.view('n2')?.capacity.maxVolumeSize).toBe(90);
+    node.answer({ available: 65, maxVolumeSize: 65 });
+    await refresher.idle();
+    expect(refresher.refreshes).toBe(3);
+    expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(65);
+  });
+
+  it('drops an answer that may predate a local adjustment and asks again', async () => {
+    const { registry, node, refresher } = setup();
+    refresher.schedule('n1');
+    await tick();
+    registry.adjustCapacity('n1', -30); // a create finished while the node was computing its answer
+    refresher.schedule('n1');
+    node.answer({ available: 100, maxVolumeSize: 100 });
+    await tick();
+    expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(70);
+    expect(node.asked).toEqual(['n1', 'n1']);
+    node.answer({ available: 70, maxVolumeSize: 70 });
+    await refresher.idle();
+    expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(70);
+  });
+
+  it('keeps the estimate when the node cannot answer; stop() cancels what waits', async () => {
+    const { registry, node, refresher } = setup();
+    refresher.schedule('n1');
+    await tick();
+    node.fail();
+    await refresher.idle();
+    expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(100);
+    const slow = new CapacityRefresher({ registry, connections: node, delayMs: 60_000, log: nullLogger });
+    slow.schedule('n1');
+    await slow.stop();
+    slow.schedule('n2');
+    await tick();
+    expect(node.asked).toEqual(['n1']);
+  });
+});

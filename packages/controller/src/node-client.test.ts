@@ -1,0 +1,84 @@
+import * as grpc from '@grpc/grpc-js';
+import { volumeIdForName } from '@pmem-csi/api';
+import { NodeConnections } from './node-client.js';
+import { FakeNode } from './testing/fake-node.js';
+import { GiB } from './sizes.js';
+
+describe('NodeConnections', () => {
+  let node: FakeNode;
+  let now = 1_000_000;
+  let conns: NodeConnections;
+
+  beforeEach(async () => {
+    node = new FakeNode({ nodeId: 'n1', freeBytes: 4 * GiB });
+    await node.start();
+    conns = new NodeConnections({ credentials: () => grpc.credentials.createInsecure(), idleMs: 30_000, now: () => now });
+  });
+
+  afterEach(async () => {
+    conns.closeAll();
+    await node.close();
+  });
+
+  const create = (name: string) =>
+    conns.createVolume('n1', { name, capacity_range: { required_bytes: String(GiB) }, volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+
+  it('connects on the first call, not on registration', async () => {
+    conns.connect('n1', node.endpoint);
+    expect([conns.openClients, conns.endpointOf('n1')]).toEqual([0, node.endpoint]);
+    expect(await conns.getCapacity('n1')).toEqual({ available: 4 * GiB, maxVolumeSize: 4 * GiB });
+    expect(conns.openClients).toBe(1);
+  });
+
+  it('closes a client unused for the idle time and connects again on demand', async () => {
+    conns.connect('n1', node.endpoint);
+    await conns.getCapacity('n1');
+    now += 29_999;
+    conns.closeIdle();
+    expect(conns.openClients).toBe(1);
+    now += 1;
+    conns.closeIdle();
+    expect(conns.openClients).toBe(0);
+    expect(await conns.listVolumes('n1')).toEqual([]);
+    expect(conns.openClients).toBe(1);
+  });
+
+  it('never closes a client with a call in flight', async () => {
+    conns.connect('n1', node.endpoint);
+    node.delay('CreateVolume', 300);
+    const pending = create('pvc-1');
+    now += 60_000;
+    conns.closeIdle();
+    expect(conns.openClients).toBe(1);
+    expect((await pending).volume_id).toBe(volumeIdForName('pvc-1'));
+    now += 29_999;
+    conns.closeIdle();
+    expect(conns.openClients).toBe(1); // idle time counts from the end of the last call
+  });
+
+  it('counts the creates and deletes sent to a node, and those still running', async () => {
+    conns.connect('n1', node.endpoint);
+    expect(conns.mutations('n1')).toEqual({ started: 0, running: 0 });
+    await conns.getCapacity('n1');
+    await conns.listVolumes('n1');
+    expect(conns.mutations('n1')).toEqual({ started: 0, running: 0 });
+    node.delay('CreateVolume', 200);
+    const pending = create('pvc-1');
+    expect(conns.mutations('n1')).toEqual({ started: 1, running: 1 });
+    const volume = await pending;
+    expect(await conns.deleteVolume('n1', volume.volume_id)).toBe('deleted');
+    expect(conns.mutations('n1')).toEqual({ started: 2, running: 0 });
+  });
+
+  it('a node that registers with a new endpoint gets a new client', async () => {
+    conns.connect('n1', '127.0.0.1:1');
+    await expect(conns.getCapacity('n1')).rejects.toThrow(/^node "n1" is not reachable: /);
+    expect(conns.openClients).toBe(1);
+    conns.connect('n1', node.endpoint);
+    expect(conns.openClients).toBe(0);
+    expect((await conns.getCapacity('n1')).available).toBe(4 * GiB);
+    conns.close('n1');
+    expect([conns.openClients, conns.endpointOf('n1')]).toEqual([0, undefined]);
+    await expect(conns.getCapacity('n1')).rejects.toThrow('node "n1" is not reachable: no connection to its endpoint');
+  });
+});

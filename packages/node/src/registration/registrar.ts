@@ -5,9 +5,12 @@
 // jitter. Every call has a deadline; every failure is logged with its class and a hint, so a stuck
 // registration explains itself. Connection-level failures rebuild the channel, so a channel stuck
 // in TRANSIENT_FAILURE can never keep the node unregistered. stop() unregisters.
+// Each registration can carry the node's volume inventory (registry.proto): the controller then
+// need not dial back to list the volumes, which is what makes thousands of nodes registering at
+// once (a controller restart) settle fast. Without it the controller lists them, as before.
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DeadlineExceededError, loadRegistry, unary, type Logger, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import { DeadlineExceededError, errorMessage, loadRegistry, unary, type Logger, type registry, type RegistryClient } from '@pmem-csi/runtime';
 import type { Capacity } from '../device/device-manager.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { classifyRegistryError, needsNewChannel, type RegistryFailure } from './classify.js';
@@ -25,6 +28,12 @@ export interface RegistrarOptions {
   readonly version: string;
   /** Current capacity, sent with every registration and renewal. */
   readonly capacity: (signal: AbortSignal) => Promise<Capacity>;
+  /**
+   * The node's volumes as its node-controller ListVolumes reports them, read right before every
+   * registration and sent along (above MAX_INVENTORY_VOLUMES only their number). Omitted, or
+   * failing: the registration goes without, and the controller lists the volumes itself.
+   */
+  readonly volumes?: (signal: AbortSignal) => Promise<readonly registry.InventoryVolume[]>;
   readonly log: Logger;
   /** Deadline of each registry call (default 10 s). */
   readonly callTimeoutMs?: number;
@@ -50,6 +59,8 @@ interface Registration {
 // Reconnect quickly after a controller restart instead of grpc-js's default (up to 120 s).
 const CHANNEL_DEFAULTS: grpc.ChannelOptions = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 };
 const UNREGISTER_TIMEOUT_MS = 3000;
+/** Volumes sent in one registration (~200 bytes each); with more, only the count goes and the controller lists. */
+export const MAX_INVENTORY_VOLUMES = 1000;
 
 function toWire(c: Capacity): registry.Capacity {
   return { max_volume_size: String(c.maxVolumeSize), available: String(c.available), managed: String(c.managed), total: String(c.total) };
@@ -173,17 +184,31 @@ export class Registrar {
     return { timeoutMs: this.#o.callTimeoutMs ?? 10_000, signal: this.#abort.signal };
   }
 
+  /** The inventory to send, or null (the controller lists the volumes itself). */
+  async #inventory(): Promise<registry.VolumeInventory | null> {
+    if (this.#o.volumes === undefined) return null;
+    try {
+      const volumes = await this.#o.volumes(this.#abort.signal);
+      return { count: String(volumes.length), volumes: volumes.length <= MAX_INVENTORY_VOLUMES ? [...volumes] : [] };
+    } catch (e) {
+      this.#log.warn('could not read the volumes for the registration; the controller will list them', { node: this.#o.nodeId, error: errorMessage(e) });
+      return null;
+    }
+  }
+
   async #register(failures: number): Promise<void> {
     const capacity = toWire(await this.#o.capacity(this.#abort.signal));
+    const inventory = await this.#inventory();
     const client = this.#clientNow();
     const req: registry.RegisterControllerRequest = {
-      node_id: this.#o.nodeId, endpoint: this.#o.endpoint, capacity, device_mode: this.#o.deviceMode, version: this.#o.version,
+      node_id: this.#o.nodeId, endpoint: this.#o.endpoint, capacity, device_mode: this.#o.deviceMode, version: this.#o.version, inventory,
     };
     const reply = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(client, client.RegisterController, req, this.#callOptions());
     this.#registration = { id: reply.registration_id, leaseMs: leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30) };
     this.#registrations++;
     this.#log.info('registered with the controller', {
       node: this.#o.nodeId, endpoint: this.#o.endpoint, registrationId: reply.registration_id, leaseMs: this.#registration.leaseMs, failedAttempts: failures,
+      volumesSent: inventory === null ? undefined : inventory.count,
     });
   }
 

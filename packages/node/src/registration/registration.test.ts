@@ -9,7 +9,7 @@ import { createLogger } from '@pmem-csi/runtime';
 import type { Capacity } from '../device/device-manager.js';
 import { backoffDelay } from './backoff.js';
 import { classifyRegistryError } from './classify.js';
-import { Registrar, type RegistrarOptions } from './registrar.js';
+import { MAX_INVENTORY_VOLUMES, Registrar, type RegistrarOptions } from './registrar.js';
 import { FakeRegistry } from './testing/fake-registry.js';
 
 function serviceError(code: grpc.status, details: string): grpc.ServiceError {
@@ -89,6 +89,7 @@ describe('Registrar', () => {
     await r.waitForRegistrations(1);
     const first = reg.registrations.get('node-1');
     expect(first?.request).toMatchObject({ node_id: 'node-1', endpoint: '10.0.0.5:10001', device_mode: 'fake', version: '1.2.3', capacity: { managed: '1000', total: '2000' } });
+    expect(first?.request.inventory).toBeNull(); // no volumes callback: the controller lists them
     const started = Date.now();
     await until('two renewals', () => reg.callsOf('RenewController').length >= 2);
     const elapsed = Date.now() - started;
@@ -101,6 +102,32 @@ describe('Registrar', () => {
     expect(reg.callsOf('UnregisterController')).toEqual([{ node_id: 'node-1', registration_id: first!.registrationId }]);
     expect(reg.registrations.size).toBe(0);
     expect(r.status.registered).toBe(false);
+  });
+
+  it('sends the volume inventory with every registration: all volumes, only their number above the limit, none when it cannot be read', async () => {
+    const reg = await registry();
+    const volume = (i: number) => ({ volume_id: `vol-${i}`, capacity_bytes: String(1024 * i), volume_context: { name: `pvc-${i}` } });
+    let volumes: Array<ReturnType<typeof volume>> | Error = [volume(1), volume(2)];
+    const lines: string[] = [];
+    const r = registrar(reg.address, lines, { volumes: () => (volumes instanceof Error ? Promise.reject(volumes) : Promise.resolve(volumes)) });
+    r.start();
+    await r.waitForRegistrations(1);
+    expect(reg.registrations.get('node-1')?.request.inventory).toEqual({
+      count: '2',
+      volumes: [
+        { volume_id: 'vol-1', capacity_bytes: '1024', volume_context: { name: 'pvc-1' } },
+        { volume_id: 'vol-2', capacity_bytes: '2048', volume_context: { name: 'pvc-2' } },
+      ],
+    });
+    volumes = Array.from({ length: MAX_INVENTORY_VOLUMES + 1 }, (_, i) => volume(i));
+    reg.registrations.clear();
+    await r.waitForRegistrations(2, 5000);
+    expect(reg.registrations.get('node-1')?.request.inventory).toEqual({ count: String(MAX_INVENTORY_VOLUMES + 1), volumes: [] });
+    volumes = new Error('state directory unreadable');
+    reg.registrations.clear();
+    await r.waitForRegistrations(3, 5000);
+    expect(reg.registrations.get('node-1')?.request.inventory).toBeNull();
+    expect(lines.find((l) => l.includes('could not read the volumes for the registration'))).toContain('state directory unreadable');
   });
 
   it('renewal NOT_FOUND (the controller forgot us) → registers again at once', async () => {

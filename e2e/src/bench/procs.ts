@@ -1,4 +1,4 @@
-// Processes of the benchmarks: the production driver (node packages/driver/dist/main.js), the Go
+// Processes of the benchmarks: the production driver (node packages/driver/dist/bundle/pmem-csi-driver.mjs), the Go
 // tools (pmem-csi-bench), their JSON lines, and what /proc says about a server: CPU time
 // (utime + stime) and resident memory (VmRSS). Built on the e2e host-process helpers, so every
 // process started here is stopped by pid when the run ends, also on a crash.

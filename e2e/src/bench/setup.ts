@@ -1,6 +1,7 @@
 // What every scenario needs: the production driver build, the Go tools (bootstrap.sh), a work
 // directory with certificates from the project's own CA code, and starting the production
-// driver processes (`node packages/driver/dist/main.js --mode ...`, default flags otherwise).
+// driver processes (`node packages/driver/dist/bundle/pmem-csi-driver.mjs --mode ...`, the bundle
+// the driver image runs; default flags otherwise).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -22,7 +23,7 @@ export interface BenchContext {
   readonly dir: string;
   /** The Go tools binary (pmem-csi-bench). */
   readonly bench: string;
-  /** packages/driver/dist/main.js: the production build. */
+  /** packages/driver/dist/bundle/pmem-csi-driver.mjs: the production build (what the image runs). */
   readonly driverMain: string;
   readonly certs: BenchCerts;
   readonly smoke: boolean;
@@ -41,11 +42,11 @@ function build(what: string, [cmd = '', ...args]: readonly string[], o: { cwd: s
   return res.stdout;
 }
 
-/** `tsc -b` of the driver (production build) and the Go tools through bootstrap.sh; returns the tool path. */
+/** The driver bundle (production build, tools/bundle.mjs) and the Go tools through bootstrap.sh; returns the tool path. */
 export function buildAll(repo: string, say: (line: string) => void): { bench: string; driverMain: string } {
-  say('building the driver: npx tsc -b packages/driver/tsconfig.lib.json');
-  build('tsc -b packages/driver/tsconfig.lib.json', [process.execPath, join(repo, 'node_modules/typescript/bin/tsc'), '-b', 'packages/driver/tsconfig.lib.json'], { cwd: repo, timeoutMs: 15 * 60_000 });
-  const driverMain = join(repo, 'packages/driver/dist/main.js');
+  say('building the driver: node tools/bundle.mjs');
+  build('tools/bundle.mjs', [process.execPath, join(repo, 'tools/bundle.mjs')], { cwd: repo, timeoutMs: 5 * 60_000 });
+  const driverMain = join(repo, 'packages/driver/dist/bundle/pmem-csi-driver.mjs');
   if (!existsSync(driverMain)) throw new Error(`the build made no ${driverMain}`);
   say('building the Go tools: bash e2e/tools/bootstrap.sh bench-tools');
   build('bootstrap.sh bench-tools', ['bash', 'e2e/tools/bootstrap.sh', 'bench-tools'], { cwd: repo, timeoutMs: 30 * 60_000 });

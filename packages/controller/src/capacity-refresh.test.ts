@@ -24,6 +24,11 @@ class ControlledNode {
 
 const cap = (max: number): NodeCapacity => ({ maxVolumeSize: max, available: max, managed: 1000, total: 1000 });
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+/** Poll until `cond` holds (timers on a loaded machine fire late). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await tick();
+  if (!cond()) throw new Error('condition not reached within 5 s');
+}
 
 function setup(): { registry: NodeRegistry; node: ControlledNode; refresher: CapacityRefresher } {
   const registry = new NodeRegistry();
@@ -40,7 +45,7 @@ describe('CapacityRefresher', () => {
     const { registry, node, refresher } = setup();
     for (let i = 0; i < 5; i++) refresher.schedule('n1');
     refresher.schedule('n2');
-    await tick();
+    await until(() => node.asked.length === 2);
     expect(node.asked).toEqual(['n1', 'n2']);
     refresher.schedule('n1');
     refresher.schedule('n1');
@@ -48,7 +53,7 @@ describe('CapacityRefresher', () => {
     expect(node.asked).toEqual(['n1', 'n2']); // at most one in flight per node
     node.answer({ available: 70, maxVolumeSize: 60 });
     node.answer({ available: 90, maxVolumeSize: 90 });
-    await tick();
+    await until(() => node.asked.length === 3);
     expect(node.asked).toEqual(['n1', 'n2', 'n1']);
     expect(registry.view('n1')?.capacity).toEqual({ maxVolumeSize: 60, available: 70, managed: 1000, total: 1000 });
     expect(registry.view('n2')?.capacity.maxVolumeSize).toBe(90);
@@ -61,11 +66,11 @@ describe('CapacityRefresher', () => {
   it('drops an answer that may predate a local adjustment and asks again', async () => {
     const { registry, node, refresher } = setup();
     refresher.schedule('n1');
-    await tick();
+    await until(() => node.asked.length === 1);
     registry.adjustCapacity('n1', -30); // a create finished while the node was computing its answer
     refresher.schedule('n1');
     node.answer({ available: 100, maxVolumeSize: 100 });
-    await tick();
+    await until(() => node.asked.length === 2);
     expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(70);
     expect(node.asked).toEqual(['n1', 'n1']);
     node.answer({ available: 70, maxVolumeSize: 70 });
@@ -76,7 +81,7 @@ describe('CapacityRefresher', () => {
   it('keeps the estimate when the node cannot answer; stop() cancels what waits', async () => {
     const { registry, node, refresher } = setup();
     refresher.schedule('n1');
-    await tick();
+    await until(() => node.asked.length === 1);
     node.fail();
     await refresher.idle();
     expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(100);

@@ -45,9 +45,9 @@ export interface ControllerOptions {
   readonly log?: Logger;
   /** Registration lease of a small cluster (default 30 s); see node-registry.ts. */
   readonly leaseSeconds?: number;
-  /** Longest lease, granted to big clusters (default 120 s; set it to leaseSeconds for a fixed lease). */
+  /** Longest lease, granted to big clusters (default 4 × leaseSeconds = 120 s; leaseSeconds = a fixed lease). */
   readonly maxLeaseSeconds?: number;
-  /** Renewal rate the lease is sized for (default 200/s). */
+  /** Renewal rate the lease is sized for (default 150/s). */
   readonly renewalsPerSecond?: number;
   /** Start-up settle period (default 1.5 × lease + (max lease − lease) / 3); see volume-index.ts. */
   readonly settleMs?: number;

@@ -143,6 +143,9 @@ describe('NodeRegistry', () => {
     it('keeps renewals at the configured rate between the base and the longest lease', () => {
       expect([1, 2000, 2001, 5000, 8000, 100_000].map((n) => leaseSecondsFor(n, o))).toEqual([30, 30, 31, 75, 120, 120]);
       expect(leaseSecondsFor(5000, { ...o, maxLeaseSeconds: 30 })).toBe(30);
+      const defaults = new NodeRegistry({ now: () => now });
+      for (let i = 0; i < 5000; i++) defaults.register({ ...input, nodeId: `n${i}` });
+      expect([defaults.leaseSeconds, defaults.baseLeaseSeconds, defaults.maxLeaseSeconds]).toEqual([100, 30, 120]);
     });
 
     it('the settle period covers the renewal interval of the longest lease', () => {

@@ -10,14 +10,20 @@
 // - Lease length grows with the number of known nodes, so that renewals stay a small, bounded
 //   load: lease = clamp(3 × nodes / renewalsPerSecond, leaseSeconds, maxLeaseSeconds), i.e. at most
 //   `renewalsPerSecond` renewals per second (nodes renew at a third of their lease). Defaults:
-//   30 s up to 2,000 nodes, 75 s at 5,000 nodes, at most 120 s — 200 renewals/s at ~0.3-0.5 ms of
-//   controller CPU each (TLS record + gRPC + this bookkeeping) is 6-10% of a core. The price is
-//   slower detection of a dead node in big clusters (up to the lease); CreateVolume on such a
-//   node fails UNAVAILABLE until its lease runs out, as before. Every reply quotes the lease it
+//   30 s up to 1,500 nodes, 100 s at 5,000, at most 4 × the base lease = 120 s (from 6,000); a
+//   short base lease (tests, local stacks) keeps a short maximum, and so a short settle period. Measured (bench/
+//   registry.bench.ts --grpc): a renewal costs the controller ~0.6 ms of CPU over mTLS, nearly all
+//   of it gRPC and per-call work (the same without TLS; this bookkeeping is ~5 µs), so 150/s is
+//   ~9% of a core — a fixed 30 s lease at 5,000 nodes would be 500/s, ~30% (92% measured before
+//   the per-call costs went down). The price is slower detection of a dead node in big clusters
+//   (up to the lease); CreateVolume on such a node fails UNAVAILABLE until its lease runs out, as
+//   before, and placement already skips nodes whose lease ran out. Every reply quotes the lease it
 //   grants and the expiry uses that value, so a lease that changes with the cluster size never
 //   expires a node early. A restarted controller does not know how long the leases it granted
-//   before were: the settle period (volume-index.ts) covers the longest renewal interval it may
-//   ever grant (maxLeaseSeconds / 3) — see settleMsFor().
+//   before were: the default settle period (volume-index.ts) covers the renewal interval of the
+//   longest lease it may grant (maxLeaseSeconds / 3) — settleMsFor(): 75 s with the defaults, so
+//   a restarted controller never answers CreateVolume for an unknown name before every live node
+//   had its chance to register again and report its volumes.
 // - Placement reads an order of all nodes by maximum volume size (largest first, ties by node id
 //   in code-unit order), kept sorted as capacities change (copy-on-write: an iteration that spans
 //   an await keeps the order it started with). A CreateVolume walks it from the top and stops at
@@ -80,17 +86,18 @@ export interface Registration {
 export interface NodeRegistryOptions {
   /** Lease length in seconds of a small cluster (default 30); nodes renew at a third of it. */
   readonly leaseSeconds?: number;
-  /** Longest lease granted as the cluster grows (default 120; at most leaseSeconds = no scaling). */
+  /** Longest lease granted as the cluster grows (default 4 × leaseSeconds; leaseSeconds = no scaling). */
   readonly maxLeaseSeconds?: number;
-  /** Renewal rate the lease is sized for (default 200 per second). */
+  /** Renewal rate the lease is sized for (default 150 per second). */
   readonly renewalsPerSecond?: number;
   readonly now?: () => number;
   readonly log?: Logger;
 }
 
 export const DEFAULT_LEASE_SECONDS = 30;
-export const DEFAULT_MAX_LEASE_SECONDS = 120;
-export const DEFAULT_RENEWALS_PER_SECOND = 200;
+/** The longest lease is this many times the base lease unless configured. */
+export const DEFAULT_MAX_LEASE_FACTOR = 4;
+export const DEFAULT_RENEWALS_PER_SECOND = 150;
 
 /**
  * The default start-up settle period for these leases: 1.5 × the base lease (a node notices the
@@ -187,7 +194,7 @@ export class NodeRegistry {
     const leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.#lease = {
       leaseSeconds,
-      maxLeaseSeconds: Math.max(leaseSeconds, options.maxLeaseSeconds ?? DEFAULT_MAX_LEASE_SECONDS),
+      maxLeaseSeconds: Math.max(leaseSeconds, options.maxLeaseSeconds ?? DEFAULT_MAX_LEASE_FACTOR * leaseSeconds),
       renewalsPerSecond: options.renewalsPerSecond ?? DEFAULT_RENEWALS_PER_SECOND,
     };
     this.#now = options.now ?? Date.now;

@@ -302,7 +302,16 @@ describe('lease scaling', () => {
     }
   });
 
-  it('the default settle period covers the renewal interval of the longest lease', async () => {
+  it('the default settle period covers the renewal interval of the longest lease (4 × the base lease by default)', async () => {
+    const defaults = await startTestController({ leaseSeconds: 3, settleMs: undefined });
+    try {
+      defaults.clock.advance(7000); // 1.5 × 3 s + (12 s − 3 s) / 3 = 7.5 s
+      expect(defaults.controller.status().settled).toBe(false);
+      defaults.clock.advance(1000);
+      expect(defaults.controller.status().settled).toBe(true);
+    } finally {
+      await defaults.stop();
+    }
     const tc = await startTestController({ leaseSeconds: 1, maxLeaseSeconds: 10, settleMs: undefined });
     try {
       tc.clock.advance(4000); // settle = 1.5 × 1 s + (10 s − 1 s) / 3 = 4.5 s (it was 1.5 × the lease)

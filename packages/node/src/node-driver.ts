@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  bindServer, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
+  bindServer, createServer, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
   type CommandRunner, type Logger,
 } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from './csi/deps.js';
@@ -154,7 +154,7 @@ async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () =
   const socket = unixSocketPath(address);
   if (socket !== undefined) await mkdir(dirname(socket), { recursive: true, mode: 0o750 });
   const csi = loadCsi().csi.v1;
-  const server = new grpc.Server();
+  const server = createServer();
   server.addService(csi.Identity.service, createIdentityService({ driverName: o.driverName, version: deps.version ?? DEFAULT_VERSION, canExpand: canExpand(deps), ready, log: deps.log }));
   server.addService(csi.Node.service, createNodeService(deps));
   // The kubelet connects over the local socket without TLS; file permissions protect it.
@@ -163,7 +163,7 @@ async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () =
 }
 
 async function serveNodeController(o: NodeDriverOptions, deps: NodeServiceDeps): Promise<{ server: grpc.Server; port: number }> {
-  const server = new grpc.Server();
+  const server = createServer();
   server.addService(loadCsi().csi.v1.Controller.service, createNodeControllerService(deps, { authorize: o.authorize }));
   const port = await bindServer(server, grpcAddress(o.nodeControllerAddress), o.serverCredentials);
   return { server, port };

@@ -3,7 +3,7 @@
 // with the call), an optional peer authorisation check (mutual TLS identities), a structured log
 // line per call (failures at warn, successes at debug) and error mapping through status.ts.
 // Unimplemented methods answer UNIMPLEMENTED.
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { existsSync, rmSync } from 'node:fs';
 import { UnimplementedError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -130,6 +130,18 @@ export function adaptService<H extends grpc.UntypedServiceImplementation>(
     };
   }
   return handlers as H;
+}
+
+/**
+ * Options of every gRPC server and channel of the driver. Channelz (grpc-js's per-call and
+ * per-socket bookkeeping for the channelz debug service) is off: nothing here serves channelz,
+ * and its trackers ran on every call.
+ */
+export const GRPC_OPTIONS = { 'grpc.enable_channelz': 0 } as const satisfies grpc.ServerOptions & grpc.ChannelOptions;
+
+/** A grpc-js server with the driver's options (GRPC_OPTIONS). */
+export function createServer(): grpc.Server {
+  return new grpc.Server({ ...GRPC_OPTIONS });
 }
 
 /** Bind `server` to `address` ("unix:///path", "unix:path" or "host:port"); returns the bound port. */

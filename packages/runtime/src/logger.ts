@@ -34,9 +34,14 @@ export interface Logger {
 /** Replace secret-looking values; render errors as their message (no stack). */
 export function redact(key: string, value: unknown): unknown {
   if (SECRET_FIELD.test(key) && value !== undefined && value !== '') return '[REDACTED]';
-  if (value instanceof Error) return value.message.replace(PEM_KEY, '[REDACTED PRIVATE KEY]');
-  if (typeof value === 'string') return value.replace(PEM_KEY, '[REDACTED PRIVATE KEY]');
+  if (value instanceof Error) return withoutPemKeys(value.message);
+  if (typeof value === 'string') return withoutPemKeys(value);
   return value;
+}
+
+/** The text with PEM private-key blocks replaced (the substring test spares the regex on every field). */
+function withoutPemKeys(text: string): string {
+  return text.includes('PRIVATE KEY-----') ? text.replace(PEM_KEY, '[REDACTED PRIVATE KEY]') : text;
 }
 
 function textValue(v: unknown): string {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ClientKubeApi, collectionPath, statusPatch } from './kube-api.js';
-import { k8s } from './kube-client.js';
+import { IdentifiedKubeConfig, operatorUserAgent } from './kube-client.js';
 import { KubeApiError } from './kube-errors.js';
 import type { KubeObject, WatchEvent } from './kube-port.js';
 import { RESOURCES } from './resources.js';
@@ -11,6 +11,7 @@ interface Seen {
   readonly url: string;
   readonly contentType: string | undefined;
   readonly body: string;
+  readonly userAgent: string | undefined;
 }
 
 type Route = (req: IncomingMessage, body: string, res: ServerResponse) => boolean;
@@ -34,14 +35,14 @@ async function stub(routes: Route[]): Promise<{ api: ClientKubeApi; seen: Seen[]
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], body });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], body, userAgent: req.headers['user-agent'] });
       for (const r of [DISCOVERY, ...routes]) if (r(req, body, res)) return;
       json(res, 404, { kind: 'Status', code: 404, message: `not found: ${req.url}` });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  const kc = new k8s.KubeConfig();
+  const kc = new IdentifiedKubeConfig(operatorUserAgent('9.8.7'));
   // Plain HTTP needs skipTLSVerify in client-node 1.x; the stand-in apiserver has no TLS.
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
@@ -180,6 +181,41 @@ describe('ClientKubeApi on the wire', () => {
         { apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', metadata: { name: 'a', uid: 'u', generation: 3 }, spec: { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } }, status: { phase: 'Running' } },
       ]);
       expect(seen.at(-1)?.url).toBe('/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments?labelSelector=a%3Db');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('identifies itself as pmem-csi-operator/<version> on every request, API clients and watches alike', async () => {
+    const { api, seen, server } = await stub([
+      (req, body, res) => (req.method === 'PATCH' || req.method === 'POST' ? json(res, 200, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, ...JSON.parse(body) }) : false),
+      (req, _b, res) => (req.url === '/api/v1/namespaces/ns/secrets' ? json(res, 200, { kind: 'SecretList', metadata: { resourceVersion: '1' }, items: [] }) : false),
+      (req, _b, res) => {
+        if (req.url?.startsWith('/api/v1/namespaces/ns/configmaps?') !== true) return false;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '2' } } })}\n`);
+        return true;
+      },
+    ]);
+    try {
+      await api.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'gone' });
+      await api.list(RESOURCES.secret, { namespace: 'ns' });
+      await api.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } });
+      await api.patchDeploymentStatus('d', { phase: 'Running' });
+      await api.createEvent({ metadata: { name: 'e', namespace: 'ns' }, involvedObject: {} });
+      const handle = await api.watch({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }, { namespace: 'ns', resourceVersion: '1' }, () => undefined);
+      await handle.done;
+      // Discovery (GET /api/v1), get, list, apply, status, event, watch: every one identified.
+      expect(seen.map((s) => `${s.method} ${s.url.split('?')[0] ?? ''}`)).toEqual([
+        'GET /api/v1',
+        'GET /api/v1/namespaces/ns/secrets/gone',
+        'GET /api/v1/namespaces/ns/secrets',
+        'PATCH /api/v1/namespaces/ns/secrets/s',
+        'PATCH /apis/pmem-csi.intel.com/v1beta1/pmemcsideployments/d/status',
+        'POST /api/v1/namespaces/ns/events',
+        'GET /api/v1/namespaces/ns/configmaps',
+      ]);
+      expect(new Set(seen.map((s) => s.userAgent))).toEqual(new Set(['pmem-csi-operator/9.8.7']));
     } finally {
       await close(server);
     }

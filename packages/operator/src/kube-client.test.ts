@@ -1,4 +1,5 @@
-import { k8s, loadKubeConfig } from './kube-client.js';
+import { IdentifiedKubeConfig, k8s, loadKubeConfig, operatorUserAgent } from './kube-client.js';
+import { OPERATOR_VERSION } from './version.js';
 
 describe('@kubernetes/client-node under jest (ESM)', () => {
   it('builds a KubeConfig, a typed API client and serialises an object', () => {
@@ -15,5 +16,14 @@ describe('@kubernetes/client-node under jest (ESM)', () => {
     expect(back).toBeInstanceOf(k8s.V1ConfigMap);
     expect(back.metadata?.creationTimestamp).toEqual(new Date('2026-01-02T03:04:05Z'));
     expect(back.data).toEqual({ a: 'b' });
+  });
+});
+
+describe('loadKubeConfig', () => {
+  it('identifies the requests when given a user agent, and leaves the client as it is otherwise', () => {
+    const kc = loadKubeConfig({ server: 'https://127.0.0.1:6443', userAgent: operatorUserAgent(OPERATOR_VERSION) });
+    expect(kc).toBeInstanceOf(IdentifiedKubeConfig);
+    expect((kc as IdentifiedKubeConfig).userAgent).toBe('pmem-csi-operator/0.1.0');
+    expect(loadKubeConfig({ server: 'https://127.0.0.1:6443' })).not.toBeInstanceOf(IdentifiedKubeConfig);
   });
 });

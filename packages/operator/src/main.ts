@@ -13,7 +13,7 @@ import { kubeEventRecorder } from './events.js';
 import { OPERATOR_USAGE, OperatorFlagError, parseOperatorFlags, type OperatorConfig } from './flags.js';
 import { OperatorMetrics, startHttpServer, type OperatorProbe } from './http-server.js';
 import { ClientKubeApi } from './kube-api.js';
-import { loadKubeConfig } from './kube-client.js';
+import { loadKubeConfig, operatorUserAgent } from './kube-client.js';
 import type { KubeApi } from './kube-port.js';
 import { LeaderElector } from './leader.js';
 import { OPERATOR_LEASE_NAME } from '@pmem-csi/api';
@@ -135,7 +135,8 @@ async function serveProbes(address: string, probe: OperatorProbe, onListening: (
 }
 
 function kubeFromConfig(config: OperatorConfig): KubeApi {
-  return new ClientKubeApi(loadKubeConfig(config.kubeconfig === undefined ? {} : { file: config.kubeconfig }));
+  const userAgent = operatorUserAgent(config.version);
+  return new ClientKubeApi(loadKubeConfig(config.kubeconfig === undefined ? { userAgent } : { file: config.kubeconfig, userAgent }));
 }
 
 /** Unique per replica: the pod name (or host name) and a random suffix, as client-go does. */

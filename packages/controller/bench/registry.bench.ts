@@ -10,10 +10,12 @@
 //    Reports the controller's CPU per renewal (TLS + gRPC + registry), the share of a core at the
 //    granted lease, and the controller's heap and RSS per registered node (inbound connection
 //    included). The client process is not measured.
-// Run: node --expose-gc --conditions=@pmem-csi/source --import tsx packages/controller/bench/registry.bench.ts [--grpc [--insecure]] [N ...]
-//      (defaults: in process 1000 5000 20000; --grpc 1000; --insecure: the same without TLS, to see what TLS costs)
+// Run: node --expose-gc --conditions=@pmem-csi/source --import tsx packages/controller/bench/registry.bench.ts [--grpc [--insecure|--ecdsa]] [N ...]
+//      (defaults: in process 1000 5000 20000; --grpc 1000; --insecure: the same without TLS, to see what TLS costs;
+//      --ecdsa: P-256 certificates made with the openssl CLI instead of the operator's RSA-3072)
 import * as grpc from '@grpc/grpc-js';
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
 import {
-  channelCredentials, createCa, createLeaf, loadRegistry, nullLogger, serverCredentials, unary, type registry, type RegistryClient, type TlsFiles,
+  channelCredentials, createCa, createLeaf, loadRegistry, nullLogger, serverCredentials, unary, type CertificateAndKey, type registry, type RegistryClient, type TlsFiles,
 } from '@pmem-csi/runtime';
 import { startController } from '../src/controller.js';
 import type { NodeConnections } from '../src/node-client.js';
@@ -34,6 +36,7 @@ import { VolumeIndex } from '../src/volume-index.js';
 const MiB = 1024 ** 2;
 const STORM_IN_FLIGHT = 200;
 const INSECURE = process.argv.includes('--insecure');
+const ECDSA = process.argv.includes('--ecdsa');
 const GiB = 1024 ** 3;
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const args = process.argv.slice(2);
@@ -102,10 +105,36 @@ interface ToParent {
   readonly error?: string;
 }
 
+/** ECDSA P-256 certificates from the openssl CLI (the runtime issues RSA only), for --ecdsa. */
+function ecdsaCerts(dir: string): { ca: CertificateAndKey; server: CertificateAndKey; client: CertificateAndKey } {
+  const openssl = (argv: string[]): void => void execFileSync('openssl', argv, { cwd: dir, stdio: 'ignore', timeout: 30_000 });
+  const read = (name: string): CertificateAndKey => ({ certPem: readFileSync(join(dir, `${name}.pem`), 'utf8'), keyPem: readFileSync(join(dir, `${name}-key.pem`), 'utf8') });
+  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=bench-ca']);
+  for (const [name, san] of [['server', REGISTRY_SAN], ['client', NODE_CONTROLLER_SAN]] as const) {
+    openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${san}`]);
+    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2',
+      '-extfile', writeExt(dir, name, san)]);
+  }
+  return { ca: read('ca'), server: read('server'), client: read('client') };
+}
+
+function writeExt(dir: string, name: string, san: string): string {
+  const file = join(dir, `${name}.ext`);
+  writeFileSync(file, `subjectAltName=DNS:${san}\nextendedKeyUsage=serverAuth,clientAuth\n`);
+  return file;
+}
+
 async function writeCerts(dir: string): Promise<{ server: TlsFiles; client: TlsFiles }> {
-  const ca = await createCa({ commonName: 'bench-ca', validityDays: 2 });
-  const server = await createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays: 2 });
-  const client = await createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays: 2 });
+  let ca: CertificateAndKey;
+  let server: CertificateAndKey;
+  let client: CertificateAndKey;
+  if (ECDSA) {
+    ({ ca, server, client } = ecdsaCerts(dir));
+  } else {
+    ca = await createCa({ commonName: 'bench-ca', validityDays: 2 });
+    server = await createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays: 2 });
+    client = await createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays: 2 });
+  }
   const files = async (name: string, leaf: { certPem: string; keyPem: string }): Promise<TlsFiles> => {
     const f = { caFile: join(dir, 'ca.crt'), certFile: join(dir, `${name}.crt`), keyFile: join(dir, `${name}.key`) };
     await writeFile(f.certFile, leaf.certPem);
@@ -152,7 +181,7 @@ async function overGrpc(n: number): Promise<void> {
     child.send('report');
     const steady = await next();
     const renewals = steady.renewals ?? 0;
-    const tls = INSECURE ? 'plain TCP (--insecure: gRPC without TLS, for comparison)' : 'mTLS (RSA-3072)';
+    const tls = INSECURE ? 'plain TCP (--insecure: gRPC without TLS, for comparison)' : `mTLS (${ECDSA ? 'ECDSA P-256, --ecdsa' : 'RSA-3072'})`;
     out(`${n} nodes over ${tls}, one connection each, renewing at a third of their lease throughout (nodes in a child process; only this process measured)`);
     out(`  registration storm (${STORM_IN_FLIGHT} at once): all registered in ${registered.ms?.toFixed(0)} ms (${registered.retries} attempts retried), `
       + `${available} of ${n} available after the last reply; controller CPU ${stormCpu.toFixed(0)} ms = ${(stormCpu / n).toFixed(2)} ms per node (TLS handshake included)`);

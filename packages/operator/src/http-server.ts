@@ -1,11 +1,14 @@
-// The operator's small HTTP endpoint: /healthz (the process serves), /readyz (informers synced,
-// or standing by for leadership: a standby must count as ready or a rolling update of a
-// two-replica operator would never finish) and /metrics in the Prometheus text format.
+// The operator's small HTTP endpoint: /healthz (the process serves), /readyz (200 "ok" when ready,
+// else 503 with the reason as text: informers not synced yet, or the Kubernetes API unreachable or
+// refusing the operator's credentials, api-health.ts; a standby replica waiting for leadership
+// counts as ready as long as it reaches the API, or a rolling update of a two-replica operator
+// would never finish) and /metrics in the Prometheus text format.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface OperatorProbe {
-  ready(): boolean;
+  /** Why the operator is not ready; undefined when it is. */
+  notReady(): string | undefined;
   /** Prometheus text exposition (version 0.0.4). */
   metrics(): string;
 }
@@ -15,7 +18,7 @@ export class OperatorMetrics {
   reconcileSuccess = 0;
   reconcileErrors = 0;
 
-  render(gauges: { queueDepth: number; leader: boolean; watchRestarts: number; informersSynced: boolean }): string {
+  render(gauges: { queueDepth: number; leader: boolean; watchRestarts: number; informersSynced: boolean; apiAccessFailures: number; apiReachable: boolean }): string {
     const lines = [
       '# HELP pmem_csi_operator_reconciles_total Reconciles of PmemCSIDeployments by result.',
       '# TYPE pmem_csi_operator_reconciles_total counter',
@@ -33,6 +36,12 @@ export class OperatorMetrics {
       '# HELP pmem_csi_operator_informers_synced 1 when every informer has listed.',
       '# TYPE pmem_csi_operator_informers_synced gauge',
       `pmem_csi_operator_informers_synced ${gauges.informersSynced ? 1 : 0}`,
+      '# HELP pmem_csi_operator_api_access_failures_total API requests that got no answer or were refused with 401/403.',
+      '# TYPE pmem_csi_operator_api_access_failures_total counter',
+      `pmem_csi_operator_api_access_failures_total ${gauges.apiAccessFailures}`,
+      '# HELP pmem_csi_operator_api_reachable 0 while the operator reports not ready because it cannot reach or act on the API.',
+      '# TYPE pmem_csi_operator_api_reachable gauge',
+      `pmem_csi_operator_api_reachable ${gauges.apiReachable ? 1 : 0}`,
     ];
     return `${lines.join('\n')}\n`;
   }
@@ -53,8 +62,8 @@ export async function startHttpServer(address: string, probe: OperatorProbe): Pr
     } else if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
-      const ready = probe.ready();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'informers not synced\n');
+      const problem = probe.notReady();
+      res.writeHead(problem === undefined ? 200 : 503, { 'content-type': 'text/plain' }).end(problem === undefined ? 'ok\n' : `${problem}\n`);
     } else if (path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(probe.metrics());
     } else {

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { KubeApiError } from './kube-errors.js';
 import { OperatorFlagError, parseOperatorFlags } from './flags.js';
 import { listenAddress } from './http-server.js';
 import { runOperator } from './main.js';
@@ -98,5 +99,50 @@ describe('runOperator', () => {
     expect(h.kube.watchCount).toBe(0);
     expect(lines.some((l) => JSON.parse(l).msg === 'stopping')).toBe(true);
     expect(CR_NAME).toBe('pmem-csi.intel.com');
+  });
+
+  it('reports not ready with the reason while the API refuses its credentials, and ready again after a success', async () => {
+    const h = harness();
+    h.putCr();
+    const stop = new AbortController();
+    let port = 0;
+    const exit = runOperator(['--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B'], {}, {
+      kube: h.kube,
+      stop: stop.signal,
+      certs: testCertDeps,
+      logSink: () => undefined,
+      onListening: (p) => (port = p),
+      apiHealth: { failures: 1, boundMs: 0 },
+    });
+    const readyz = async (): Promise<[number, string]> => {
+      const r = await fetch(`http://127.0.0.1:${port}/readyz`);
+      return [r.status, await r.text()];
+    };
+    const until = async (status: number): Promise<[number, string]> => {
+      const deadline = Date.now() + 20_000;
+      let last = await readyz();
+      while (last[0] !== status && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 25));
+        last = await readyz();
+      }
+      return last;
+    };
+    try {
+      const deadline = Date.now() + 20_000;
+      while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(await until(200)).toEqual([200, 'ok\n']);
+      // Credentials revoked: every watch ends, every relist is refused.
+      h.kube.failOn('list', new KubeApiError(401, 'Unauthorized'), { times: 1_000_000 });
+      h.kube.breakWatches();
+      expect(await until(503)).toEqual([503, expect.stringMatching(/^cannot reach or act on the Kubernetes API: the last \d+ requests over \d+s failed \(last: list \w+: 401 Unauthorized: Unauthorized\)\n$/)]);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toContain('pmem_csi_operator_api_reachable 0');
+      expect(metrics).toMatch(/pmem_csi_operator_api_access_failures_total [1-9]/);
+      h.kube.clearFailures();
+      expect(await until(200)).toEqual([200, 'ok\n']);
+    } finally {
+      stop.abort();
+      await expect(exit).resolves.toBe(0);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createCa, createLeaf, createLogger, verifyByHandshake, type LogSink, type Logger } from '@pmem-csi/runtime';
+import { ApiHealth, MonitoredKubeApi, type ApiHealthOptions } from './api-health.js';
 import { DEFAULT_CERTIFICATE_POLICY, cachedVerify, type CertDeps } from './certs.js';
 import { systemClock, type Clock } from './clock.js';
 import { kubeEventRecorder } from './events.js';
@@ -22,6 +23,8 @@ import { Reconciler } from './reconciler.js';
 
 /** What tests (and e2e harnesses) may substitute. */
 export interface MainDeps {
+  /** When /readyz turns 503 after API access failures (api-health.ts defaults). */
+  readonly apiHealth?: Pick<ApiHealthOptions, 'failures' | 'boundMs'>;
   readonly kube?: KubeApi;
   readonly clock?: Clock;
   /** Stops the operator (default: SIGTERM or SIGINT). */
@@ -111,17 +114,19 @@ function configOrExit(argv: readonly string[], env: Readonly<Record<string, stri
   }
 }
 
-/** /readyz and /metrics of a running control loop; a standby replica counts as ready. */
-function probeOf(running: Running, metrics: OperatorMetrics): OperatorProbe {
+/** /readyz and /metrics of a running control loop; a standby replica counts as ready while it reaches the API. */
+function probeOf(running: Running, metrics: OperatorMetrics, health: ApiHealth): OperatorProbe {
   const leader = (): boolean => running.elector?.isLeader ?? true;
   return {
-    ready: () => !leader() || running.operator.synced,
+    notReady: () => health.problem() ?? (!leader() || running.operator.synced ? undefined : 'informers not synced'),
     metrics: () =>
       metrics.render({
         queueDepth: running.operator.queue.pendingCount,
         leader: leader(),
         watchRestarts: running.operator.informers.reduce((n, i) => n + i.restarts, 0),
         informersSynced: running.operator.synced,
+        apiAccessFailures: health.failuresTotal,
+        apiReachable: health.problem() === undefined,
       }),
   };
 }
@@ -150,12 +155,14 @@ export async function runOperator(argv: readonly string[], env: Readonly<Record<
   const config = configOrExit(argv, env, sink);
   if (typeof config === 'number') return config;
   const log = createLogger({ format: config.logFormat, level: config.logLevel, sink, fields: { component: 'pmem-csi-operator' } });
-  const kube = deps.kube ?? kubeFromConfig(config);
+  const clock = deps.clock ?? systemClock;
+  const health = new ApiHealth({ clock, ...deps.apiHealth });
+  const kube = new MonitoredKubeApi(deps.kube ?? kubeFromConfig(config), health);
   const identity = deps.identity ?? replicaIdentity(env);
   const metrics = new OperatorMetrics();
   log.info('starting', { version: config.version, namespace: config.namespace, driverImage: config.driverImage, leaderElect: config.leaderElect, identity });
-  const running = startControlLoop(config, { ...deps, kube, clock: deps.clock ?? systemClock, log, metrics, identity });
-  const http = await serveProbes(config.metricsAddress, probeOf(running, metrics), deps.onListening);
+  const running = startControlLoop(config, { ...deps, kube, clock, log, metrics, identity });
+  const http = await serveProbes(config.metricsAddress, probeOf(running, metrics, health), deps.onListening);
   const code = await running.ended;
   log.info(code === 0 ? 'stopping' : 'stopping after losing leadership', { code });
   await running.operator.stop();

@@ -119,6 +119,11 @@ export class FakeKube implements KubeApi {
     this.#failures.push({ method, match: options.match ?? (() => true), error, times: options.times ?? 1 });
   }
 
+  /** Forget every failure not yet used up (the apiserver is back, the credentials restored). */
+  clearFailures(): void {
+    this.#failures.length = 0;
+  }
+
   #maybeFail(method: Method, detail: string): void {
     const f = this.#failures.find((x) => x.method === method && x.times > 0 && x.match(detail));
     if (f === undefined) return;

@@ -48,6 +48,9 @@ describe('startNodeDriver', () => {
     const records = new VolumeStateStore({ dir: join(dir, 'state', 'volumes') });
     await records.init();
     await records.put({ volumeId: 'lost-1', name: 'lost', size: 8 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+    store.volumes.set('kept-1', 16 * MiB);
+    await records.put({ volumeId: 'kept-1', name: 'kept', size: 16 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+    await records.close(); // one store per directory: the driver opens its own
     const registry = await new FakeRegistry().start();
     const driver = await startNodeDriver(options({
       deviceManager: new FakeDeviceManager({ store, totalSize: 1024 * MiB }),
@@ -73,6 +76,11 @@ describe('startNodeDriver', () => {
 
       await driver.registrar!.waitForRegistrations(1, 10_000);
       expect(registry.registrations.get('node-7')?.request).toMatchObject({ endpoint: '10.1.2.3:10001', device_mode: 'fake', version: '9.9.9' });
+      // The registration carries what ListVolumes reports (the kept volume, not the dropped record
+      // nor the orphan), so the controller need not dial back to list the node's volumes.
+      const inventory = registry.registrations.get('node-7')?.request.inventory;
+      expect(inventory?.count).toBe('1');
+      expect(inventory?.volumes).toEqual([{ volume_id: 'kept-1', capacity_bytes: String(16 * MiB), volume_context: expect.objectContaining({ name: 'kept', deviceMode: 'fake' }) }]);
     } finally {
       await driver.stop();
       await registry.stop();

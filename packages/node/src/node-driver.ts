@@ -12,6 +12,7 @@ import {
 } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from './csi/deps.js';
 import type { VolumeHooks } from './csi/hooks.js';
+import { volumeInventory } from './csi/controller-list.js';
 import { createIdentityService } from './csi/identity-server.js';
 import { createNodeControllerService } from './csi/node-controller-server.js';
 import { createNodeService } from './csi/node-server.js';
@@ -181,6 +182,7 @@ function startRegistrar(o: NodeDriverOptions, deps: NodeServiceDeps, port: numbe
     deviceMode: deps.dm.mode,
     version: deps.version ?? DEFAULT_VERSION,
     capacity: (signal) => deps.dm.getCapacity({ signal }),
+    volumes: () => volumeInventory(deps),
     log: deps.log,
     ...o.registrarTuning,
   });

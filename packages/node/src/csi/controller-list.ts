@@ -2,7 +2,7 @@
 // record and a device (a record without a device is a create in flight), sorted by id, in pages.
 // The page token is the id of the last volume of the previous page, so deleting or adding volumes
 // between pages never skips or repeats one; a token we did not make → ABORTED, as the spec says.
-import { AbortedError, InvalidArgumentError, type csi } from '@pmem-csi/runtime';
+import { AbortedError, InvalidArgumentError, type csi, type registry } from '@pmem-csi/runtime';
 import { SAFE_VOLUME_ID } from '../state/volume-record.js';
 import type { NodeServiceDeps } from './deps.js';
 import { csiVolume } from './volumes.js';
@@ -16,17 +16,31 @@ function tokenStart(token: string): string | undefined {
   return id;
 }
 
-/** ListVolumes with pagination. */
-export async function listVolumesRpc(deps: NodeServiceDeps, req: csi.ListVolumesRequest__Output): Promise<csi.ListVolumesResponse> {
-  if (req.max_entries < 0) throw new InvalidArgumentError(`max_entries must not be negative, got ${req.max_entries}`);
-  const after = tokenStart(req.starting_token);
+/** The persistent volumes ListVolumes reports (record and device), sorted by id, those after `after` only. */
+async function listed(deps: NodeServiceDeps, after?: string): Promise<csi.Volume[]> {
   const devices = new Map((await deps.dm.listDevices()).map((d) => [d.volumeId, d]));
   const records = (await deps.state.list()).filter(
     (r) => r.ephemeral !== true && r.deviceMode === deps.dm.mode && devices.has(r.volumeId) && (after === undefined || r.volumeId > after),
   );
-  const page = req.max_entries > 0 ? records.slice(0, req.max_entries) : records;
-  const entries = page.map((record) => ({ volume: csiVolume(deps, { record, device: devices.get(record.volumeId)! }) }));
+  return records.map((record) => csiVolume(deps, { record, device: devices.get(record.volumeId)! }));
+}
+
+/**
+ * The volumes a registration carries (registry.proto VolumeInventory): exactly what ListVolumes
+ * would report, all pages, so the controller need not dial back to list them.
+ */
+export async function volumeInventory(deps: NodeServiceDeps): Promise<registry.InventoryVolume[]> {
+  return (await listed(deps)).map((v) => ({ volume_id: v.volume_id, capacity_bytes: v.capacity_bytes, volume_context: v.volume_context }));
+}
+
+/** ListVolumes with pagination. */
+export async function listVolumesRpc(deps: NodeServiceDeps, req: csi.ListVolumesRequest__Output): Promise<csi.ListVolumesResponse> {
+  if (req.max_entries < 0) throw new InvalidArgumentError(`max_entries must not be negative, got ${req.max_entries}`);
+  const after = tokenStart(req.starting_token);
+  const volumes = await listed(deps, after);
+  const page = req.max_entries > 0 ? volumes.slice(0, req.max_entries) : volumes;
+  const entries = page.map((volume) => ({ volume }));
   const last = page.at(-1);
-  const more = last !== undefined && page.length < records.length;
-  return { entries, next_token: more ? `${TOKEN_PREFIX}${last.volumeId}` : '' };
+  const more = last !== undefined && page.length < volumes.length;
+  return { entries, next_token: more ? `${TOKEN_PREFIX}${last.volume_id ?? ''}` : '' };
 }

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import {
   bindServer,
+  createServer,
   grpcAddress,
   KeyedLocks,
   loadCsi,
@@ -161,12 +162,13 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   });
   let ready = false;
 
-  const registryServer = new grpc.Server();
+  // Channelz off (runtime createServer): grpc-js would otherwise track every call and every one of the nodes' connections.
+  const registryServer = createServer();
   registryServer.addService(
     loadRegistry().pmemcsi.registry.v1.Registry.service,
     createRegistryService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
   );
-  const csiServer = new grpc.Server();
+  const csiServer = createServer();
   const identity = createIdentityService({ driverName: deps.driverName, vendorVersion: opts.vendorVersion ?? 'dev', ready: () => ready, log });
   csiServer.addService(loadCsi().csi.v1.Identity.service, identity);
   csiServer.addService(loadCsi().csi.v1.Controller.service, createControllerService(deps, log));

@@ -13,7 +13,7 @@
 // may have changed a node's volumes decides if the inventory the node sends when it registers can
 // replace a listing (reconciler.ts).
 import type * as grpc from '@grpc/grpc-js';
-import { loadCsi, NotFoundError, nullLogger, unary, type ControllerClient, type csi, type Logger } from '@pmem-csi/runtime';
+import { GRPC_OPTIONS, loadCsi, NotFoundError, nullLogger, unary, type ControllerClient, type csi, type Logger } from '@pmem-csi/runtime';
 import { fromNodeError, NodeUnreachableError } from './node-errors.js';
 
 /** Channel credentials for a node endpoint ("host:port"); mTLS in production, insecure in tests. */
@@ -46,7 +46,7 @@ export interface NodeMutations {
 export const DEFAULT_NODE_IDLE_MS = 30_000;
 
 // A lost node should be retried soon after it comes back, not after grpc-js's default 120 s backoff.
-const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = { 'grpc.max_reconnect_backoff_ms': 5000, 'grpc.initial_reconnect_backoff_ms': 500 };
+const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = { ...GRPC_OPTIONS, 'grpc.max_reconnect_backoff_ms': 5000, 'grpc.initial_reconnect_backoff_ms': 500 };
 const MAX_LIST_PAGES = 100_000;
 
 interface Connection {

@@ -85,6 +85,32 @@ describe('Reconciler', () => {
     expect(h.events.map((e) => e.reason)).toEqual(['NewDeployment', 'Running']);
   });
 
+  it('keeps Running through a node join and a node driver rollout, and says why it is not running when no node matches', async () => {
+    const h = harness();
+    await deployed(h);
+    const r = h.reconciler();
+    h.workloadsReady({ nodes: 5 });
+    await r.reconcile(CR_NAME);
+    h.workloadsReady({ nodes: 6, nodesReady: 5 }); // a node joined, its driver pod is starting
+    await r.reconcile(CR_NAME);
+    expect(h.cr().status).toMatchObject({ phase: 'Running', reason: 'driver is running, some pods are starting or updating (Controller: 1 of 1 controller pods ready; Node: 5 of 6 node driver pods ready)' });
+    h.putCr({ logLevel: 5 }); // rollout: the DaemonSet controller has not observed the new template yet
+    await r.reconcile(CR_NAME);
+    expect(h.cr().status).toMatchObject({ phase: 'Running', observedGeneration: 2 });
+    expect(h.cr().status?.driverComponents?.[1]).toMatchObject({ status: 'NotReady', reason: 'waiting for the DaemonSet controller to observe the latest spec' });
+    h.workloadsReady({ nodes: 6 });
+    await r.reconcile(CR_NAME);
+    expect(h.events.map((e) => e.reason)).toEqual(['NewDeployment', 'Running']);
+    h.workloadsReady({ nodes: 0 }); // the nodes lost their label
+    await r.reconcile(CR_NAME);
+    const status = h.cr().status;
+    expect(status?.phase).toBe('');
+    expect(status?.reason).toMatch(/^no node matches the node selector storage=pmem \(or every matching node has taints the driver does not tolerate\)/);
+    expect(getCondition(status?.conditions, 'NodesSelected')).toMatchObject({ status: 'False', reason: 'NoMatchingNodes' });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True', reason: 'AllObjectsApplied' });
+    expect(h.events.map((e) => `${e.type} ${e.reason}`)).toEqual(['Normal NewDeployment', 'Normal Running', 'Warning NoMatchingNodes', 'Warning NotRunning']);
+  });
+
   it('writes nothing at all when nothing changed (no hot loop on its own status writes)', async () => {
     const h = harness();
     await deployed(h);
@@ -194,8 +220,10 @@ describe('Reconciler', () => {
     const status = h.cr().status;
     expect(status?.phase).toBe('Failed');
     expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    expect(status?.driverComponents).toBeUndefined();
     await h.reconciler().reconcile(CR_NAME);
     expect(h.cr().status?.phase).toBe('');
+    expect(h.cr().status?.driverComponents?.map((c) => c.component)).toEqual(['Controller', 'Node']);
   });
 
   it('does nothing for a CR that is gone or being deleted', async () => {

@@ -52,8 +52,9 @@ describe('nextStatus', () => {
     const failed = nextStatus(cr, { kind: 'apply-failed', error: 'boom', conditions: [] }, later);
     expect(getCondition(failed.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'ApplyFailed', lastTransitionTime: '2026-01-02T00:00:00Z' });
     expect(failed).toMatchObject({ phase: 'Failed', reason: 'applying the driver objects failed: boom' });
-    // Components are kept from before when a reconcile did not get to read them.
-    expect(failed.driverComponents).toEqual(first.driverComponents);
+    // A failed reconcile did not read the workloads: no stale counts.
+    expect(first.driverComponents).toHaveLength(2);
+    expect(failed.driverComponents).toBeUndefined();
   });
 
   it('lists the first five validation problems and counts the rest', () => {
@@ -70,12 +71,98 @@ describe('nextStatus', () => {
   });
 });
 
+describe('phase transitions', () => {
+  const at = (day: number): Date => new Date(`2026-01-0${day}T00:00:00Z`);
+  type Workloads = { deployment: V1Deployment | undefined; daemonSet: V1DaemonSet | undefined };
+  const applied = (w: Workloads): { kind: 'applied'; conditions: typeof certsReady[]; deployment: V1Deployment | undefined; daemonSet: V1DaemonSet | undefined } => ({ kind: 'applied', conditions: [certsReady], ...w });
+  /** Run the outcomes in order, each on the status the previous one left; the statuses and the events of each step. */
+  function run(...steps: Array<Parameters<typeof nextStatus>[1]>): Array<{ status: PmemCSIDeploymentStatus; events: string[] }> {
+    let cr = testDeployment();
+    return steps.map((outcome, i) => {
+      const status = nextStatus(cr, outcome, at(i + 1));
+      const events = statusEvents(cr.status, status).map((e) => `${e.type} ${e.reason}`);
+      cr = { ...cr, status };
+      return { status, events };
+    });
+  }
+
+  it('keeps Running during a node join and a node driver rollout, with one Running event', () => {
+    const [first, join, rollout, done] = run(
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(3, 3) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 3) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 4, 2) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 5) }),
+    );
+    expect([first, join, rollout, done].map((s) => s?.status.phase)).toEqual(['Running', 'Running', 'Running', 'Running']);
+    expect([first, join, rollout, done].map((s) => s?.events)).toEqual([['Normal NewDeployment', 'Normal Running'], [], [], []]);
+    expect(join?.status.reason).toBe('driver is running, some pods are starting or updating (Controller: 1 of 1 controller pods ready; Node: 3 of 5 node driver pods ready)');
+    expect(rollout?.status.driverComponents?.[1]).toMatchObject({ status: 'NotReady', reason: '4 of 5 node driver pods ready, 2 updated', desired: 5, ready: 4 });
+    expect(done?.status.reason).toBe('driver is running (Controller: 1 of 1 controller pods ready; Node: 5 of 5 node driver pods ready)');
+  });
+
+  it('does not enter Running before every pod is ready, and leaves it when no controller pod or no node pod is ready', () => {
+    const steps = run(
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 3) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 5) }),
+      applied({ deployment: deployment(1, 0), daemonSet: daemonSet(5, 5) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 5) }),
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(5, 0) }),
+    );
+    expect(steps.map((s) => s.status.phase)).toEqual(['', 'Running', '', 'Running', '']);
+    expect(steps.map((s) => s.events)).toEqual([['Normal NewDeployment'], ['Normal Running'], ['Warning NotRunning'], ['Normal Running'], ['Warning NotRunning']]);
+    expect(steps[2]?.status.reason).toBe('waiting for driver pods (Controller: 0 of 1 controller pods ready, 0 updated; Node: 5 of 5 node driver pods ready)');
+  });
+
+  it('says so when no node matches the node selector (NodesSelected False, one event), and recovers when one does', () => {
+    const selecting = (desired: number, ready: number): V1DaemonSet => ({ ...daemonSet(desired, ready), spec: { selector: {}, template: { spec: { containers: [], nodeSelector: { storage: 'pmem', zone: 'a' } } } } });
+    const [none, still, matched] = run(
+      applied({ deployment: deployment(1, 1), daemonSet: selecting(0, 0) }),
+      applied({ deployment: deployment(1, 1), daemonSet: selecting(0, 0) }),
+      applied({ deployment: deployment(1, 1), daemonSet: selecting(2, 2) }),
+    );
+    const message = 'no node matches the node selector storage=pmem,zone=a (or every matching node has taints the driver does not tolerate): the node driver has no pods; label the nodes with PMEM or change spec.nodeSelector';
+    expect(none?.status).toMatchObject({ phase: '', reason: `${message} (Controller: 1 of 1 controller pods ready; Node: no node driver pods: no node matches the node selector)` });
+    expect(getCondition(none?.status.conditions, 'NodesSelected')).toEqual({ type: 'NodesSelected', status: 'False', reason: 'NoMatchingNodes', message, observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' });
+    expect(none?.events).toEqual(['Normal NewDeployment', 'Warning NoMatchingNodes']);
+    expect(still?.events).toEqual([]);
+    expect(matched?.status.phase).toBe('Running');
+    expect(getCondition(matched?.status.conditions, 'NodesSelected')).toMatchObject({ status: 'True', reason: 'NodesMatch', message: 'the node driver runs on 2 nodes', lastTransitionTime: '2026-01-03T00:00:00Z' });
+    expect(matched?.events).toEqual(['Normal Running']);
+  });
+
+  it('does not judge NodesSelected before the DaemonSet controller observed the latest spec', () => {
+    const stale: V1DaemonSet = { metadata: { generation: 3 }, status: { observedGeneration: 2, desiredNumberScheduled: 0, numberReady: 0, currentNumberScheduled: 0, numberMisscheduled: 0 } };
+    const [s] = run(applied({ deployment: deployment(1, 1), daemonSet: stale }));
+    expect(getCondition(s?.status.conditions, 'NodesSelected')).toBeUndefined();
+    expect(s?.status.reason).toBe('waiting for driver pods (Controller: 1 of 1 controller pods ready; Node: waiting for the DaemonSet controller to observe the latest spec)');
+  });
+
+  it('goes from Running to Failed without component counts, and back to Running with fresh ones', () => {
+    const steps = run(
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(3, 3) }),
+      { kind: 'apply-failed', error: 'DaemonSet pmem-csi/x: 500 etcd timeout', conditions: [] },
+      { kind: 'apply-failed', error: 'DaemonSet pmem-csi/x: 500 etcd timeout', conditions: [] },
+      applied({ deployment: deployment(1, 1), daemonSet: daemonSet(3, 3) }),
+    );
+    expect(steps.map((s) => s.status.phase)).toEqual(['Running', 'Failed', 'Failed', 'Running']);
+    expect(steps.map((s) => s.events)).toEqual([['Normal NewDeployment', 'Normal Running'], ['Warning Failed'], [], ['Normal Running']]);
+    expect(steps.map((s) => s.status.driverComponents?.map((c) => `${c.component} ${c.ready}/${c.desired}`))).toEqual([
+      ['Controller 1/1', 'Node 3/3'],
+      undefined,
+      undefined,
+      ['Controller 1/1', 'Node 3/3'],
+    ]);
+    expect(getCondition(steps[1]?.status.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    expect(getCondition(steps[3]?.status.conditions, 'DriverDeployed')).toMatchObject({ status: 'True', reason: 'AllObjectsApplied', lastTransitionTime: '2026-01-04T00:00:00Z' });
+  });
+});
+
 describe('nextStatus with conflicts', () => {
   const now = new Date(NOW);
   const later = new Date('2026-01-02T00:00:00Z');
   const conflict = { kind: 'conflict' as const, reason: 'NameCollision' as const, message: 'names collide' };
 
-  it('sets Conflict True, DriverDeployed False and phase Failed, keeping what it did not judge', () => {
+  it('sets Conflict True, DriverDeployed False and phase Failed, keeping the conditions it did not judge and dropping the component counts', () => {
     const verified = { type: 'CertsVerified' as const, status: 'True' as const, reason: 'HandshakeSucceeded', message: '' };
     const deployed = nextStatus(testDeployment(), { kind: 'applied', conditions: [verified, certsReady], deployment: deployment(1, 1), daemonSet: daemonSet(3, 3) }, now);
     const refused = nextStatus({ ...testDeployment(), status: deployed }, conflict, later);
@@ -83,7 +170,8 @@ describe('nextStatus with conflicts', () => {
     expect(getCondition(refused.conditions, 'Conflict')).toEqual({ type: 'Conflict', status: 'True', reason: 'NameCollision', message: 'names collide', observedGeneration: 1, lastTransitionTime: '2026-01-02T00:00:00Z' });
     expect(getCondition(refused.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'Conflict', message: 'names collide' });
     expect(getCondition(refused.conditions, 'CertsVerified')).toMatchObject({ status: 'True' });
-    expect(refused.driverComponents).toEqual(deployed.driverComponents);
+    expect(deployed.driverComponents).toHaveLength(2);
+    expect(refused.driverComponents).toBeUndefined();
   });
 
   it('turns Conflict False (Resolved) at the first reconcile that is not refused, and adds none where there never was one', () => {

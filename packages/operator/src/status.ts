@@ -1,10 +1,40 @@
 // The PmemCSIDeployment status as a pure function of the previous status and what one reconcile
-// found. Conditions are upserted by type (api's upsertCondition: lastTransitionTime moves only
-// when the status flips), driverComponents come from the live workloads, and the phase is
-// Running only when both workloads report all their pods ready and updated (the Go operator said
-// Running as soon as it had written objects). Events are derived from the transition. A reconcile
-// refused for a conflict (ownership.ts) sets Conflict True and phase Failed; the first later one
-// that is not refused turns Conflict False (reason Resolved).
+// found, and the events of each transition. What every field means — written once here; the CRD
+// descriptions (packages/api/src/crd/status-schema.ts) say the same:
+//
+// - DriverDeployed: True (AllObjectsApplied) when every driver object of the current generation is
+//   applied. It says nothing about pods: their readiness is in driverComponents and the phase.
+//   False when the reconcile could not apply the spec as written: InvalidSpec,
+//   CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the old
+//   mode kept), Conflict.
+// - CertsReady: True when the certificate Secrets were applied with valid certificates (issued and
+//   renewed by the operator: OperatorIssued; or the spec's: UserSupplied, the message says when
+//   they expire); False (CertificatesNotVerified) when the spec's certificates failed verification.
+// - CertsVerified: present only when the spec carries user certificates; True when they were
+//   verified (chain, names, a TLS handshake), False with what is wrong.
+// - Conflict: present once a conflict was seen (ownership.ts); True while the operator refuses the
+//   deployment because objects it would write belong to someone else, False (Resolved) afterwards.
+// - NodesSelected: True when the node DaemonSet schedules at least one pod, False (NoMatchingNodes)
+//   when no node matches spec.nodeSelector (or every matching node has taints the driver does not
+//   tolerate). Judged whenever the DaemonSet controller has observed the latest DaemonSet.
+// - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
+//   with desired and ready pods as the workload controllers last reported them; Ready when the
+//   workload controller observed the latest spec and every desired pod is ready and updated
+//   (Node also needs at least one pod). Written by every reconcile that read the workloads;
+//   absent after a reconcile that failed before (so Failed never shows stale counts).
+// - phase:
+//   - Running is entered when both components are Ready. It is kept while at least one controller
+//     pod and at least one node driver pod are ready, so that a node joining or a DaemonSet
+//     rollout (some node pods starting or updating) does not leave it; driverComponents show
+//     those. It is left (to "") when no controller pod is ready (a controller restart or
+//     rollout: the Deployment uses Recreate) or no node driver pod is ready, and to Failed.
+//   - "" while the driver objects are applied but the driver does not run yet; the reason says
+//     what it waits for, e.g. "no node matches the node selector" (with NodesSelected False).
+//   - Failed when the reconcile could not apply the spec (DriverDeployed False; the reason and
+//     that condition say why).
+// Events mark transitions only: NewDeployment (first status), Running (entering Running),
+// NotRunning (leaving Running for ""), Failed/Conflict (each new failure reason), ConflictResolved,
+// NoMatchingNodes (NodesSelected turning False).
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import {
   formatTimestamp,
@@ -46,9 +76,11 @@ export type ReconcileOutcome =
       readonly daemonSet: V1DaemonSet | undefined;
     };
 
+export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNodes' } as const;
+
 export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: 'NewDeployment' | 'Running' | 'Failed' | 'Conflict' | 'ConflictResolved';
+  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes';
   readonly message: string;
 }
 
@@ -123,7 +155,7 @@ interface Verdict {
   readonly components?: DriverComponentStatus[];
 }
 
-function verdictOf(outcome: ReconcileOutcome, now: string): Verdict {
+function verdictOf(outcome: ReconcileOutcome, now: string, previous: PmemCSIDeploymentStatus): Verdict {
   switch (outcome.kind) {
     case 'invalid-spec': {
       const reason = describeProblems(outcome.problems);
@@ -142,19 +174,52 @@ function verdictOf(outcome: ReconcileOutcome, now: string): Verdict {
         reason: outcome.message,
       };
     case 'applied':
-      return appliedVerdict(outcome, now);
+      return appliedVerdict(outcome, now, previous);
   }
 }
 
-function appliedVerdict(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>, now: string): Verdict {
+/** "k=v,k2=v2" of the DaemonSet's node selector. */
+function describeSelector(daemonSet: V1DaemonSet): string {
+  const selector = daemonSet.spec?.template.spec?.nodeSelector ?? {};
+  const terms = Object.entries(selector).map(([k, v]) => `${k}=${v}`);
+  return terms.length === 0 ? '(none)' : terms.join(',');
+}
+
+/** NodesSelected from the DaemonSet, once its controller observed the latest spec. */
+export function nodesSelected(daemonSet: V1DaemonSet | undefined): ConditionUpdate | undefined {
+  const counts = daemonSetCounts(daemonSet);
+  if (daemonSet === undefined || !counts.current) return undefined;
+  if (counts.desired > 0) return { type: 'NodesSelected', status: 'True', reason: NODES_SELECTED_REASONS.match, message: `the node driver runs on ${counts.desired} nodes` };
+  return {
+    type: 'NodesSelected',
+    status: 'False',
+    reason: NODES_SELECTED_REASONS.none,
+    message:
+      `no node matches the node selector ${describeSelector(daemonSet)} (or every matching node has taints the driver does not tolerate): the node driver has no pods; ` +
+      'label the nodes with PMEM or change spec.nodeSelector',
+  };
+}
+
+/** A Running driver stays Running while one controller pod and one node driver pod are ready. */
+function stillServing(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>): boolean {
+  return deploymentCounts(outcome.deployment).ready > 0 && daemonSetCounts(outcome.daemonSet).ready > 0;
+}
+
+function appliedVerdict(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>, now: string, previous: PmemCSIDeploymentStatus): Verdict {
   const components = driverComponents(outcome.deployment, outcome.daemonSet, now);
+  const nodes = nodesSelected(outcome.daemonSet);
+  const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
   if (outcome.refusal !== undefined) {
-    return { updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)], phase: 'Failed', reason: outcome.refusal, components };
+    return { updates: [...judged, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)], phase: 'Failed', reason: outcome.refusal, components };
   }
-  const updates = [...outcome.conditions, deployed('True', DEPLOY_REASONS.applied, 'all driver objects are applied')];
+  const updates = [...judged, deployed('True', DEPLOY_REASONS.applied, 'all driver objects are applied')];
   const summary = components.map((c) => `${c.component}: ${c.reason ?? ''}`).join('; ');
-  const running = components.every((c) => c.status === 'Ready');
-  return { updates, phase: running ? 'Running' : '', reason: running ? `driver is running (${summary})` : `waiting for driver pods (${summary})`, components };
+  if (components.every((c) => c.status === 'Ready')) return { updates, phase: 'Running', reason: `driver is running (${summary})`, components };
+  if (previous.phase === 'Running' && stillServing(outcome)) {
+    return { updates, phase: 'Running', reason: `driver is running, some pods are starting or updating (${summary})`, components };
+  }
+  const waiting = nodes?.status === 'False' ? nodes.message : 'waiting for driver pods';
+  return { updates, phase: '', reason: `${waiting} (${summary})`, components };
 }
 
 /** The next status after a reconcile of `cr` that ended with `outcome`. */
@@ -162,7 +227,7 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
   const previous = cr.status ?? {};
   const generation = cr.metadata.generation ?? 0;
   const stamp = formatTimestamp(now);
-  const verdict = verdictOf(outcome, stamp);
+  const verdict = verdictOf(outcome, stamp, previous);
   const resolved: ConditionUpdate[] =
     outcome.kind !== 'conflict' && getCondition(previous.conditions, 'Conflict') !== undefined
       ? [{ type: 'Conflict', status: 'False', reason: CONFLICT_REASONS.resolved, message: CONFLICT_RESOLVED_MESSAGE }]
@@ -171,7 +236,8 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
   // Not judged by this reconcile: an invalid spec or a conflict stops before the certificates.
   const certsJudged = outcome.kind !== 'invalid-spec' && outcome.kind !== 'conflict';
   if (!verdict.updates.some((u) => u.type === 'CertsVerified') && certsJudged) conditions = withoutCondition(conditions, 'CertsVerified');
-  const components = verdict.components ?? previous.driverComponents;
+  // Not read by this reconcile: a failed one clears them rather than showing stale counts.
+  const components = verdict.components;
   return {
     phase: verdict.phase,
     reason: verdict.reason,
@@ -184,19 +250,33 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
 
 /** Events for the transition from `previous` to `next`. */
 export function statusEvents(previous: PmemCSIDeploymentStatus | undefined, next: PmemCSIDeploymentStatus): StatusEvent[] {
-  const events: StatusEvent[] = [];
-  if (previous?.observedGeneration === undefined) {
-    events.push({ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' });
-  }
-  const conflictBefore = getCondition(previous?.conditions, 'Conflict')?.status;
-  const conflict = getCondition(next.conditions, 'Conflict')?.status;
-  if (conflict === 'False' && conflictBefore === 'True') events.push({ type: 'Normal', reason: 'ConflictResolved', message: CONFLICT_RESOLVED_MESSAGE });
-  return [...events, ...phaseEvents(previous, next, conflict === 'True')];
+  const before = previous ?? {};
+  const created: StatusEvent[] = previous?.observedGeneration === undefined ? [{ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' }] : [];
+  const conflict = getCondition(next.conditions, 'Conflict')?.status === 'True';
+  return [...created, ...conditionEvents(before, next), ...phaseEvents(before, next, conflict)];
 }
 
-/** Running once per arrival; Failed (Conflict when refused for one) for each new reason. */
-function phaseEvents(previous: PmemCSIDeploymentStatus | undefined, next: PmemCSIDeploymentStatus, conflict: boolean): StatusEvent[] {
-  if (next.phase === 'Running' && previous?.phase !== 'Running') return [{ type: 'Normal', reason: 'Running', message: next.reason ?? 'driver is running' }];
-  if (next.phase !== 'Failed' || (previous?.phase === 'Failed' && previous.reason === next.reason)) return [];
-  return [{ type: 'Warning', reason: conflict ? 'Conflict' : 'Failed', message: next.reason ?? 'failed' }];
+/** ConflictResolved when Conflict turns False, NoMatchingNodes when NodesSelected does. */
+function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus): StatusEvent[] {
+  const turnedFalse = (type: ConditionType): DeploymentCondition | undefined => {
+    const now = getCondition(next.conditions, type);
+    return now?.status === 'False' && getCondition(previous.conditions, type)?.status !== 'False' ? now : undefined;
+  };
+  const events: StatusEvent[] = [];
+  if (turnedFalse('Conflict') !== undefined && getCondition(previous.conditions, 'Conflict')?.status === 'True') {
+    events.push({ type: 'Normal', reason: 'ConflictResolved', message: CONFLICT_RESOLVED_MESSAGE });
+  }
+  const nodes = turnedFalse('NodesSelected');
+  if (nodes !== undefined) events.push({ type: 'Warning', reason: 'NoMatchingNodes', message: nodes.message });
+  return events;
+}
+
+/** Running once per arrival, NotRunning once per departure to ""; Failed (Conflict when refused for one) for each new reason. */
+function phaseEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus, conflict: boolean): StatusEvent[] {
+  const wasRunning = previous.phase === 'Running';
+  const reason = next.reason ?? '';
+  if (next.phase === 'Running') return wasRunning ? [] : [{ type: 'Normal', reason: 'Running', message: reason }];
+  if (next.phase !== 'Failed') return wasRunning ? [{ type: 'Warning', reason: 'NotRunning', message: reason }] : [];
+  if (previous.phase === 'Failed' && previous.reason === next.reason) return [];
+  return [{ type: 'Warning', reason: conflict ? 'Conflict' : 'Failed', message: reason }];
 }

@@ -41,7 +41,11 @@ export const conditionSchema: JSONSchemaProps = {
       type: 'string',
       enum: CONDITION_TYPES,
       description: [
-        'CertsVerified: the user-supplied certificates are valid. CertsReady: the certificate Secrets exist. DriverDeployed: all driver objects are applied and the driver pods are ready.',
+        'DriverDeployed: True (AllObjectsApplied) when every driver object of the current generation is applied; it says nothing about pods, whose readiness is reported by driverComponents and the phase. ' +
+          'False when the spec could not be applied as written: InvalidSpec, CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the deployed device mode kept), Conflict.',
+        'CertsReady: True when the certificate Secrets were applied with valid certificates (OperatorIssued: issued and renewed by the operator; UserSupplied: from the spec, the message says when they expire); False (CertificatesNotVerified) when the certificates in the spec failed verification.',
+        'CertsVerified: present only when the spec carries user-supplied certificates; True when they were verified (chain, names, a TLS handshake), False with what is wrong.',
+        'NodesSelected: True when the node driver DaemonSet schedules at least one pod; False (NoMatchingNodes) when no node matches spec.nodeSelector or every matching node has taints the driver does not tolerate: label the nodes with PMEM or change spec.nodeSelector.',
         CONFLICT_DESCRIPTION,
       ].join(' '),
     },
@@ -61,11 +65,16 @@ export const conditionSchema: JSONSchemaProps = {
 
 export const driverComponentSchema: JSONSchemaProps = {
   type: 'object',
-  description: 'Readiness of one driver workload.',
+  description:
+    'Readiness of one driver workload as its workload controller last reported it; written by every reconcile that read the workloads, removed when a reconcile fails before that (phase Failed).',
   required: ['component', 'status'],
   properties: {
     component: { type: 'string', enum: DRIVER_COMPONENTS, description: 'Controller (the Deployment) or Node (the DaemonSet).' },
-    status: { type: 'string', enum: DRIVER_COMPONENT_STATES, description: 'Ready when all desired pods are ready.' },
+    status: {
+      type: 'string',
+      enum: DRIVER_COMPONENT_STATES,
+      description: 'Ready when the workload controller observed the latest spec and every desired pod is ready and updated (Node: at least one pod).',
+    },
     reason: { type: 'string', description: 'Why, e.g. "3 out of 5 driver pods are ready".' },
     desired: { type: 'integer', format: 'int32', minimum: 0, description: 'Number of pods that should run.' },
     ready: { type: 'integer', format: 'int32', minimum: 0, description: 'Number of pods that are ready.' },
@@ -80,7 +89,11 @@ export const statusSchema: JSONSchemaProps = {
     phase: {
       type: 'string',
       enum: PHASES,
-      description: 'Empty while the deployment is being set up, Running when every driver pod is ready, Failed when it cannot be deployed (see reason).',
+      description:
+        'Running is entered when every driver pod is ready and updated, and kept while at least one controller pod and one node driver pod are ready ' +
+        '(a node joining or a node driver rollout does not leave it; driverComponents show the counts); it is left when no controller pod or no node driver pod is ready. ' +
+        'Empty while the driver objects are applied but the driver does not run (yet): reason says what it waits for, e.g. no node matching the node selector. ' +
+        'Failed when the spec could not be applied (DriverDeployed False says why).',
     },
     reason: { type: 'string', description: 'Why the deployment is in this phase.' },
     conditions: {

@@ -14,13 +14,13 @@ export type DeviceMode = 'lvm' | 'direct';
  */
 export type LogFormat = 'text' | 'json';
 /**
- * Empty while the deployment is being set up, Running when every driver pod is ready, Failed when it cannot be deployed (see reason).
+ * Running is entered when every driver pod is ready and updated, and kept while at least one controller pod and one node driver pod are ready (a node joining or a node driver rollout does not leave it; driverComponents show the counts); it is left when no controller pod or no node driver pod is ready. Empty while the driver objects are applied but the driver does not run (yet): reason says what it waits for, e.g. no node matching the node selector. Failed when the spec could not be applied (DriverDeployed False says why).
  */
 export type DeploymentPhase = '' | 'Running' | 'Failed';
 /**
- * CertsVerified: the user-supplied certificates are valid. CertsReady: the certificate Secrets exist. DriverDeployed: all driver objects are applied and the driver pods are ready. Conflict: True when the operator refused this deployment because objects it would write belong to someone else; nothing of this deployment is written then and the phase is Failed. Reasons: NameCollision (another PmemCSIDeployment gives the same object names, because the two names differ only in '.' and '-'; the one created first, or for the same second the one first by name, keeps running untouched), OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.
+ * DriverDeployed: True (AllObjectsApplied) when every driver object of the current generation is applied; it says nothing about pods, whose readiness is reported by driverComponents and the phase. False when the spec could not be applied as written: InvalidSpec, CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the deployed device mode kept), Conflict. CertsReady: True when the certificate Secrets were applied with valid certificates (OperatorIssued: issued and renewed by the operator; UserSupplied: from the spec, the message says when they expire); False (CertificatesNotVerified) when the certificates in the spec failed verification. CertsVerified: present only when the spec carries user-supplied certificates; True when they were verified (chain, names, a TLS handshake), False with what is wrong. NodesSelected: True when the node driver DaemonSet schedules at least one pod; False (NoMatchingNodes) when no node matches spec.nodeSelector or every matching node has taints the driver does not tolerate: label the nodes with PMEM or change spec.nodeSelector. Conflict: True when the operator refused this deployment because objects it would write belong to someone else; nothing of this deployment is written then and the phase is Failed. Reasons: NameCollision (another PmemCSIDeployment gives the same object names, because the two names differ only in '.' and '-'; the one created first, or for the same second the one first by name, keeps running untouched), OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.
  */
-export type ConditionType = 'CertsVerified' | 'CertsReady' | 'DriverDeployed' | 'Conflict';
+export type ConditionType = 'CertsVerified' | 'CertsReady' | 'DriverDeployed' | 'Conflict' | 'NodesSelected';
 /**
  * True, False or Unknown.
  */
@@ -30,7 +30,7 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
  */
 export type DriverComponentName = 'Controller' | 'Node';
 /**
- * Ready when all desired pods are ready.
+ * Ready when the workload controller observed the latest spec and every desired pod is ready and updated (Node: at least one pod).
  */
 export type DriverComponentState = 'Ready' | 'NotReady';
 
@@ -226,7 +226,7 @@ export interface DeploymentCondition {
   message: string;
 }
 /**
- * Readiness of one driver workload.
+ * Readiness of one driver workload as its workload controller last reported it; written by every reconcile that read the workloads, removed when a reconcile fails before that (phase Failed).
  */
 export interface DriverComponentStatus {
   component: DriverComponentName;

@@ -134,6 +134,30 @@ describe('Operator', () => {
     await op.stop();
   });
 
+  it('requeues every CR when one is added or changes its spec (PmemOverlap depends on the others), but not on status writes', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    const later = 'pmem-b.example.com';
+    const op = start(h, reconciles);
+    h.putCr({}, CR_NAME, { creationTimestamp: '2026-03-01T10:00:00Z' });
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
+    h.putCr({}, later, { creationTimestamp: '2026-03-01T10:05:00Z' });
+    await eventually(() => getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'True' && op.queue.runningCount === 0);
+    await settle();
+    const n = reconciles.length;
+    // A spec change of the earlier one (now disjoint) requeues the later one, which clears its warning.
+    h.putCr({ nodeSelector: { storage: 'pmem-a' } }, CR_NAME);
+    await eventually(() => getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'False' && op.queue.runningCount === 0);
+    await settle();
+    expect(reconciles.slice(n).filter((name) => name === later).length).toBeGreaterThanOrEqual(1);
+    // Quiet now: the status writes of that round did not requeue anything further.
+    const m = reconciles.length;
+    await settle();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(reconciles.length).toBe(m);
+    await op.stop();
+  });
+
   it('resyncs every CR periodically', async () => {
     const h = harness();
     const reconciles: string[] = [];

@@ -3,7 +3,9 @@
 // object, a coalescing queue in front of the reconciler, and a periodic resync of every CR so that
 // nothing depends on a single event ever arriving. CRs whose object names collide (ownership.ts)
 // are requeued together when one of them is added or deleted, or an object of one is deleted, so
-// that a refused CR takes over as soon as the one that kept the names is gone.
+// that a refused CR takes over as soon as the one that kept the names is gone. Every CR is requeued
+// when one is added, deleted or changes its spec (generation), because PmemOverlap (pmem-overlap.ts)
+// depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
 import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from './clock.js';
@@ -46,6 +48,8 @@ export class Operator {
   readonly informers: readonly Informer[];
   readonly #o: OperatorOptions;
   readonly #crInformer: Informer;
+  /** metadata.generation of every CR as last seen: a spec change requeues the others. */
+  readonly #generations = new Map<string, number | undefined>();
   #resync: TimerHandle | undefined;
   #stopped = false;
 
@@ -56,6 +60,7 @@ export class Operator {
     this.#crInformer = new Informer(options.kube, { ...common, type: RESOURCES.pmemCsiDeployment }, (type, cr) => {
       this.queue.add(cr.metadata.name);
       if (type !== 'MODIFIED') this.#addColliding(cr.metadata.name);
+      if (this.#specChanged(type, cr)) this.#addAll();
     });
     const owned = watchedKinds().map(
       (type) =>
@@ -83,6 +88,19 @@ export class Operator {
     return this.#crInformer.synced ? this.#crInformer.list() : undefined;
   }
 
+  /** True when `cr` appeared, went away or changed its spec since the last event about it. */
+  #specChanged(type: 'ADDED' | 'MODIFIED' | 'DELETED', cr: KubeObject): boolean {
+    const name = cr.metadata.name;
+    const seen = this.#generations.has(name) ? this.#generations.get(name) : null;
+    if (type === 'DELETED') this.#generations.delete(name);
+    else this.#generations.set(name, cr.metadata.generation);
+    return type !== 'MODIFIED' || seen !== cr.metadata.generation;
+  }
+
+  #addAll(): void {
+    for (const cr of this.#crInformer.list()) this.queue.add(cr.metadata.name);
+  }
+
   /** Enqueue every cached CR whose object names collide with those of CR `name`. */
   #addColliding(name: string): void {
     for (const cr of this.#crInformer.list()) if (objectNamesCollide(cr.metadata.name, name)) this.queue.add(cr.metadata.name);
@@ -102,7 +120,7 @@ export class Operator {
   #scheduleResync(): void {
     if (this.#stopped) return;
     this.#resync = this.#o.clock.setTimer(() => {
-      for (const cr of this.#crInformer.list()) this.queue.add(cr.metadata.name);
+      this.#addAll();
       this.#scheduleResync();
     }, this.#o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS);
   }

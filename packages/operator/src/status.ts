@@ -17,6 +17,9 @@
 // - NodesSelected: True when the node DaemonSet schedules at least one pod, False (NoMatchingNodes)
 //   when no node matches spec.nodeSelector (or every matching node has taints the driver does not
 //   tolerate). Judged whenever the DaemonSet controller has observed the latest DaemonSet.
+// - PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, also in a
+//   PMEM-managing device mode, has a node selector that can match the same nodes (pmem-overlap.ts);
+//   a warning, both keep running. False (NoOverlap) once that ends; absent when never seen.
 // - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
 //   with desired and ready pods as the workload controllers last reported them; Ready when the
 //   workload controller observed the latest spec and every desired pod is ready and updated
@@ -34,7 +37,7 @@
 //     that condition say why).
 // Events mark transitions only: NewDeployment (first status), Running (entering Running),
 // NotRunning (leaving Running for ""), Failed/Conflict (each new failure reason), ConflictResolved,
-// NoMatchingNodes (NodesSelected turning False).
+// NoMatchingNodes (NodesSelected turning False), PmemOverlap (PmemOverlap turning True).
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import {
   formatTimestamp,
@@ -68,7 +71,7 @@ export type ReconcileOutcome =
   | ({ readonly kind: 'conflict' } & ConflictFinding)
   | {
       readonly kind: 'applied';
-      /** Certificate conditions (CertsReady, and CertsVerified for user certificates). */
+      /** Certificate conditions (CertsReady, and CertsVerified for user certificates), and PmemOverlap. */
       readonly conditions: readonly ConditionUpdate[];
       /** Set when a device-mode change was refused (everything else was applied). */
       readonly refusal?: string;
@@ -80,7 +83,7 @@ export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNo
 
 export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes';
+  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes' | 'PmemOverlap';
   readonly message: string;
 }
 
@@ -268,6 +271,8 @@ function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploym
   }
   const nodes = turnedFalse('NodesSelected');
   if (nodes !== undefined) events.push({ type: 'Warning', reason: 'NoMatchingNodes', message: nodes.message });
+  const overlap = getCondition(next.conditions, 'PmemOverlap');
+  if (overlap?.status === 'True' && getCondition(previous.conditions, 'PmemOverlap')?.status !== 'True') events.push({ type: 'Warning', reason: 'PmemOverlap', message: overlap.message });
   return events;
 }
 

@@ -47,6 +47,10 @@ export const conditionSchema: JSONSchemaProps = {
         'CertsVerified: present only when the spec carries user-supplied certificates; True when they were verified (chain, names, a TLS handshake), False with what is wrong.',
         'NodesSelected: True when the node driver DaemonSet schedules at least one pod; False (NoMatchingNodes) when no node matches spec.nodeSelector or every matching node has taints the driver does not tolerate: label the nodes with PMEM or change spec.nodeSelector.',
         CONFLICT_DESCRIPTION,
+        'PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, whose device mode also manages PMEM (lvm or direct), has a node selector that can match the same nodes ' +
+          '(the two selectors do not require different values for any common key), so both node drivers would manage the same PMEM; the message names that deployment and the labels of a node matching both. ' +
+          'A warning: both keep running. To resolve, give the deployments disjoint node selectors (the same key with different values, e.g. storage=pmem-a and storage=pmem-b) and label each node for one of them. ' +
+          'False (NoOverlap) once the overlap is gone; absent when there never was one.',
       ].join(' '),
     },
     status: { type: 'string', enum: CONDITION_STATUSES, description: 'True, False or Unknown.' },

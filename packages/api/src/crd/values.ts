@@ -21,7 +21,7 @@ export const MAX_CONTROLLER_REPLICAS = 1;
 export const CONTROLLER_REPLICAS_NOTE = ' (the node registry lives in one controller process; more replicas are not supported yet)';
 
 export const PHASES = ['', 'Running', 'Failed'] as const;
-export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed', 'Conflict', 'NodesSelected'] as const;
+export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed', 'Conflict', 'NodesSelected', 'PmemOverlap'] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 export const DRIVER_COMPONENTS = ['Controller', 'Node'] as const;
 export const DRIVER_COMPONENT_STATES = ['Ready', 'NotReady'] as const;

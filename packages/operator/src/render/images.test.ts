@@ -63,24 +63,36 @@ describe('container images', () => {
         expect(text).toMatch(new RegExp(`^ARG VERSION=${OPERATOR_VERSION.replaceAll('.', '\\.')}$`, 'm'));
       });
 
-      it(`runs packages/${d.app}/dist/main.js as ${d.user}`, () => {
+      it(`runs as ${d.user}`, () => {
         expect(existsSync(join(ROOT, `packages/${d.app}/src/main.ts`))).toBe(true);
-        expect(text).toMatch(new RegExp(`^ENTRYPOINT \\[.*"/app/packages/${d.app}/dist/main\\.js"\\]$`, 'm'));
         expect(text).toMatch(new RegExp(`^USER ${d.user}$`, 'm'));
-        expect(text).toContain(`tsc -b packages/${d.app}/tsconfig.lib.json`);
-      });
-
-      it('copies the package.json and dist/ of every workspace package the binary imports', () => {
-        for (const pkg of workspaceClosure(d.app)) {
-          expect(text).toContain(`COPY --from=build /app/packages/${pkg}/package.json ./packages/${pkg}/`);
-          expect(text).toContain(`COPY --from=build /app/packages/${pkg}/dist ./packages/${pkg}/dist`);
-        }
       });
     });
   }
 
-  it('the driver image carries the proto files the runtime loads', () => {
-    expect(read('deploy/images/driver.Dockerfile')).toContain('COPY --from=build /app/proto ./proto');
+  it('the driver image runs the bundle that tools/bundle.mjs makes, checked in the build, and nothing else', () => {
+    const text = read('deploy/images/driver.Dockerfile');
+    const bundler = read('tools/bundle.mjs');
+    // The bundle's entry is packages/driver/src/main.ts, written as pmem-csi-driver.mjs.
+    expect(bundler).toContain("entryPoints: { 'pmem-csi-driver': 'packages/driver/src/main.ts' }");
+    expect(bundler).toContain("join(root, 'packages/driver/dist/bundle')");
+    expect(text).toContain('&& node tools/bundle.mjs');
+    expect(text).toContain('&& node packages/driver/dist/bundle/pmem-csi-driver.mjs --help >/dev/null');
+    expect(text).toMatch(/^COPY --from=build \/app\/packages\/driver\/dist\/bundle \.\/$/m);
+    expect(text).toMatch(/^ENTRYPOINT \["node", "\/app\/pmem-csi-driver\.mjs"\]$/m);
+    // Everything is inside the bundle (npm dependencies, protocol descriptors): no node_modules, no proto/.
+    const copies = text.split('\n').filter((l) => l.startsWith('COPY --from=build'));
+    expect(copies).toEqual(['COPY --from=build /app/packages/driver/dist/bundle ./']);
+  });
+
+  it('the operator image runs packages/operator/dist/main.js with the package.json and dist/ of every workspace package it imports', () => {
+    const text = read('deploy/images/operator.Dockerfile');
+    expect(text).toMatch(/^ENTRYPOINT \[.*"\/app\/packages\/operator\/dist\/main\.js"\]$/m);
+    expect(text).toContain('tsc -b packages/operator/tsconfig.lib.json');
+    for (const pkg of workspaceClosure('operator')) {
+      expect(text).toContain(`COPY --from=build /app/packages/${pkg}/package.json ./packages/${pkg}/`);
+      expect(text).toContain(`COPY --from=build /app/packages/${pkg}/dist ./packages/${pkg}/dist`);
+    }
   });
 
   it('have valid default references of this version', () => {

@@ -105,6 +105,7 @@ describe('cluster: operator', () => {
     expect(conditions.map((c) => [c.type, c.status, c.reason]).sort()).toEqual([
       ['CertsReady', 'True', 'OperatorIssued'],
       ['DriverDeployed', 'True', 'AllObjectsApplied'],
+      ['NodesSelected', 'True', 'NodesMatch'],
     ]);
     for (const c of conditions) {
       expect(c.observedGeneration).toBe(cr.metadata.generation);

@@ -4,10 +4,10 @@
 // the driver image runs; default flags otherwise).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '@pmem-csi/driver';
-import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY, createCa, createLeaf, type CertificateAndKey, type TlsFiles } from '@pmem-csi/runtime';
+import { freePort, makeLocalCerts } from '@pmem-csi/driver';
+import { DEFAULT_KEY_BITS, type TlsFiles } from '@pmem-csi/runtime';
 import { start, waitForEvent, type HostProcess } from './procs.js';
 
 export interface BenchCerts {
@@ -56,23 +56,9 @@ export function buildAll(repo: string, say: (line: string) => void): { bench: st
   return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };
 }
 
-async function writeSet(dir: string, caPem: string, leaf: CertificateAndKey): Promise<TlsFiles> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
-  await writeFile(files.caFile, caPem);
-  await writeFile(files.certFile, leaf.certPem);
-  await writeFile(files.keyFile, leaf.keyPem, { mode: 0o600 });
-  return files;
-}
-
 /** A CA and the two identities, issued like the operator does (the runtime's default key size). */
-export async function makeCerts(dir: string): Promise<BenchCerts> {
-  const ca = await createCa({ commonName: 'pmem-csi bench CA', validityDays: 2 });
-  const [registry, nodeController] = await Promise.all([
-    createLeaf({ ca, dnsName: REGISTRY_IDENTITY, validityDays: 2 }),
-    createLeaf({ ca, dnsName: NODE_CONTROLLER_IDENTITY, validityDays: 2 }),
-  ]);
-  return { registry: await writeSet(join(dir, 'registry'), ca.certPem, registry), nodeController: await writeSet(join(dir, 'node-controller'), ca.certPem, nodeController) };
+export function makeCerts(dir: string): Promise<BenchCerts> {
+  return makeLocalCerts(dir, { keyBits: DEFAULT_KEY_BITS, validityDays: 2, commonName: 'pmem-csi bench CA' });
 }
 
 /** -ca/-cert/-key flags of the Go tools. */

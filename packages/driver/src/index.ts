@@ -5,5 +5,6 @@ export * from './status-table.js';
 export { controllerStatusSource, nodeStatusSource, renderMetrics, renderNodeMetrics, serveStatus, type StatusServer, type StatusSource } from './status-http.js';
 export { startLocalStack, chooseDeviceMode, NODE_SIZES, type LocalStack, type LocalNode } from './local/stack.js';
 export { fetchStatus } from './local/status-command.js';
+export { makeLocalCerts, type LocalCerts, type LocalCertsOptions } from './local/certs.js';
 export { freePort, waitUntil } from './local/processes.js';
 export { ControllerCsi, NodeCsi, mountCapability } from './local/csi-clients.js';

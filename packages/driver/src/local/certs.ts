@@ -2,7 +2,7 @@
 // certificate (SAN pmem-registry) for the controller and a node-controller certificate (SAN
 // pmem-node-controller) shared by the node drivers. Keys are written with mode 0600.
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { createCa, createLeaf, type TlsFiles } from '@pmem-csi/runtime';
+import { createCa, createLeaf, type RsaKeyBits, type TlsFiles } from '@pmem-csi/runtime';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -20,12 +20,20 @@ async function writeSet(dir: string, caPem: string, leaf: { certPem: string; key
   return files;
 }
 
-/** Create a fresh CA and both leaf certificates under `dir` (RSA 2048: a throw-away local CA). */
-export async function makeLocalCerts(dir: string): Promise<LocalCerts> {
-  const ca = await createCa({ commonName: 'pmem-csi local CA', validityDays: 7, keyBits: 2048 });
+export interface LocalCertsOptions {
+  /** RSA modulus size (default 2048: a throw-away local CA; the benchmarks use the operator's size). */
+  readonly keyBits?: RsaKeyBits;
+  readonly validityDays?: number;
+  readonly commonName?: string;
+}
+
+/** Create a fresh CA and both leaf certificates under `dir`. */
+export async function makeLocalCerts(dir: string, options: LocalCertsOptions = {}): Promise<LocalCerts> {
+  const { keyBits = 2048, validityDays = 7, commonName = 'pmem-csi local CA' } = options;
+  const ca = await createCa({ commonName, validityDays, keyBits });
   const [registry, nodeController] = await Promise.all([
-    createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays: 7, keyBits: 2048 }),
-    createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays: 7, keyBits: 2048 }),
+    createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays, keyBits }),
+    createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays, keyBits }),
   ]);
   return {
     registry: await writeSet(join(dir, 'registry'), ca.certPem, registry),

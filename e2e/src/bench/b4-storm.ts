@@ -37,7 +37,7 @@ interface StormRun {
 /** Storm sizes of a run. */
 export const stormSizes = (ctx: BenchContext): number[] => (ctx.smoke ? [10, 100] : [10, 100, 1000, 5000]);
 
-/** The production lease (30 s) in full runs; 6 s in smoke runs, so the controller settles in 9 s. */
+/** The production lease (30 s) in full runs; 6 s in smoke runs (the maximum lease is 4 × it, so the controller settles in 15 s). */
 const leaseOf = (ctx: BenchContext): number => (ctx.smoke ? 6 : 30);
 
 async function storm(ctx: BenchContext, nodes: number, ctl: Controller): Promise<StormRun> {
@@ -93,7 +93,8 @@ function stormFigures(r: StormRun): FigureSpec[] {
 }
 
 // Every storm's controller is started at the beginning, so that the start-up settle periods
-// (1.5 × lease + (120 s − lease) / 3, during which CreateVolume answers UNAVAILABLE) run at the
+// (1.5 × lease + (max lease − lease) / 3 with max lease = 4 × lease, i.e. 2.5 × lease, during which
+// CreateVolume answers UNAVAILABLE; see controller/src/node-registry.ts settleMsFor) run at the
 // same time; each controller is idle until its storm and stopped after it.
 export async function runB4(ctx: BenchContext): Promise<ScenarioResult> {
   const sizes = stormSizes(ctx);

@@ -6,7 +6,7 @@
 // Each mode imports only its own package (a node never loads the controller, and the reverse): the
 // module graph is most of the driver's start-up time.
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { channelCredentials, grpcAddress, serverCredentials, type Logger, type TlsFiles } from '@pmem-csi/runtime';
+import { channelCredentialsFromSource, grpcAddress, serverCredentialsFromSource, TlsFileSource, type Logger, type TlsFiles } from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from './flags.js';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
 
@@ -19,9 +19,11 @@ function tlsFiles(c: { caFile: string; certFile: string; keyFile: string }): Tls
 /** Controller mode: registry (mTLS, accepts only node-controller certificates) + CSI controller. */
 export async function runController(c: ControllerConfig, log: Logger): Promise<() => Promise<void>> {
   const { startController } = await import('@pmem-csi/controller');
-  const files = tlsFiles(c);
-  const registryCredentials = await serverCredentials(files, { allowedClientSan: NODE_CONTROLLER_SAN, logger: log });
-  const nodeCredentials = await channelCredentials(files, { expectedServerName: NODE_CONTROLLER_SAN, logger: log });
+  // One source of the pod's certificate files for its server and its clients: read, validated and
+  // watched once.
+  const tls = await TlsFileSource.open(tlsFiles(c), { logger: log });
+  const registryCredentials = serverCredentialsFromSource(tls, { allowedClientSan: NODE_CONTROLLER_SAN });
+  const nodeCredentials = channelCredentialsFromSource(tls, { expectedServerName: NODE_CONTROLLER_SAN });
   const controller = await startController({
     driverName: c.driverName,
     vendorVersion: DRIVER_VERSION,
@@ -46,7 +48,7 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
 /** Node mode: CSI node service + node-controller (mTLS, accepts only the registry's certificate). */
 export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise<void>> {
   const { startNodeDriver } = await import('@pmem-csi/node');
-  const files = tlsFiles(c);
+  const tls = await TlsFileSource.open(tlsFiles(c), { logger: log });
   const node = await startNodeDriver({
     driverName: c.driverName,
     nodeId: c.nodeId,
@@ -57,8 +59,8 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     nodeControllerAddress: c.nodeControllerListen,
     advertisedEndpoint: c.advertisedEndpoint,
     registryAddress: c.registryEndpoint,
-    serverCredentials: await serverCredentials(files, { allowedClientSan: REGISTRY_SAN, logger: log }),
-    channelCredentials: await channelCredentials(files, { expectedServerName: REGISTRY_SAN, logger: log }),
+    serverCredentials: serverCredentialsFromSource(tls, { allowedClientSan: REGISTRY_SAN }),
+    channelCredentials: channelCredentialsFromSource(tls, { expectedServerName: REGISTRY_SAN }),
     log,
     version: DRIVER_VERSION,
   });

@@ -151,7 +151,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const say = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
   const startedAt = new Date();
   const t0 = performance.now();
-  const { bench, driverMain } = buildAll(REPO, say);
+  const { bench, driverMain } = await buildAll(REPO, say);
   const dir = await mkdtemp(join(tmpdir(), 'pmem-csi-bench-'));
   say(`work directory ${dir}; ${o.smoke ? 'smoke' : 'full'} run of ${o.scenarios.join(' ')}`);
   const ctx: BenchContext = { repo: REPO, dir, bench, driverMain, certs: await makeCerts(join(dir, 'certs')), smoke: o.smoke, rounds: o.smoke ? 1 : 3, say };

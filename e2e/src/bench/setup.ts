@@ -2,12 +2,12 @@
 // directory with certificates from the project's own CA code, and starting the production
 // driver processes (`node packages/driver/dist/bundle/pmem-csi-driver.mjs --mode ...`, the bundle
 // the driver image runs; default flags otherwise).
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort, makeLocalCerts } from '@pmem-csi/driver';
 import { DEFAULT_KEY_BITS, type TlsFiles } from '@pmem-csi/runtime';
+import { runTool } from '../cluster/processes.js';
 import { start, waitForEvent, type HostProcess } from './procs.js';
 
 export interface BenchCerts {
@@ -32,25 +32,15 @@ export interface BenchContext {
   say(line: string): void;
 }
 
-/** Run a build step; fails with its output. */
-function build(what: string, [cmd = '', ...args]: readonly string[], o: { cwd: string; timeoutMs: number }): string {
-  const res = spawnSync(cmd, args, { cwd: o.cwd, encoding: 'utf8', timeout: o.timeoutMs, maxBuffer: 64 * 1024 * 1024 });
-  if (res.status !== 0) {
-    const why = res.error?.message ?? `exit code ${res.status ?? res.signal}`;
-    throw new Error(`${what} failed (${why}):\n${`${res.stdout}\n${res.stderr}`.trim().split('\n').slice(-25).join('\n')}`);
-  }
-  return res.stdout;
-}
-
 /** The driver bundle (production build, tools/bundle.mjs) and the Go tools through bootstrap.sh; returns the tool path. */
-export function buildAll(repo: string, say: (line: string) => void): { bench: string; driverMain: string } {
+export async function buildAll(repo: string, say: (line: string) => void): Promise<{ bench: string; driverMain: string }> {
   say('building the driver: node tools/bundle.mjs');
-  build('tools/bundle.mjs', [process.execPath, join(repo, 'tools/bundle.mjs')], { cwd: repo, timeoutMs: 5 * 60_000 });
+  await runTool(process.execPath, [join(repo, 'tools/bundle.mjs')], { cwd: repo, timeoutMs: 5 * 60_000 });
   const driverMain = join(repo, 'packages/driver/dist/bundle/pmem-csi-driver.mjs');
   if (!existsSync(driverMain)) throw new Error(`the build made no ${driverMain}`);
   say('building the Go tools: bash e2e/tools/bootstrap.sh bench-tools');
-  build('bootstrap.sh bench-tools', ['bash', 'e2e/tools/bootstrap.sh', 'bench-tools'], { cwd: repo, timeoutMs: 30 * 60_000 });
-  const env = build('bootstrap.sh --print-env bench-tools', ['bash', 'e2e/tools/bootstrap.sh', '--print-env', 'bench-tools'], { cwd: repo, timeoutMs: 60_000 });
+  await runTool('bash', ['e2e/tools/bootstrap.sh', 'bench-tools'], { cwd: repo, timeoutMs: 30 * 60_000 });
+  const env = (await runTool('bash', ['e2e/tools/bootstrap.sh', '--print-env', 'bench-tools'], { cwd: repo, timeoutMs: 60_000 })).stdout;
   const m = /^export PMEM_CSI_PMEM_CSI_BENCH=(.+)$/m.exec(env);
   if (m?.[1] === undefined) throw new Error(`bootstrap.sh --print-env bench-tools printed no PMEM_CSI_PMEM_CSI_BENCH:\n${env}`);
   return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };

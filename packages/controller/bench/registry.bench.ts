@@ -14,7 +14,7 @@
 //      (defaults: in process 1000 5000 20000; --grpc 1000; --insecure: the same without TLS, to see what TLS costs;
 //      --ecdsa: P-256 certificates made with the openssl CLI instead of the operator's RSA-3072)
 import * as grpc from '@grpc/grpc-js';
-import { execFileSync, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
 import {
-  channelCredentials, createCa, createLeaf, loadRegistry, nullLogger, serverCredentials, unary, type CertificateAndKey, type registry, type RegistryClient, type TlsFiles,
+  channelCredentials, createCa, createLeaf, HostRunner, loadRegistry, nullLogger, serverCredentials, unary, type CertificateAndKey, type registry, type RegistryClient, type TlsFiles,
 } from '@pmem-csi/runtime';
 import { startController } from '../src/controller.js';
 import type { NodeConnections } from '../src/node-client.js';
@@ -106,13 +106,16 @@ interface ToParent {
 }
 
 /** ECDSA P-256 certificates from the openssl CLI (the runtime issues RSA only), for --ecdsa. */
-function ecdsaCerts(dir: string): { ca: CertificateAndKey; server: CertificateAndKey; client: CertificateAndKey } {
-  const openssl = (argv: string[]): void => void execFileSync('openssl', argv, { cwd: dir, stdio: 'ignore', timeout: 30_000 });
+async function ecdsaCerts(dir: string): Promise<{ ca: CertificateAndKey; server: CertificateAndKey; client: CertificateAndKey }> {
+  // Through the command runner: a timeout, and an error naming openssl when it is not installed.
+  const runner = new HostRunner();
+  const openssl = async (argv: string[]): Promise<void> => void (await runner.run('openssl', argv, { timeoutMs: 30_000 }));
+  const f = (name: string): string => join(dir, name);
   const read = (name: string): CertificateAndKey => ({ certPem: readFileSync(join(dir, `${name}.pem`), 'utf8'), keyPem: readFileSync(join(dir, `${name}-key.pem`), 'utf8') });
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=bench-ca']);
+  await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', f('ca-key.pem'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=bench-ca']);
   for (const [name, san] of [['server', REGISTRY_SAN], ['client', NODE_CONTROLLER_SAN]] as const) {
-    openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${san}`]);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2',
+    await openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', f(`${name}-key.pem`), '-out', f(`${name}.csr`), '-subj', `/CN=${san}`]);
+    await openssl(['x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.pem'), '-CAkey', f('ca-key.pem'), '-CAcreateserial', '-out', f(`${name}.pem`), '-days', '2',
       '-extfile', writeExt(dir, name, san)]);
   }
   return { ca: read('ca'), server: read('server'), client: read('client') };
@@ -129,7 +132,7 @@ async function writeCerts(dir: string): Promise<{ server: TlsFiles; client: TlsF
   let server: CertificateAndKey;
   let client: CertificateAndKey;
   if (ECDSA) {
-    ({ ca, server, client } = ecdsaCerts(dir));
+    ({ ca, server, client } = await ecdsaCerts(dir));
   } else {
     ca = await createCa({ commonName: 'bench-ca', validityDays: 2 });
     server = await createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays: 2 });

@@ -5,6 +5,7 @@ import {
   DEFAULT_PROVISIONER_IMAGE,
   DEFAULT_RESOURCES,
   effectivePmemPercentage,
+  emulatedSizeBytes,
   withDefaults,
   type DefaultedSpec,
 } from './defaults.js';
@@ -34,6 +35,7 @@ const EVERY_DEFAULT: DefaultedSpec = {
   logFormat: 'text',
   nodeSelector: { storage: 'pmem' },
   pmemPercentage: 100,
+  emulatedSize: '4Gi',
   labels: {},
   kubeletDir: '/var/lib/kubelet',
   controllerReplicas: 1,
@@ -68,6 +70,7 @@ describe('withDefaults', () => {
       logFormat: 'json',
       nodeSelector: {},
       pmemPercentage: 0,
+      emulatedSize: 268435456,
       labels: { team: 'storage' },
       kubeletDir: '/var/snap/kubelet',
       controllerReplicas: 2,
@@ -119,5 +122,29 @@ describe('effectivePmemPercentage', () => {
     [100, 100],
   ])('%p -> %p', (input, effective) => {
     expect(effectivePmemPercentage(input)).toBe(effective);
+  });
+});
+
+describe('emulatedSizeBytes', () => {
+  it.each<[unknown, number | undefined]>([
+    ['4Gi', 4 * 1024 ** 3],
+    ['64Mi', 64 * 1024 ** 2],
+    ['1Ti', 1024 ** 4],
+    ['1.5Gi', 1.5 * 1024 ** 3],
+    ['5G', 5e9],
+    [268435456, 268435456],
+    ['268435456', 268435456],
+    ['63Mi', undefined],
+    ['1025Gi', undefined],
+    ['2Ti', undefined],
+    [67108863, undefined],
+    [1.5, undefined],
+    ['4GiB', undefined],
+    ['100m', undefined],
+    ['', undefined],
+    [null, undefined],
+    [{}, undefined],
+  ])('%p -> %p', (input, bytes) => {
+    expect(emulatedSizeBytes(input)).toBe(bytes);
   });
 });

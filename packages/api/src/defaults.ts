@@ -1,8 +1,9 @@
 // Turns a user's (possibly sparse) PmemCSIDeployment spec into the fully defaulted spec that the
 // operator's builders consume. Pure: the input is never mutated and the result shares no objects
 // with it, so callers may freeze, cache or compare either side.
-import { SPEC_DEFAULTS, type ResourceField } from './crd/values.js';
+import { EMULATED_SIZE_RANGE, SPEC_DEFAULTS, type ResourceField } from './crd/values.js';
 import type { DeviceMode, ImagePullPolicy, LogFormat, PmemCSIDeploymentSpec, ResourceRequirements } from './generated/pmemcsideployment.js';
+import { parseQuantityBytes } from './quantity.js';
 
 export const DEFAULT_PROVISIONER_IMAGE = 'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0';
 export const DEFAULT_NODE_REGISTRAR_IMAGE = 'registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0';
@@ -41,6 +42,7 @@ export function withDefaults(spec: PmemCSIDeploymentSpec | undefined, context: D
     logFormat: SPEC_DEFAULTS.logFormat satisfies LogFormat,
     nodeSelector: { ...SPEC_DEFAULTS.nodeSelector },
     pmemPercentage: SPEC_DEFAULTS.pmemPercentage,
+    emulatedSize: SPEC_DEFAULTS.emulatedSize,
     labels: {},
     kubeletDir: SPEC_DEFAULTS.kubeletDir,
     controllerReplicas: SPEC_DEFAULTS.controllerReplicas,
@@ -62,4 +64,26 @@ function setFields(spec: PmemCSIDeploymentSpec): PmemCSIDeploymentSpec {
 /** The percentage of each region that lvm mode may use: 0 (and unset) mean 100, as in the Go driver. */
 export function effectivePmemPercentage(pmemPercentage: number | undefined): number {
   return pmemPercentage === undefined || pmemPercentage === 0 ? 100 : pmemPercentage;
+}
+
+/** What spec.emulatedSize accepts, for messages. */
+export const EMULATED_SIZE_ALLOWED = `quantities from ${EMULATED_SIZE_RANGE.min} (${EMULATED_SIZE_RANGE.minBytes} bytes) to ${EMULATED_SIZE_RANGE.max} (${EMULATED_SIZE_RANGE.maxBytes} bytes), e.g. 4Gi or 512Mi`;
+
+/**
+ * Bytes of an emulatedSize value (a quantity string or a whole number of bytes), or undefined when
+ * it is not a quantity of bytes within EMULATED_SIZE_RANGE.
+ */
+export function emulatedSizeBytes(value: unknown): number | undefined {
+  let bytes: number;
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) return undefined;
+    bytes = value;
+  } else if (typeof value === 'string') {
+    const parsed = parseQuantityBytes(value);
+    if (!parsed.ok) return undefined;
+    bytes = parsed.value;
+  } else {
+    return undefined;
+  }
+  return bytes >= EMULATED_SIZE_RANGE.minBytes && bytes <= EMULATED_SIZE_RANGE.maxBytes ? bytes : undefined;
 }

@@ -1,11 +1,12 @@
 import { userCertificates, validateDeployment, validateSpec } from './validate.js';
 
 const SPEC_FIELDS =
-  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey';
+  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey';
 const IMAGE = 'an image reference [registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 const LABEL_KEYS =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
 const LABEL_VALUES = "label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty)";
+const EMULATED_SIZE = 'quantities from 64Mi (67108864 bytes) to 1Ti (1099511627776 bytes), e.g. 4Gi or 512Mi';
 const QUANTITIES = 'non-negative quantities such as 100m, 0.5, 250Mi or 1Gi';
 const DRIVER_NAME =
   "a DNS subdomain of at most 52 characters (lowercase letters, digits, '-' and '.') starting with a letter, because it is the CSI driver name and prefixes Service names";
@@ -42,6 +43,7 @@ describe('validateSpec', () => {
         logFormat: 'json',
         nodeSelector: { 'feature.node.kubernetes.io/memory-nv.present': 'true', storage: '' },
         pmemPercentage: 0,
+        emulatedSize: '1.5Gi',
         labels: { team: 'storage', 'example.com/cost-center': 'a_1.b-2' },
         kubeletDir: '/var/lib/kubelet/',
         controllerReplicas: 1,
@@ -49,6 +51,13 @@ describe('validateSpec', () => {
         ...ALL_CERTS,
       }),
     ).toEqual([]);
+  });
+
+  it('accepts every offered device mode, emulated with a size as a quantity or in bytes', () => {
+    for (const deviceMode of ['lvm', 'direct', 'emulated']) expect(validateSpec({ deviceMode })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '512Mi' })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', emulatedSize: 1099511627776 })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '64Mi' })).toEqual([]);
   });
 
   it('treats null and undefined fields and empty certificate fields as unset', () => {
@@ -69,14 +78,22 @@ describe('validateSpec', () => {
   });
 
   it('uses the given path prefix', () => {
-    expect(validateSpec({ deviceMode: 'fake' }, 'items[0].spec')).toEqual([problem('items[0].spec.deviceMode', '"fake"', 'lvm, direct')]);
+    expect(validateSpec({ deviceMode: 'fake' }, 'items[0].spec')).toEqual([problem('items[0].spec.deviceMode', '"fake"', 'lvm, direct, emulated')]);
   });
 
   type Case = [field: string, value: unknown, expected: { path: string; message: string }[]];
   it.each<Case>([
-    ['deviceMode', 'fake', [problem('spec.deviceMode', '"fake"', 'lvm, direct')]],
-    ['deviceMode', 'emulated', [problem('spec.deviceMode', '"emulated"', 'lvm, direct')]],
-    ['deviceMode', 'LVM', [problem('spec.deviceMode', '"LVM"', 'lvm, direct')]],
+    ['deviceMode', 'fake', [problem('spec.deviceMode', '"fake"', 'lvm, direct, emulated')]],
+    ['deviceMode', 'Emulated', [problem('spec.deviceMode', '"Emulated"', 'lvm, direct, emulated')]],
+    ['deviceMode', 'LVM', [problem('spec.deviceMode', '"LVM"', 'lvm, direct, emulated')]],
+    ['emulatedSize', '63Mi', [problem('spec.emulatedSize', '"63Mi"', EMULATED_SIZE)]],
+    ['emulatedSize', '1025Gi', [problem('spec.emulatedSize', '"1025Gi"', EMULATED_SIZE)]],
+    ['emulatedSize', 67108863, [problem('spec.emulatedSize', '67108863', EMULATED_SIZE)]],
+    ['emulatedSize', '4 Gi', [problem('spec.emulatedSize', '"4 Gi"', EMULATED_SIZE)]],
+    ['emulatedSize', '-4Gi', [problem('spec.emulatedSize', '"-4Gi"', EMULATED_SIZE)]],
+    ['emulatedSize', '4000m', [problem('spec.emulatedSize', '"4000m"', EMULATED_SIZE)]],
+    ['emulatedSize', 4.5e9 + 0.5, [problem('spec.emulatedSize', '4500000000.5', EMULATED_SIZE)]],
+    ['emulatedSize', true, [problem('spec.emulatedSize', 'true', EMULATED_SIZE)]],
     ['imagePullPolicy', 'always', [problem('spec.imagePullPolicy', '"always"', 'Always, IfNotPresent, Never')]],
     ['logFormat', 'xml', [problem('spec.logFormat', '"xml"', 'text, json')]],
     ['logFormat', 1, [problem('spec.logFormat', '1', 'text, json')]],
@@ -194,7 +211,7 @@ describe('validateDeployment', () => {
     [{ ...valid, metadata: { name: 'pmem..example.com' } }, [problem('metadata.name', '"pmem..example.com"', DRIVER_NAME)]],
     [{ ...valid, metadata: { name: 'pmem-' } }, [problem('metadata.name', '"pmem-"', DRIVER_NAME)]],
     [{ ...valid, metadata: { name: `a${'b'.repeat(52)}` } }, [problem('metadata.name', `"a${'b'.repeat(52)}"`, DRIVER_NAME)]],
-    [{ ...valid, spec: { deviceMode: 'fake' } }, [problem('spec.deviceMode', '"fake"', 'lvm, direct')]],
+    [{ ...valid, spec: { deviceMode: 'fake' } }, [problem('spec.deviceMode', '"fake"', 'lvm, direct, emulated')]],
     [{ ...valid, spec: 'x' }, [problem('spec', '"x"', 'an object')]],
   ])('%j', (obj, expected) => {
     expect(validateDeployment(obj)).toEqual(expected);

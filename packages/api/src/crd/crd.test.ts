@@ -128,8 +128,17 @@ describe('the CRD schema', () => {
     ]);
   });
 
-  it('offers only lvm and direct device modes', () => {
-    expect(specSchema.properties?.deviceMode?.enum).toEqual(['lvm', 'direct']);
+  it('offers lvm, direct and emulated (never fake), and says emulated is not persistent memory', () => {
+    const deviceMode = specSchema.properties?.deviceMode;
+    expect(deviceMode?.enum).toEqual(['lvm', 'direct', 'emulated']);
+    expect(deviceMode?.description).toMatch(/emulated, which is NOT persistent memory: each volume is a sparse file .* loop device/);
+    expect(deviceMode?.description).toMatch(/EmulatedPmem=True/);
+  });
+
+  it('documents emulatedSize as an emulated-only quantity with its range and default', () => {
+    const field = specSchema.properties?.emulatedSize;
+    expect(field).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '4Gi' });
+    expect(field?.description).toMatch(/^emulated mode only: .* from 64Mi to 1Ti/);
   });
 
   it('agrees with the validator and the generated types', () => {

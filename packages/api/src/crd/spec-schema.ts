@@ -6,6 +6,7 @@ import { QUANTITY_PATTERN } from '../quantity.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import {
   DEVICE_MODES,
+  EMULATED_SIZE_RANGE,
   IMAGE_PULL_POLICIES,
   LOG_FORMATS,
   LOG_LEVEL_RANGE,
@@ -89,7 +90,10 @@ export const specSchema: JSONSchemaProps = {
       enum: DEVICE_MODES,
       default: SPEC_DEFAULTS.deviceMode,
       description:
-        'How PMEM is managed on the nodes: lvm (one volume group per region, one logical volume per PMEM volume) or direct (one namespace per PMEM volume).',
+        'How the node driver provides volumes: lvm (PMEM: one volume group per region, one logical volume per volume), direct (PMEM: one namespace per volume) ' +
+        'or emulated, which is NOT persistent memory: each volume is a sparse file in /var/lib/<driver name>/emulated on the node\'s disk, attached to a loop device ' +
+        '(real filesystems and mounts, no DAX, no PMEM speed, capacity spec.emulatedSize per node), for trying PMEM-CSI on nodes without NVDIMMs; ' +
+        'the status then carries the condition EmulatedPmem=True. Cannot be changed while volumes of the driver exist.',
     },
     logLevel: {
       type: 'integer',
@@ -114,6 +118,13 @@ export const specSchema: JSONSchemaProps = {
       maximum: PMEM_PERCENTAGE_RANGE.max,
       default: SPEC_DEFAULTS.pmemPercentage,
       description: 'lvm mode only: percentage of each PMEM region that the driver may use, 0 to 100; 0 means 100.',
+    },
+    emulatedSize: {
+      ...quantitySchema,
+      default: SPEC_DEFAULTS.emulatedSize,
+      description:
+        `emulated mode only: the capacity each node driver offers, a quantity from ${EMULATED_SIZE_RANGE.min} to ${EMULATED_SIZE_RANGE.max} (e.g. 4Gi). ` +
+        "The volumes are sparse files on the node's disk, which must have room for what the volumes write.",
     },
     labels: stringMap('Labels added to every object that the operator creates for this driver (in addition to its own).'),
     kubeletDir: {

@@ -28,6 +28,12 @@ const CONFLICT_DESCRIPTION =
   "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
   'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.'
 
+/** What the EmulatedPmem condition means: the driver provides volumes that are not persistent memory. */
+const EMULATED_PMEM_DESCRIPTION =
+  'EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are sparse files in /var/lib/<driver name>/emulated on each node\'s disk, ' +
+  'attached to loop devices; they are NOT persistent memory (no DAX, disk speed and durability); the message gives the capacity per node. ' +
+  'A notice, not an error: the driver works. False (PmemDeviceMode) once the driver runs in lvm or direct mode again; absent when it never ran emulated.';
+
 const timestamp = (description: string): JSONSchemaProps => ({ type: 'string', format: 'date-time', description });
 
 const generation = (description: string): JSONSchemaProps => ({ type: 'integer', format: 'int64', minimum: 0, description });
@@ -50,7 +56,8 @@ export const conditionSchema: JSONSchemaProps = {
         'PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, whose device mode also manages PMEM (lvm or direct), has a node selector that can match the same nodes ' +
           '(the two selectors do not require different values for any common key), so both node drivers would manage the same PMEM; the message names that deployment and the labels of a node matching both. ' +
           'A warning: both keep running. To resolve, give the deployments disjoint node selectors (the same key with different values, e.g. storage=pmem-a and storage=pmem-b) and label each node for one of them. ' +
-          'False (NoOverlap) once the overlap is gone; absent when there never was one.',
+          'False (NoOverlap) once the overlap is gone; absent when there never was one. Deployments in emulated mode manage no PMEM and never overlap.',
+        EMULATED_PMEM_DESCRIPTION,
       ].join(' '),
     },
     status: { type: 'string', enum: CONDITION_STATUSES, description: 'True, False or Unknown.' },

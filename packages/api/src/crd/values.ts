@@ -2,8 +2,21 @@
 // validator and withDefaults() all read them from here, so that the apiserver, the operator and
 // the generated types can never disagree about what a valid spec is.
 
-/** Device modes a user may choose. `fake` and the emulated mode are for tests and never offered. */
-export const DEVICE_MODES = ['lvm', 'direct'] as const;
+/**
+ * Device modes a user may choose. lvm and direct manage real PMEM; emulated is NOT persistent
+ * memory: each volume is a sparse file under the driver's state directory on the node's disk,
+ * attached to a loop device (for trying PMEM-CSI on a cluster without NVDIMMs, and for tests).
+ * `fake` (no block devices at all, for scale tests) is never offered.
+ */
+export const DEVICE_MODES = ['lvm', 'direct', 'emulated'] as const;
+/** The device modes whose node driver manages the node's real PMEM (regions, namespaces). */
+export const PMEM_DEVICE_MODES = ['lvm', 'direct'] as const;
+/**
+ * emulated mode only: the pool each node driver offers, a quantity (bytes). The lower bound is the
+ * driver's (--emulated-size); the upper one keeps a typo (4Pi for 4Gi) from advertising capacity
+ * the node's disk cannot hold: the pool is sparse files on that disk, allocated as volumes are written.
+ */
+export const EMULATED_SIZE_RANGE = { min: '64Mi', max: '1Ti', minBytes: 64 * 1024 ** 2, maxBytes: 1024 ** 4 } as const;
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 /** klog-style verbosity: 0 is errors and important events only, 5 debugging, 10 tracing. */
@@ -21,7 +34,7 @@ export const MAX_CONTROLLER_REPLICAS = 1;
 export const CONTROLLER_REPLICAS_NOTE = ' (the node registry lives in one controller process; more replicas are not supported yet)';
 
 export const PHASES = ['', 'Running', 'Failed'] as const;
-export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed', 'Conflict', 'NodesSelected', 'PmemOverlap'] as const;
+export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed', 'Conflict', 'NodesSelected', 'PmemOverlap', 'EmulatedPmem'] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 export const DRIVER_COMPONENTS = ['Controller', 'Node'] as const;
 export const DRIVER_COMPONENT_STATES = ['Ready', 'NotReady'] as const;
@@ -61,6 +74,7 @@ export const SPEC_DEFAULTS = {
   logFormat: 'text',
   nodeSelector: { storage: 'pmem' },
   pmemPercentage: 100,
+  emulatedSize: '4Gi',
   kubeletDir: '/var/lib/kubelet',
   controllerReplicas: 1,
   maxUnavailable: 1,

@@ -1,5 +1,6 @@
 // One check per PmemCSIDeployment spec field. The table is typed by the generated spec type, so a
 // field added to the schema does not compile until it has a check here.
+import { EMULATED_SIZE_ALLOWED, emulatedSizeBytes } from '../defaults.js';
 import { isQuantity } from '../quantity.js';
 import {
   DEVICE_MODES,
@@ -77,6 +78,8 @@ const resources: FieldCheck = (value, path) => {
   );
 };
 
+const emulatedSize: FieldCheck = (value, path) => (emulatedSizeBytes(value) === undefined ? [badValue(path, value, EMULATED_SIZE_ALLOWED)] : ok);
+
 const kubeletDir: FieldCheck = (value, path) =>
   typeof value === 'string' && isCleanAbsolutePath(value) ? ok : [badValue(path, value, "an absolute path without '.' or '..' segments")];
 
@@ -112,6 +115,7 @@ export const SPEC_FIELD_CHECKS: Readonly<Record<keyof PmemCSIDeploymentSpec, Fie
   logFormat: oneOf(LOG_FORMATS),
   nodeSelector: labelMap(false),
   pmemPercentage: integer(PMEM_PERCENTAGE_RANGE.min, PMEM_PERCENTAGE_RANGE.max, ' (0 means 100)'),
+  emulatedSize,
   labels: labelMap(true),
   kubeletDir,
   controllerReplicas: integer(MIN_CONTROLLER_REPLICAS, MAX_CONTROLLER_REPLICAS, CONTROLLER_REPLICAS_NOTE),

@@ -38,7 +38,7 @@ die() { say "error: $*"; exit 2; }
 # --- the pins, read from versions.env (into arrays: no subshells, so a warm run stays fast) ---
 declare -A VER BINS
 # Tools built from this repository's sources (version "source" in versions.env).
-declare -A SRC_DIR=([bench-tools]="$(cd "$HERE/../bench/go" && pwd)")
+declare -A SRC_DIR=([bench-tools]="$(cd "$HERE/../bench/go" && pwd)" [realnode-tools]="$(cd "$HERE/../realnode/go" && pwd)")
 
 # The version of a tool built from its sources: src-<sha256 of its go.mod, go.sum and *.go files,
 # names and contents>, so that every edit builds (and caches) a new version.
@@ -63,6 +63,8 @@ load_pins() {
   done
 }
 load_pins
+[[ "${VER[kubelet]:-}" == "${VER[kubernetes]:-}" ]] ||
+  die "versions.env: KUBELET_VERSION (${VER[kubelet]:-unset}) must equal KUBERNETES_VERSION (${VER[kubernetes]:-unset})"
 
 # A tool name or one of the binaries it provides -> the tool name.
 resolve_tool() {
@@ -114,12 +116,22 @@ recipe() {
       MODULE=pmem-csi.local/bench
       PKGS=(./cmd/pmem-csi-bench)
       LDFLAGS+=" -X main.version=$v" ;;
-    kubernetes)
-      METHOD=wrapper ESTIMATE="~15-40 min, depending on the load" REPLACES=staging
+    realnode-tools) # the real-node tier's Go module in this repository (e2e/realnode/go)
+      METHOD=local ESTIMATE="~1-2 min cold, seconds with a warm Go cache"
+      MODULE=pmem-csi.local/realnode
+      PKGS=(./cmd/pmem-csi-pause ./cmd/pmem-csi-registrar)
+      LDFLAGS+=" -X main.version=$v" ;;
+    coredns)
+      METHOD=install ESTIMATE="~3-8 min"
+      PKGS=(github.com/coredns/coredns) ;;
+    kubernetes | kubelet)
+      METHOD=wrapper REPLACES=staging
+      ESTIMATE="~15-40 min, depending on the load"
+      [[ "$tool" == kubelet ]] && ESTIMATE="~5-15 min (shares the control plane's Go build cache)"
       MODULE=k8s.io/kubernetes
       PKGS=()
       local b
-      for b in ${BINS[kubernetes]}; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+      for b in ${BINS[$tool]}; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
       local minor="${v#v1.}"; minor="${minor%%.*}"
       for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
         LDFLAGS+=" -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
@@ -205,7 +217,7 @@ build_child() { # <tool> <tmpdir>
   case "$METHOD" in
     local) # go.mod and go.sum of the sources pin everything; -mod=readonly: never edit them here
       cd "${SRC_DIR[$tool]}"
-      nice -n 19 go build -mod=readonly -trimpath -ldflags="$LDFLAGS" -o "$out/bin/${bins[0]}" "${PKGS[0]}" ;;
+      nice -n 19 go build -mod=readonly -trimpath -ldflags="$LDFLAGS" -o "$out/bin/" "${PKGS[@]}" ;;
     install)
       cd "$out"
       GOBIN="$out/bin" nice -n 19 go install -ldflags="$LDFLAGS" "${PKGS[@]/%/@$v}" ;;
@@ -241,6 +253,8 @@ verify_binary() { # <binary> <path> <version> -> prints what it said; fails on a
     csi-provisioner) args=(--csi-address=/nonexistent.sock --kubeconfig=/nonexistent) want="version=\"$v\"" ;;
     etcd) want="etcd Version: ${v#v}" ;;
     kubectl) args=(version --client) want="Client Version: $v" ;;
+    kubelet) want="Kubernetes $v" ;;
+    coredns) args=(-version) want="CoreDNS-${v#v}" ;;
     kube-*) want="Kubernetes $v" ;;
     *) want="$v" ;;
   esac

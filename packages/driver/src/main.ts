@@ -3,9 +3,11 @@
 //   pmem-csi-driver --mode controller|node [flags]   run the driver (see --help)
 //   pmem-csi-driver local [--keep] [--fake]          the whole stack on this machine (npm start)
 //   pmem-csi-driver status [--url URL]               registered nodes, capacity and volumes
+//   pmem-csi-driver check-tools [MODE ...]           the node's host tools found here (images)
+//   pmem-csi-driver --version
 import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
 import { FlagError, USAGE, parseFlags } from './flags.js';
-import { runController, runNode } from './modes.js';
+import { DRIVER_VERSION, runController, runNode } from './modes.js';
 
 async function runDriver(argv: string[]): Promise<void> {
   const config = parseFlags(argv);
@@ -28,12 +30,20 @@ async function runDriver(argv: string[]): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h') {
-    process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake]\n  pmem-csi-driver status [--url URL]\n`);
+    process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake]\n  pmem-csi-driver status [--url URL]\n  pmem-csi-driver check-tools [MODE ...]\n  pmem-csi-driver --version\n`);
+    return;
+  }
+  if (first === '--version') {
+    process.stdout.write(`pmem-csi-driver ${DRIVER_VERSION}\n`);
     return;
   }
   // The subcommands' modules load only when asked for (start-up time of the driver itself).
   if (first === 'local') return (await import('./local/local-stack.js')).runLocalStack(rest);
   if (first === 'status') return (await import('./local/status-command.js')).printStatus(rest);
+  if (first === 'check-tools') {
+    process.exitCode = await (await import('./check-tools.js')).runCheckTools(rest);
+    return;
+  }
   return runDriver(argv);
 }
 

@@ -11,6 +11,8 @@ describe('device mode guard', () => {
     expect(deployedDeviceMode(ds({ [DEVICE_MODE_ANNOTATION]: 'direct' }, ['--device-mode=lvm']))).toBe('direct');
     expect(deployedDeviceMode(ds({}, ['--mode=node', '--device-mode=direct']))).toBe('direct');
     expect(deployedDeviceMode(ds({}, ['-deviceMode=lvm']))).toBe('lvm');
+    expect(deployedDeviceMode(ds({ [DEVICE_MODE_ANNOTATION]: 'emulated' }, ['--device-mode=emulated']))).toBe('emulated');
+    expect(deployedDeviceMode(ds({}, ['--device-mode=emulated', '--emulated-size=4294967296']))).toBe('emulated');
     expect(deployedDeviceMode(ds({}, ['--device-mode=fake']))).toBeUndefined();
     expect(deployedDeviceMode(undefined)).toBeUndefined();
   });

@@ -63,6 +63,20 @@ describe('pmemOverlap', () => {
     expect(pmemOverlap(colliding, [first, colliding] as unknown as KubeObject[])).toBeUndefined();
   });
 
+  it('leaves emulated deployments out on both sides: they manage no PMEM, only files in their own state directory', () => {
+    const emulatedEarly = cr('first-emulated.example.com', EARLY, { deviceMode: 'emulated' });
+    const emulatedLate = cr('second-emulated.example.com', LATE, { deviceMode: 'emulated' });
+    const lvmLate = cr('third.example.com', LATE, { deviceMode: 'lvm' });
+    // The same default selector everywhere: only the device modes keep these apart.
+    expect(pmemOverlap(lvmLate, [first, lvmLate] as unknown as KubeObject[])).toMatchObject({ status: 'True' });
+    expect(pmemOverlap(lvmLate, [emulatedEarly, lvmLate] as unknown as KubeObject[])).toBeUndefined();
+    expect(pmemOverlap(emulatedLate, [first, emulatedLate] as unknown as KubeObject[])).toBeUndefined();
+    expect(pmemOverlap(emulatedLate, [emulatedEarly, emulatedLate] as unknown as KubeObject[])).toBeUndefined();
+    // Switched to emulated after an overlap was reported: the warning ends.
+    const switched = { ...emulatedLate, status: { conditions: [{ type: 'PmemOverlap' as const, status: 'True' as const, reason: 'OverlappingNodeSelector', message: 'm', lastTransitionTime: EARLY }] } };
+    expect(pmemOverlap(switched, [first, switched] as unknown as KubeObject[])).toMatchObject({ status: 'False', reason: 'NoOverlap' });
+  });
+
   it('turns False (NoOverlap) once seen and gone', () => {
     const before = { ...second, status: { conditions: [{ type: 'PmemOverlap' as const, status: 'True' as const, reason: 'OverlappingNodeSelector', message: 'm', lastTransitionTime: EARLY }] } };
     expect(pmemOverlap(before, [before] as unknown as KubeObject[])).toEqual({

@@ -1,6 +1,11 @@
 // One driver per node's PMEM. Two PmemCSIDeployments whose device modes both manage PMEM (lvm and
-// direct do; every mode a user may choose does) and whose node selectors can match the same node
-// would run two node drivers there, both managing the same regions and namespaces. The operator
+// direct do) and whose node selectors can match the same node would run two node drivers there,
+// both managing the same regions and namespaces. emulated mode does not count, on either side: it
+// manages no PMEM, only sparse files in its own state directory (/var/lib/<driver name>/emulated,
+// distinct for every driver name; names whose object names collide get Conflict instead) and the
+// loop devices attached to them (it never touches a loop device whose backing file is not its
+// own). An emulated driver beside an lvm or direct one, or beside another emulated one, shares no
+// storage with it; both only take space on the node's disk. The operator
 // has no cache of Nodes, so "can match the same node" is decided on the label maps alone: two
 // nodeSelectors overlap unless they require different values for the same key (a node carrying
 // the union of both maps matches both). The deployment created later (ownership.ts precedence:
@@ -11,15 +16,15 @@
 // Like Conflict, the condition stays once seen and turns False (NoOverlap) when the overlap ends.
 // CRs whose object names collide are left out (they get Conflict; only one of them runs), and so
 // are CRs being deleted.
-import { SPEC_DEFAULTS, getCondition, objectNamesCollide, type ConditionUpdate, type DeviceMode } from '@pmem-csi/api';
+import { PMEM_DEVICE_MODES, SPEC_DEFAULTS, getCondition, objectNamesCollide, type ConditionUpdate } from '@pmem-csi/api';
 import type { KubeObject } from './kube-port.js';
 import type { OwnerDeployment } from './objects/context.js';
 import { precedence } from './ownership.js';
 
 export const PMEM_OVERLAP_REASONS = { overlap: 'OverlappingNodeSelector', none: 'NoOverlap' } as const;
 
-/** Device modes whose node driver manages the node's PMEM. */
-const PMEM_MODES: readonly string[] = ['lvm', 'direct'] satisfies DeviceMode[];
+/** Device modes whose node driver manages the node's PMEM (not emulated). */
+const PMEM_MODES: readonly string[] = PMEM_DEVICE_MODES;
 
 /** A CR as the informer (client model metadata) or the API types (string timestamps) have it. */
 interface DeploymentLike {

@@ -202,13 +202,58 @@ describe('Reconciler', () => {
     expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
   });
 
+  it('runs emulated mode on loop-backed files in the host state directory and says in the status and an event that it is not PMEM', async () => {
+    const h = harness();
+    await deployed(h, { deviceMode: 'emulated', emulatedSize: '512Mi' });
+    const args = driverArgs(h);
+    expect(args).toEqual(expect.arrayContaining(['--device-mode=emulated', `--emulated-size=${512 * 1024 ** 2}`, `--state-dir=/var/lib/${CR_NAME}`]));
+    // The backing files (<state dir>/emulated) are on the node: the state dir is a hostPath at the same path.
+    const pod = h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec;
+    const stateMount = pod?.containers[0]?.volumeMounts?.find((m) => m.mountPath === `/var/lib/${CR_NAME}`);
+    expect(pod?.volumes?.find((v) => v.name === stateMount?.name)?.hostPath).toEqual({ path: `/var/lib/${CR_NAME}`, type: 'DirectoryOrCreate' });
+    expect(pod?.containers[0]?.securityContext?.privileged).toBe(true);
+    const emulated = getCondition(h.cr().status?.conditions, 'EmulatedPmem');
+    expect(emulated).toMatchObject({ status: 'True', reason: 'LoopBackedFiles' });
+    expect(emulated?.message).toBe(
+      `device mode emulated: volumes are NOT persistent memory. Each volume is a sparse file in /var/lib/${CR_NAME}/emulated on the node's disk, attached to a loop device ` +
+        "(real filesystems and mounts, but no DAX, disk speed and durability); each node driver offers 512Mi (spec.emulatedSize). For trying PMEM-CSI and for tests; use deviceMode lvm or direct on nodes with PMEM.",
+    );
+    expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
+    expect(h.events.filter((e) => e.reason === 'EmulatedPmem').map((e) => [e.type, e.message])).toEqual([['Warning', emulated?.message]]);
+
+    // Once per transition, and a refused change away from emulated keeps the driver, and so the condition.
+    await h.reconciler().reconcile(CR_NAME);
+    h.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1' }, spec: { csi: { driver: CR_NAME, volumeHandle: 'v1' } } } as KubeObject);
+    h.putCr({ deviceMode: 'lvm', emulatedSize: '512Mi' });
+    await h.reconciler().reconcile(CR_NAME);
+    expect(driverArgs(h)).toContain('--device-mode=emulated');
+    expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'DeviceModeChangeRefused' });
+    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({ status: 'True', reason: 'LoopBackedFiles' });
+    expect(h.events.filter((e) => e.reason === 'EmulatedPmem')).toHaveLength(1);
+
+    // Without volumes the change goes through: PMEM again, no --emulated-size.
+    await h.kube.delete({ ...RESOURCES.persistentVolume, name: 'pvc-1' });
+    await h.reconciler().reconcile(CR_NAME);
+    expect(driverArgs(h)).toContain('--device-mode=lvm');
+    expect(driverArgs(h).filter((a) => a.startsWith('--emulated-size'))).toEqual([]);
+    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({ status: 'False', reason: 'PmemDeviceMode', message: 'the driver runs in device mode lvm and manages the nodes\' PMEM' });
+  });
+
+  it('gives a deployment that never ran emulated no EmulatedPmem condition and no --emulated-size', async () => {
+    const h = harness();
+    await deployed(h, { deviceMode: 'direct', emulatedSize: '1Gi' });
+    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toBeUndefined();
+    expect(driverArgs(h).filter((a) => a.startsWith('--emulated-size'))).toEqual([]);
+    expect(h.events.map((e) => e.reason)).not.toContain('EmulatedPmem');
+  });
+
   it('reports an invalid spec with every problem and applies nothing', async () => {
     const h = harness();
     h.putCr({ deviceMode: 'fake' as 'lvm', logLevel: 11 });
     await h.reconciler().reconcile(CR_NAME);
     expect(h.kube.writes).toEqual([`status ${CR_NAME}`]);
     expect(h.cr().status?.reason).toBe(
-      'invalid spec: spec.deviceMode: unsupported value "fake"; allowed values: lvm, direct; spec.logLevel: unsupported value 11; allowed values: integers from 0 to 10',
+      'invalid spec: spec.deviceMode: unsupported value "fake"; allowed values: lvm, direct, emulated; spec.logLevel: unsupported value 11; allowed values: integers from 0 to 10',
     );
   });
 

@@ -18,6 +18,7 @@ import type { ObjectBuilder, OwnerDeployment } from './objects/context.js';
 import { EVER_CREATED_KINDS } from './objects/kinds.js';
 import { BUILDERS, buildDesiredObjects } from './objects/registry.js';
 import { OWNERSHIP_RECHECK_MS, OwnershipConflictError, conflictFinding, nameCollision, ownershipConflict, summarizeConflicts, type ConflictFinding } from './ownership.js';
+import { emulatedPmem } from './emulated-pmem.js';
 import { pmemOverlap } from './pmem-overlap.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from './plan.js';
 import type { HandlerResult } from './queue.js';
@@ -125,9 +126,11 @@ export class Reconciler {
     const names = deploymentObjectNames(cr.metadata.name);
     // A warning only: an earlier deployment may run a PMEM-managing driver on the same nodes.
     const overlap = pmemOverlap(cr, context.deployments);
+    // A notice for as long as the driver runs on loop-backed files instead of PMEM.
+    const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
     await this.#finish(cr, {
       kind: 'applied',
-      conditions: [...verified, certs.ready, ...(overlap === undefined ? [] : [overlap])],
+      conditions: [...verified, certs.ready, ...[overlap, emulated].filter((c) => c !== undefined)],
       ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
       deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),

@@ -217,4 +217,17 @@ describe('statusEvents', () => {
     ]);
     expect(statusEvents(s({ phase: '', conditions: c('False') }), s({ phase: 'Running', reason: 'r', conditions: c('False') }))).toEqual([{ type: 'Normal', reason: 'Running', message: 'r' }]);
   });
+
+  it('warns once that emulated volumes are not PMEM: when EmulatedPmem turns True, not while it stays, not when it turns False', () => {
+    const e = (status: 'True' | 'False'): PmemCSIDeploymentStatus['conditions'] => [
+      { type: 'EmulatedPmem', status, reason: status === 'True' ? 'LoopBackedFiles' : 'PmemDeviceMode', message: `emulated ${status}`, lastTransitionTime: NOW },
+    ];
+    expect(statusEvents(undefined, s({ phase: '', conditions: e('True') }))).toEqual([
+      { type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' },
+      { type: 'Warning', reason: 'EmulatedPmem', message: 'emulated True' },
+    ]);
+    expect(statusEvents(s({ phase: '', conditions: e('True') }), s({ phase: '', conditions: e('True') }))).toEqual([]);
+    expect(statusEvents(s({ phase: '', conditions: e('True') }), s({ phase: '', conditions: e('False') }))).toEqual([]);
+    expect(statusEvents(s({ phase: '', conditions: e('False') }), s({ phase: '', conditions: e('True') }))).toEqual([{ type: 'Warning', reason: 'EmulatedPmem', message: 'emulated True' }]);
+  });
 });

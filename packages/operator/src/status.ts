@@ -20,6 +20,10 @@
 // - PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, also in a
 //   PMEM-managing device mode, has a node selector that can match the same nodes (pmem-overlap.ts);
 //   a warning, both keep running. False (NoOverlap) once that ends; absent when never seen.
+//   Emulated deployments manage no PMEM and never overlap.
+// - EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are
+//   sparse files on the node's disk behind loop devices, NOT persistent memory (emulated-pmem.ts);
+//   the driver works. False (PmemDeviceMode) once it runs in lvm or direct mode; absent when never.
 // - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
 //   with desired and ready pods as the workload controllers last reported them; Ready when the
 //   workload controller observed the latest spec and every desired pod is ready and updated
@@ -37,7 +41,9 @@
 //     that condition say why).
 // Events mark transitions only: NewDeployment (first status), Running (entering Running),
 // NotRunning (leaving Running for ""), Failed/Conflict (each new failure reason), ConflictResolved,
-// NoMatchingNodes (NodesSelected turning False), PmemOverlap (PmemOverlap turning True).
+// NoMatchingNodes (NodesSelected turning False), PmemOverlap (PmemOverlap turning True),
+// EmulatedPmem (EmulatedPmem turning True: a Warning, so that `kubectl get events
+// --field-selector type=Warning` shows that these volumes are not PMEM).
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import {
   formatTimestamp,
@@ -71,7 +77,7 @@ export type ReconcileOutcome =
   | ({ readonly kind: 'conflict' } & ConflictFinding)
   | {
       readonly kind: 'applied';
-      /** Certificate conditions (CertsReady, and CertsVerified for user certificates), and PmemOverlap. */
+      /** Certificate conditions (CertsReady, and CertsVerified for user certificates), PmemOverlap and EmulatedPmem. */
       readonly conditions: readonly ConditionUpdate[];
       /** Set when a device-mode change was refused (everything else was applied). */
       readonly refusal?: string;
@@ -83,7 +89,7 @@ export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNo
 
 export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes' | 'PmemOverlap';
+  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes' | 'PmemOverlap' | 'EmulatedPmem';
   readonly message: string;
 }
 
@@ -259,7 +265,7 @@ export function statusEvents(previous: PmemCSIDeploymentStatus | undefined, next
   return [...created, ...conditionEvents(before, next), ...phaseEvents(before, next, conflict)];
 }
 
-/** ConflictResolved when Conflict turns False, NoMatchingNodes when NodesSelected does. */
+/** ConflictResolved when Conflict turns False, NoMatchingNodes when NodesSelected does; PmemOverlap and EmulatedPmem when those turn True. */
 function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus): StatusEvent[] {
   const turnedFalse = (type: ConditionType): DeploymentCondition | undefined => {
     const now = getCondition(next.conditions, type);
@@ -271,8 +277,10 @@ function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploym
   }
   const nodes = turnedFalse('NodesSelected');
   if (nodes !== undefined) events.push({ type: 'Warning', reason: 'NoMatchingNodes', message: nodes.message });
-  const overlap = getCondition(next.conditions, 'PmemOverlap');
-  if (overlap?.status === 'True' && getCondition(previous.conditions, 'PmemOverlap')?.status !== 'True') events.push({ type: 'Warning', reason: 'PmemOverlap', message: overlap.message });
+  for (const type of ['PmemOverlap', 'EmulatedPmem'] as const) {
+    const now = getCondition(next.conditions, type);
+    if (now?.status === 'True' && getCondition(previous.conditions, type)?.status !== 'True') events.push({ type: 'Warning', reason: type, message: now.message });
+  }
   return events;
 }
 

@@ -5,8 +5,22 @@
 // into pods, which needs Bidirectional mount propagation on the pods and staging directories;
 // those are mounted at their host paths because kubelet passes host paths in NodeStage/Publish.
 // The driver's arguments must match packages/driver/src/flags.ts.
+// Emulated device mode (NOT persistent memory): the driver keeps each volume as a sparse file in
+// <state dir>/emulated (packages/node/src/device/factory.ts) attached to a loop device. The state
+// dir is a hostPath at the same path, so the files are on the node's disk and survive pod restarts
+// and driver upgrades; loop devices come from the host's /dev (mounted) and need privileged (set).
 import type { V1Container, V1DaemonSet, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, deploymentObjectNames, driverHostPaths, registryServiceHost, selectorLabels } from '@pmem-csi/api';
+import {
+  EMULATED_SIZE_ALLOWED,
+  METRICS_PORT,
+  NODE_CONTROLLER_PORT,
+  REGISTRY_PORT,
+  deploymentObjectNames,
+  driverHostPaths,
+  emulatedSizeBytes,
+  registryServiceHost,
+  selectorLabels,
+} from '@pmem-csi/api';
 import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '@pmem-csi/api';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
@@ -33,6 +47,13 @@ function hostPathVolume(name: string, path: string, type: 'Directory' | 'Directo
   return { name, hostPath: { path, type } };
 }
 
+/** Bytes of spec.emulatedSize; the reconciler validated the spec, so a bad value here is a bug. */
+function emulatedPoolBytes(size: number | string): number {
+  const bytes = emulatedSizeBytes(size);
+  if (bytes === undefined) throw new RangeError(`spec.emulatedSize: unsupported value ${JSON.stringify(size)}; allowed values: ${EMULATED_SIZE_ALLOWED}`);
+  return bytes;
+}
+
 function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
   const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
   return [
@@ -41,6 +62,8 @@ function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
     '--nodeid=$(NODE_NAME)',
     `--device-mode=${ctx.spec.deviceMode}`,
     `--pmem-percentage=${ctx.spec.pmemPercentage}`,
+    // Only in emulated mode, so that lvm and direct DaemonSets (and their pods) stay as they were.
+    ...(ctx.spec.deviceMode === 'emulated' ? [`--emulated-size=${emulatedPoolBytes(ctx.spec.emulatedSize)}`] : []),
     `--state-dir=${paths.stateDir}`,
     `--node-controller-listen=0.0.0.0:${NODE_CONTROLLER_PORT}`,
     `--advertised-endpoint=$(POD_IP):${NODE_CONTROLLER_PORT}`,

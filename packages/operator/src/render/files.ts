@@ -47,10 +47,13 @@ function kustomization(what: string, resources: readonly string[]): string {
 const driverNamespace = (): KubeObject => namespaceObject(DEFAULT_DRIVER_NAMESPACE, 'privileged', STANDALONE_MANAGED_BY);
 const operatorNamespace = (): KubeObject => namespaceObject(DEFAULT_OPERATOR_INSTALL.operatorNamespace, 'restricted', DEFAULT_OPERATOR_INSTALL.managedBy);
 
+const EMULATED_NOTE = "NOT persistent memory: every volume is a sparse file in /var/lib/<driver name>/emulated on the node's disk behind a loop device";
+
 function driverVariantFiles(v: DriverVariant): Record<string, string> {
   const objects = standaloneDriverObjects({ spec: v.spec, namespace: DEFAULT_DRIVER_NAMESPACE });
+  const mode = v.deviceMode === 'emulated' ? `emulated device mode (${EMULATED_NOTE})` : `${v.deviceMode} device mode`;
   const what = [
-    `PMEM-CSI driver WITHOUT the operator: ${v.deviceMode} device mode, ${v.profile} profile, namespace ${DEFAULT_DRIVER_NAMESPACE}.`,
+    `PMEM-CSI driver WITHOUT the operator: ${mode}, ${v.profile} profile, namespace ${DEFAULT_DRIVER_NAMESPACE}.`,
     'Built by the operator\'s own builders from the spec below, minus owner references and certificate Secrets.',
     `Spec: ${JSON.stringify(v.spec)}`,
     `Create the certificate Secrets first: npx tsx deploy/tools/make-certs.ts --namespace ${DEFAULT_DRIVER_NAMESPACE} | kubectl apply -f -`,

@@ -57,4 +57,5 @@ export const GOLDEN_VARIANTS: Readonly<Record<string, PmemCSIDeploymentSpec>> = 
     maxUnavailable: '25%',
   },
   'pinned-image': { image: 'example.org/pmem-csi-driver:v0.0.9-pinned' },
+  emulated: { deviceMode: 'emulated', emulatedSize: '1536Mi', nodeSelector: {} },
 };

@@ -33,6 +33,8 @@ export interface ClusterOptions {
   readonly nodes?: readonly string[];
   /** Labels of every node (default: storage=pmem). */
   readonly nodeLabels?: Readonly<Record<string, string>>;
+  /** Set when a real kubelet's pods must reach the API server (the real-node tier). */
+  readonly podAccess?: PodNetworkAccess;
 }
 
 export interface KwokCluster {
@@ -70,12 +72,57 @@ function kwokEnv(dir: string): Record<string, string> {
   };
 }
 
-/** kwokctl's own configuration: every component bound to 127.0.0.1 (its default is 0.0.0.0). */
-const KWOKCTL_CONFIG = `apiVersion: config.kwok.x-k8s.io/v1alpha1
-kind: KwokctlConfiguration
-options:
-  bindAddress: 127.0.0.1
-`;
+/**
+ * How pods of a real node (e2e/src/realnode) reach the API server: the kube-apiserver still listens
+ * on 127.0.0.1 only, but advertises the node bridge's gateway address (the `kubernetes` Service's
+ * endpoint, which must not be a loopback address; the real-node harness forwards it to 127.0.0.1),
+ * takes a fixed Service range, and serves a certificate that names the `kubernetes` Service's
+ * ClusterIP and that address, as in-cluster clients dial them.
+ */
+export interface PodNetworkAccess {
+  readonly advertiseAddress: string;
+  readonly serviceCidr: string;
+  readonly serviceIp: string;
+}
+
+/**
+ * kwokctl's own configuration: every component bound to 127.0.0.1 (its default is 0.0.0.0), and
+ * kwok-controller managing only the simulated nodes (those with the kwok annotation; kwokctl's
+ * default is every node, which would fake the pods of a real kubelet's node).
+ */
+export function kwokctlConfig(podAccess?: PodNetworkAccess, pkiDir?: string): string {
+  const lines = [
+    'apiVersion: config.kwok.x-k8s.io/v1alpha1',
+    'kind: KwokctlConfiguration',
+    'options:',
+    '  bindAddress: 127.0.0.1',
+  ];
+  if (podAccess !== undefined) lines.push(`  kubeApiserverCertSANs: ["${podAccess.serviceIp}", "${podAccess.advertiseAddress}"]`);
+  lines.push(
+    'componentsPatches:',
+    '- name: kwok-controller',
+    '  extraArgs:',
+    '  - {key: manage-all-nodes, value: "false", override: true}',
+    `  - {key: manage-nodes-with-annotation-selector, value: "${KWOK_NODE_ANNOTATION}=fake"}`,
+  );
+  if (podAccess !== undefined) {
+    lines.push(
+      '- name: kube-apiserver',
+      '  extraArgs:',
+      `  - {key: advertise-address, value: "${podAccess.advertiseAddress}"}`,
+      `  - {key: service-cluster-ip-range, value: "${podAccess.serviceCidr}"}`,
+    );
+    // The API server's client certificate towards a real kubelet (logs, exec): kwokctl's admin one,
+    // which the kubelet's x509 authentication accepts.
+    if (pkiDir !== undefined) {
+      lines.push(
+        `  - {key: kubelet-client-certificate, value: "${join(pkiDir, 'admin.crt')}"}`,
+        `  - {key: kubelet-client-key, value: "${join(pkiDir, 'admin.key')}"}`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
 
 function pidAlive(pid: number): boolean {
   try {
@@ -149,9 +196,9 @@ export function simulatedNode(name: string, labels: Readonly<Record<string, stri
 const nodeReady = (n: KubeObject): boolean =>
   ((n['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-async function startKwok(name: string, dir: string): Promise<void> {
+async function startKwok(name: string, dir: string, podAccess: PodNetworkAccess | undefined): Promise<void> {
   const config = join(dir, 'kwokctl.yaml');
-  await writeFile(config, KWOKCTL_CONFIG);
+  await writeFile(config, kwokctlConfig(podAccess, join(dir, 'kwok', 'clusters', name, 'pki')));
   await runTool(
     toolPath('kwokctl'),
     ['create', 'cluster', '--name', name, '--config', config, '--runtime', 'binary', '--kubeconfig', join(dir, 'kubeconfig'),
@@ -195,7 +242,7 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
   };
   try {
     const started = Date.now();
-    await startKwok(name, dir);
+    await startKwok(name, dir, options.podAccess);
     const kube = Kube.fromFile(kubeconfig);
     const server = kube.config.getCurrentCluster()?.server ?? '';
     await waitFor('the kube-apiserver to list namespaces', async () => ((await kube.list('v1', 'Namespace')).length > 0 ? true : undefined), { timeoutMs: 60_000 });

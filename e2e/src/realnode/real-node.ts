@@ -1,0 +1,285 @@
+// A real Kubernetes node on this machine for the real-node tier: containerd + runc, the kubelet,
+// kube-proxy and CoreDNS as host processes, joined to a cluster tier control plane (e2e/src/cluster)
+// that was created with pod network access (NODE_NETWORK). Images come from archives (no
+// registry). Started and torn down by the harness; the teardown leaves no mounts, loop devices,
+// containers, network devices, iptables chains or processes behind, even when a test failed, and
+// reports anything it could not remove (the tests assert that report is empty).
+// One real node per machine at a time (fixed bridge name and ports): a lock file says whose it is,
+// and a later run removes what a dead run left behind.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KwokCluster } from '../cluster/harness.js';
+import type { KubeObject } from '../cluster/kube.js';
+import { runTool, type HostProcess } from '../cluster/processes.js';
+import { waitFor } from '../cluster/wait.js';
+import { cleanUpKubeProxy, startCoreDns, startKubelet, startKubeProxy } from './components.js';
+import { startContainerd, type Containerd } from './containerd.js';
+import { NODE_NETWORK, setUpNetwork, startForwarder, tearDownNetwork } from './network.js';
+
+export const REAL_NODE_BASE = join(tmpdir(), 'pmem-csi-e2e-realnode');
+const LOCK_FILE = join(REAL_NODE_BASE, 'owner.pid');
+export const REAL_NODE_NAME = 'pmem-real-0';
+/** Where the kubelet keeps its pods, plugins and registration sockets (spec.kubeletDir of the driver). */
+const KUBELET_SUBDIR = 'kubelet';
+
+export interface RealNodeOptions {
+  readonly cluster: KwokCluster;
+  /** Image archives to import (docker-archive or oci-archive). */
+  readonly imageArchives: readonly string[];
+  /** The pod sandbox image (must be among the archives). */
+  readonly sandboxImage: string;
+  readonly nodeName?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export interface RealNode {
+  readonly name: string;
+  readonly dir: string;
+  readonly logDir: string;
+  /** The kubelet's root directory: the driver's spec.kubeletDir / Helm kubeletDir. */
+  readonly kubeletDir: string;
+  readonly containerd: Containerd;
+  readonly kubelet: HostProcess;
+  /** Wall times of the start phases, ms. */
+  readonly timings: Readonly<Record<string, number>>;
+  /** Stop everything and remove what the node made; resolves to what could not be removed. */
+  stop(): Promise<string[]>;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface Mount { readonly target: string; readonly source: string }
+
+/** Mount points (mountinfo field 5, octal escapes decoded), in the order they were mounted. */
+function mounts(): Mount[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l !== '').map((line) => {
+    const fields = line.split(' ');
+    const decode = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    const dash = fields.indexOf('-');
+    return { target: decode(fields[4] ?? ''), source: decode(fields[dash + 2] ?? '') };
+  });
+}
+
+const under = (path: string, dir: string): boolean => path === dir || path.startsWith(`${dir}/`);
+
+/** Processes whose command line mentions `needle` (our node's directory), except this one. */
+function processesMentioning(needle: string): Array<{ pid: number; cmd: string }> {
+  const found: Array<{ pid: number; cmd: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (cmd.includes(needle)) found.push({ pid, cmd });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+interface LoopDevice { name: string; 'back-file': string | null }
+
+async function loopDevicesUnder(dir: string): Promise<LoopDevice[]> {
+  const { stdout } = await runTool('losetup', ['--json', '--list'], { timeoutMs: 20_000 });
+  if (stdout.trim() === '') return [];
+  const parsed = JSON.parse(stdout) as { loopdevices?: LoopDevice[] };
+  return (parsed.loopdevices ?? []).filter((d) => d['back-file'] !== null && under(d['back-file'].replace(/ \(deleted\)$/, ''), dir));
+}
+
+/** Unmount everything mounted below `dir` and the network namespaces created since `netnsBefore`, deepest first. */
+async function unmountAll(dir: string, netnsBefore: ReadonlySet<string>): Promise<void> {
+  for (let round = 0; round < 5; round++) {
+    const targets = mounts().map((m) => m.target).filter((t) => under(t, dir) || (t.startsWith('/run/netns/cni-') && !netnsBefore.has(t)));
+    if (targets.length === 0) return;
+    for (const t of [...new Set(targets)].reverse()) {
+      await runTool('umount', [t], { timeoutMs: 30_000 }).catch(() => runTool('umount', ['--lazy', t], { timeoutMs: 30_000 }).catch(() => undefined));
+    }
+  }
+}
+
+/** Remove the kubelet's pod cgroups (empty once every container is gone), deepest first. */
+async function removePodCgroups(): Promise<void> {
+  const base = '/sys/fs/cgroup';
+  if (!existsSync(base)) return;
+  const walk = (d: string): string[] => {
+    let out: string[] = [];
+    try {
+      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(walk(join(d, e.name)), [join(d, e.name)]);
+    } catch {
+      // not readable
+    }
+    return out;
+  };
+  for (const controller of readdirSync(base)) {
+    const root = join(base, controller, 'kubepods');
+    if (!existsSync(root)) continue;
+    for (const d of [...walk(root), root]) await rmdir(d).catch(() => undefined);
+  }
+}
+
+/** What a (possibly dead) run left: processes, containers' shims, mounts, loop devices, bridge, rules. */
+export async function leftovers(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const p of processesMentioning(dir)) found.push(`process ${p.pid}: ${p.cmd.slice(0, 160)}`);
+  for (const pid of podProcesses()) found.push(`process ${pid} in a pod cgroup`);
+  for (const m of mounts()) if (under(m.target, dir)) found.push(`mount ${m.target} (${m.source})`);
+  for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
+  const link = await runTool('ip', ['link', 'show', 'dev', NODE_NETWORK.bridge], { okCodes: [0, 1], timeoutMs: 10_000 });
+  if (link.code === 0) found.push(`network device ${NODE_NETWORK.bridge}`);
+  for (const { tool, table, rules, chains } of await kubeRules()) found.push(`${tool} ${table}: chains ${chains.join(', ') || '-'}; rules ${rules.join('; ') || '-'}`);
+  return found;
+}
+
+const IPTABLES = ['iptables', 'ip6tables'] as const;
+const TABLES = ['filter', 'nat', 'mangle'] as const;
+
+/** Rules and chains named KUBE-* (the kubelet's and kube-proxy's), per tool and table. */
+async function kubeRules(): Promise<Array<{ tool: string; table: string; rules: string[]; chains: string[] }>> {
+  const out = [];
+  for (const tool of IPTABLES) {
+    for (const table of TABLES) {
+      const { stdout } = await runTool(tool, ['-w', '5', '-t', table, '-S'], { timeoutMs: 20_000 }).catch(() => ({ stdout: '' }));
+      const lines = stdout.split('\n');
+      const chains = lines.filter((l) => l.startsWith('-N KUBE-')).map((l) => l.slice(3));
+      const rules = lines.filter((l) => l.startsWith('-A ') && !l.startsWith('-A KUBE-') && / -j KUBE-/.test(l));
+      if (chains.length > 0 || rules.length > 0) out.push({ tool, table, rules, chains });
+    }
+  }
+  return out;
+}
+
+/** Remove the KUBE-* chains and the jumps to them that the kubelet and kube-proxy installed. */
+async function removeKubeRules(): Promise<void> {
+  for (const { tool, table, rules, chains } of await kubeRules()) {
+    const run = (args: string[]): Promise<unknown> => runTool(tool, ['-w', '5', '-t', table, ...args], { timeoutMs: 20_000 }).catch(() => undefined);
+    for (const rule of rules) await run(['-D', ...rule.slice(3).split(' ').filter((w) => w !== '')].map((w) => w.replace(/^"(.*)"$/, '$1')));
+    for (const chain of chains) await run(['-F', chain]);
+    for (const chain of chains) await run(['-X', chain]);
+  }
+}
+
+/** Processes in the kubelet's pod cgroups (containers whose shim may already be gone). */
+function podProcesses(): number[] {
+  const root = '/sys/fs/cgroup/pids/kubepods';
+  const pids: number[] = [];
+  const walk = (d: string): void => {
+    try {
+      for (const p of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (p.trim() !== '') pids.push(Number(p));
+      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    } catch {
+      // gone meanwhile, or no such hierarchy
+    }
+  };
+  walk(root);
+  return pids;
+}
+
+/** Best-effort removal of everything under `dir` and of the node's host state; returns what is left. */
+async function cleanUp(dir: string, netnsBefore: ReadonlySet<string>, sysctls: Readonly<Record<string, string>>): Promise<string[]> {
+  for (const pid of [...podProcesses(), ...processesMentioning(dir).map((p) => p.pid)]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await waitFor(`processes of ${dir} to exit after SIGKILL`, () => (processesMentioning(dir).length === 0 ? true : undefined), { timeoutMs: 15_000 }).catch(() => undefined);
+  // kube-proxy's own clean-up first (its iptables mode; it fails on the nftables mode without `nft`,
+  // which this node never used), then whatever the kubelet and it left.
+  await cleanUpKubeProxy().catch(() => undefined);
+  await removeKubeRules();
+  await unmountAll(dir, netnsBefore);
+  for (const d of await loopDevicesUnder(dir)) await runTool('losetup', ['--detach', d.name], { timeoutMs: 20_000 }).catch(() => undefined);
+  await tearDownNetwork(sysctls).catch(() => undefined);
+  await removePodCgroups();
+  const left = await leftovers(dir);
+  // Never rm -r through a mount that is still there (it would delete a volume's contents).
+  if (!mounts().some((m) => under(m.target, dir))) await rm(dir, { recursive: true, force: true });
+  return left;
+}
+
+/** Take the machine's real-node lock; clean up after a previous run whose process died. */
+async function takeLock(): Promise<void> {
+  await mkdir(REAL_NODE_BASE, { recursive: true });
+  if (existsSync(LOCK_FILE)) {
+    const [pidText, oldDir] = (await readFile(LOCK_FILE, 'utf8')).trim().split('\n');
+    const pid = Number(pidText);
+    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) throw new Error(`a real node of process ${pid} runs on this machine (${LOCK_FILE}); one at a time (fixed bridge ${NODE_NETWORK.bridge} and ports)`);
+    if (oldDir !== undefined && oldDir !== '') {
+      const left = await cleanUp(oldDir, new Set(), {});
+      if (left.length > 0) throw new Error(`could not clean up the real node left by dead process ${pid} in ${oldDir}:\n  ${left.join('\n  ')}`);
+    }
+  }
+}
+
+const nodeReady = (n: KubeObject | undefined): boolean =>
+  ((n?.['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
+  await takeLock();
+  const name = o.nodeName ?? REAL_NODE_NAME;
+  const dir = join(REAL_NODE_BASE, `${o.cluster.name}-${name}`);
+  const logDir = join(o.cluster.logDir, 'real-node');
+  const kubeletDir = join(dir, KUBELET_SUBDIR);
+  await mkdir(logDir, { recursive: true });
+  await mkdir(kubeletDir, { recursive: true });
+  await writeFile(LOCK_FILE, `${process.pid}\n${dir}\n`);
+  const netnsBefore = new Set(mounts().map((m) => m.target).filter((t) => t.startsWith('/run/netns/')));
+  const timings: Record<string, number> = {};
+  let sysctls: Record<string, string> = {};
+  let stopped: Promise<string[]> | undefined;
+  const stops: Array<() => Promise<void>> = [];
+  const stop = (): Promise<string[]> => {
+    stopped ??= (async () => {
+      for (const s of stops.reverse()) await s().catch(() => undefined);
+      const left = await cleanUp(dir, netnsBefore, sysctls);
+      await rm(LOCK_FILE, { force: true });
+      return left;
+    })();
+    return stopped;
+  };
+  const phase = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const value = await fn();
+    timings[label] = Date.now() - started;
+    return value;
+  };
+  try {
+    sysctls = await phase('network', () => setUpNetwork());
+    const server = new URL(o.cluster.server);
+    const forwarder = await startForwarder({ host: NODE_NETWORK.advertiseAddress, port: Number(server.port) }, { host: server.hostname, port: Number(server.port) });
+    stops.push(() => forwarder.close());
+    const containerd = await phase('containerd', () => startContainerd(dir, NODE_NETWORK, o.sandboxImage, join(logDir, 'containerd.log')));
+    stops.push(async () => {
+      await containerd.removeAll();
+      await containerd.stop();
+    });
+    await phase('image import', () => containerd.importImages(o.imageArchives));
+    const agents = { cluster: o.cluster, net: NODE_NETWORK, dir, logDir };
+    const coredns = await phase('coredns', () => startCoreDns(agents));
+    stops.push(() => coredns.stop());
+    const kubelet = await phase('kubelet', () => startKubelet(agents, { nodeName: name, rootDir: kubeletDir, containerdSocket: containerd.paths.socket, labels: o.labels ?? {} }));
+    stops.push(() => kubelet.stop());
+    await phase('node Ready', () => waitFor(`node ${name} to register and become Ready (kubelet log: ${kubelet.logFile})`, async () =>
+      (nodeReady(await o.cluster.kube.get({ apiVersion: 'v1', kind: 'Node', name })) ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 }));
+    // After the Node exists: kube-proxy waits for its Node object (up to ~30 s) before it is healthy.
+    const proxy = await phase('kube-proxy', () => startKubeProxy(agents, name));
+    // Stopped after the kubelet (stops run in reverse): nothing restarts containers while they are removed.
+    stops.splice(stops.length - 1, 0, () => proxy.stop());
+    return { name, dir, logDir, kubeletDir, containerd, kubelet, timings, stop };
+  } catch (e) {
+    const left = await stop();
+    if (left.length > 0) (e as Error).message += `\nand the clean-up left:\n  ${left.join('\n  ')}`;
+    throw e;
+  }
+}

@@ -7,6 +7,7 @@
 import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { unmountAll } from '../mount/mount.js';
+import { checkTargetIsFree } from '../mount/paths.js';
 import type { AccessRequest } from './capabilities.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
@@ -19,7 +20,7 @@ export interface EphemeralPublish {
   readonly target: string;
 }
 
-/** NodePublishVolume of an ephemeral inline volume (volume_id and target_path already checked). */
+/** NodePublishVolume of an ephemeral inline volume (volume_id and target_path already checked: absolute, no system directory). */
 export async function publishEphemeralVolume(deps: NodeServiceDeps, p: EphemeralPublish, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
   const { req, access, target } = p;
   if (access.kind !== 'mount') throw new InvalidArgumentError('volume_capability must be a mount capability: ephemeral inline volumes are filesystems');
@@ -34,6 +35,7 @@ export async function publishEphemeralVolume(deps: NodeServiceDeps, p: Ephemeral
       if (device === undefined || !(await isMountOf(existing, device))) throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
       return {};
     }
+    await checkTargetIsFree(target, 'target_path', 'directory');
     const volume = await createOrFindVolume(deps, spec, ctx.signal);
     try {
       await formatAndMount(deps, { volumeId: spec.volumeId, device: volume.device, fsType: access.fsType, flags: access.flags, usage: params.usage, target, readonly: req.readonly }, ctx.signal);

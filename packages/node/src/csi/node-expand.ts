@@ -5,6 +5,7 @@ import { FailedPreconditionError, NotFoundError, UnimplementedError, type CallCo
 import { growFilesystem, isFsType } from '../mount/filesystem.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
+import { absolutePath } from '../mount/paths.js';
 import { statOrUndefined } from '../mount/targets.js';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { growVolume } from './controller-expand.js';
@@ -36,6 +37,8 @@ export async function expandVolumeRpc(deps: NodeServiceDeps, req: csi.NodeExpand
   const range = sizeRange(req.capacity_range);
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const current = await requireDevice(deps, volumeId, ctx.signal);
+    // After the lookup: csi-sanity expects NOT_FOUND for an unknown volume asked with "some/path".
+    absolutePath(path, 'volume_path');
     const st = await statOrUndefined(path);
     if (st === undefined) throw new NotFoundError(`volume_path ${path} does not exist`);
     // Without a capacity range (spec: OPTIONAL) the filesystem grows to the device's current size,

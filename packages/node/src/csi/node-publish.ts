@@ -2,19 +2,23 @@
 // onto the pod's target directory, or of the raw device onto a target FILE for block volumes;
 // read-only on request (a bind mount needs a remount for that). Ephemeral inline volumes branch off
 // to node-ephemeral.ts. Unpublish unmounts, removes the target we created, and deletes an ephemeral
-// volume. Idempotent both ways: published the same way → OK; missing target → OK.
+// volume. Idempotent both ways: published the same way → OK; missing target → OK. Targets must be
+// absolute and no system directory (co-paths.ts); publish refuses a target that already holds other
+// content, and unpublish never unmounts what is not this volume.
 import { isEphemeralVolumeContext } from '@pmem-csi/api';
 import { AlreadyExistsError, FailedPreconditionError, type CallContext, type csi } from '@pmem-csi/runtime';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { findMountAt } from '../mount/findmnt.js';
-import { bindMount, unmountAll } from '../mount/mount.js';
+import { bindMount } from '../mount/mount.js';
+import { absolutePath, checkTargetIsFree } from '../mount/paths.js';
 import { ensureDirectory, ensureFile, removeTarget, sameBlockDevice } from '../mount/targets.js';
 import { accessRequest } from './capabilities.js';
+import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from './deps.js';
 import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
 import { publishEphemeralVolume } from './node-ephemeral.js';
 import { requireField } from './requests.js';
-import { deleteVolume, ephemeralVolumeId, localVolumeId, requireDevice } from './volumes.js';
+import { deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, requireDevice } from './volumes.js';
 
 interface PublishTarget {
   readonly volumeId: string;
@@ -40,6 +44,7 @@ async function publishFilesystem(deps: NodeServiceDeps, p: PublishTarget & { sta
     }
     return;
   }
+  await checkTargetIsFree(p.target, 'target_path', 'directory');
   await ensureDirectory(p.target);
   await bindMount(deps.runner, { source: p.staging, target: p.target, readonly: p.readonly }, ctx);
 }
@@ -54,6 +59,7 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
     }
     return;
   }
+  await checkTargetIsFree(p.target, 'target_path', 'file');
   await ensureFile(p.target);
   await bindMount(deps.runner, { source: p.device.path, target: p.target, readonly: p.readonly }, ctx);
 }
@@ -61,10 +67,11 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
 /** NodePublishVolume. */
 export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  const target = requireField(req.target_path, 'target_path');
+  const target = await coPath(deps, req.target_path, 'target_path');
   const access = accessRequest(req.volume_capability);
   if (isEphemeralVolumeContext(req.volume_context)) return publishEphemeralVolume(deps, { req, access, target }, ctx);
-  const staging = requireField(req.staging_target_path, 'staging_target_path');
+  // Only a bind source, and only once it is a mount of this volume's device (publishFilesystem).
+  const staging = absolutePath(req.staging_target_path, 'staging_target_path');
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await requireDevice(deps, volumeId, ctx.signal);
     const p = { volumeId, device, target, readonly: req.readonly };
@@ -78,11 +85,12 @@ export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePubli
 /** NodeUnpublishVolume: unmount, remove the target, delete an ephemeral volume. */
 export async function unpublishVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnpublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnpublishVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  const target = requireField(req.target_path, 'target_path');
+  const target = await coPath(deps, req.target_path, 'target_path');
   return deps.locks.withLocks([volumeId, ephemeralVolumeId(volumeId)], 'volume', async () => {
-    await unmountAll(deps.runner, target, ctx);
-    await removeTarget(target);
     const local = await localVolumeId(deps, volumeId);
+    const device = await findDevice(deps.dm, local, ctx.signal);
+    await unmountVolumeAt(deps, { path: target, field: 'target_path', volumeId, device }, ctx);
+    await removeTarget(target);
     const record = await deps.state.get(local);
     if (record?.ephemeral === true) await deleteVolume(deps, local, { ephemeral: true, signal: ctx.signal });
     return {};

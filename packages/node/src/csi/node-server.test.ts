@@ -6,36 +6,14 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedRunner, type CommandRunner, type csi, type RunOptions, type RunResult, type ScriptedReply } from '@pmem-csi/runtime';
+import { ScriptedRunner, type csi } from '@pmem-csi/runtime';
 import { FakeDeviceManager } from '../device/fake.js';
+import { mountedAt, notMounted, SwitchableRunner } from './testing/scripted-mounts.js';
 import { blockCapability, call, mountCapability, startTestNode, testClients, TEST_DRIVER, TEST_NODE, type TestClients, type TestNode } from './testing/test-node.js';
 import { ephemeralVolumeId } from './volumes.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
-const FINDMNT = ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint'];
-
-/** A runner whose script tests replace per case; calls can be held to provoke lock conflicts. */
-class SwitchableRunner implements CommandRunner {
-  inner = new ScriptedRunner();
-  gate: Promise<void> | undefined;
-  which(tool: string): string | undefined {
-    return this.inner.which(tool);
-  }
-  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
-    await this.gate;
-    return this.inner.run(command, args, options);
-  }
-}
-
-function notMounted(path: string): ScriptedReply {
-  return { command: 'findmnt', args: [...FINDMNT, path], exact: true, exitCode: 1 };
-}
-
-function mountedAt(path: string, source: string, extra: Record<string, string> = {}): ScriptedReply {
-  const fs = { target: path, source, fstype: 'ext4', options: 'rw,relatime', 'vfs-options': 'rw,relatime', 'fs-options': 'rw', ...extra };
-  return { command: 'findmnt', args: [...FINDMNT, path], exact: true, stdout: JSON.stringify({ filesystems: [fs] }) };
-}
 
 describe('node service (fake devices, scripted tools, real gRPC)', () => {
   let dir: string;

@@ -2,19 +2,22 @@
 // staging path (creating it when the device is blank); publishing then bind-mounts from there.
 // Raw block volumes need no staging. Both RPCs are idempotent: staged already with this device →
 // OK; something else mounted there → ALREADY_EXISTS; unstage of a path that is not mounted → OK.
+// The staging path must be absolute and no system directory (co-paths.ts); staging refuses a
+// directory that already holds files, and unstaging never unmounts what is not this volume.
 import { AlreadyExistsError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
-import { unmountAll } from '../mount/mount.js';
+import { checkTargetIsFree } from '../mount/paths.js';
 import { accessRequest } from './capabilities.js';
+import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage, volumeUsage } from './format-mount.js';
 import { requireField } from './requests.js';
-import { requireDevice } from './volumes.js';
+import { findDevice, requireDevice } from './volumes.js';
 
 /** NodeStageVolume. */
 export async function stageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeStageVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeStageVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  const staging = requireField(req.staging_target_path, 'staging_target_path');
+  const staging = await coPath(deps, req.staging_target_path, 'staging_target_path');
   const access = accessRequest(req.volume_capability);
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await requireDevice(deps, volumeId, ctx.signal);
@@ -27,6 +30,7 @@ export async function stageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeStageVo
       }
       return {};
     }
+    await checkTargetIsFree(staging, 'staging_target_path', 'directory');
     const usage = await volumeUsage(deps, volumeId, req.volume_context);
     await formatAndMount(deps, { volumeId, device, fsType: access.fsType, flags: access.flags, usage, target: staging }, ctx.signal);
     ctx.log.info('volume staged', { volumeId, device: device.path, stagingPath: staging, fsType: access.fsType });
@@ -37,9 +41,10 @@ export async function stageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeStageVo
 /** NodeUnstageVolume: unmount what is mounted at the staging path; the directory belongs to the CO. */
 export async function unstageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnstageVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnstageVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  const staging = requireField(req.staging_target_path, 'staging_target_path');
+  const staging = await coPath(deps, req.staging_target_path, 'staging_target_path');
   return deps.locks.withLocks([volumeId], 'volume', async () => {
-    const removed = await unmountAll(deps.runner, staging, ctx);
+    const device = await findDevice(deps.dm, volumeId, ctx.signal);
+    const removed = await unmountVolumeAt(deps, { path: staging, field: 'staging_target_path', volumeId, device }, ctx);
     if (removed > 0) ctx.log.info('volume unstaged', { volumeId, stagingPath: staging });
     return {};
   });

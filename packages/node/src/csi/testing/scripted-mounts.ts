@@ -1,0 +1,29 @@
+// Scripted host tools for node service tests: a runner whose script each case replaces (calls can be
+// held to provoke lock conflicts), and findmnt answers for "nothing mounted" and "mounted here".
+import { ScriptedRunner, type CommandRunner, type RunOptions, type RunResult, type ScriptedReply } from '@pmem-csi/runtime';
+
+export const FINDMNT = ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint'];
+
+/** A runner whose script tests replace per case; calls can be held to provoke lock conflicts. */
+export class SwitchableRunner implements CommandRunner {
+  inner = new ScriptedRunner();
+  gate: Promise<void> | undefined;
+  which(tool: string): string | undefined {
+    return this.inner.which(tool);
+  }
+  async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
+    await this.gate;
+    return this.inner.run(command, args, options);
+  }
+}
+
+/** findmnt finds nothing at `path`. */
+export function notMounted(path: string): ScriptedReply {
+  return { command: 'findmnt', args: [...FINDMNT, path], exact: true, exitCode: 1 };
+}
+
+/** findmnt finds `source` (ext4 unless `extra` says otherwise) mounted at `path`. */
+export function mountedAt(path: string, source: string, extra: Record<string, string> = {}): ScriptedReply {
+  const fs = { target: path, source, fstype: 'ext4', options: 'rw,relatime', 'vfs-options': 'rw,relatime', 'fs-options': 'rw', ...extra };
+  return { command: 'findmnt', args: [...FINDMNT, path], exact: true, stdout: JSON.stringify({ filesystems: [fs] }) };
+}

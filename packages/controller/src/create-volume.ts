@@ -20,7 +20,7 @@ import { toCsiVolume, type ControllerDeps } from './controller-deps.js';
 import { isDefinitiveFailure } from './node-errors.js';
 import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from './placement.js';
 import { recordFromVolume } from './reconciler.js';
-import { checkContentSource, checkParameters, describeRange, requireField, sizeFits, sizeRequest, type SizeRequest } from './requests.js';
+import { checkContentSource, checkParameters, describeRange, sizeFits, sizeRequest, volumeName, type SizeRequest } from './requests.js';
 import { formatBytes } from './sizes.js';
 import { creationDoubt, type VolumeRecord } from './volume-index.js';
 
@@ -34,7 +34,7 @@ export interface CreatePlan {
 
 /** Validate a CreateVolume request (no side effects). @throws InvalidArgumentError, OutOfRangeError */
 export function planCreate(req: csi.CreateVolumeRequest__Output, defaultSize: number): CreatePlan {
-  const name = requireField(req.name, 'name');
+  const name = volumeName(req.name);
   const size = sizeRequest(req.capacity_range, defaultSize);
   checkCapabilities(req.volume_capabilities, true);
   checkParameters(req.parameters);

@@ -7,7 +7,7 @@
 // then asks for DEFAULT_VOLUME_SIZE (1 GiB, configurable), capped by limit_bytes when only a limit
 // is given. The node receives that explicit size, so controller placement and node allocation
 // agree on the same number; the node may round up (alignment) but never above the limit.
-import { parseVolumeParameters, type VolumeParameters } from '@pmem-csi/api';
+import { parseVolumeParameters, volumeNameProblem, type VolumeParameters } from '@pmem-csi/api';
 import type { csi } from '@pmem-csi/runtime';
 import { InvalidArgumentError } from '@pmem-csi/runtime';
 import { formatBytes, GiB, parseBytes } from './sizes.js';
@@ -67,5 +67,17 @@ export function checkContentSource(source: csi.VolumeContentSource__Output | nul
 /** A required string field; empty → InvalidArgument naming it. */
 export function requireField(value: string, field: string): string {
   if (value === '') throw new InvalidArgumentError(`${field} is required`);
+  return value;
+}
+
+/**
+ * The CreateVolume name: at most 128 bytes (CSI), no control characters, and one whose volume id
+ * every node accepts (the rule the nodes check too, @pmem-csi/api volumeNameProblem), so the
+ * controller never forwards a volume the node would refuse and never echoes an oversized name in
+ * volume_context. @throws InvalidArgumentError naming `name` and what is allowed
+ */
+export function volumeName(value: string): string {
+  const problem = volumeNameProblem(value, 'name');
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
   return value;
 }

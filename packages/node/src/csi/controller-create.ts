@@ -6,7 +6,7 @@ import { topologyKey, volumeIdForName } from '@pmem-csi/api';
 import { InvalidArgumentError, ResourceExhaustedError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { checkCapabilities } from './capabilities.js';
 import { DEFAULT_VOLUME_SIZE, type NodeServiceDeps } from './deps.js';
-import { checkParameters, requireField, sizeRange, sizeToCreate } from './requests.js';
+import { checkParameters, requireField, sizeRange, sizeToCreate, volumeName } from './requests.js';
 import { createOrFindVolume, csiVolume, deleteVolume, type VolumeSpec } from './volumes.js';
 
 function checkContentSource(source: csi.VolumeContentSource__Output | null): void {
@@ -27,7 +27,7 @@ function checkTopology(deps: NodeServiceDeps, req: csi.TopologyRequirement__Outp
 
 /** Validate a CreateVolume request into a volume spec (no side effects). */
 export function planCreate(deps: NodeServiceDeps, req: csi.CreateVolumeRequest__Output): VolumeSpec {
-  const name = requireField(req.name, 'name');
+  const name = volumeName(req.name);
   const range = sizeRange(req.capacity_range);
   checkCapabilities(req.volume_capabilities, true);
   const params = checkParameters(req.parameters, 'createVolume');

@@ -11,7 +11,7 @@ import { checkTargetIsFree } from '../mount/paths.js';
 import type { AccessRequest } from './capabilities.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
-import { checkParameters } from './requests.js';
+import { checkParameters, volumeName } from './requests.js';
 import { createOrFindVolume, deleteVolume, ephemeralVolumeId, findDevice, type VolumeSpec } from './volumes.js';
 
 export interface EphemeralPublish {
@@ -24,6 +24,7 @@ export interface EphemeralPublish {
 export async function publishEphemeralVolume(deps: NodeServiceDeps, p: EphemeralPublish, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
   const { req, access, target } = p;
   if (access.kind !== 'mount') throw new InvalidArgumentError('volume_capability must be a mount capability: ephemeral inline volumes are filesystems');
+  volumeName(req.volume_id, 'volume_id'); // the handle names the volume: its id must suit every device mode
   const params = checkParameters(req.volume_context, 'ephemeral');
   const size = params.size ?? 0;
   const spec: VolumeSpec = { volumeId: ephemeralVolumeId(req.volume_id), name: req.volume_id, size, range: { required: size, limit: 0 }, params, ephemeral: true };

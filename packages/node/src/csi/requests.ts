@@ -1,7 +1,7 @@
 // Validation helpers shared by the RPCs of both node services: required fields, int64 byte sizes
 // (strings on the wire), capacity ranges and StorageClass/ephemeral parameters. Every problem is an
 // InvalidArgument (OutOfRange for sizes beyond what we can represent) naming the field.
-import { parseVolumeParameters, type VolumeParameterOrigin, type VolumeParameters } from '@pmem-csi/api';
+import { parseVolumeParameters, volumeNameProblem, type VolumeParameterOrigin, type VolumeParameters } from '@pmem-csi/api';
 import { InvalidArgumentError, OutOfRangeError, type csi } from '@pmem-csi/runtime';
 
 /** A required string field; empty → InvalidArgument naming it. */
@@ -11,6 +11,17 @@ export function requireField(value: string, field: string): string {
 }
 
 type Int64 = string | number | null | undefined;
+
+/**
+ * A CreateVolume name (or an ephemeral volume's handle) that yields a volume id every device mode
+ * accepts: the rule shared with the central controller (@pmem-csi/api volumeNameProblem).
+ * @throws InvalidArgumentError naming `field` and what is allowed
+ */
+export function volumeName(value: string, field = 'name'): string {
+  const problem = volumeNameProblem(value, field);
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
+  return value;
+}
 
 /** Parse a non-negative int64 field (absent = 0). */
 export function parseBytes(value: Int64, field: string): number {

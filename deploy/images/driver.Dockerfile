@@ -3,29 +3,45 @@
 # (--mode controller) and the node DaemonSet (--mode node). See deploy/images/README.md.
 #   docker build -f deploy/images/driver.Dockerfile -t pmem-csi-driver:0.1.0 .      (repository root)
 ARG NODE_IMAGE=node:20-bookworm-slim
+# The image's version: its tag, its label and what the binary reports (--version, CSI
+# GetPluginInfo, node registrations); the build stage writes it into the sources it compiles.
+ARG VERSION=0.1.0
 
 # Build: every workspace dependency, then one bundle of the driver with its npm dependencies inside
 # (tools/bundle.mjs: a few ES modules, each device mode's code in its own chunk), checked by
 # running it; the runtime stage needs no node_modules and starts without resolving ~400 modules.
 FROM ${NODE_IMAGE} AS build
+ARG VERSION
 WORKDIR /app
 COPY . .
-RUN npm ci --no-audit --no-fund \
+RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
+   || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
+ && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/driver/src/modes.ts \
+ && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/driver/src/modes.ts \
+ && npm ci --no-audit --no-fund \
  && node tools/bundle.mjs \
+ && test "$(node packages/driver/dist/bundle/pmem-csi-driver.mjs --version)" = "pmem-csi-driver $VERSION" \
  && node packages/driver/dist/bundle/pmem-csi-driver.mjs --help >/dev/null
 
 FROM ${NODE_IMAGE}
-ARG VERSION=0.1.0
+ARG VERSION
 LABEL org.opencontainers.image.title="pmem-csi-driver" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.description="PMEM-CSI driver: CSI controller and node service for persistent memory" \
       org.opencontainers.image.licenses="Apache-2.0"
 # The host tools the node driver runs (nodeTools() in packages/node/src/node-tools.ts, Debian
 # packages as TOOL_PACKAGES in packages/runtime/src/exec.ts names them); a test checks that this
-# line installs every one of them.
-RUN apt-get update \
+# line installs every one of them. Size: xfsprogs pulls in libicu (36 MB) for xfs_scrub alone,
+# which the driver never runs, so dpkg leaves its files out (path-exclude: apt still counts it as
+# installed); python3's byte code (13 MB, compiled at install time for xfs_scrub_all) is not kept.
+# The tools the driver runs must start: mkfs.xfs, xfs_io and xfs_growfs print their versions.
+RUN printf '# pmem-csi-driver: libicu serves only xfs_scrub, which the driver never runs\npath-exclude /usr/lib/*/libicu*\n' \
+      >/etc/dpkg/dpkg.cfg.d/pmem-csi-no-icu \
+ && apt-get update \
  && apt-get install -y --no-install-recommends ndctl lvm2 e2fsprogs xfsprogs util-linux mount coreutils \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && find /usr/lib/python3* -name __pycache__ -prune -exec rm -rf {} + \
+ && mkfs.xfs -V && xfs_io -V && xfs_growfs -V
 # LVM in a container: there is no udev daemon to wait for (udev_sync/udev_rules would hang or warn
 # on every lvcreate) and no dmeventd (monitoring). The build fails if lvm.conf changed shape.
 RUN sed -i \

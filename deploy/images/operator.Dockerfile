@@ -4,16 +4,24 @@
 #   docker build -f deploy/images/operator.Dockerfile -t pmem-csi-operator:0.1.0 .  (repository root)
 ARG NODE_IMAGE=node:20-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+# The image's version: its tag, its label and the operator's version (the default of --version,
+# recorded on every object it builds); the build stage writes it into the sources it compiles.
+ARG VERSION=0.1.0
 
 FROM ${NODE_IMAGE} AS build
+ARG VERSION
 WORKDIR /app
 COPY . .
-RUN npm ci --no-audit --no-fund \
+RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
+   || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
+ && sed -i "s/^export const OPERATOR_VERSION = '[^']*';\$/export const OPERATOR_VERSION = '$VERSION';/" packages/operator/src/version.ts \
+ && grep -qx "export const OPERATOR_VERSION = '$VERSION';" packages/operator/src/version.ts \
+ && npm ci --no-audit --no-fund \
  && npx tsc -b packages/operator/tsconfig.lib.json \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM ${RUNTIME_IMAGE}
-ARG VERSION=0.1.0
+ARG VERSION
 LABEL org.opencontainers.image.title="pmem-csi-operator" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.description="PMEM-CSI operator: deploys and upgrades PMEM-CSI drivers from PmemCSIDeployments" \

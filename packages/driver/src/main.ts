@@ -1,13 +1,25 @@
 #!/usr/bin/env node
 // Entry point of pmem-csi-driver.
 //   pmem-csi-driver --mode controller|node [flags]   run the driver (see --help)
-//   pmem-csi-driver local [--keep] [--fake]          the whole stack on this machine (npm start)
-//   pmem-csi-driver status [--url URL]               registered nodes, capacity and volumes
+//   pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]    the whole stack on this machine (npm start)
+//   pmem-csi-driver status [--url URL] [--state-dir DIR]         registered nodes, capacity and volumes
 //   pmem-csi-driver check-tools [MODE ...]           the node's host tools found here (images)
 //   pmem-csi-driver --version
 import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
 import { FlagError, USAGE, parseFlags } from './flags.js';
 import { DRIVER_VERSION, runController, runNode } from './modes.js';
+
+/**
+ * A driver started by the local stack (which names itself in PMEM_CSI_PARENT_PID) stops when the
+ * stack is gone, however it went: no orphaned controller or node process.
+ */
+function watchLocalStack(shutdown: (reason: string) => void): void {
+  const stack = Number(process.env['PMEM_CSI_PARENT_PID']);
+  if (!Number.isSafeInteger(stack) || stack <= 0) return;
+  setInterval(() => {
+    if (process.ppid !== stack) shutdown(`the local stack (pid ${stack}) is gone`);
+  }, 1000).unref();
+}
 
 async function runDriver(argv: string[]): Promise<void> {
   const config = parseFlags(argv);
@@ -25,12 +37,13 @@ async function runDriver(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  watchLocalStack(shutdown);
 }
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h') {
-    process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake]\n  pmem-csi-driver status [--url URL]\n  pmem-csi-driver check-tools [MODE ...]\n  pmem-csi-driver --version\n`);
+    process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]\n  pmem-csi-driver status [--url URL] [--state-dir DIR]\n  pmem-csi-driver check-tools [MODE ...]\n  pmem-csi-driver --version\n`);
     return;
   }
   if (first === '--version') {
@@ -38,7 +51,11 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   // The subcommands' modules load only when asked for (start-up time of the driver itself).
-  if (first === 'local') return (await import('./local/local-stack.js')).runLocalStack(rest);
+  if (first === 'local') {
+    const code = await (await import('./local/local-stack.js')).runLocalStack(rest);
+    // Everything is stopped and released; an interrupted demonstration may still hold gRPC clients open.
+    process.exit(code);
+  }
   if (first === 'status') return (await import('./local/status-command.js')).printStatus(rest);
   if (first === 'check-tools') {
     process.exitCode = await (await import('./check-tools.js')).runCheckTools(rest);

@@ -2,7 +2,7 @@
 // As root (CI) it runs on emulated PMEM with real mkfs and mounts; the fake-device variant runs too.
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -31,7 +31,8 @@ describe('npm start (pmem-csi-driver local)', () => {
     expect(out).toContain('demo-preferred again                     -> same id: yes');
     expect(out).toContain('RESOURCE_EXHAUSTED: no node can hold 4 GiB; the largest volume available is 512 MiB (node "node-c")');
     expect(out).toContain('volumes left: 0');
-    expect(out).toContain('stopped.');
+    expect(out).toContain('stopped; mounts, loop devices, sockets and the lock of the state directory released.');
+    expect(existsSync(join(dir, 'fake', 'stack.lock'))).toBe(false);
     expect(code).toBe(0);
   }, 180_000);
 

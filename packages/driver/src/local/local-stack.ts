@@ -2,15 +2,26 @@
 // drivers on emulated PMEM (fake devices when not root, and it says so), mutual TLS with
 // certificates from our own certificate code — then a guided demonstration. With --keep the stack
 // stays up until Ctrl-C so csi-sanity or any CSI client can be pointed at the printed sockets.
-import { rm } from 'node:fs/promises';
+// SIGINT, SIGTERM, SIGHUP or the loss of the parent process stop it at any moment — during start-up,
+// the demonstration or the --keep wait — and every child process is stopped and the state
+// directory released (mounts, loop devices, sockets, lock). A second Ctrl-C kills the children.
 import { parseArgs } from 'node:util';
 import { DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
-import { createLogger } from '@pmem-csi/runtime';
+import { createLogger, errorMessage } from '@pmem-csi/runtime';
 import { runDemo } from './demo.js';
+import { StackLockedError } from './lock.js';
 import { chooseDeviceMode, startLocalStack, type LocalStack } from './stack.js';
-import { localStackDir } from './workdir.js';
+import { watchStopRequests, type StopRequests } from './stop-requests.js';
+import { localStackDir, STATE_DIR_ENV } from './workdir.js';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+/** Usage of the local subcommand. */
+export const LOCAL_USAGE = `usage: pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]
+  --keep            keep the stack running after the demonstration, until Ctrl-C (SIGINT) or SIGTERM
+  --fake            fake in-memory devices even as root (default: emulated PMEM on loop devices as root)
+  --state-dir DIR   sockets, certificates, node state, logs and the lock (default: $${STATE_DIR_ENV}, else <tmpdir>/pmem-csi-local);
+                    one stack per directory: a second one is refused while the first runs`;
 
 function printSockets(stack: LocalStack): void {
   say(`\nCSI sockets (point csi-sanity or any CSI client at them):`);
@@ -20,33 +31,83 @@ function printSockets(stack: LocalStack): void {
   say(`   logs:       ${stack.dir}/logs/`);
 }
 
-function waitForSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+interface LocalFlags {
+  readonly keep: boolean;
+  readonly fake: boolean;
+  readonly stateDir: string | undefined;
 }
 
-export async function runLocalStack(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { keep: { type: 'boolean', default: false }, fake: { type: 'boolean', default: false } } });
-  const dir = localStackDir();
-  const { mode, why } = chooseDeviceMode(values.fake);
-  say(`PMEM-CSI local stack in ${dir}`);
-  say(`device mode: ${mode} (${why})`);
-  say('\n1. Certificates (own CA), controller and 3 node drivers, registering over mutual TLS');
-  await rm(`${dir}/nodes`, { recursive: true, force: true });
-  const stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }));
+function parseLocalFlags(argv: string[]): LocalFlags {
   try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { keep: { type: 'boolean', default: false }, fake: { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    });
+    if (values['state-dir'] === '') throw new Error('--state-dir must not be empty');
+    return { keep: values.keep, fake: values.fake, stateDir: values['state-dir'] };
+  } catch (e) {
+    throw new Error(`${errorMessage(e)}\n${LOCAL_USAGE}`, { cause: e });
+  }
+}
+
+/** The demonstration and the --keep wait; ends early (the rest abandoned) when a stop is requested. */
+async function demonstrate(stack: LocalStack, flags: LocalFlags, stop: StopRequests): Promise<'done' | 'interrupted'> {
+  let keeping = false;
+  // Once a stop is requested the abandoned demonstration goes quiet.
+  const tell = (line: string): void => {
+    if (!stop.signal.aborted) say(line);
+  };
+  const work = (async (): Promise<void> => {
     say(`   ${stack.nodes.map((n) => n.id).join(', ')} registered`);
-    await runDemo(stack, DEFAULT_DRIVER_NAME, say);
+    await runDemo(stack, DEFAULT_DRIVER_NAME, tell);
     printSockets(stack);
-    if (values.keep) {
-      say('\nThe stack keeps running; Ctrl-C stops it.');
-      await waitForSignal();
+    if (!flags.keep) return;
+    say('\nThe stack keeps running; Ctrl-C (or SIGTERM) stops it.');
+    keeping = true;
+    await stop.requested;
+  })();
+  // The demonstration's calls fail once the processes stop: that outcome is no longer of interest.
+  work.catch(() => undefined);
+  // A stop during the --keep wait is the expected end; during the demonstration it interrupts it.
+  return Promise.race([work.then(() => 'done' as const), stop.requested.then(() => (keeping ? ('done' as const) : ('interrupted' as const)))]);
+}
+
+/** Run the local stack; resolves with the process exit code. */
+export async function runLocalStack(argv: string[]): Promise<number> {
+  const flags = parseLocalFlags(argv);
+  const dir = localStackDir(flags.stateDir);
+  const stop = watchStopRequests();
+  let stack: LocalStack | undefined;
+  stop.onRepeat((reason) => {
+    say(`\n${reason} again: killing the stack's processes`);
+    for (const p of stack?.processes ?? []) void p.kill();
+  });
+  try {
+    const { mode, why } = chooseDeviceMode(flags.fake);
+    say(`PMEM-CSI local stack in ${dir}`);
+    say(`device mode: ${mode} (${why})`);
+    say('\n1. Certificates (own CA), controller and 3 node drivers, registering over mutual TLS');
+    stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }), { signal: stop.signal, notice: (line) => say(`   ${line}`) });
+    let outcome: 'done' | 'interrupted' = 'interrupted';
+    try {
+      outcome = await demonstrate(stack, flags, stop);
+    } finally {
+      const reason = stop.signal.aborted ? ` (${String(await stop.requested)})` : '';
+      say(`\nStopping the node drivers and the controller${reason}`);
+      await stack.stop();
+      say('stopped; mounts, loop devices, sockets and the lock of the state directory released.');
     }
+    return outcome === 'done' || !stop.signal.aborted ? 0 : stop.exitCode();
+  } catch (e) {
+    if (e instanceof StackLockedError) throw e;
+    if (stop.signal.aborted && stack === undefined) {
+      say(`stopped during start-up (${String(await stop.requested)}); the processes started so far were stopped`);
+      return stop.exitCode();
+    }
+    throw e;
   } finally {
-    say('\nStopping the node drivers and the controller');
-    await stack.stop();
-    say('stopped.');
+    stop.dispose();
   }
 }

@@ -1,5 +1,7 @@
 // Child processes of the local stack: each is the real pmem-csi-driver binary (main.ts under tsx
 // when running from sources, main.js from dist), logging to its own file. Stopping sends SIGTERM and waits, then SIGKILL after a grace period.
+// Each child is told the stack's pid (PMEM_CSI_PARENT_PID) and shuts down when it is adopted by
+// another parent, so even a stack that is killed outright (SIGKILL) leaves no driver running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,6 +18,9 @@ export interface DriverProcess {
   kill(): Promise<void>;
 }
 
+/** The environment variable that names the stack's pid to its children (read by main.ts). */
+export const PARENT_PID_ENV = 'PMEM_CSI_PARENT_PID';
+
 /** Node.js arguments that run the driver binary: the sources through tsx, or the built file. */
 export function driverCommand(): string[] {
   const fromSource = import.meta.url.endsWith('.ts');
@@ -26,7 +31,8 @@ export function driverCommand(): string[] {
 /** Start `pmem-csi-driver <args>` as a child process. */
 export function startDriverProcess(name: string, args: readonly string[], logFile: string): DriverProcess {
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...driverCommand(), ...args], { stdio: ['ignore', fd, fd] });
+  const env = { ...process.env, [PARENT_PID_ENV]: String(process.pid) };
+  const child = spawn(process.execPath, [...driverCommand(), ...args], { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
@@ -62,11 +68,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Poll `check` until it returns a value, or fail naming what we waited for. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+/** Poll `check` until it returns a value, or fail naming what we waited for (also when `signal` aborts). */
+export async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, signal?: AbortSignal): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
+    if (signal?.aborted) throw new Error(`gave up waiting for ${what}: ${(signal.reason as Error | undefined)?.message ?? 'aborted'}`);
     try {
       const v = await check();
       if (v !== undefined) return v;

@@ -1,11 +1,15 @@
 // Starts and stops the local stack: certificates, one controller and N node drivers as child
-// processes of the real binary, on emulated PMEM (root with loop devices) or fake devices.
-import { accessSync, constants, existsSync } from 'node:fs';
+// processes of the real binary, on emulated PMEM (root with loop devices) or fake devices. The
+// state directory is locked for the stack's lifetime (lock.ts); what a crashed earlier owner left
+// (mounts, loop devices) is released before it is reused, and stop() releases it all again.
+import { accessSync, constants } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControllerStatus } from '@pmem-csi/controller';
+import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner, type Logger } from '@pmem-csi/runtime';
 import { makeLocalCerts, type LocalCerts } from './certs.js';
+import { acquireStackLock, type StackLock } from './lock.js';
 import { freePort, startDriverProcess, waitUntil, type DriverProcess } from './processes.js';
 import { fetchStatus } from './status-command.js';
 
@@ -29,7 +33,23 @@ export interface LocalStack {
   ready(timeoutMs?: number): Promise<ControllerStatus>;
   /** Kill a process (SIGKILL, like a crash, or SIGTERM) and start it again with the same flags. */
   restart(name: string, how: 'crash' | 'graceful'): Promise<void>;
+  /**
+   * Stop the node drivers, then the controller; unmount what is mounted below the directory,
+   * detach its loop devices, remove the sockets and the lock. Idempotent.
+   * @throws Error listing mounts or loop devices that could not be released
+   */
   stop(): Promise<void>;
+}
+
+export type NodeSizes = ReadonlyArray<readonly [string, number]>;
+
+export interface LocalStackOptions {
+  /** Node ids and their emulated PMEM sizes (default NODE_SIZES). */
+  readonly nodeSizes?: NodeSizes;
+  /** Aborts the start-up (the processes started so far are stopped). */
+  readonly signal?: AbortSignal;
+  /** Where to say that a stale lock was taken over (default: the logger, at warn). */
+  readonly notice?: (line: string) => void;
 }
 
 const MiB = 1024 ** 2;
@@ -52,38 +72,98 @@ function tlsArgs(f: LocalCerts['registry']): string[] {
   return ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
 }
 
-/** Start everything and wait until every node is registered and available. */
-export async function startLocalStack(
-  dir: string,
-  mode: 'emulated' | 'fake',
-  log: Logger,
-  nodeSizes: ReadonlyArray<readonly [string, number]> = NODE_SIZES,
-): Promise<LocalStack> {
-  if (existsSync(join(dir, 'certs'))) await rm(join(dir, 'certs'), { recursive: true, force: true });
-  await mkdir(join(dir, 'logs'), { recursive: true });
-  const certs = await makeLocalCerts(join(dir, 'certs'));
-  const [registryPort, statusPort] = [await freePort(), await freePort()];
-  const controllerSocket = join(dir, 'controller', 'csi.sock');
-  await mkdir(join(dir, 'controller'), { recursive: true });
-  const processes: DriverProcess[] = [];
-  // Nodes first (they unregister from the still-running controller), then the controller.
-  const stop = async (): Promise<void> => {
-    await Promise.all(processes.filter((p) => p.name !== 'controller').map((p) => p.stop()));
-    await Promise.all(processes.filter((p) => p.name === 'controller').map((p) => p.stop()));
-  };
+/** Unmount and detach what is left below `dir` (emulated mode only: fake devices mount nothing); returns what could not be released. */
+async function releaseDir(dir: string, mode: 'emulated' | 'fake', log: Logger): Promise<readonly string[]> {
+  if (mode !== 'emulated') return [];
+  const released = await releaseHostDir(new HostRunner(), dir);
+  if (released.unmounted.length > 0 || released.detached.length > 0) log.info('released mounts and loop devices', { dir, unmounted: released.unmounted, detached: released.detached });
+  return released.left;
+}
+
+/** Remove what only a running stack may hold: sockets and the status URL. */
+async function removeRunFiles(dir: string, nodeSizes: NodeSizes): Promise<void> {
+  const files = [join(dir, 'controller', 'csi.sock'), join(dir, 'status-url'), ...nodeSizes.map(([id]) => join(dir, 'nodes', id, 'csi.sock'))];
+  await Promise.all(files.map((f) => rm(f, { force: true })));
+}
+
+/** Lock `dir` and clear what an earlier run left: mounts, loop devices, node state, certificates. */
+async function prepareDir(dir: string, mode: 'emulated' | 'fake', o: { log: Logger; notice: (line: string) => void }): Promise<StackLock> {
+  const lock = await acquireStackLock(dir, o.notice);
   try {
-    processes.push(startDriverProcess('controller', ['--mode', 'controller', '--endpoint', controllerSocket, ...tlsArgs(certs.registry),
-      '--registry-listen', `127.0.0.1:${registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', '6'], join(dir, 'logs', 'controller.log')));
+    const left = await releaseDir(dir, mode, o.log);
+    if (left.length > 0) throw new Error(`${dir} still holds what an earlier run left and could not be released: ${left.join('; ')}`);
+    await rm(join(dir, 'nodes'), { recursive: true, force: true });
+    await rm(join(dir, 'certs'), { recursive: true, force: true });
+    await mkdir(join(dir, 'logs'), { recursive: true });
+    return lock;
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
+}
+
+function optionsOf(o: NodeSizes | LocalStackOptions): LocalStackOptions {
+  return Array.isArray(o) ? { nodeSizes: o as NodeSizes } : (o as LocalStackOptions);
+}
+
+interface Wiring {
+  readonly dir: string;
+  readonly mode: 'emulated' | 'fake';
+  readonly certs: LocalCerts;
+  readonly registryPort: number;
+}
+
+function controllerArgs(w: Wiring, statusPort: number): string[] {
+  return ['--mode', 'controller', '--endpoint', join(w.dir, 'controller', 'csi.sock'), ...tlsArgs(w.certs.registry),
+    '--registry-listen', `127.0.0.1:${w.registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', '6'];
+}
+
+async function startNode(w: Wiring, [id, size]: readonly [string, number]): Promise<{ node: LocalNode; process: DriverProcess }> {
+  const nodeDir = join(w.dir, 'nodes', id);
+  await mkdir(nodeDir, { recursive: true });
+  const socket = join(nodeDir, 'csi.sock');
+  const port = await freePort();
+  const process = startDriverProcess(id, ['--mode', 'node', '--nodeid', id, '--device-mode', w.mode, '--endpoint', socket, ...tlsArgs(w.certs.nodeController),
+    '--state-dir', join(nodeDir, 'state'), '--emulated-size', String(size), '--node-controller-listen', `127.0.0.1:${port}`,
+    '--advertised-endpoint', `127.0.0.1:${port}`, '--registry-endpoint', `127.0.0.1:${w.registryPort}`], join(w.dir, 'logs', `${id}.log`));
+  return { node: { id, socket, sizeBytes: size }, process };
+}
+
+/**
+ * Lock `dir`, start everything and wait until every node is registered and available.
+ * The fourth argument is the node sizes or the options.
+ * @throws StackLockedError when another live stack owns `dir`
+ */
+export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', log: Logger, nodesOrOptions: NodeSizes | LocalStackOptions = NODE_SIZES): Promise<LocalStack> {
+  const options = optionsOf(nodesOrOptions);
+  const nodeSizes = options.nodeSizes ?? NODE_SIZES;
+  const lock = await prepareDir(dir, mode, { log, notice: options.notice ?? ((line) => log.warn(line)) });
+  const processes: DriverProcess[] = [];
+  let stopped: Promise<void> | undefined;
+  // Nodes first (they unregister from the still-running controller), then the controller; then what they left.
+  const stopOnce = async (): Promise<void> => {
+    try {
+      await Promise.all(processes.filter((p) => p.name !== 'controller').map((p) => p.stop()));
+      await Promise.all(processes.filter((p) => p.name === 'controller').map((p) => p.stop()));
+      const left = await releaseDir(dir, mode, log);
+      await removeRunFiles(dir, nodeSizes);
+      if (left.length > 0) throw new Error(`the local stack in ${dir} stopped, but these could not be released: ${left.join('; ')}`);
+    } finally {
+      await lock.release();
+    }
+  };
+  const stop = (): Promise<void> => (stopped ??= stopOnce());
+  try {
+    const certs = await makeLocalCerts(join(dir, 'certs'));
+    const [registryPort, statusPort] = [await freePort(), await freePort()];
+    const w: Wiring = { dir, mode, certs, registryPort };
+    await mkdir(join(dir, 'controller'), { recursive: true });
+    processes.push(startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')));
     const nodes: LocalNode[] = [];
-    for (const [id, size] of nodeSizes) {
-      const nodeDir = join(dir, 'nodes', id);
-      await mkdir(nodeDir, { recursive: true });
-      const socket = join(nodeDir, 'csi.sock');
-      const port = await freePort();
-      processes.push(startDriverProcess(id, ['--mode', 'node', '--nodeid', id, '--device-mode', mode, '--endpoint', socket, ...tlsArgs(certs.nodeController),
-        '--state-dir', join(nodeDir, 'state'), '--emulated-size', String(size), '--node-controller-listen', `127.0.0.1:${port}`,
-        '--advertised-endpoint', `127.0.0.1:${port}`, '--registry-endpoint', `127.0.0.1:${registryPort}`], join(dir, 'logs', `${id}.log`)));
-      nodes.push({ id, socket, sizeBytes: size });
+    for (const size of nodeSizes) {
+      const started = await startNode(w, size);
+      processes.push(started.process);
+      nodes.push(started.node);
     }
     const statusUrl = `http://127.0.0.1:${statusPort}`;
     await writeFile(join(dir, 'status-url'), `${statusUrl}\n`);
@@ -93,7 +173,7 @@ export async function startLocalStack(
         if (dead) throw new Error(`${dead.name} exited with code ${dead.child.exitCode}; see ${dead.logFile}`);
         const s = await fetchStatus(statusUrl, 2000);
         return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
-      }, timeoutMs);
+      }, timeoutMs, options.signal);
     await ready();
     log.debug('local stack up', { dir });
     const restart = async (name: string, how: 'crash' | 'graceful'): Promise<void> => {
@@ -103,9 +183,9 @@ export async function startLocalStack(
       await (how === 'crash' ? old.kill() : old.stop());
       processes[i] = startDriverProcess(old.name, old.args, old.logFile);
     };
-    return { dir, deviceMode: mode, controllerSocket, statusUrl, nodes, processes, ready, restart, stop };
+    return { dir, deviceMode: mode, controllerSocket: join(dir, 'controller', 'csi.sock'), statusUrl, nodes, processes, ready, restart, stop };
   } catch (e) {
-    await stop();
+    await stop().catch((stopError: unknown) => log.warn('stopping the local stack after a failed start left something behind', { error: String(stopError) }));
     throw e;
   }
 }

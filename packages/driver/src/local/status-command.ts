@@ -13,8 +13,8 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Contro
 }
 
 export async function printStatus(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { url: { type: 'string' } } });
-  const url = values.url ?? (await readFile(`${localStackDir()}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')).trim();
+  const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, 'state-dir': { type: 'string' } } });
+  const url = values.url ?? (await readFile(`${localStackDir(values['state-dir'])}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')).trim();
   let status: ControllerStatus;
   try {
     status = await fetchStatus(url);

@@ -1,7 +1,15 @@
-// Where the local stack keeps its sockets, certificates, node state and logs.
+// Where the local stack keeps its sockets, certificates, node state, logs and its lock: the
+// --state-dir flag, else $PMEM_CSI_LOCAL_DIR, else <tmpdir>/pmem-csi-local. A relative directory
+// is taken from where the user typed the command (npm runs scripts in the repository root and
+// names the user's directory in INIT_CWD).
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
-export function localStackDir(): string {
-  return process.env['PMEM_CSI_LOCAL_DIR'] ?? join(tmpdir(), 'pmem-csi-local');
+/** The environment variable that names the state directory when --state-dir is not given. */
+export const STATE_DIR_ENV = 'PMEM_CSI_LOCAL_DIR';
+
+export function localStackDir(flag?: string): string {
+  const chosen = flag ?? process.env[STATE_DIR_ENV];
+  if (chosen === undefined || chosen === '') return join(tmpdir(), 'pmem-csi-local');
+  return resolve(process.env['INIT_CWD'] ?? process.cwd(), chosen);
 }

@@ -57,6 +57,7 @@
 # machine's apt sources), PMEM_CSI_IMAGES_RUNROOT (default /run/pmem-csi-images).
 set -euo pipefail
 shopt -s inherit_errexit
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" # debootstrap, chroot
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
@@ -333,7 +334,7 @@ ensure_host_tools() {
   local need=() pair tool pkg
   for pair in buildah:buildah debootstrap:debootstrap containerd:containerd ctr:containerd; do
     tool=${pair%%:*} pkg=${pair##*:}
-    PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null 2>&1 || need+=("$pkg")
+    command -v "$tool" >/dev/null 2>&1 || need+=("$pkg")
   done
   [[ ${#need[@]} -gt 0 ]] || return 0
   command -v apt-get >/dev/null || die "missing ${need[*]} and no apt-get to install them"

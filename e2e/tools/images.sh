@@ -768,10 +768,16 @@ print_table() {
 
 # shellcheck disable=SC2317 # run by traps
 prune_storage() {
-  # Build containers left by killed runs; images nothing names or builds on any more.
-  local id name
+  # Build containers left by killed runs, smoke-test containers (pmem-csi-smoke-<pid>-*) whose
+  # test process is gone; images nothing names or builds on any more.
+  local id name pid
   while read -r id name; do
-    [[ "$name" == pmem-csi-images-* || "$name" == *-working-container* ]] && bah rm "$id" >/dev/null 2>&1 || true
+    if [[ "$name" == pmem-csi-smoke-* ]]; then
+      pid="${name#pmem-csi-smoke-}"; pid="${pid%%-*}"
+      [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && bah rm "$id" >/dev/null 2>&1 || true
+    elif [[ "$name" == pmem-csi-images-* || "$name" == *-working-container* ]]; then
+      bah rm "$id" >/dev/null 2>&1 || true
+    fi
   done < <(bah containers --noheading --format '{{.ContainerID}} {{.ContainerName}}' 2>/dev/null || true)
   bah rmi --prune >/dev/null 2>&1 || true
 }

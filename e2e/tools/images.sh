@@ -53,7 +53,8 @@
 #
 # Needs root (debootstrap, chroot builds); installs buildah, debootstrap and containerd with apt
 # when missing. Progress on stderr; the closing table (`image reference size archive`) on stdout.
-# Environment: PMEM_CSI_TOOLS_CACHE, PMEM_CSI_DEBIAN_MIRROR (default: the bookworm mirror of the
+# Environment: PMEM_CSI_TOOLS_CACHE, PMEM_CSI_IMAGES_CACHE (default <tools cache>/images),
+# PMEM_CSI_DEBIAN_MIRROR (default: the bookworm mirror of the
 # machine's apt sources), PMEM_CSI_IMAGES_RUNROOT (default /run/pmem-csi-images).
 set -euo pipefail
 shopt -s inherit_errexit
@@ -68,7 +69,7 @@ source "$HERE/versions.env"
 # Bump when a recipe below changes in a way that must rebuild cached images.
 RECIPE_REVISION=1
 CACHE="${PMEM_CSI_TOOLS_CACHE:-${HOME:-/root}/.cache/pmem-csi-tools}"
-ICACHE="$CACHE/images"
+ICACHE="${PMEM_CSI_IMAGES_CACHE:-$CACHE/images}"
 STORAGE_ROOT="$ICACHE/storage"
 STORAGE_RUNROOT="${PMEM_CSI_IMAGES_RUNROOT:-/run/pmem-csi-images}"
 REGISTRIES_CONF="$ICACHE/registries.conf"
@@ -147,7 +148,7 @@ name_images() {
   REF[operator]="localhost/pmem-csi-operator:$VERSION" TAG[operator]="$VERSION"
   for img in "${!SCRATCH[@]}"; do
     read -r tool bin ref rest <<<"${SCRATCH[$img]}"
-    TAG[$img]="${TOOLVER[$img]:-unknown}"
+    TAG[$img]="${TOOLVER[$img]:-<$tool version>}"
     REF[$img]="${ref//\{version\}/${TAG[$img]}}"
   done
 }

@@ -40,7 +40,7 @@ RUN printf '# pmem-csi-driver: libicu serves only xfs_scrub, which the driver ne
  && apt-get update \
  && apt-get install -y --no-install-recommends ndctl lvm2 e2fsprogs xfsprogs util-linux mount coreutils \
  && rm -rf /var/lib/apt/lists/* \
- && find /usr/lib/python3* -name __pycache__ -prune -exec rm -rf {} + \
+ && find /usr/lib -path '/usr/lib/python3*' -name __pycache__ -prune -exec rm -rf {} + \
  && mkfs.xfs -V && xfs_io -V && xfs_growfs -V
 # LVM in a container: there is no udev daemon to wait for (udev_sync/udev_rules would hang or warn
 # on every lvcreate) and no dmeventd (monitoring). The build fails if lvm.conf changed shape.

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { existsSync, rmSync } from 'node:fs';
 import { UnimplementedError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { REFUSAL_LOG, type TlsRefusalLog, type TlsServerEvents } from '../tls/refusal-log.js';
 import { codeName, toServiceError } from './status.js';
 
 /** Per-call information handed to every implementation function. */
@@ -144,13 +145,34 @@ export function createServer(): grpc.Server {
   return new grpc.Server({ ...GRPC_OPTIONS });
 }
 
-/** Bind `server` to `address` ("unix:///path", "unix:path" or "host:port"); returns the bound port. */
-export function bindServer(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
+/**
+ * Hand the TLS servers grpc-js made for `server` to the credentials' refusal log. grpc-js keeps them
+ * in a private map; when that is gone (a grpc-js change) the log says that it cannot watch.
+ */
+function watchRefusals(server: grpc.Server, refusals: TlsRefusalLog): void {
+  const servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
+  if (!(servers instanceof Map)) {
+    refusals.unwatchable('grpc-js no longer exposes its http2 servers (http2Servers)');
+    return;
+  }
+  for (const s of servers.keys() as IterableIterator<unknown>) {
+    if (typeof (s as { on?: unknown } | null)?.on === 'function') refusals.watch(s as TlsServerEvents);
+  }
+}
+
+/**
+ * Bind `server` to `address` ("unix:///path", "unix:path" or "host:port"); returns the bound port.
+ * With mutual-TLS credentials (serverCredentialsFromSource), refused handshakes are logged.
+ */
+export async function bindServer(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
   const socketPath = unixSocketPath(address);
   if (socketPath !== undefined && existsSync(socketPath)) rmSync(socketPath); // stale socket of a previous run
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port)));
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });
+  const refusals = (creds as grpc.ServerCredentials & { [REFUSAL_LOG]?: TlsRefusalLog })[REFUSAL_LOG];
+  if (refusals !== undefined) watchRefusals(server, refusals);
+  return port;
 }
 
 /** The file path of a unix socket address, or undefined for TCP addresses. */

@@ -3,5 +3,6 @@
 export * from './material.js';
 export * from './source.js';
 export * from './peer.js';
+export * from './refusal-log.js';
 export * from './server-credentials.js';
 export * from './channel-credentials.js';

@@ -20,6 +20,17 @@ export interface TlsFiles {
 /** The lowest TLS version the driver speaks, on both ends. */
 export const MIN_TLS_VERSION = 'TLSv1.2';
 
+/**
+ * The cipher suites the driver speaks, on both ends: the TLS 1.3 suites, and for TLS 1.2 only
+ * forward-secret ECDHE key exchange with AEAD encryption. Node's default list also allows static-RSA
+ * key exchange (no forward secrecy) and CBC with SHA-1, which a peer could ask for.
+ */
+export const TLS_CIPHERS = [
+  'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384', 'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
+  'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256',
+].join(':');
+
 /** A validated TLS file set, ready to configure a server or a client. */
 export interface TlsMaterial {
   readonly ca: Buffer;
@@ -93,7 +104,7 @@ function parseKey(pem: Buffer, files: TlsFiles): KeyObject {
 
 /** The options our TLS endpoints use for this material. */
 export function contextOptionsOf(material: Pick<TlsMaterial, 'ca' | 'cert' | 'key'>): SecureContextOptions {
-  return { ca: material.ca, cert: material.cert, key: material.key, minVersion: MIN_TLS_VERSION };
+  return { ca: material.ca, cert: material.cert, key: material.key, minVersion: MIN_TLS_VERSION, ciphers: TLS_CIPHERS };
 }
 
 /**

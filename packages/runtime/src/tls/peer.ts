@@ -125,12 +125,15 @@ export function peerIdentityCheck(expectedSan: string): PeerIdentityCheck {
   };
 }
 
+/** Told about every refused call: the peer address and the status sent. */
+export type RefusedCallListener = (peer: string, code: string, details: string) => void;
+
 /**
  * The same check as a grpc-js server interceptor: a refused call ends with UNAUTHENTICATED or
- * PERMISSION_DENIED (via grpc/status.ts) before any handler sees it. `serverCredentials` attaches
- * it to the credentials, so every service bound with them is covered.
+ * PERMISSION_DENIED (via grpc/status.ts) before any handler sees it, and `onRefused` hears of it.
+ * `serverCredentials` attaches it to the credentials, so every service bound with them is covered.
  */
-export function peerIdentityInterceptor(expectedSan: string): grpc.ServerInterceptor {
+export function peerIdentityInterceptor(expectedSan: string, onRefused?: RefusedCallListener): grpc.ServerInterceptor {
   const check = peerIdentityCheck(expectedSan);
   return (_method, call) => {
     const listener = new grpc.ServerListenerBuilder()
@@ -139,6 +142,7 @@ export function peerIdentityInterceptor(expectedSan: string): grpc.ServerInterce
           check(call);
         } catch (e) {
           const { code, details } = toServiceError(e);
+          onRefused?.(call.getPeer(), grpc.status[code] ?? String(code), details);
           call.sendStatus({ code, details });
           return;
         }

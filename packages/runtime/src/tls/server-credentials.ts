@@ -10,11 +10,13 @@
 // context swap does not touch. Existing connections keep their session; new handshakes use the
 // new material, so in-flight calls are never interrupted. Polling runs only while a server is
 // bound with these credentials (grpc-js adds a watcher per listening port and removes it when the
-// port closes).
+// port closes). Refused peers — failed handshakes and refused calls — are logged (refusal-log.ts);
+// the credentials carry that log so that bindServer can hand it the TLS servers grpc-js creates.
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { contextOptionsOf, MIN_TLS_VERSION, type TlsFiles, type TlsMaterial } from './material.js';
 import { peerIdentityInterceptor } from './peer.js';
+import { REFUSAL_LOG, TlsRefusalLog } from './refusal-log.js';
 import { TlsFileSource } from './source.js';
 
 type SecureContextWatcher = Parameters<grpc.ServerCredentials['_addWatcher']>[0];
@@ -22,6 +24,7 @@ type SecureContextWatcher = Parameters<grpc.ServerCredentials['_addWatcher']>[0]
 export interface ServerCredentialsOptions {
   /** The only client identity accepted (DNS SAN), e.g. `pmem-node-controller` on the registry server. */
   readonly allowedClientSan: string;
+  /** Where refused peers are logged (default: the logger the TLS file source was opened with). */
   readonly logger?: Logger;
   /** How often to look at the files (default 1000 ms). */
   readonly pollIntervalMs?: number;
@@ -73,11 +76,14 @@ class ReloadingServerCredentials extends grpc.ServerCredentials {
 /**
  * Server credentials from an open TlsFileSource (share one source between a server and the
  * clients of the same pod). Calls from peers other than `allowedClientSan` fail with
- * PERMISSION_DENIED before any handler runs.
+ * PERMISSION_DENIED before any handler runs; refused handshakes and calls are logged.
  */
-export function serverCredentialsFromSource(source: TlsFileSource, options: Pick<ServerCredentialsOptions, 'allowedClientSan'>): grpc.ServerCredentials {
-  const interceptor = peerIdentityInterceptor(options.allowedClientSan);
-  return grpc.experimental.createServerCredentialsWithInterceptors(new ReloadingServerCredentials(source), [interceptor]);
+export function serverCredentialsFromSource(source: TlsFileSource, options: Pick<ServerCredentialsOptions, 'allowedClientSan' | 'logger'>): grpc.ServerCredentials {
+  const refusals = new TlsRefusalLog((options.logger ?? source.logger).child({ component: 'mtls-server', allowedClientSan: options.allowedClientSan }));
+  const interceptor = peerIdentityInterceptor(options.allowedClientSan, (peer, code, details) => refusals.callRefused(peer, code, details));
+  const credentials = grpc.experimental.createServerCredentialsWithInterceptors(new ReloadingServerCredentials(source), [interceptor]);
+  Object.defineProperty(credentials, REFUSAL_LOG, { value: refusals });
+  return credentials;
 }
 
 /**

@@ -50,6 +50,8 @@ interface Problem {
 export class TlsFileSource {
   readonly files: TlsFiles;
   readonly pollIntervalMs: number;
+  /** The logger the source was opened with (credentials built on it log through it too). */
+  readonly logger: Logger;
   readonly #log: Logger;
   #current: TlsMaterial;
   #generation = 1;
@@ -67,7 +69,8 @@ export class TlsFileSource {
     this.#current = material;
     this.#statKey = statKey;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-    this.#log = (options.logger ?? nullLogger).child({ component: 'tls-files', certFile: files.certFile });
+    this.logger = options.logger ?? nullLogger;
+    this.#log = this.logger.child({ component: 'tls-files', certFile: files.certFile });
   }
 
   /** Load and validate the files; throws (naming the file) when they are missing or invalid. */

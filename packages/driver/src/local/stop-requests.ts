@@ -6,6 +6,8 @@
 import { constants } from 'node:os';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** Requests closer than this to the first count as the same one. */
+const REPEAT_AFTER_MS = 1000;
 type StopSignal = (typeof SIGNALS)[number];
 
 export interface StopRequests {
@@ -15,7 +17,7 @@ export interface StopRequests {
   readonly requested: Promise<string>;
   /** Exit code for an interrupted run: 128 + signal number, 1 when the parent went away. */
   exitCode(): number;
-  /** Called on a second request (e.g. Ctrl-C again while stopping). */
+  /** Called on a second request at least a second after the first (e.g. Ctrl-C again while stopping). */
   onRepeat(fn: (reason: string) => void): void;
   /** Stop listening. */
   dispose(): void;
@@ -28,11 +30,15 @@ export function watchStopRequests(parentPollMs = 500): StopRequests {
   const requested = new Promise<string>((r) => (resolve = r));
   let code = 0;
   const repeats: Array<(reason: string) => void> = [];
+  let firstAt = 0;
   const request = (reason: string, exitCode: number): void => {
     if (controller.signal.aborted) {
-      for (const fn of repeats) fn(reason);
+      // Ctrl-C in a terminal reaches this process twice at once (from the terminal, and forwarded
+      // by npm): only a request a moment later is a second one.
+      if (Date.now() - firstAt >= REPEAT_AFTER_MS) for (const fn of repeats) fn(reason);
       return;
     }
+    firstAt = Date.now();
     code = exitCode;
     controller.abort(new Error(`stopped: ${reason}`));
     resolve(reason);

@@ -1,6 +1,11 @@
 // losetup calls of the emulated device manager, through the command runner: list loop devices
 // from losetup's JSON, attach a backing file, re-read its size, detach. Loop devices are a shared
-// host resource, so callers match devices to files by exact backing-file path before touching them.
+// host resource, so callers match devices to files before touching them: by the backing file's
+// identity (device and inode), which the kernel reports the same in every mount namespace, and by
+// path only where losetup gives no identity. The path alone is not enough: a loop device attached
+// from a container's bind mount reports its file relative to that mount once the container is gone
+// (a restarted node driver saw "/emulated/<id>.img" instead of its state directory's path).
+import { stat } from 'node:fs/promises';
 import { CommandFailedError, renderCommand, runJson, type CommandRunner } from '@pmem-csi/runtime';
 
 /** One attached loop device. */
@@ -11,10 +16,41 @@ export interface LoopDevice {
   readonly backFile: string;
   /** The backing file was unlinked while the device stayed attached. */
   readonly deleted: boolean;
+  /** Identity of the backing file, "<major>:<minor>:<inode>" of its filesystem and inode, when losetup reports it. */
+  readonly backId?: string;
 }
 
 const DELETED = ' (deleted)';
-const LIST_ARGS = ['--json', '--list', '--output', 'NAME,BACK-FILE'] as const;
+const LIST_ARGS = ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN,BACK-INO'] as const;
+
+/** "<major>:<minor>:<inode>" of a file (Linux dev_t encoding), or undefined when it is gone. */
+export async function fileIdentity(file: string): Promise<string | undefined> {
+  try {
+    const st = await stat(file, { bigint: true });
+    const major = ((st.dev >> 8n) & 0xfffn) | ((st.dev >> 32n) & ~0xfffn);
+    const minor = (st.dev & 0xffn) | ((st.dev >> 12n) & ~0xffn);
+    return `${major}:${minor}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The devices bound to `file` (identity `id` from fileIdentity): same identity when both are
+ * known, else the same path; never one whose file was deleted (its inode may have been reused).
+ */
+export function boundTo(loops: readonly LoopDevice[], file: string, id: string | undefined): LoopDevice[] {
+  return loops.filter((l) => !l.deleted && (id !== undefined && l.backId !== undefined ? l.backId === id : l.backFile === file));
+}
+
+function identityOf(e: { 'back-maj:min'?: unknown; 'back-ino'?: unknown }): string | undefined {
+  // losetup pads this column even in JSON ("     254:0  ").
+  const majMin = typeof e['back-maj:min'] === 'string' ? e['back-maj:min'].trim() : undefined;
+  const ino = e['back-ino'];
+  if (majMin === undefined || !/^\d+:\d+$/.test(majMin)) return undefined;
+  if (!(typeof ino === 'number' && Number.isSafeInteger(ino)) && !(typeof ino === 'string' && /^\d+$/.test(ino))) return undefined;
+  return `${majMin}:${String(ino)}`;
+}
 
 /** Decode `losetup --json --list` output; losetup prints nothing at all when no device exists. */
 export function decodeLoopDevices(value: unknown): LoopDevice[] {
@@ -22,12 +58,13 @@ export function decodeLoopDevices(value: unknown): LoopDevice[] {
   const list = (value as { loopdevices?: unknown } | null)?.loopdevices;
   if (!Array.isArray(list)) throw new TypeError('losetup JSON: "loopdevices" is not an array');
   return list.flatMap((entry: unknown) => {
-    const e = entry as { name?: unknown; 'back-file'?: unknown } | null;
+    const e = entry as { name?: unknown; 'back-file'?: unknown; 'back-maj:min'?: unknown; 'back-ino'?: unknown } | null;
     if (typeof e?.name !== 'string') throw new TypeError('losetup JSON: a loop device has no "name"');
     const back = e['back-file'];
     if (typeof back !== 'string' || back === '') return [];
     const deleted = back.endsWith(DELETED);
-    return [{ name: e.name, backFile: deleted ? back.slice(0, -DELETED.length) : back, deleted }];
+    const backId = identityOf(e);
+    return [{ name: e.name, backFile: deleted ? back.slice(0, -DELETED.length) : back, deleted, ...(backId === undefined ? {} : { backId }) }];
   });
 }
 

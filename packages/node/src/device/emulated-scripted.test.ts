@@ -7,15 +7,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandFailedError, createLogger, nullLogger, ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime';
 import { EmulatedDeviceManager } from './emulated.js';
-import { decodeLoopDevices } from './emulated-losetup.js';
+import { boundTo, decodeLoopDevices, fileIdentity, type LoopDevice } from './emulated-losetup.js';
 
 const MiB = 1024 * 1024;
-const LIST = ['--json', '--list', '--output', 'NAME,BACK-FILE'];
+const LIST = ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN,BACK-INO'];
 
 function listReply(devices: Array<[string, string | null]>): ScriptedReply {
   const loopdevices = devices.map(([name, back]) => ({ name, 'back-file': back }));
   return { command: 'losetup', args: LIST, exact: true, stdout: JSON.stringify({ loopdevices }) };
 }
+
+describe('loop devices matched by the identity of their backing file', () => {
+  it('decodes the padded major:minor and the inode into one identity', () => {
+    expect(decodeLoopDevices({ loopdevices: [{ name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': '     254:0  ', 'back-ino': 9981035 }] }))
+      .toEqual([{ name: '/dev/loop5', backFile: '/tmp/x.img', deleted: false, backId: '254:0:9981035' }]);
+    expect(decodeLoopDevices({ loopdevices: [{ name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': 'junk', 'back-ino': 1 }] })[0]?.backId).toBeUndefined();
+  });
+
+  it('a device whose file path is reported relative to a mount that is gone is still found by identity', async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-identity-')));
+    try {
+      const file = join(dir, 'v.img');
+      await writeFile(file, '');
+      const id = await fileIdentity(file);
+      expect(id).toMatch(/^\d+:\d+:\d+$/);
+      const seenFromAnotherMount: LoopDevice = { name: '/dev/loop3', backFile: '/emulated/v.img', deleted: false, ...(id === undefined ? {} : { backId: id }) };
+      const otherFile: LoopDevice = { name: '/dev/loop4', backFile: file, deleted: false, backId: '1:2:3' };
+      const deleted: LoopDevice = { name: '/dev/loop6', backFile: file, deleted: true, ...(id === undefined ? {} : { backId: id }) };
+      expect(boundTo([seenFromAnotherMount, otherFile, deleted], file, id).map((l) => l.name)).toEqual(['/dev/loop3']);
+      // Without an identity (older losetup, or the file is gone): by path, never a deleted one.
+      expect(boundTo([{ name: '/dev/loop7', backFile: file, deleted: false }, deleted], file, undefined).map((l) => l.name)).toEqual(['/dev/loop7']);
+      expect(await fileIdentity(join(dir, 'absent.img'))).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('decodeLoopDevices', () => {
   it('maps names to backing files, marks deleted files and drops unbound devices', () => {

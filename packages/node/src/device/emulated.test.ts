@@ -11,7 +11,7 @@ import { HostRunner, nullLogger, type CommandRunner, type RunOptions, type RunRe
 import { blockDeviceIo, deviceManagerContract, type ObservedErasure } from './testing/contract.js';
 import { DeviceInUseError } from './device-manager.js';
 import { EMULATED_GRANULARITY, EmulatedDeviceManager } from './emulated.js';
-import { attachLoopDevice, detachLoopDevice, listLoopDevices } from './emulated-losetup.js';
+import { attachLoopDevice, detachLoopDevice, fileIdentity, listLoopDevices } from './emulated-losetup.js';
 
 const MiB = 1024 * 1024;
 const TOTAL = 256 * MiB;
@@ -131,7 +131,7 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     const st = await stat(file);
     expect(st.size).toBe(64 * MiB);
     expect(st.blocks * 512).toBeLessThan(MiB); // sparse
-    expect(await listLoopDevices(host, undefined, dev.path)).toEqual([{ name: dev.path, backFile: file, deleted: false }]);
+    expect(await listLoopDevices(host, undefined, dev.path)).toEqual([{ name: dev.path, backFile: file, deleted: false, backId: await fileIdentity(file) }]);
     await dm.deleteDevice('files', false);
     expect(await readdir(backing)).toEqual([]);
     expect((await listLoopDevices(host)).filter((l) => l.backFile === file)).toEqual([]);
@@ -195,6 +195,29 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     expect(await dm.listDevices()).toEqual([]);
   });
 
+  it('a driver restarted in a new mount namespace adopts the loop device its predecessor attached (one device per file)', async () => {
+    // The node driver runs in a container: it attaches through its bind mount of the state
+    // directory. Once that container is gone, the kernel reports the backing file relative to the
+    // vanished mount ("/<id>.img" here), so a restarted driver that matched by path attached a
+    // second loop device to a file that was still mounted through the first.
+    await writeFile(join(backing, 'restarted.img'), '');
+    await host.run('truncate', ['-s', String(8 * MiB), join(backing, 'restarted.img')]);
+    const view = join(dir, 'container-view');
+    await mkdir(view, { recursive: true });
+    const attached = await host.run('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', `mount --bind "$0" "$1" && losetup --find --show "$1/restarted.img"`, backing, view]);
+    const device = attached.stdout.trim();
+    expect((await listLoopDevices(host, undefined, device))[0]?.backFile).toBe('/restarted.img');
+    const restarted = make();
+    await restarted.setup();
+    expect(await restarted.getDevice('restarted')).toMatchObject({ path: device });
+    const id = await fileIdentity(join(backing, 'restarted.img'));
+    expect((await listLoopDevices(host)).filter((l) => l.backId === id).map((l) => l.name)).toEqual([device]);
+    await restarted.deleteDevice('restarted', false);
+    expect((await listLoopDevices(host)).map((l) => l.name)).not.toContain(device);
+    await dm.setup();
+    expect(await dm.listDevices()).toEqual([]);
+  });
+
   it('never touches loop devices of files outside the backing directory, even of a look-alike sibling', async () => {
     const sibling = `${backing}-other`;
     await mkdir(sibling, { recursive: true });
@@ -206,7 +229,7 @@ describe('EmulatedDeviceManager on real loop devices', () => {
       await dm.createDevice({ volumeId: 'foreign', size: 8 * MiB });
       await dm.deleteDevice('foreign', true);
       expect(await dm.listDevices()).toEqual([]);
-      expect(await listLoopDevices(host, undefined, foreign)).toEqual([{ name: foreign, backFile: foreignFile, deleted: false }]);
+      expect(await listLoopDevices(host, undefined, foreign)).toEqual([{ name: foreign, backFile: foreignFile, deleted: false, backId: await fileIdentity(foreignFile) }]);
       const fh = await open(foreign, 'r');
       const buf = Buffer.alloc(16);
       await fh.read(buf, 0, 16, 0);

@@ -27,7 +27,7 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { attachLoopDevice, detachLoopDevice, listLoopDevices, refreshLoopDevice, type LoopDevice } from './emulated-losetup.js';
+import { attachLoopDevice, boundTo, detachLoopDevice, fileIdentity, listLoopDevices, refreshLoopDevice, type LoopDevice } from './emulated-losetup.js';
 import { formatBytes, SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 
@@ -226,7 +226,7 @@ export class EmulatedDeviceManager implements DeviceManager {
   /** The loop device of a backing file found at start-up, attaching one when it has none (after a reboot). */
   async #adopt(volumeId: string, loops: readonly LoopDevice[], signal?: AbortSignal): Promise<string> {
     const file = this.#file(volumeId);
-    const bound = loops.filter((l) => l.backFile === file && !l.deleted);
+    const bound = boundTo(loops, file, await fileIdentity(file));
     if (bound.length > 1) this.#log.warn('backing file is attached to several loop devices; using the first', { volumeId, devices: bound.map((l) => l.name) });
     if (bound[0] !== undefined) return bound[0].name;
     const path = await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
@@ -285,7 +285,7 @@ export class EmulatedDeviceManager implements DeviceManager {
   /** Loop devices bound to the volume's file now, attaching one when none is (e.g. detached by hand). */
   async #boundDevices(volumeId: string, signal?: AbortSignal): Promise<string[]> {
     const file = this.#file(volumeId);
-    const bound = (await listLoopDevices(this.#runner, signal)).filter((l) => l.backFile === file && !l.deleted).map((l) => l.name);
+    const bound = boundTo(await listLoopDevices(this.#runner, signal), file, await fileIdentity(file)).map((l) => l.name);
     if (bound.length > 0) return bound;
     const path = await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
     this.#devices.set(volumeId, path);
@@ -301,8 +301,9 @@ export class EmulatedDeviceManager implements DeviceManager {
     try {
       for (const dev of devices) handles.push(await claimExclusive(dev, volumeId));
       const [first] = devices;
+      const file = this.#file(volumeId);
       const now = first === undefined ? [] : await listLoopDevices(this.#runner, signal, first);
-      if (first === undefined || now[0]?.backFile !== this.#file(volumeId) || now[0].deleted) {
+      if (first === undefined || boundTo(now, file, await fileIdentity(file)).length !== 1) {
         throw new InternalError(`device ${String(first)} is no longer bound to ${this.#file(volumeId)}; not erasing it`);
       }
       await zeroDevice(this.#runner, { path: first, bytes }, signal);
@@ -314,7 +315,9 @@ export class EmulatedDeviceManager implements DeviceManager {
   /** Detach exactly the loop devices whose backing file is `file` (looked up right before). */
   async #detachOurs(file: string, signal?: AbortSignal): Promise<void> {
     await this.#losetup.run(async () => {
-      const bound = (await listLoopDevices(this.#runner, signal)).filter((l) => l.backFile === file);
+      const loops = await listLoopDevices(this.#runner, signal);
+      // By identity (or path), and also a device whose file of this path was already deleted.
+      const bound = [...boundTo(loops, file, await fileIdentity(file)), ...loops.filter((l) => l.deleted && l.backFile === file)];
       for (const l of bound) await detachLoopDevice(this.#runner, l.name, signal);
     });
   }

@@ -7,12 +7,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DRIVER_NAMESPACE, REPO_ROOT, serviceAccountKubeconfig, startOperator, type OperatorRun } from './components.js';
-import { createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
+import { clusterHelm, createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { readYamlObjects, type KubeObject } from './kube.js';
-import { runTool, tail } from './processes.js';
+import { tail } from './processes.js';
 import { conditionIs, crRef, existing, expectedObjects, installCrd, waitStatus, type PmemDeployment } from './pmem-deployment.js';
 import { WaitAborted } from './wait.js';
-import { toolPath } from '../tools.js';
 import { renderAllOutputs } from '../deploy/render.js';
 import { CRD_NAME } from '@pmem-csi/api';
 
@@ -47,13 +46,7 @@ interface Workload extends KubeObject {
 describe('cluster: install paths', () => {
   let cluster: KwokCluster;
   let operator: OperatorRun | undefined;
-  const helmEnv = (): Record<string, string> => ({
-    HELM_CACHE_HOME: join(cluster.dir, 'helm', 'cache'),
-    HELM_CONFIG_HOME: join(cluster.dir, 'helm', 'config'),
-    HELM_DATA_HOME: join(cluster.dir, 'helm', 'data'),
-    KUBECONFIG: cluster.kubeconfig,
-  });
-  const helm = async (args: readonly string[], timeoutMs = 180_000): Promise<string> => (await runTool(toolPath('helm'), args, { env: helmEnv(), timeoutMs })).stdout;
+  const helm = (args: readonly string[], timeoutMs = 180_000): Promise<string> => clusterHelm(cluster)(args, timeoutMs);
   /**
    * Dry-run `docs` (the file, or stdin). A dry run creates nothing, so the namespaces the objects go
    * to are created for real first (as an earlier `kubectl create namespace` or the Namespace object

@@ -111,6 +111,8 @@ export function kwokctlConfig(podAccess?: PodNetworkAccess, pkiDir?: string): st
       '  extraArgs:',
       `  - {key: advertise-address, value: "${podAccess.advertiseAddress}"}`,
       `  - {key: service-cluster-ip-range, value: "${podAccess.serviceCidr}"}`,
+      // A real node's name resolves nowhere (no DNS for nodes here): reach its kubelet by address.
+      '  - {key: kubelet-preferred-address-types, value: "InternalIP"}',
     );
     // The API server's client certificate towards a real kubelet (logs, exec): kwokctl's admin one,
     // which the kubelet's x509 authentication accepts.
@@ -124,13 +126,25 @@ export function kwokctlConfig(podAccess?: PodNetworkAccess, pkiDir?: string): st
   return `${lines.join('\n')}\n`;
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** `helm` of the tool cache against a cluster, with its caches and configuration inside the cluster's directory. */
+export function clusterHelm(cluster: Pick<KwokCluster, 'dir' | 'kubeconfig'>): (args: readonly string[], timeoutMs?: number) => Promise<string> {
+  const env = {
+    HELM_CACHE_HOME: join(cluster.dir, 'helm', 'cache'),
+    HELM_CONFIG_HOME: join(cluster.dir, 'helm', 'config'),
+    HELM_DATA_HOME: join(cluster.dir, 'helm', 'data'),
+    KUBECONFIG: cluster.kubeconfig,
+  };
+  return async (args, timeoutMs = 180_000) => (await runTool(toolPath('helm'), args, { env, timeoutMs })).stdout;
 }
 
 /** Directories of finished clusters kept for their logs (the newest ones). */

@@ -4,7 +4,7 @@
 // configuration files are written here, in full, so that every setting this tier depends on is
 // visible in one place.
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { KwokCluster } from '../cluster/harness.js';
 import { runTool, startHostProcess, tail, type HostProcess } from '../cluster/processes.js';
 import { waitFor } from '../cluster/wait.js';
@@ -12,6 +12,8 @@ import { toolPath } from '../tools.js';
 import type { NodeNetwork } from './network.js';
 
 export const CLUSTER_DOMAIN = 'cluster.local';
+/** The pods' container logs, beside the kubelet's root directory (copied to the log directory at the end). */
+export const POD_LOGS_SUBDIR = 'pod-logs';
 export const KUBELET_HEALTHZ = { host: '127.0.0.1', port: 10248 };
 const KUBE_PROXY_HEALTHZ = { host: '127.0.0.1', port: 10256 };
 
@@ -52,6 +54,8 @@ imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 maxPods: 50
 podPidsLimit: 4096
+# Container logs with the node, not in the machine's /var/log/pods.
+podLogsDir: ${join(dirname(o.rootDir), POD_LOGS_SUBDIR)}
 # Faster reactions than a production node's defaults (the scenarios wait on them).
 syncFrequency: 10s
 fileCheckFrequency: 10s

@@ -7,11 +7,11 @@
 // scenarios build on each other (install, then provisioning, then failure and removal), and the
 // last one tears the node down and asserts that nothing was left behind.
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { REPO_ROOT } from '../cluster/components.js';
-import { createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
+import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
 import { conditionIs, crRef, describeStatus, waitStatus, type PmemDeployment } from '../cluster/pmem-deployment.js';
 import { runTool } from '../cluster/processes.js';
@@ -20,7 +20,8 @@ import { waitFor } from '../cluster/wait.js';
 import { toolPath } from '../tools.js';
 import { NODE_NETWORK } from './network.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
-import { builtImages, podRef, podResult, podsReady, scriptPod, type BuiltImage, type Pod } from './workloads.js';
+import { builtImages, type BuiltImage } from './images.js';
+import { POD_LABEL, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
 
 const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
 const RELEASE = 'pmem-csi';
@@ -32,23 +33,26 @@ const CR_NAME = DEFAULT_DRIVER_NAME;
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'registrar', 'pause'] as const;
 const timings: Record<string, number> = {};
+const STORAGE_CLASS: KubeObject = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'pmem-real' },
+  provisioner: DEFAULT_DRIVER_NAME,
+  reclaimPolicy: 'Delete',
+  volumeBindingMode: 'WaitForFirstConsumer',
+  parameters: { 'csi.storage.k8s.io/fstype': 'ext4' },
+} as KubeObject;
 
 describe('real node: our images under a real kubelet, installed with Helm, emulated PMEM', () => {
-  let images: Record<string, BuiltImage>;
+  let images: ReadonlyMap<string, BuiltImage> | undefined;
   let cluster: KwokCluster;
   let node: RealNode | undefined;
   let nodeLeft: string[] | undefined;
 
-  const helmEnv = (): Record<string, string> => ({
-    HELM_CACHE_HOME: join(cluster.dir, 'helm', 'cache'),
-    HELM_CONFIG_HOME: join(cluster.dir, 'helm', 'config'),
-    HELM_DATA_HOME: join(cluster.dir, 'helm', 'data'),
-    KUBECONFIG: cluster.kubeconfig,
-  });
-  const helm = async (args: readonly string[], timeoutMs = 240_000): Promise<string> => (await runTool(toolPath('helm'), args, { env: helmEnv(), timeoutMs })).stdout;
+  const helm = (args: readonly string[], timeoutMs = 240_000): Promise<string> => clusterHelm(cluster)(args, timeoutMs);
   const image = (name: (typeof IMAGE_NAMES)[number]): BuiltImage => {
-    const i = images[name];
-    if (i === undefined) throw new Error(`image ${name} missing`);
+    const i = images?.get(name);
+    if (i?.archive === undefined) throw new Error(`image ${name} missing or without an archive`);
     return i;
   };
   const splitRef = (ref: string): [string, string] => {
@@ -68,6 +72,26 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const list = (JSON.parse(stdout || '{"loopdevices":[]}') as { loopdevices?: Array<{ name: string; 'back-file'?: string | null }> }).loopdevices ?? [];
     return list.filter((l) => (l['back-file'] ?? '').includes(DRIVER_STATE_DIR)).map((l) => `${l.name} -> ${l['back-file'] ?? ''}`).sort();
   };
+  /** PVC -> a pod writes -> the next pod reads it back -> PVC deleted -> PV and device gone. */
+  const roundTrip = async (prefix: string, because: () => Promise<string>): Promise<void> => {
+    const { kube } = cluster;
+    const claim = `${prefix}-data`;
+    await kube.apply(STORAGE_CLASS);
+    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
+    const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+    const token = `${prefix}-${Date.now()}`;
+    for (const [pod, script] of [[`${prefix}-writer`, `echo ${token} > /data/f; sync; cat /data/f > /dev/termination-log`], [`${prefix}-reader`, 'cat /data/f > /dev/termination-log']] as const) {
+      await kube.create(scriptPod({ name: pod, namespace: APP_NAMESPACE, image: image('driver').ref, script, ...mount }));
+      expect(await podResult(kube, podRef(pod, APP_NAMESPACE), 240_000, because)).toBe(token);
+      await kube.delete(podRef(pod, APP_NAMESPACE));
+      await waitGone(kube, podRef(pod, APP_NAMESPACE), 120_000);
+    }
+    const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef(claim), namespace: APP_NAMESPACE })).spec.volumeName;
+    const handle = (await kube.must<PersistentVolume>(pvRef(pvName))).spec.csi?.volumeHandle ?? '';
+    await kube.delete({ ...claimRef(claim), namespace: APP_NAMESPACE });
+    await waitGone(kube, pvRef(pvName), 120_000, because);
+    await waitFor(`the emulated device file of ${handle} to be removed`, async () => ((await emulatedDevices()).includes(`${handle}.img`) ? undefined : true), { timeoutMs: 60_000 });
+  };
   const driverNodePod = async (): Promise<Pod> => {
     const pods = await cluster.kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: 'app.kubernetes.io/component=node' });
     if (pods.length !== 1 || pods[0] === undefined) throw new Error(`expected one node driver pod, found ${pods.map((p) => p.metadata.name).join(', ') || 'none'}`);
@@ -76,13 +100,15 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
 
   beforeAll(async () => {
     if (process.getuid?.() !== 0) throw new Error('the real-node tier runs containerd, the kubelet, mounts and loop devices: needs root (CI runs as root)');
-    images = builtImages(IMAGE_NAMES);
+    const built = builtImages(IMAGE_NAMES);
+    images = built.images;
+    for (const w of built.warnings) process.stdout.write(`${w}\n`);
     const started = Date.now();
     cluster = await createCluster({ suite: 'real', nodes: [], podAccess: NODE_NETWORK });
     timings['control plane'] = Date.now() - started;
     node = await startRealNode({
       cluster,
-      imageArchives: IMAGE_NAMES.map((n) => image(n).archive),
+      imageArchives: IMAGE_NAMES.map((n) => image(n).archive ?? ''),
       sandboxImage: image('pause').ref,
       labels: { storage: 'pmem' },
     });
@@ -92,9 +118,12 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
 
   afterAll(async () => {
     if (node !== undefined && nodeLeft === undefined) nodeLeft = await node.stop().catch((e: Error) => [`stop failed: ${e.message}`]);
+    // A failed run may leave volumes: their loop devices go with the node's clean-up above (and here).
+    for (const loop of await loopDevicesOfDriver().catch(() => [])) await runTool('losetup', ['--detach', loop.split(' ')[0] ?? '']).catch(() => undefined);
+    await rm(DRIVER_STATE_DIR, { recursive: true, force: true }).catch(() => undefined);
     await cluster?.delete().catch(() => undefined);
     printTimings('real node', timings);
-    process.stdout.write(`images: ${IMAGE_NAMES.map((n) => `${n} ${images?.[n]?.size ?? '?'}`).join(', ')}\n`);
+    process.stdout.write(`images: ${IMAGE_NAMES.map((n) => `${n} ${((images?.get(n)?.sizeBytes ?? 0) / 1e6).toFixed(0)} MB`).join(', ')}\n`);
   }, 300_000);
 
   it('helm install: the operator pod runs, the driver pods run and are ready, the status reports it', async () => {
@@ -104,7 +133,6 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const spec = {
       deviceMode: 'emulated',
       emulatedSize: '1Gi',
-      kubeletDir: node?.kubeletDir,
       nodeSelector: { storage: 'pmem' },
       provisionerImage: image('csi-provisioner').ref,
       nodeRegistrarImage: image('registrar').ref,
@@ -149,6 +177,8 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     expect((csiNode.metadata as { managedFields?: Array<{ manager: string }> }).managedFields?.map((f) => f.manager)).toContain('kubelet');
     const nodeObject = await cluster.kube.must({ apiVersion: 'v1', kind: 'Node', name: node?.name ?? '' });
     expect(nodeObject.metadata.labels?.[topologyKey(DEFAULT_DRIVER_NAME)]).toBe(node?.name);
+    // external-provisioner publishes capacity per StorageClass of the driver (and node topology).
+    await cluster.kube.apply(STORAGE_CLASS);
     const capacities = await waitFor('CSIStorageCapacity objects with capacity on the real node', async () => {
       const all = await cluster.kube.list<KubeObject & { capacity?: string; nodeTopology?: { matchLabels?: Record<string, string> } }>('storage.k8s.io/v1', 'CSIStorageCapacity', { namespace: DRIVER_NAMESPACE });
       const mine = all.filter((c) => c.nodeTopology?.matchLabels?.[topologyKey(DEFAULT_DRIVER_NAME)] === node?.name && c.capacity !== undefined && c.capacity !== '0');
@@ -160,7 +190,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   it('dynamic provisioning: a file written by one pod is read back by the next; the PVC deleted removes PV and device', async () => {
     const started = Date.now();
     const { kube } = cluster;
-    await kube.apply({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'pmem-real' }, provisioner: DEFAULT_DRIVER_NAME, reclaimPolicy: 'Delete', volumeBindingMode: 'WaitForFirstConsumer', parameters: { 'csi.storage.k8s.io/fstype': 'ext4' } });
+    await kube.apply(STORAGE_CLASS);
     await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '64Mi' } } } });
     const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
     const token = `written-${Date.now()}`;
@@ -234,36 +264,132 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     // A volume in use while the driver dies: it must be found again (same device, no second loop device).
     await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'survivor', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
     const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'survivor' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
-    await kube.create(scriptPod({ name: 'before-kill', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'echo survived > /data/f; sync; echo ok > /dev/termination-log', ...mount }));
-    expect(await podResult(kube, podRef('before-kill', APP_NAMESPACE), 240_000, why)).toBe('ok');
+    // It keeps running (and the volume staged and mounted) while the driver is killed.
+    await kube.create(scriptPod({ name: 'in-use', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'echo survived > /data/f; sync; touch /tmp/written; exec sleep 3600', readyWhenFile: '/tmp/written', ...mount }));
+    await podsReady(kube, { namespace: APP_NAMESPACE, selector: `${POD_LABEL}=in-use`, count: 1, timeoutMs: 240_000 });
     const loopsBefore = await loopDevicesOfDriver();
+    expect(loopsBefore.length).toBe(1);
 
-    const containers = (await node?.containerd.ctr(['containers', 'list', '--quiet', `labels."io.kubernetes.container.name"==${CONTAINER_NAMES.driver}`])) ?? '';
-    const ids = containers.split('\n').filter((l) => l.trim() !== '');
-    const running = (await node?.containerd.ctr(['tasks', 'list', '--quiet'])) ?? '';
-    const target = ids.find((id) => running.split('\n').includes(id));
+    // The node driver pod's pmem-driver container, found by the labels the kubelet gives it.
+    const nodePodName = (await driverNodePod()).metadata.name;
+    const running = ((await node?.containerd.ctr(['tasks', 'list', '--quiet'])) ?? '').split('\n').filter((l) => l.trim() !== '');
+    let target: string | undefined;
+    for (const id of running) {
+      const info = JSON.parse((await node?.containerd.ctr(['containers', 'info', id])) ?? '{}') as { Labels?: Record<string, string> };
+      if (info.Labels?.['io.kubernetes.container.name'] === CONTAINER_NAMES.driver && info.Labels['io.kubernetes.pod.name'] === nodePodName) target = id;
+    }
     expect(target).toBeDefined();
-    const restartsBefore = (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ?? -1;
+    const restarts = async (): Promise<number> => (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ?? -1;
+    const restartsBefore = await restarts();
+    // What the pod and the CR say, every 250 ms from the kill on: printed, and what the assertions read.
+    const timeline: string[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      const t0 = Date.now();
+      let previous = '';
+      while (sampling) {
+        const pod = await driverNodePod().catch(() => undefined);
+        const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? '?';
+        const c = (await cr())?.status?.driverComponents?.find((x) => x.component === 'Node');
+        const now = `pod Ready=${ready} restarts=${pod?.status?.containerStatuses?.find((x) => x.name === CONTAINER_NAMES.driver)?.restartCount ?? '?'}; CR Node ${c?.status ?? '?'} (${c?.reason ?? ''})`;
+        if (now !== previous) timeline.push(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${now}`);
+        previous = now;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
     await node?.containerd.ctr(['tasks', 'kill', '--signal', 'SIGKILL', target ?? '']);
-    const notReady = await waitStatus(kube, CR_NAME, { what: 'the Node component NotReady', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'NotReady', timeoutMs: 60_000 });
-    const nodeComponent = notReady.status?.driverComponents?.find((c) => c.component === 'Node');
-    expect(nodeComponent?.reason).toMatch(/0 out of 1/);
-    timings['driver killed -> NotReady reported'] = Date.now() - started;
-    await waitStatus(kube, CR_NAME, { what: 'the Node component Ready again', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'Ready' && d.status.phase === 'Running', timeoutMs: 120_000 });
-    timings['driver killed -> Ready again'] = Date.now() - started;
-    const restartsAfter = (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ?? -1;
-    expect(restartsAfter).toBe(restartsBefore + 1);
+    try {
+      const notReady = await waitStatus(kube, CR_NAME, { what: 'the Node component NotReady', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'NotReady', timeoutMs: 60_000 });
+      expect(notReady.status?.driverComponents?.find((c) => c.component === 'Node')?.reason).toBe('0 of 1 node driver pods ready');
+      timings['driver killed -> NotReady reported'] = Date.now() - started;
+      await waitStatus(kube, CR_NAME, { what: 'the Node component Ready again', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'Ready' && d.status.phase === 'Running', timeoutMs: 120_000 });
+      timings['driver killed -> Ready again'] = Date.now() - started;
+    } finally {
+      sampling = false;
+      await sampler;
+      process.stdout.write(`node driver killed, timeline:\n  ${timeline.join('\n  ')}\n`);
+    }
+    expect(await restarts()).toBe(restartsBefore + 1);
 
     await kube.create(scriptPod({ name: 'after-kill', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'cat /data/f > /dev/termination-log', ...mount }));
     expect(await podResult(kube, podRef('after-kill', APP_NAMESPACE), 240_000, why)).toBe('survived');
-    // The restarted driver recognised its loop device instead of attaching a second one.
+    // The restarted driver recognised the loop device of the staged volume instead of attaching a second one.
     expect(await loopDevicesOfDriver()).toEqual(loopsBefore);
-    for (const name of ['before-kill', 'after-kill']) await kube.delete(podRef(name, APP_NAMESPACE));
-    for (const name of ['before-kill', 'after-kill']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
+    const inUse = await kube.must<Pod>(podRef('in-use', APP_NAMESPACE));
+    expect(inUse.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    for (const name of ['in-use', 'after-kill']) await kube.delete(podRef(name, APP_NAMESPACE));
+    for (const name of ['in-use', 'after-kill']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
     const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('survivor'), namespace: APP_NAMESPACE })).spec.volumeName;
     await kube.delete({ ...claimRef('survivor'), namespace: APP_NAMESPACE });
     await waitGone(kube, pvRef(pvName), 120_000, why);
     await waitFor('no emulated device and no loop device of the driver left', async () => ((await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined), { timeoutMs: 60_000 });
+  }, 600_000);
+
+  it("the drivers survive the operator's removal (helm uninstall); the chart keeps only what it documents", async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    const before = (await kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).map((p) => p.metadata.uid).sort();
+    await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']);
+    await waitFor('the operator pod to be gone', async () => ((await kube.list('v1', 'Pod', { namespace: OPERATOR_NAMESPACE })).length === 0 ? true : undefined), { timeoutMs: 120_000 });
+    // Kept, as the chart documents (helm.sh/resource-policy: keep): the PmemCSIDeployment and the drivers' namespace; the CRD (crds/) is never deleted by helm.
+    expect((await cr())?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    expect(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: DRIVER_NAMESPACE })).toBeDefined();
+    expect(await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'pmemcsideployments.pmem-csi.intel.com' })).toBeDefined();
+    // Gone: everything else of the release (the operator's Deployment, ServiceAccount, cluster RBAC).
+    expect(await kube.list('apps/v1', 'Deployment', { namespace: OPERATOR_NAMESPACE })).toEqual([]);
+    expect(await kube.list('v1', 'ServiceAccount', { namespace: OPERATOR_NAMESPACE, labelSelector: 'app.kubernetes.io/component=operator' })).toEqual([]);
+    expect(await kube.list('rbac.authorization.k8s.io/v1', 'ClusterRole', { labelSelector: 'app.kubernetes.io/component=operator' })).toEqual([]);
+    // The same driver pods still run, and provisioning works without the operator.
+    const after = await podsReady(kube, { namespace: DRIVER_NAMESPACE, selector: 'app.kubernetes.io/instance=pmem-csi.intel.com', count: 2, timeoutMs: 30_000 });
+    expect(after.map((p) => p.metadata.uid).sort()).toEqual(before);
+    await roundTrip('no-operator', why);
+    timings['operator removed, provisioning round trip'] = Date.now() - started;
+    // Deleting the kept PmemCSIDeployment removes the driver (owner references), leaving nothing of it.
+    await kube.delete(crRef(CR_NAME));
+    await waitFor('the driver pods and the CSIDriver to be gone', async () =>
+      ((await kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 && (await kube.get({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: DEFAULT_DRIVER_NAME })) === undefined ? true : undefined), { timeoutMs: 180_000 });
+  }, 600_000);
+
+  it('the kustomize driver base (emulated, no operator) runs the same provisioning case', async () => {
+    const started = Date.now();
+    const overlay = join(cluster.dir, 'kustomize-overlay');
+    await mkdir(overlay, { recursive: true });
+    const [drvRepo, drvTag] = splitRef(image('driver').ref);
+    const [provRepo, provTag] = splitRef(image('csi-provisioner').ref);
+    const [regRepo, regTag] = splitRef(image('registrar').ref);
+    // Our local images in place of the registry's (no registry is reachable), pulled never.
+    await writeFile(join(overlay, 'kustomization.yaml'), [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      // kustomize takes bases by relative path only.
+      `  - ${relative(overlay, join(REPO_ROOT, 'deploy/kustomize/driver/emulated/testing'))}`,
+      'images:',
+      `  - {name: pmem-csi-driver, newName: ${drvRepo}, newTag: "${drvTag}"}`,
+      `  - {name: registry.k8s.io/sig-storage/csi-provisioner, newName: ${provRepo}, newTag: "${provTag}"}`,
+      `  - {name: registry.k8s.io/sig-storage/csi-node-driver-registrar, newName: ${regRepo}, newTag: "${regTag}"}`,
+      'patches:',
+      '  - target: {kind: DaemonSet}',
+      '    patch: |-',
+      '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
+      '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
+      '  - target: {kind: Deployment}',
+      '    patch: |-',
+      '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
+      '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
+      '',
+    ].join('\n'));
+    const manifests = (await runTool(toolPath('kustomize'), ['build', overlay], { timeoutMs: 60_000 })).stdout;
+    const certs = (await runTool(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'deploy/tools/make-certs.ts'), '--namespace', DRIVER_NAMESPACE], { cwd: REPO_ROOT, timeoutMs: 120_000 })).stdout;
+    await cluster.kubectl(['apply', '-f', '-'], { input: manifests.split('\n---\n').filter((d) => /\nkind: Namespace\n/.test(`\n${d}\n`)).join('\n---\n') });
+    await cluster.kubectl(['apply', '-f', '-'], { input: certs });
+    await cluster.kubectl(['apply', '-f', '-'], { input: manifests, timeoutMs: 120_000 });
+    await podsReady(cluster.kube, { namespace: DRIVER_NAMESPACE, selector: 'app.kubernetes.io/instance=pmem-csi.intel.com', count: 2, timeoutMs: 240_000 });
+    timings['kustomize: driver pods ready'] = Date.now() - started;
+    await roundTrip('kustomize', async () => '');
+    timings['kustomize: provisioning round trip'] = Date.now() - started;
+    await cluster.kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], { input: manifests, timeoutMs: 240_000 });
+    await waitFor('the kustomize driver pods to be gone', async () => ((await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined), { timeoutMs: 180_000 });
   }, 600_000);
 
   it('the teardown leaves no mounts, loop devices, containers, network devices, rules or processes', async () => {
@@ -275,6 +401,9 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     nodeLeft = (await node?.stop()) ?? ['no node'];
     timings['node teardown'] = Date.now() - started;
     expect(nodeLeft).toEqual([]);
-    expect(await leftovers(DRIVER_STATE_DIR)).toEqual([]);
+    expect(await leftovers([DRIVER_STATE_DIR])).toEqual([]);
+    // Every volume was deleted: the driver's state on the node is all that remains of it.
+    expect(await emulatedDevices()).toEqual([]);
+    await rm(DRIVER_STATE_DIR, { recursive: true, force: true });
   }, 400_000);
 });

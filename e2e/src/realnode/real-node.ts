@@ -6,23 +6,29 @@
 // reports anything it could not remove (the tests assert that report is empty).
 // One real node per machine at a time (fixed bridge name and ports): a lock file says whose it is,
 // and a later run removes what a dead run left behind.
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KwokCluster } from '../cluster/harness.js';
+import { pidAlive, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
 import { runTool, type HostProcess } from '../cluster/processes.js';
 import { waitFor } from '../cluster/wait.js';
-import { cleanUpKubeProxy, startCoreDns, startKubelet, startKubeProxy } from './components.js';
+import { POD_LOGS_SUBDIR, cleanUpKubeProxy, startCoreDns, startKubelet, startKubeProxy } from './components.js';
 import { startContainerd, type Containerd } from './containerd.js';
 import { NODE_NETWORK, setUpNetwork, startForwarder, tearDownNetwork } from './network.js';
 
-export const REAL_NODE_BASE = join(tmpdir(), 'pmem-csi-e2e-realnode');
+/** The nodes' own directories (containerd, configuration, pod logs) and the lock file. */
+export const REAL_NODE_BASE = join(tmpdir(), 'pmem-rn');
 const LOCK_FILE = join(REAL_NODE_BASE, 'owner.pid');
 export const REAL_NODE_NAME = 'pmem-real-0';
-/** Where the kubelet keeps its pods, plugins and registration sockets (spec.kubeletDir of the driver). */
-const KUBELET_SUBDIR = 'kubelet';
+/**
+ * Where the kubelet keeps its pods, plugins and registration sockets: the kubelet's default, which
+ * the chart, the kustomize bases and the CRD assume (spec.kubeletDir), so every install path runs
+ * unchanged. The node refuses to start when the directory exists and is not its own.
+ */
+export const KUBELET_DIR = '/var/lib/kubelet';
 
 export interface RealNodeOptions {
   readonly cluster: KwokCluster;
@@ -48,14 +54,6 @@ export interface RealNode {
   stop(): Promise<string[]>;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 interface Mount { readonly target: string; readonly source: string }
 
@@ -128,12 +126,17 @@ async function removePodCgroups(): Promise<void> {
 }
 
 /** What a (possibly dead) run left: processes, containers' shims, mounts, loop devices, bridge, rules. */
-export async function leftovers(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const p of processesMentioning(dir)) found.push(`process ${p.pid}: ${p.cmd.slice(0, 160)}`);
-  for (const pid of podProcesses()) found.push(`process ${pid} in a pod cgroup`);
-  for (const m of mounts()) if (under(m.target, dir)) found.push(`mount ${m.target} (${m.source})`);
-  for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
+function processesAndMounts(dirs: readonly string[]): string[] {
+  return [
+    ...dirs.flatMap((dir) => processesMentioning(dir).map((p) => `process ${p.pid}: ${p.cmd.slice(0, 160)}`)),
+    ...podProcesses().map((pid) => `process ${pid} in a pod cgroup`),
+    ...mounts().filter((m) => dirs.some((dir) => under(m.target, dir))).map((m) => `mount ${m.target} (${m.source})`),
+  ];
+}
+
+export async function leftovers(dirs: readonly string[]): Promise<string[]> {
+  const found = processesAndMounts(dirs);
+  for (const dir of dirs) for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
   const link = await runTool('ip', ['link', 'show', 'dev', NODE_NETWORK.bridge], { okCodes: [0, 1], timeoutMs: 10_000 });
   if (link.code === 0) found.push(`network device ${NODE_NETWORK.bridge}`);
   for (const { tool, table, rules, chains } of await kubeRules()) found.push(`${tool} ${table}: chains ${chains.join(', ') || '-'}; rules ${rules.join('; ') || '-'}`);
@@ -185,7 +188,8 @@ function podProcesses(): number[] {
 }
 
 /** Best-effort removal of everything under `dir` and of the node's host state; returns what is left. */
-async function cleanUp(dir: string, netnsBefore: ReadonlySet<string>, sysctls: Readonly<Record<string, string>>): Promise<string[]> {
+async function cleanUp(dirs: readonly string[], netnsBefore: ReadonlySet<string>, sysctls: Readonly<Record<string, string>>): Promise<string[]> {
+  const [dir = ''] = dirs;
   for (const pid of [...podProcesses(), ...processesMentioning(dir).map((p) => p.pid)]) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -198,13 +202,13 @@ async function cleanUp(dir: string, netnsBefore: ReadonlySet<string>, sysctls: R
   // which this node never used), then whatever the kubelet and it left.
   await cleanUpKubeProxy().catch(() => undefined);
   await removeKubeRules();
-  await unmountAll(dir, netnsBefore);
-  for (const d of await loopDevicesUnder(dir)) await runTool('losetup', ['--detach', d.name], { timeoutMs: 20_000 }).catch(() => undefined);
+  for (const d of dirs) await unmountAll(d, netnsBefore);
+  for (const d of dirs) for (const loop of await loopDevicesUnder(d)) await runTool('losetup', ['--detach', loop.name], { timeoutMs: 20_000 }).catch(() => undefined);
   await tearDownNetwork(sysctls).catch(() => undefined);
   await removePodCgroups();
-  const left = await leftovers(dir);
+  const left = await leftovers(dirs);
   // Never rm -r through a mount that is still there (it would delete a volume's contents).
-  if (!mounts().some((m) => under(m.target, dir))) await rm(dir, { recursive: true, force: true });
+  for (const d of dirs) if (!mounts().some((m) => under(m.target, d))) await rm(d, { recursive: true, force: true });
   return left;
 }
 
@@ -212,13 +216,18 @@ async function cleanUp(dir: string, netnsBefore: ReadonlySet<string>, sysctls: R
 async function takeLock(): Promise<void> {
   await mkdir(REAL_NODE_BASE, { recursive: true });
   if (existsSync(LOCK_FILE)) {
-    const [pidText, oldDir] = (await readFile(LOCK_FILE, 'utf8')).trim().split('\n');
+    const [pidText, ...oldDirs] = (await readFile(LOCK_FILE, 'utf8')).trim().split('\n');
     const pid = Number(pidText);
     if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) throw new Error(`a real node of process ${pid} runs on this machine (${LOCK_FILE}); one at a time (fixed bridge ${NODE_NETWORK.bridge} and ports)`);
-    if (oldDir !== undefined && oldDir !== '') {
-      const left = await cleanUp(oldDir, new Set(), {});
-      if (left.length > 0) throw new Error(`could not clean up the real node left by dead process ${pid} in ${oldDir}:\n  ${left.join('\n  ')}`);
+    const dirs = oldDirs.filter((d) => d !== '');
+    if (dirs.length > 0) {
+      const left = await cleanUp(dirs, new Set(), {});
+      if (left.length > 0) throw new Error(`could not clean up the real node left by dead process ${pid} in ${dirs.join(', ')}:\n  ${left.join('\n  ')}`);
     }
+    await rm(LOCK_FILE, { force: true });
+  }
+  if (existsSync(KUBELET_DIR) && readdirSync(KUBELET_DIR).length > 0) {
+    throw new Error(`${KUBELET_DIR} exists and is not this tier's (no dead run of ours recorded it in ${LOCK_FILE}): is a kubelet installed on this machine? The real node would take over its directory; remove it or run elsewhere`);
   }
 }
 
@@ -228,12 +237,13 @@ const nodeReady = (n: KubeObject | undefined): boolean =>
 export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   await takeLock();
   const name = o.nodeName ?? REAL_NODE_NAME;
-  const dir = join(REAL_NODE_BASE, `${o.cluster.name}-${name}`);
+  const dir = join(REAL_NODE_BASE, randomBytes(3).toString('hex'));
   const logDir = join(o.cluster.logDir, 'real-node');
-  const kubeletDir = join(dir, KUBELET_SUBDIR);
+  const kubeletDir = KUBELET_DIR;
+  // Recorded before anything is created, so that a run killed at any point is cleaned up by the next.
+  await writeFile(LOCK_FILE, `${process.pid}\n${dir}\n${kubeletDir}\n`);
   await mkdir(logDir, { recursive: true });
   await mkdir(kubeletDir, { recursive: true });
-  await writeFile(LOCK_FILE, `${process.pid}\n${dir}\n`);
   const netnsBefore = new Set(mounts().map((m) => m.target).filter((t) => t.startsWith('/run/netns/')));
   const timings: Record<string, number> = {};
   let sysctls: Record<string, string> = {};
@@ -242,7 +252,8 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   const stop = (): Promise<string[]> => {
     stopped ??= (async () => {
       for (const s of stops.reverse()) await s().catch(() => undefined);
-      const left = await cleanUp(dir, netnsBefore, sysctls);
+      await cp(join(dir, POD_LOGS_SUBDIR), join(logDir, POD_LOGS_SUBDIR), { recursive: true }).catch(() => undefined);
+      const left = await cleanUp([dir, kubeletDir], netnsBefore, sysctls);
       await rm(LOCK_FILE, { force: true });
       return left;
     })();

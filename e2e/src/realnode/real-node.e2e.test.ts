@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
+import { boundTo, fileIdentity, listLoopDevices } from '@pmem-csi/node';
+import { HostRunner } from '@pmem-csi/runtime';
 import { REPO_ROOT } from '../cluster/components.js';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
@@ -66,11 +68,19 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const dir = join(DRIVER_STATE_DIR, 'emulated');
     return existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.img')) : [];
   };
-  /** Loop devices backed by the driver's files: "loopN -> file", sorted. */
+  /**
+   * Loop devices backed by the driver's files: "loopN -> <file>", sorted. Matched by the file's
+   * identity (device, inode) as the driver does: once the driver container that attached a device
+   * is gone, the kernel reports its backing file relative to that container's vanished mount.
+   */
   const loopDevicesOfDriver = async (): Promise<string[]> => {
-    const { stdout } = await runTool('losetup', ['--json', '--list', '--output', 'NAME,BACK-FILE'], { timeoutMs: 10_000 });
-    const list = (JSON.parse(stdout || '{"loopdevices":[]}') as { loopdevices?: Array<{ name: string; 'back-file'?: string | null }> }).loopdevices ?? [];
-    return list.filter((l) => (l['back-file'] ?? '').includes(DRIVER_STATE_DIR)).map((l) => `${l.name} -> ${l['back-file'] ?? ''}`).sort();
+    const loops = await listLoopDevices(new HostRunner());
+    const found: string[] = [];
+    for (const f of await emulatedDevices()) {
+      const file = join(DRIVER_STATE_DIR, 'emulated', f);
+      for (const l of boundTo(loops, file, await fileIdentity(file))) found.push(`${l.name} -> ${f}`);
+    }
+    return found.sort();
   };
   /** PVC -> a pod writes -> the next pod reads it back -> PVC deleted -> PV and device gone. */
   const roundTrip = async (prefix: string, because: () => Promise<string>): Promise<void> => {

@@ -3,6 +3,7 @@ export * from './device/device-manager.js';
 export * from './device/factory.js';
 export { FakeDeviceManager } from './device/fake.js';
 export { EmulatedDeviceManager } from './device/emulated.js';
+export { boundTo, fileIdentity, listLoopDevices, type LoopDevice } from './device/emulated-losetup.js';
 export { LvmDeviceManager } from './device/lvm.js';
 export { DirectDeviceManager, checkSysWritable } from './device/direct.js';
 export * from './state/index.js';

@@ -3,10 +3,9 @@
 // host network, rlimits within the host's hard limits), always under a timeout and always removed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../cluster/components.js';
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const IMAGES_SH = join(REPO_ROOT, 'e2e', 'tools', 'images.sh');
 /** What builds them; failures name it. */
 export const IMAGES_COMMAND = 'bash e2e/tools/images.sh';

@@ -8,7 +8,7 @@
 // last one tears the node down and asserts that nothing was left behind.
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { boundTo, fileIdentity, listLoopDevices } from '@pmem-csi/node';
 import { HostRunner } from '@pmem-csi/runtime';
@@ -35,6 +35,7 @@ const CR_NAME = DEFAULT_DRIVER_NAME;
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'registrar', 'pause'] as const;
 const timings: Record<string, number> = {};
+const HOST = new HostRunner();
 const STORAGE_CLASS: KubeObject = {
   apiVersion: 'storage.k8s.io/v1',
   kind: 'StorageClass',
@@ -63,24 +64,33 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   };
   const cr = (): Promise<PmemDeployment | undefined> => cluster.kube.get<PmemDeployment>(crRef(CR_NAME));
   const why = async (): Promise<string> => describeStatus(await cr());
+  /** Every backing file name seen during the run (volume ids are unique, so the name identifies ours). */
+  const seenVolumeFiles = new Set<string>();
   /** The emulated volumes' backing files on the node. */
   const emulatedDevices = async (): Promise<string[]> => {
     const dir = join(DRIVER_STATE_DIR, 'emulated');
-    return existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.img')) : [];
+    const files = existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.img')) : [];
+    for (const f of files) seenVolumeFiles.add(f);
+    return files;
   };
   /**
-   * Loop devices backed by the driver's files: "loopN -> <file>", sorted. Matched by the file's
-   * identity (device, inode) as the driver does: once the driver container that attached a device
-   * is gone, the kernel reports its backing file relative to that container's vanished mount.
+   * Loop devices backed by the driver's files: "loopN -> <file>[ (deleted)]", sorted. Matched by the
+   * file's identity (device, inode) as the driver does, and, for files that are gone, by the name
+   * of a volume file seen earlier: once the driver container that attached a device is gone, the
+   * kernel reports its backing file relative to that container's vanished mount ("/emulated/<id>.img").
    */
   const loopDevicesOfDriver = async (): Promise<string[]> => {
-    const loops = await listLoopDevices(new HostRunner());
-    const found: string[] = [];
+    const loops = await listLoopDevices(HOST);
+    const found = new Set<string>();
     for (const f of await emulatedDevices()) {
       const file = join(DRIVER_STATE_DIR, 'emulated', f);
-      for (const l of boundTo(loops, file, await fileIdentity(file))) found.push(`${l.name} -> ${f}`);
+      for (const l of boundTo(loops, file, await fileIdentity(file))) found.add(`${l.name} -> ${f}`);
     }
-    return found.sort();
+    for (const l of loops) {
+      const f = basename(l.backFile);
+      if (seenVolumeFiles.has(f) && (l.deleted || !l.backFile.startsWith(`${DRIVER_STATE_DIR}/`))) found.add(`${l.name} -> ${f}${l.deleted ? ' (deleted)' : ''}`);
+    }
+    return [...found].sort();
   };
   /** PVC -> a pod writes -> the next pod reads it back -> PVC deleted -> PV and device gone. */
   const roundTrip = async (prefix: string, because: () => Promise<string>): Promise<void> => {
@@ -412,8 +422,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     timings['node teardown'] = Date.now() - started;
     expect(nodeLeft).toEqual([]);
     expect(await leftovers([DRIVER_STATE_DIR])).toEqual([]);
-    // Every volume was deleted: the driver's state on the node is all that remains of it.
+    // Every volume was deleted: the driver's state on the node is all that remains of it, and no
+    // loop device holds one of its files (also not one seen only through a vanished mount).
     expect(await emulatedDevices()).toEqual([]);
+    expect(await loopDevicesOfDriver()).toEqual([]);
     await rm(DRIVER_STATE_DIR, { recursive: true, force: true });
   }, 400_000);
 });

@@ -17,3 +17,4 @@ export type { IdentityHandlers, IdentityClient } from './generated/csi/v1/Identi
 export type { RegistryHandlers, RegistryClient } from './generated/pmemcsi/registry/v1/Registry.js';
 export * from './certs/index.js';
 export * from './tls/index.js';
+export * from './metrics/index.js';

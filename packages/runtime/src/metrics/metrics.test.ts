@@ -1,0 +1,135 @@
+import * as grpc from '@grpc/grpc-js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NotFoundError } from '../errors.js';
+import { nullLogger } from '../logger.js';
+import type { IdentityClient, IdentityHandlers } from '../generated/csi/v1/Identity.js';
+import { unary } from '../grpc/client.js';
+import { loadCsi } from '../grpc/protos.js';
+import { adaptService, bindServer, grpcAddress, shutdownServer } from '../grpc/server.js';
+import { TlsFileSource } from '../tls/source.js';
+import { removeDir, testPki, tlsFilesIn, writeTlsFiles } from '../tls/__fixtures__/test-certs.js';
+import { registerCertificateExpiry } from './certificates.js';
+import { CsiOperationMetrics, grpcCodeLabel } from './grpc.js';
+import { createProcessRegistry, metricsText, registeredNames } from './registry.js';
+
+/** The value of one sample line `name{labels} value` (labels in the order prom-client writes them). */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('createProcessRegistry', () => {
+  it('has build_info and the default process metrics, and nothing of another registry', async () => {
+    const a = createProcessRegistry({ component: 'node', version: '1.2.3' });
+    const b = createProcessRegistry({ component: 'controller', version: '1.2.3', processMetrics: false });
+    const text = await metricsText(a);
+    expect(sample(text, `pmem_csi_build_info{component="node",version="1.2.3",node_version="${process.version}"}`)).toBe(1);
+    expect(registeredNames(a)).toEqual(expect.arrayContaining(['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']));
+    expect(registeredNames(b)).toEqual(['pmem_csi_build_info']);
+    expect(await metricsText(b)).not.toContain('component="node"');
+  });
+
+  it('refuses an empty component or version', () => {
+    expect(() => createProcessRegistry({ component: '', version: '1' })).toThrow('component must not be empty');
+    expect(() => createProcessRegistry({ component: 'node', version: '' })).toThrow('version must not be empty');
+  });
+});
+
+describe('grpcCodeLabel', () => {
+  it('spells codes as grpc-go does', () => {
+    expect([0, 1, 3, 4, 5, 14, 16].map(grpcCodeLabel)).toEqual(['OK', 'Canceled', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'Unavailable', 'Unauthenticated']);
+    expect(grpcCodeLabel(42)).toBe('Code(42)');
+  });
+});
+
+describe('CsiOperationMetrics on a real server', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metrics-grpc-'));
+  const address = grpcAddress(join(dir, 'csi.sock'));
+  const registry = createProcessRegistry({ component: 'test', version: '0', processMetrics: false });
+  const ops = new CsiOperationMetrics(registry);
+  let server: grpc.Server;
+  let client: IdentityClient;
+
+  beforeAll(async () => {
+    const csi = loadCsi();
+    server = ops.createServer('pmem-csi.intel.com');
+    server.addService(csi.csi.v1.Identity.service, adaptService<IdentityHandlers>('Identity', csi.csi.v1.Identity.service, {
+      GetPluginInfo: async () => ({ name: 'pmem-csi.intel.com', vendor_version: '1' }),
+      GetPluginCapabilities: async () => { throw new NotFoundError('nothing here'); },
+      Probe: async () => {
+        await new Promise((r) => setTimeout(r, 150));
+        return { ready: { value: true } };
+      },
+    }, { log: nullLogger }));
+    await bindServer(server, address, grpc.ServerCredentials.createInsecure());
+    client = new csi.csi.v1.Identity(address, grpc.credentials.createInsecure());
+  });
+
+  afterAll(async () => {
+    client.close();
+    await shutdownServer(server, 1000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const series = (method: string, code: string, suffix: string, le?: string): string =>
+    `csi_plugin_operations_seconds_${suffix}{${le === undefined ? '' : `le="${le}",`}driver_name="pmem-csi.intel.com",method_name="/csi.v1.Identity/${method}",grpc_status_code="${code}"}`;
+
+  it('times every call by full method and status code name', async () => {
+    for (let i = 0; i < 3; i++) await unary(client, client.GetPluginInfo, {}, { timeoutMs: 5000 });
+    await expect(unary(client, client.GetPluginCapabilities, {}, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    await unary(client, client.Probe, {}, { timeoutMs: 5000 });
+    const text = await metricsText(registry);
+    expect(text).toContain('# TYPE csi_plugin_operations_seconds histogram');
+    expect(sample(text, series('GetPluginInfo', 'OK', 'count'))).toBe(3);
+    expect(sample(text, series('GetPluginCapabilities', 'NotFound', 'count'))).toBe(1);
+    expect(sample(text, series('Probe', 'OK', 'count'))).toBe(1);
+    // Probe took >= 150 ms: not in the 0.1 s bucket, in the 0.25 s one; its sum says the same.
+    expect(sample(text, series('Probe', 'OK', 'bucket', '0.1'))).toBe(0);
+    expect(sample(text, series('Probe', 'OK', 'bucket', '0.25'))).toBe(1);
+    expect(sample(text, series('Probe', 'OK', 'sum'))).toBeGreaterThanOrEqual(0.14);
+    expect(sample(text, series('GetPluginInfo', 'OK', 'bucket', '600'))).toBe(3);
+  });
+
+  it('counts a call that the deadline ended as DeadlineExceeded', async () => {
+    await expect(unary(client, client.Probe, {}, { timeoutMs: 50 })).rejects.toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sample(await metricsText(registry), series('Probe', 'DeadlineExceeded', 'count'))).toBe(1);
+  });
+
+  it('refuses an empty driver name', () => {
+    expect(() => ops.interceptor('')).toThrow('driverName must not be empty');
+  });
+});
+
+describe('registerCertificateExpiry', () => {
+  it('reports the notAfter of the own certificate and of each CA, and follows a rotation', async () => {
+    const pki = await testPki();
+    const files = await tlsFilesIn(`${pki.ca1.certPem}${pki.ca2.certPem}`, pki.registryA);
+    const source = await TlsFileSource.open(files, { pollIntervalMs: 50 });
+    try {
+      const registry = createProcessRegistry({ component: 'test', version: '0', processMetrics: false });
+      registerCertificateExpiry(registry, [source]);
+      const rows = (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
+      const own = rows.filter((r) => r.labels['role'] === 'certificate');
+      expect(own).toHaveLength(1);
+      expect(own[0]?.labels['file']).toBe(files.certFile);
+      expect(own[0]?.value).toBe(source.current.certificate.notAfter.getTime() / 1000);
+      expect(rows.filter((r) => r.labels['role'] === 'ca').map((r) => r.labels['subject']).sort()).toEqual(['test CA 1', 'test CA 2']);
+      // A 30-day leaf: expires in about 30 days.
+      const days = ((own[0]?.value ?? 0) - Date.now() / 1000) / 86400;
+      expect(days).toBeGreaterThan(29);
+      expect(days).toBeLessThan(31);
+
+      await writeTlsFiles(files.dir, pki.ca2.certPem, pki.registryB);
+      expect(await source.refresh()).toBe(true);
+      const after = (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
+      expect(after.filter((r) => r.labels['role'] === 'ca').map((r) => r.labels['subject'])).toEqual(['test CA 2']);
+      expect(after.find((r) => r.labels['role'] === 'certificate')?.labels['serial']).toBe(source.current.certificate.serial);
+    } finally {
+      source.close();
+      await removeDir(files.dir);
+    }
+  }, 60_000);
+});

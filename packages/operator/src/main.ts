@@ -55,18 +55,18 @@ interface Running {
 
 function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeApi; clock: Clock; log: Logger; metrics: OperatorMetrics; identity: string }): Running {
   const { kube, clock, log, metrics } = deps;
-  // The reconciler reads the CR list (object-name precedence) from the operator's informer cache.
+  // The reconciler reads the CR list (object-name precedence) and the objects each CR owns from the
+  // operator's informer caches: no list per reconcile once they have synced.
   const operator: Operator = new Operator({
     kube,
     namespace: config.namespace,
-    reconcile: (name) => reconciler.reconcile(name),
+    reconcile: (name) => metrics.timeReconcile(() => reconciler.reconcile(name)),
     clock,
     log,
     queue: {
       onResult: (key, r) => {
-        if (r.ok) metrics.reconcileSuccess++;
-        else {
-          metrics.reconcileErrors++;
+        metrics.reconciled(r.ok);
+        if (!r.ok) {
           log.warn('reconcile failed', { deployment: key, error: r.error, retryInMs: r.retryInMs });
         }
       },
@@ -82,6 +82,7 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
     log,
     clock,
     deployments: () => operator.deployments(),
+    owned: (type, crName) => operator.ownedObjects(type, crName),
   });
   let lostLeadership: () => void = () => undefined;
   const lost = new Promise<number>((resolve) => (lostLeadership = () => resolve(1)));
@@ -156,10 +157,10 @@ export async function runOperator(argv: readonly string[], env: Readonly<Record<
   if (typeof config === 'number') return config;
   const log = createLogger({ format: config.logFormat, level: config.logLevel, sink, fields: { component: 'pmem-csi-operator' } });
   const clock = deps.clock ?? systemClock;
-  const health = new ApiHealth({ clock, ...deps.apiHealth });
+  const metrics = new OperatorMetrics({ version: config.version });
+  const health = new ApiHealth({ clock, ...deps.apiHealth, onRequest: metrics.apiRequest });
   const kube = new MonitoredKubeApi(deps.kube ?? kubeFromConfig(config), health);
   const identity = deps.identity ?? replicaIdentity(env);
-  const metrics = new OperatorMetrics();
   log.info('starting', { version: config.version, namespace: config.namespace, driverImage: config.driverImage, leaderElect: config.leaderElect, identity });
   const running = startControlLoop(config, { ...deps, kube, clock, log, metrics, identity });
   const http = await serveProbes(config.metricsAddress, probeOf(running, metrics, health), deps.onListening);

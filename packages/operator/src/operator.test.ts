@@ -23,8 +23,8 @@ async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<voi
 const dsRef = { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet };
 
 function start(h: Harness, reconciles: string[] = []): Operator {
-  // The reconciler reads the CR list from the operator's informer cache, as in main.ts.
-  const reconciler = h.reconciler({ deployments: () => op.deployments() });
+  // The reconciler reads the CR list and the owned objects from the operator's informer caches, as in main.ts.
+  const reconciler = h.reconciler({ deployments: () => op.deployments(), owned: (type, crName) => op.ownedObjects(type, crName) });
   const op: Operator = new Operator({
     kube: h.kube,
     namespace: TEST_NAMESPACE,
@@ -42,8 +42,8 @@ function start(h: Harness, reconciles: string[] = []): Operator {
 }
 
 describe('Operator', () => {
-  it('watches the CR and every built kind', () => {
-    expect(watchedKinds().map((k) => k.kind)).toEqual(['Secret', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'CSIDriver', 'Deployment', 'DaemonSet']);
+  it('watches the CR, every built kind and every kind an older version built', () => {
+    expect(watchedKinds().map((k) => k.kind)).toEqual(['Secret', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'CSIDriver', 'Deployment', 'DaemonSet', 'StatefulSet', 'MutatingWebhookConfiguration']);
   });
 
   it('maps an owned object to its CR', () => {
@@ -155,6 +155,31 @@ describe('Operator', () => {
     await settle();
     await new Promise((r) => setTimeout(r, 200));
     expect(reconciles.length).toBe(m);
+    await op.stop();
+  });
+
+  it('serves reconciles from its informer caches: no list at steady state or during a node rollout', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.putCr();
+    const op = start(h, reconciles);
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0 && op.synced);
+    const lists: string[] = [];
+    const list = h.kube.list.bind(h.kube);
+    h.kube.list = (async (...args: Parameters<typeof list>) => {
+      lists.push(args[0].kind);
+      return list(...args);
+    }) as typeof h.kube.list;
+    const n = reconciles.length;
+    // A rollout over 20 nodes, one pod at a time: each DaemonSet status update is one watch event.
+    for (let updated = 0; updated <= 20; updated++) {
+      const before = reconciles.length;
+      h.kube.setStatus(dsRef, { desiredNumberScheduled: 20, currentNumberScheduled: 20, numberReady: updated === 20 ? 20 : 19, updatedNumberScheduled: updated, numberMisscheduled: 0 });
+      await eventually(() => reconciles.length > before && op.queue.runningCount === 0);
+    }
+    expect(reconciles.length - n).toBeGreaterThanOrEqual(21);
+    expect(h.cr().status?.driverComponents?.find((c) => c.component === 'Node')).toMatchObject({ ready: 20, desired: 20 });
+    expect(lists).toEqual([]);
     await op.stop();
   });
 

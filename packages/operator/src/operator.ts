@@ -6,11 +6,14 @@
 // that a refused CR takes over as soon as the one that kept the names is gone. Every CR is requeued
 // when one is added, deleted or changes its spec (generation), because PmemOverlap (pmem-overlap.ts)
 // depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
+// The informers cover every kind any operator version ever created (objects/kinds.ts), so their
+// caches serve the reconciler's reads of what a CR owns: no list per reconcile once they synced.
 import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from './clock.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { KubeApi, KubeObject, ResourceType } from './kube-port.js';
+import { EVER_CREATED_KINDS } from './objects/kinds.js';
 import { BUILDERS } from './objects/registry.js';
 import { ReconcileQueue, type HandlerResult, type QueueOptions } from './queue.js';
 import { RESOURCES, typeKey } from './resources.js';
@@ -30,10 +33,13 @@ export interface OperatorOptions {
 
 export const DEFAULT_RESYNC_INTERVAL_MS = 10 * 60 * 1000;
 
-/** The kinds the operator builds now (watched so that changes and deletions are repaired). */
+/**
+ * The kinds the operator watches: those it builds now (so that changes and deletions are
+ * repaired) and those older versions built (so that their leftovers are found without a list).
+ */
 export function watchedKinds(): ResourceType[] {
   const seen = new Map<string, ResourceType>();
-  for (const b of BUILDERS) seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
+  for (const b of [...BUILDERS, ...EVER_CREATED_KINDS]) seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
   return [...seen.values()];
 }
 
@@ -48,6 +54,7 @@ export class Operator {
   readonly informers: readonly Informer[];
   readonly #o: OperatorOptions;
   readonly #crInformer: Informer;
+  readonly #owned = new Map<string, Informer>();
   /** metadata.generation of every CR as last seen: a spec change requeues the others. */
   readonly #generations = new Map<string, number | undefined>();
   #resync: TimerHandle | undefined;
@@ -62,19 +69,20 @@ export class Operator {
       if (type !== 'MODIFIED') this.#addColliding(cr.metadata.name);
       if (this.#specChanged(type, cr)) this.#addAll();
     });
-    const owned = watchedKinds().map(
-      (type) =>
-        new Informer(
-          options.kube,
-          { ...common, type, labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`, ...(type.namespaced ? { namespace: options.namespace } : {}) },
-          (type, object) => {
-            const key = ownerKey(object);
-            if (key === undefined) return;
-            this.queue.add(key);
-            if (type === 'DELETED') this.#addColliding(key);
-          },
-        ),
-    );
+    const owned = watchedKinds().map((type) => {
+      const informer = new Informer(
+        options.kube,
+        { ...common, type, labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`, ...(type.namespaced ? { namespace: options.namespace } : {}) },
+        (event, object) => {
+          const key = ownerKey(object);
+          if (key === undefined) return;
+          this.queue.add(key);
+          if (event === 'DELETED') this.#addColliding(key);
+        },
+      );
+      this.#owned.set(typeKey(type), informer);
+      return informer;
+    });
     this.informers = [this.#crInformer, ...owned];
   }
 
@@ -86,6 +94,16 @@ export class Operator {
   /** The PmemCSIDeployments in the informer's cache, or undefined until it listed them once. */
   deployments(): KubeObject[] | undefined {
     return this.#crInformer.synced ? this.#crInformer.list() : undefined;
+  }
+
+  /**
+   * The cached objects of `type` built for CR `crName` (labelled with its instance name; ownership
+   * is checked by the caller), or undefined while that kind's informer has not listed once.
+   */
+  ownedObjects(type: ResourceType, crName: string): KubeObject[] | undefined {
+    const informer = this.#owned.get(typeKey(type));
+    if (informer === undefined || !informer.synced) return undefined;
+    return informer.list().filter((o) => o.metadata.labels?.[LABEL_KEYS.instance] === crName);
   }
 
   /** True when `cr` appeared, went away or changed its spec since the last event about it. */

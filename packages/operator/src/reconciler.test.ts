@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import type { V1DaemonSet, V1Deployment, V1Secret } from '@kubernetes/client-node';
-import { API_GROUP_VERSION, KIND, getCondition, objectLabels } from '@pmem-csi/api';
+import { API_GROUP_VERSION, KIND, LABEL_KEYS, getCondition, objectLabels } from '@pmem-csi/api';
 import { createCa, createLeaf } from '@pmem-csi/runtime';
 import { KubeApiError } from './kube-errors.js';
 import type { KubeObject } from './kube-port.js';
@@ -121,6 +121,39 @@ describe('Reconciler', () => {
     await h.clock.advance(5 * 60 * 1000);
     await r.reconcile(CR_NAME);
     await r.reconcile(CR_NAME);
+    expect(h.kube.writes.slice(before)).toEqual([]);
+  });
+
+  it('reads owned objects from the informer caches, and never issues a new CA because a cache missed its own write', async () => {
+    const h = harness();
+    h.putCr();
+    // Caches that have not seen anything yet (their watch events still in flight).
+    const empty = (): KubeObject[] => [];
+    await h.reconciler({ owned: empty }).reconcile(CR_NAME);
+    const ca = h.object<V1Secret>('secret', NAMES.caSecret)?.data;
+    const dsUid = h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.uid;
+    expect(ca).toBeDefined();
+    const lists: string[] = [];
+    const list = h.kube.list.bind(h.kube);
+    h.kube.list = (async (...args: Parameters<typeof list>) => {
+      lists.push(args[0].kind);
+      return list(...args);
+    }) as typeof h.kube.list;
+    const writes = h.kube.writes.length;
+    await h.reconciler({ owned: empty }).reconcile(CR_NAME);
+    expect(lists).toEqual(['PmemCSIDeployment']); // the CR list: no deployments() cache given here
+    expect(h.object<V1Secret>('secret', NAMES.caSecret)?.data).toEqual(ca);
+    expect(h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.uid).toBe(dsUid);
+    // What a stale cache costs: the objects are applied again unchanged (idempotent), nothing recreated.
+    expect(h.kube.writes.slice(writes).filter((w) => !w.startsWith('apply '))).toEqual([]);
+    // With a cache that holds what the apiserver holds: no list and no write.
+    const fresh = (type: { kind: string }, crName: string): KubeObject[] =>
+      [...h.kube.objects.values()].filter((o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName);
+    const crs = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === KIND);
+    lists.length = 0;
+    const before = h.kube.writes.length;
+    await h.reconciler({ owned: fresh, deployments: crs }).reconcile(CR_NAME);
+    expect(lists).toEqual([]);
     expect(h.kube.writes.slice(before)).toEqual([]);
   });
 

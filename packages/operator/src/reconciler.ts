@@ -5,8 +5,8 @@
 // write the status only when it changed. Errors are thrown after the status says what failed, so
 // the queue retries with backoff. Objects built by another operator version differ in their
 // version annotation, so an upgraded operator updates every object of every CR in place.
-import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
-import { deploymentObjectNames, statusEqual, validateDeployment, withDefaults, type ConditionUpdate, type DefaultedSpec } from '@pmem-csi/api';
+import type { V1DaemonSet, V1Deployment, V1Secret } from '@kubernetes/client-node';
+import { FIELD_MANAGER, LABEL_KEYS, deploymentObjectNames, statusEqual, validateDeployment, withDefaults, type ConditionUpdate, type DefaultedSpec } from '@pmem-csi/api';
 import { errorMessage, type Logger } from '@pmem-csi/runtime';
 import { planCertificates, type CertDeps, type ExistingCertSecrets } from './certs.js';
 import type { Clock } from './clock.js';
@@ -44,6 +44,11 @@ export interface ReconcilerOptions {
    * them once. Without it (and while it answers undefined) every reconcile lists them.
    */
   readonly deployments?: () => readonly KubeObject[] | undefined;
+  /**
+   * The objects of one kind labelled as built for CR `crName`, as the operator's informers hold
+   * them, or undefined while that kind's informer has not listed once (the kind is then listed).
+   */
+  readonly owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
 }
 
 const MIN_REQUEUE_MS = 1000;
@@ -100,7 +105,7 @@ export class Reconciler {
     const live = await this.#listOwned(cr);
     const effective = await this.#effectiveSpec(cr, live);
     const now = new Date(clock.now());
-    const certs = await planCertificates({ cr, existing: this.#certSecrets(cr, live), now }, this.#o.certs);
+    const certs = await planCertificates({ cr, existing: await this.#certSecrets(cr, live), now }, this.#o.certs);
     if (!certs.ok) {
       await this.#finish(cr, { kind: 'certs-invalid', reason: certs.reason, conditions: [certs.verified, certs.ready] });
       return {};
@@ -159,11 +164,16 @@ export class Reconciler {
     return Promise.all(plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })));
   }
 
-  /** Everything labelled as built for this CR, of every kind any operator version created. */
+  /**
+   * Everything labelled as built for this CR, of every kind any operator version created: from
+   * the informers' caches where they have listed, else from the apiserver.
+   */
   async #listOwned(cr: OwnerDeployment): Promise<KubeObject[]> {
     const labelSelector = ownedSelector(cr.metadata.name);
     const lists = await Promise.all(
       this.#kinds.map(async (type) => {
+        const cached = this.#o.owned?.(type, cr.metadata.name);
+        if (cached !== undefined) return cached;
         try {
           return (await this.#o.kube.list(type, { labelSelector, ...(type.namespaced ? { namespace: this.#o.namespace } : {}) })).items;
         } catch (e) {
@@ -175,10 +185,22 @@ export class Reconciler {
     return lists.flat();
   }
 
-  #certSecrets(cr: OwnerDeployment, live: readonly KubeObject[]): ExistingCertSecrets {
+  /**
+   * The certificate Secrets. One that the list (or a cache that has not yet seen our own recent
+   * write) lacks is read by name before new certificates are issued: a stale cache must never
+   * cause a new CA. Only a Secret labelled as built for this CR counts.
+   */
+  async #certSecrets(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<ExistingCertSecrets> {
     const names = deploymentObjectNames(cr.metadata.name);
-    const secret = (name: string): ExistingCertSecrets['ca'] => live.find((o) => o.kind === RESOURCES.secret.kind && o.metadata.name === name);
-    return { ca: secret(names.caSecret), registry: secret(names.registrySecret), node: secret(names.nodeSecret) };
+    const secret = async (name: string): Promise<ExistingCertSecrets['ca']> => {
+      const listed = live.find((o) => o.kind === RESOURCES.secret.kind && o.metadata.name === name);
+      if (listed !== undefined) return listed;
+      const read = await this.#o.kube.get<V1Secret & KubeObject>({ ...RESOURCES.secret, name, namespace: this.#o.namespace });
+      const labels = read?.metadata.labels ?? {};
+      return labels[LABEL_KEYS.instance] === cr.metadata.name && labels[LABEL_KEYS.managedBy] === FIELD_MANAGER ? read : undefined;
+    };
+    const [ca, registry, node] = await Promise.all([secret(names.caSecret), secret(names.registrySecret), secret(names.nodeSecret)]);
+    return { ca, registry, node };
   }
 
   /** The defaulted spec; with the deployed device mode kept when changing it would orphan volumes. */

@@ -43,6 +43,7 @@
     - mutatingwebhookconfigurations
   verbs:
     - list
+    - watch
     - delete
 - apiGroups:
     - pmem-csi.intel.com
@@ -142,6 +143,7 @@
     - statefulsets
   verbs:
     - list
+    - watch
     - delete
 - apiGroups:
     - coordination.k8s.io

@@ -51,7 +51,7 @@ describe('operator RBAC', () => {
     const built = new Set(BUILDERS.map((b) => b.kind));
     const legacy = EVER_CREATED_KINDS.filter((k) => !built.has(k.kind));
     expect(legacy.map((k) => k.kind).sort()).toEqual(['MutatingWebhookConfiguration', 'StatefulSet']);
-    for (const k of legacy) expect([...((k.namespaced ? namespaced : cluster).get(`${groupOf(k.apiVersion)}|${k.plural}`) ?? [])]).toEqual(['list', 'delete']);
+    for (const k of legacy) expect([...((k.namespaced ? namespaced : cluster).get(`${groupOf(k.apiVersion)}|${k.plural}`) ?? [])]).toEqual(['list', 'watch', 'delete']);
   });
 
   it('lists PersistentVolumes, creates Events and holds its leader-election Lease', () => {

@@ -5,7 +5,8 @@
 // - every kind a builder makes: get/list/watch (informers), create and patch (a server-side apply
 //   that creates an object is authorized as "patch" and also as "create"), delete (recreate on
 //   immutable fields, obsolete objects);
-// - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and delete;
+// - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and watch
+//   (informers, so that a leftover is found without a list per reconcile) and delete;
 // - PersistentVolumes: list (the device-mode guard counts the driver's volumes);
 // - Leases in the driver namespace (leader election: flags.ts puts the Lease in --namespace);
 // - Events: create (in "default", where events of cluster-scoped objects go);
@@ -26,7 +27,7 @@ import { RESOURCES, typeKey } from '../resources.js';
 export const VERB_ORDER: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 
 const MANAGE = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
-const CLEAN_UP = ['list', 'delete'];
+const CLEAN_UP = ['list', 'watch', 'delete'];
 
 export interface OperatorRules {
   /** For the operator's ClusterRole. */

@@ -4,7 +4,7 @@ import { deploymentObjectNames, type PmemCSIDeploymentSpec } from '@pmem-csi/api
 import { createCa, createLeaf, nullLogger, verifyByHandshake } from '@pmem-csi/runtime';
 import { DEFAULT_CERTIFICATE_POLICY, type CertDeps } from '../certs.js';
 import type { EventRecorder } from '../events.js';
-import type { KubeObject, LooseObject } from '../kube-port.js';
+import type { KubeObject, LooseObject, ResourceType } from '../kube-port.js';
 import type { ObjectBuilder, OwnerDeployment } from '../objects/context.js';
 import { Reconciler } from '../reconciler.js';
 import { RESOURCES } from '../resources.js';
@@ -28,7 +28,13 @@ export interface Harness {
   /** Every recorded event, with the name of the CR it is about. */
   readonly events: Array<StatusEvent & { readonly deployment: string }>;
   readonly recorder: EventRecorder;
-  reconciler(options?: { version?: string; image?: string; builders?: readonly ObjectBuilder[]; deployments?: () => readonly KubeObject[] | undefined }): Reconciler;
+  reconciler(options?: {
+    version?: string;
+    image?: string;
+    builders?: readonly ObjectBuilder[];
+    deployments?: () => readonly KubeObject[] | undefined;
+    owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
+  }): Reconciler;
   /**
    * Store a CR (as `kubectl apply` would), bumping its generation on spec changes. A new CR gets
    * its own uid (CR_NAME the fixture's) and the fake's next creation timestamp unless given.
@@ -67,6 +73,7 @@ export function harness(): Harness {
         clock,
         ...(o.builders === undefined ? {} : { builders: o.builders }),
         ...(o.deployments === undefined ? {} : { deployments: o.deployments }),
+        ...(o.owned === undefined ? {} : { owned: o.owned }),
       }),
     putCr(spec = {}, name = CR_NAME, meta = {}) {
       const existing = object<OwnerDeployment>('pmemCsiDeployment', name);

@@ -24,6 +24,8 @@ export interface ApiHealthOptions {
   readonly failures?: number;
   /** ...and for at least this long since the first of them. */
   readonly boundMs?: number;
+  /** Told about every request and its error, if any (pmem_csi_operator_api_requests_total). */
+  readonly onRequest?: (request: string, error?: unknown) => void;
 }
 
 export const API_HEALTH_DEFAULTS = { failures: 3, boundMs: 30 * 1000 } as const;
@@ -50,8 +52,10 @@ export class ApiHealth {
   readonly #boundMs: number;
   #streak: Streak | undefined;
   #failuresTotal = 0;
+  readonly #onRequest: ApiHealthOptions['onRequest'];
 
   constructor(options: ApiHealthOptions) {
+    this.#onRequest = options.onRequest;
     this.#clock = options.clock;
     this.#failures = options.failures ?? API_HEALTH_DEFAULTS.failures;
     this.#boundMs = options.boundMs ?? API_HEALTH_DEFAULTS.boundMs;
@@ -64,6 +68,7 @@ export class ApiHealth {
 
   /** Record the outcome of one request ("list DaemonSet", ...): undefined for success. */
   record(request: string, error?: unknown): void {
+    this.#onRequest?.(request, error);
     if (error === undefined || !isAccessFailure(error)) {
       this.#streak = undefined;
       return;

@@ -2,7 +2,7 @@
 export * from './flags.js';
 export * from './modes.js';
 export * from './status-table.js';
-export { controllerStatusSource, nodeStatusSource, renderMetrics, renderNodeMetrics, serveStatus, type StatusServer, type StatusSource } from './status-http.js';
+export { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer, type StatusSource } from './status-http.js';
 export { startLocalStack, chooseDeviceMode, NODE_SIZES, type LocalStack, type LocalNode } from './local/stack.js';
 export { fetchStatus } from './local/status-command.js';
 export { makeLocalCerts, type LocalCerts, type LocalCertsOptions } from './local/certs.js';

@@ -1,5 +1,4 @@
 import type { ControllerStatus } from '@pmem-csi/controller';
-import { renderMetrics } from './status-http.js';
 import { humanSize, renderStatus } from './status-table.js';
 
 const GiB = 1024 ** 3;
@@ -22,12 +21,5 @@ describe('status rendering', () => {
       'NODE  STATE      MODE  ENDPOINT        TOTAL  FREE     MAX VOLUME  VOLUMES',
       'n1    available  lvm   10.0.0.1:10001  4 GiB  1.5 GiB  1 GiB       1',
     ].join('\n'));
-  });
-
-  it('renders Prometheus metrics', () => {
-    const m = renderMetrics(status);
-    expect(m).toContain('pmem_csi_controller_volumes 1\n');
-    expect(m).toContain('pmem_csi_controller_node_available{node="n1"} 1\n');
-    expect(m).toContain(`pmem_csi_controller_node_capacity_bytes{node="n1",kind="maxVolumeSize"} ${GiB}\n`);
   });
 });

@@ -87,6 +87,11 @@ recipe() {
       METHOD=install ESTIMATE="~1 min"
       PKGS=(github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity)
       LDFLAGS+=" -X main.VERSION=$v" ;;
+    promtool)
+      METHOD=install ESTIMATE="~3-8 min"
+      PKGS=(github.com/prometheus/prometheus/cmd/promtool)
+      LDFLAGS+=" -X github.com/prometheus/common/version.Version=$PROMTOOL_RELEASE"
+      LDFLAGS+=" -X github.com/prometheus/common/version.Revision=$v" ;;
     kwok)
       METHOD=install ESTIMATE="~5-11 min"
       PKGS=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl) ;;
@@ -246,6 +251,7 @@ verify_binary() { # <binary> <path> <version> -> prints what it said; fails on a
   local args=(--version)
   case "$b" in
     csi-sanity) args=(-version) want="Version = $v" ;;
+    promtool) want="promtool, version $PROMTOOL_RELEASE (branch: , revision: $v)" ;;
     kwok | kwokctl) want="${v#v}" ;;
     helm) args=(version --short) want="$v" ;;
     kustomize) args=(version) want="$v" ;;

@@ -5,19 +5,29 @@
 //   scope:operator   the api and the shared runtime;
 //   scope:driver     (the binary) the controller, the node and what they use;
 //   scope:e2e        anything.
+//   scope:csi        (the CSI vocabulary) only the api, and no I/O: no Node built-ins that touch
+//                    files, processes or the network, no gRPC, no Kubernetes client;
+//                    every package above the api may import it.
 // Only the operator and e2e may import @kubernetes/client-node.
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 const K8S_CLIENT = ['@kubernetes/client-node'];
+// Libraries with I/O that the pure CSI vocabulary must not reach (Node's built-ins are refused by
+// no-restricted-imports below: the boundary rule does not see them).
+const CSI_BANNED = [...K8S_CLIENT, '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'node-forge', 'commander', 'prom-client'];
+// Every Node built-in module, with or without the node: prefix.
+const NODE_BUILTINS = ['node:*', 'fs', 'fs/*', 'child_process', 'net', 'dgram', 'dns', 'dns/*', 'http', 'https', 'http2', 'tls', 'os', 'process', 'worker_threads', 'cluster', 'readline', 'stream', 'stream/*', 'crypto', 'url', 'util', 'v8', 'vm', 'module', 'inspector', 'perf_hooks', 'async_hooks', 'timers', 'timers/*', 'zlib', 'path'];
+const SHARED = ['scope:api', 'scope:csi', 'scope:shared'];
 
 export const depConstraints = [
   { sourceTag: 'scope:api', onlyDependOnLibsWithTags: [], bannedExternalImports: K8S_CLIENT },
-  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:api', 'scope:shared'], bannedExternalImports: K8S_CLIENT },
-  { sourceTag: 'scope:controller', onlyDependOnLibsWithTags: ['scope:api', 'scope:shared'], bannedExternalImports: K8S_CLIENT },
-  { sourceTag: 'scope:node', onlyDependOnLibsWithTags: ['scope:api', 'scope:shared'], bannedExternalImports: K8S_CLIENT },
-  { sourceTag: 'scope:operator', onlyDependOnLibsWithTags: ['scope:api', 'scope:shared'] },
-  { sourceTag: 'scope:driver', onlyDependOnLibsWithTags: ['scope:api', 'scope:shared', 'scope:controller', 'scope:node'], bannedExternalImports: K8S_CLIENT },
+  { sourceTag: 'scope:csi', onlyDependOnLibsWithTags: ['scope:api'], bannedExternalImports: CSI_BANNED },
+  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: SHARED, bannedExternalImports: K8S_CLIENT },
+  { sourceTag: 'scope:controller', onlyDependOnLibsWithTags: SHARED, bannedExternalImports: K8S_CLIENT },
+  { sourceTag: 'scope:node', onlyDependOnLibsWithTags: SHARED, bannedExternalImports: K8S_CLIENT },
+  { sourceTag: 'scope:operator', onlyDependOnLibsWithTags: SHARED },
+  { sourceTag: 'scope:driver', onlyDependOnLibsWithTags: [...SHARED, 'scope:controller', 'scope:node'], bannedExternalImports: K8S_CLIENT },
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
@@ -59,6 +69,14 @@ export default tseslint.config(
       'max-params': ['error', 4],
       'max-lines': ['error', { max: 700, skipBlankLines: true, skipComments: true }],
       'no-console': 'error',
+    },
+  },
+  {
+    // The CSI vocabulary is pure: no file, process, network or clock of Node's (tests may use them).
+    files: ['packages/csi/src/**/*.ts'],
+    ignores: ['packages/csi/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: NODE_BUILTINS, message: '@pmem-csi/csi is pure (no I/O): keep Node built-ins in the packages that do I/O.' }] }],
     },
   },
   {

@@ -16,8 +16,8 @@ WORKDIR /app
 COPY . .
 RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
    || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
- && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/driver/src/modes.ts \
- && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/driver/src/modes.ts \
+ && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/csi/src/version.ts \
+ && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/csi/src/version.ts \
  && npm ci --no-audit --no-fund \
  && node tools/bundle.mjs \
  && test "$(node packages/driver/dist/bundle/pmem-csi-driver.mjs --version)" = "pmem-csi-driver $VERSION" \
@@ -29,7 +29,7 @@ LABEL org.opencontainers.image.title="pmem-csi-driver" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.description="PMEM-CSI driver: CSI controller and node service for persistent memory" \
       org.opencontainers.image.licenses="Apache-2.0"
-# The host tools the node driver runs (nodeTools() in packages/node/src/node-tools.ts, Debian
+# The host tools the node driver runs (nodeTools() in packages/csi/src/host-tools.ts, Debian
 # packages as TOOL_PACKAGES in packages/runtime/src/exec.ts names them); a test checks that this
 # line installs every one of them. Size: xfsprogs pulls in libicu (36 MB) for xfs_scrub alone,
 # which the driver never runs, so dpkg leaves its files out (path-exclude: apt still counts it as

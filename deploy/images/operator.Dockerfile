@@ -14,8 +14,8 @@ WORKDIR /app
 COPY . .
 RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
    || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
- && sed -i "s/^export const OPERATOR_VERSION = '[^']*';\$/export const OPERATOR_VERSION = '$VERSION';/" packages/operator/src/version.ts \
- && grep -qx "export const OPERATOR_VERSION = '$VERSION';" packages/operator/src/version.ts \
+ && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/csi/src/version.ts \
+ && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/csi/src/version.ts \
  && npm ci --no-audit --no-fund \
  && npx tsc -b packages/operator/tsconfig.lib.json \
  && npm prune --omit=dev --no-audit --no-fund
@@ -31,6 +31,8 @@ COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/packages/api/package.json ./packages/api/
 COPY --from=build /app/packages/api/dist ./packages/api/dist
+COPY --from=build /app/packages/csi/package.json ./packages/csi/
+COPY --from=build /app/packages/csi/dist ./packages/csi/dist
 COPY --from=build /app/packages/runtime/package.json ./packages/runtime/
 COPY --from=build /app/packages/runtime/dist ./packages/runtime/dist
 COPY --from=build /app/packages/operator/package.json ./packages/operator/

@@ -38,7 +38,7 @@
 #        bash e2e/tools/images.sh --context-files driver|operator   what the build context sends
 #        bash e2e/tools/images.sh --list                            images, kinds and references
 #
-# --version V (default: OPERATOR_VERSION of packages/operator/src/version.ts) is the VERSION build
+# --version V (default: DRIVER_VERSION of packages/csi/src/version.ts) is the VERSION build
 # argument of both Dockerfiles: image tag, label and the version both binaries report (the build
 # stages write it into the sources before compiling). The upgrade scenario builds a second one,
 # e.g. `--version 0.1.1-e2e`.
@@ -108,7 +108,7 @@ declare -A TOOLVER TOOLBIN # scratch image -> the tool's version and binary path
 declare -A SKIPPED # scratch images whose tool bootstrap.sh does not know
 
 source_version() {
-  sed -n "s/^export const OPERATOR_VERSION = '\([^']*\)';$/\1/p" "$ROOT/packages/operator/src/version.ts"
+  sed -n "s/^export const DRIVER_VERSION = '\([^']*\)';$/\1/p" "$ROOT/packages/csi/src/version.ts"
 }
 
 check_version() {
@@ -804,7 +804,7 @@ main() {
   done
   if [[ -z "$VERSION" ]]; then
     VERSION="$(source_version)"
-    [[ -n "$VERSION" ]] || die "cannot read OPERATOR_VERSION from packages/operator/src/version.ts"
+    [[ -n "$VERSION" ]] || die "cannot read DRIVER_VERSION from packages/csi/src/version.ts"
   fi
   if [[ "$cmd" == list ]]; then
     name_images

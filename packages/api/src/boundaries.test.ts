@@ -40,7 +40,7 @@ describe('package boundaries (@nx/enforce-module-boundaries)', () => {
 
   it('forbids the node package to import the operator', async () => {
     await expect(boundaryMessages('node', "import { loadKubeConfig } from '@pmem-csi/operator';\nexport const probe = loadKubeConfig;\n")).resolves.toEqual([
-      'A project tagged with "scope:node" can only depend on libs tagged with "scope:api", "scope:shared"',
+      'A project tagged with "scope:node" can only depend on libs tagged with "scope:api", "scope:csi", "scope:shared"',
     ]);
   }, 60_000);
 

@@ -14,4 +14,5 @@ export * from './status.js';
 export * from './names.js';
 export * from './volume-id.js';
 export * from './parameters.js';
+export * from './device-modes.js';
 export * from './quantity.js';

@@ -3,15 +3,13 @@
 // returned (NodePublishVolume of a persistent volume). Key strings are API: StorageClasses and PVs
 // written for the Go driver must keep working. Unknown keys are rejected, except the ones
 // Kubernetes adds itself (csi.storage.k8s.io/*, the provisioner identity), which pass through.
+import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from './device-modes.js';
 import { parseQuantityBytes } from './quantity.js';
 
 export type VolumeParameterOrigin = 'createVolume' | 'ephemeral' | 'volumeContext';
 export const VOLUME_USAGES = ['AppDirect', 'FileIO'] as const;
 /** AppDirect: fsdax, mounted with -o dax. FileIO: sector mode, a plain block device without dax. */
 export type VolumeUsage = (typeof VOLUME_USAGES)[number];
-/** Device modes a node may record for a volume (the CRD offers only lvm and direct). */
-export const VOLUME_DEVICE_MODES = ['lvm', 'direct', 'emulated', 'fake'] as const;
-export type VolumeDeviceMode = (typeof VOLUME_DEVICE_MODES)[number];
 
 export const PARAMETER_KEYS = {
   eraseAfter: 'eraseafter',

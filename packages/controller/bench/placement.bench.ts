@@ -15,7 +15,7 @@ import { createVolumeLocked, planCreate } from '../src/create-volume.js';
 import type { NodeConnections } from '../src/node-client.js';
 import { NodeRegistry } from '../src/node-registry.js';
 import { candidates, type PlacementRequest } from '../src/placement.js';
-import { GiB } from '../src/sizes.js';
+import { GiB } from '@pmem-csi/csi';
 import { SettleClock, VolumeIndex } from '../src/volume-index.js';
 
 const CREATES = Number(process.argv[2] ?? 2000);

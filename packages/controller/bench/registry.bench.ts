@@ -28,8 +28,9 @@ import {
 import { startController } from '../src/controller.js';
 import type { NodeConnections } from '../src/node-client.js';
 import {
-  DEFAULT_LEASE_SECONDS, DEFAULT_MAX_LEASE_FACTOR, DEFAULT_RENEWALS_PER_SECOND, leaseSecondsFor, NodeRegistry, type NodeCapacity,
+  DEFAULT_LEASE_SECONDS, DEFAULT_MAX_LEASE_FACTOR, DEFAULT_RENEWALS_PER_SECOND, leaseSecondsFor, NodeRegistry,
 } from '../src/node-registry.js';
+import type { Capacity } from '@pmem-csi/csi';
 import { NodeReconciler } from '../src/reconciler.js';
 import { VolumeIndex } from '../src/volume-index.js';
 
@@ -53,7 +54,7 @@ const cpuMs = (since: NodeJS.CpuUsage): number => {
   const d = process.cpuUsage(since);
   return (d.user + d.system) / 1000;
 };
-const capacity = (i: number): NodeCapacity => ({ maxVolumeSize: (1 + (i % 97)) * GiB, available: (1 + (i % 97)) * GiB, managed: 100 * GiB, total: 100 * GiB });
+const capacity = (i: number): Capacity => ({ maxVolumeSize: (1 + (i % 97)) * GiB, available: (1 + (i % 97)) * GiB, managed: 100 * GiB, total: 100 * GiB });
 
 // ---- part 1: in process -------------------------------------------------------------------------
 

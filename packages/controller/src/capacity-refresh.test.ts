@@ -1,6 +1,7 @@
+import type { Capacity } from '@pmem-csi/csi';
 import { nullLogger, UnavailableError } from '@pmem-csi/runtime';
 import { CapacityRefresher } from './capacity-refresh.js';
-import { NodeRegistry, type NodeCapacity } from './node-registry.js';
+import { NodeRegistry } from './node-registry.js';
 
 type Answer = { available: number; maxVolumeSize: number };
 
@@ -22,7 +23,7 @@ class ControlledNode {
   }
 }
 
-const cap = (max: number): NodeCapacity => ({ maxVolumeSize: max, available: max, managed: 1000, total: 1000 });
+const cap = (max: number): Capacity => ({ maxVolumeSize: max, available: max, managed: 1000, total: 1000 });
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 /** Poll until `cond` holds (timers on a loaded machine fire late). */
 async function until(cond: () => boolean): Promise<void> {

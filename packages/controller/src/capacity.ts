@@ -4,10 +4,9 @@
 // available nodes: the sum of the free bytes and the largest maximum volume size. Unknown or
 // unavailable nodes (and segments with foreign keys) have no capacity.
 import type { csi } from '@pmem-csi/runtime';
-import { checkCapabilities } from './capabilities.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { segmentNode } from './placement.js';
-import { checkParameters } from './requests.js';
+import { checkCapabilities, checkParameters } from '@pmem-csi/csi';
 
 function answer(available: number, maximum: number): csi.GetCapacityResponse {
   return { available_capacity: String(available), maximum_volume_size: { value: String(maximum) } };
@@ -16,7 +15,7 @@ function answer(available: number, maximum: number): csi.GetCapacityResponse {
 /** Capacity for the request's topology (validated like CreateVolume). O(1) per node segment. */
 export function getCapacity(deps: ControllerDeps, req: csi.GetCapacityRequest__Output): csi.GetCapacityResponse {
   checkCapabilities(req.volume_capabilities, false);
-  checkParameters(req.parameters);
+  checkParameters(req.parameters, 'createVolume');
   const segments = req.accessible_topology?.segments ?? {};
   if (Object.keys(segments).length === 0) {
     const all = deps.registry.availableCapacity();

@@ -2,7 +2,7 @@ import { volumeIdForName } from '@pmem-csi/api';
 import { unary, type csi } from '@pmem-csi/runtime';
 import type { FakeNode } from './testing/fake-node.js';
 import { call, createRequest, failure, startFakeNode, startTestController, type TestController } from './testing/harness.js';
-import { GiB } from './sizes.js';
+import { GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
 const mount: csi.VolumeCapability = { mount: { fs_type: 'xfs' }, access_mode: { mode: 'SINGLE_NODE_MULTI_WRITER' } };

@@ -9,7 +9,7 @@ import type { ControllerDeps } from './controller-deps.js';
 import { createVolumeLocked, planCreate } from './create-volume.js';
 import { deleteVolumeLocked } from './delete-volume.js';
 import { listVolumes } from './list-volumes.js';
-import { requireField } from './requests.js';
+import { requireField } from '@pmem-csi/csi';
 import { controllerGetVolume, validateVolumeCapabilities } from './volume-queries.js';
 
 /** Controller capabilities; SINGLE_NODE_MULTI_WRITER because every SINGLE_NODE_* mode is supported. */

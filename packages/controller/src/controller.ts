@@ -4,10 +4,11 @@
 // for the registry, a credentials factory for node connections — so switching from the insecure
 // test credentials to mTLS is a change of arguments, not of this package.
 import * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import {
   bindServer,
-  createServer,
+  createIdentityService,
   grpcAddress,
   KeyedLocks,
   loadCsi,
@@ -17,15 +18,15 @@ import {
   type AdaptOptions,
   type Logger,
 } from '@pmem-csi/runtime';
+import { DEFAULT_VOLUME_SIZE, DRIVER_VERSION, type Capacity } from '@pmem-csi/csi';
 import { CapacityRefresher } from './capacity-refresh.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { createControllerService } from './controller-server.js';
-import { createIdentityService } from './identity-server.js';
 import { NodeConnections, type NodeCredentialsFactory } from './node-client.js';
-import { NodeRegistry, settleMsFor, type NodeCapacity, type NodeState } from './node-registry.js';
+import { NodeRegistry, settleMsFor, type NodeState } from './node-registry.js';
 import { NodeReconciler } from './reconciler.js';
+import { ControllerMetrics } from './metrics.js';
 import { createRegistryService } from './registry-server.js';
-import { DEFAULT_VOLUME_SIZE } from './requests.js';
 import { SettleClock, VolumeIndex } from './volume-index.js';
 
 export interface ControllerOptions {
@@ -68,6 +69,8 @@ export interface ControllerOptions {
   readonly nodeListPageSize?: number;
   /** Clock (tests). */
   readonly now?: () => number;
+  /** The process's Prometheus registry (createProcessRegistry); default: a private one (RunningController.metrics). */
+  readonly metrics?: Registry;
 }
 
 export interface NodeStatus {
@@ -77,7 +80,7 @@ export interface NodeStatus {
   readonly reason?: string;
   readonly deviceMode: string;
   readonly version: string;
-  readonly capacity: NodeCapacity;
+  readonly capacity: Capacity;
   readonly volumes: number;
   readonly registeredAt: string;
   readonly leaseExpiresAt?: string;
@@ -95,6 +98,8 @@ export interface ControllerStatus {
 export interface RunningController {
   /** The bound registry port (useful with port 0). */
   readonly registryPort: number;
+  /** The registry with the controller's series (the one given in the options, or its own). */
+  readonly metrics: Registry;
   status(): ControllerStatus;
   /** Resolves when no node volume listing or capacity refresh is running or waiting (tests). */
   idle(): Promise<void>;
@@ -123,10 +128,11 @@ function buildStatus(deps: ControllerDeps, index: VolumeIndex): ControllerStatus
   };
 }
 
-function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
+function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetrics): ControllerDeps {
   const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
   const registry = new NodeRegistry({
     leaseSeconds: opts.leaseSeconds, maxLeaseSeconds: opts.maxLeaseSeconds, renewalsPerSecond: opts.renewalsPerSecond, now: opts.now, log,
+    onLeaseExpired: () => metrics.leaseExpiries.inc(),
   });
   const settleMs = opts.settleMs ?? settleMsFor(registry.baseLeaseSeconds, registry.maxLeaseSeconds);
   const connections = new NodeConnections({
@@ -156,20 +162,22 @@ function buildDeps(opts: ControllerOptions, log: Logger): ControllerDeps {
 /** Start the registry and CSI servers; resolves once both listen. */
 export async function startController(opts: ControllerOptions): Promise<RunningController> {
   const log = (opts.log ?? nullLogger).child({ component: 'controller' });
-  const deps = buildDeps(opts, log);
+  const metrics = new ControllerMetrics(opts.metrics);
+  const deps = buildDeps(opts, log, metrics);
   const reconciler = new NodeReconciler({
     registry: deps.registry, index: deps.index, connections: deps.connections, log, maxConcurrentListings: opts.maxConcurrentListings,
   });
   let ready = false;
 
-  // Channelz off (runtime createServer): grpc-js would otherwise track every call and every one of the nodes' connections.
-  const registryServer = createServer();
+  // Channelz off (GRPC_OPTIONS): grpc-js would otherwise track every call and every one of the nodes' connections.
+  // Every call is timed (csi_plugin_operations_seconds).
+  const registryServer = metrics.operations.createServer(deps.driverName);
   registryServer.addService(
     loadRegistry().pmemcsi.registry.v1.Registry.service,
     createRegistryService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
   );
-  const csiServer = createServer();
-  const identity = createIdentityService({ driverName: deps.driverName, vendorVersion: opts.vendorVersion ?? 'dev', ready: () => ready, log });
+  const csiServer = metrics.operations.createServer(deps.driverName);
+  const identity = createIdentityService({ driverName: deps.driverName, version: opts.vendorVersion ?? DRIVER_VERSION, plugin: { role: 'controller' }, ready: () => ready, log });
   csiServer.addService(loadCsi().csi.v1.Identity.service, identity);
   csiServer.addService(loadCsi().csi.v1.Controller.service, createControllerService(deps, log));
 
@@ -192,8 +200,10 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     settleMs: deps.settle.settleMs,
   });
 
+  metrics.observe(() => buildStatus(deps, deps.index));
   return {
     registryPort,
+    metrics: metrics.registry,
     status: () => buildStatus(deps, deps.index),
     idle: async () => {
       await reconciler.idle();

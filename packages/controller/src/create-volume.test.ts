@@ -3,7 +3,7 @@ import { volumeIdForName } from '@pmem-csi/api';
 import type { csi } from '@pmem-csi/runtime';
 import { FakeNode } from './testing/fake-node.js';
 import { call, createRequest, failure, nodeState, startFakeNode, startTestController, TestClock, waitFor, type TestController } from './testing/harness.js';
-import { GiB, MiB } from './sizes.js';
+import { GiB, MiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
 const topo = (...ids: string[]): csi.Topology[] => ids.map((id) => ({ segments: { [KEY]: id } }));

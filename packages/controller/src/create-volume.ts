@@ -6,52 +6,36 @@
 // Placement reads candidates lazily from the registry's capacity order; after a create the node's
 // capacity estimate is adjusted locally and a refresh is left to the background (capacity-refresh.ts):
 // no call besides the forwarded CreateVolume happens under the locks.
-import { parseVolumeParameters, PARAMETER_KEYS, volumeIdForName } from '@pmem-csi/api';
+import { PARAMETER_KEYS } from '@pmem-csi/api';
+import { describeRange, formatBytes, planCreateVolume, sizeFits, type CreateVolumePlan } from '@pmem-csi/csi';
 import {
   AlreadyExistsError,
-  InvalidArgumentError,
   ResourceExhaustedError,
   UnavailableError,
   type CallContext,
   type csi,
 } from '@pmem-csi/runtime';
-import { checkCapabilities } from './capabilities.js';
 import { toCsiVolume, type ControllerDeps } from './controller-deps.js';
 import { isDefinitiveFailure } from './node-errors.js';
 import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from './placement.js';
 import { recordFromVolume } from './reconciler.js';
-import { checkContentSource, checkParameters, describeRange, sizeFits, sizeRequest, volumeName, type SizeRequest } from './requests.js';
-import { formatBytes } from './sizes.js';
 import { creationDoubt, type VolumeRecord } from './volume-index.js';
 
-/** A validated CreateVolume request. */
-export interface CreatePlan {
-  readonly name: string;
-  readonly volumeId: string;
-  readonly size: SizeRequest;
+/** A validated CreateVolume request (@pmem-csi/csi planCreateVolume) and the request it came from. */
+export interface CreatePlan extends CreateVolumePlan {
   readonly request: csi.CreateVolumeRequest__Output;
 }
 
 /** Validate a CreateVolume request (no side effects). @throws InvalidArgumentError, OutOfRangeError */
 export function planCreate(req: csi.CreateVolumeRequest__Output, defaultSize: number): CreatePlan {
-  const name = volumeName(req.name);
-  const size = sizeRequest(req.capacity_range, defaultSize);
-  checkCapabilities(req.volume_capabilities, true);
-  checkParameters(req.parameters);
-  checkContentSource(req.volume_content_source);
-  if (Object.keys(req.mutable_parameters ?? {}).length > 0) {
-    throw new InvalidArgumentError('mutable_parameters are not supported by this driver (no MODIFY_VOLUME capability); omit them');
-  }
-  return { name, volumeId: volumeIdForName(name), size, request: req };
+  return { ...planCreateVolume(req, defaultSize), request: req };
 }
 
 // Settings that make two volumes different; compared only when the existing volume's context has them.
 const COMPARED = [PARAMETER_KEYS.usage, PARAMETER_KEYS.kataContainers] as const;
 
 function parameterMismatch(existing: VolumeRecord, plan: CreatePlan): string | undefined {
-  const wanted = parseVolumeParameters(plan.request.parameters, 'createVolume');
-  if (!wanted.ok) return undefined;
-  const want: Record<(typeof COMPARED)[number], string> = { usage: wanted.value.usage, kataContainers: String(wanted.value.kataContainers) };
+  const want: Record<(typeof COMPARED)[number], string> = { usage: plan.parameters.usage, kataContainers: String(plan.parameters.kataContainers) };
   for (const key of COMPARED) {
     const have = existing.volumeContext[key];
     if (have !== undefined && have !== want[key]) return `${key} ${JSON.stringify(have)}, not ${JSON.stringify(want[key])}`;

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
 import type { FakeNode } from './testing/fake-node.js';
 import { call, createRequest, failure, nodeState, startFakeNode, startTestController, TestClock, waitFor, type TestController } from './testing/harness.js';
-import { GiB } from './sizes.js';
+import { GiB } from '@pmem-csi/csi';
 
 describe('DeleteVolume', () => {
   let tc: TestController;

@@ -1,7 +1,6 @@
 // Central CSI controller service, node registry and volume placement.
 export { startController, type ControllerOptions, type ControllerStatus, type NodeStatus, type RunningController } from './controller.js';
 export { type NodeCredentialsFactory, type NodeConnectionOptions } from './node-client.js';
-export { DEFAULT_LEASE_SECONDS, type NodeCapacity, type NodeState } from './node-registry.js';
-export { DEFAULT_VOLUME_SIZE } from './requests.js';
+export { DEFAULT_LEASE_SECONDS, type NodeState } from './node-registry.js';
 export { CONTROLLER_CAPABILITIES } from './controller-server.js';
-export { SUPPORTED_ACCESS_MODES, SUPPORTED_FS_TYPES } from './capabilities.js';
+export { ControllerMetrics, usedBytes } from './metrics.js';

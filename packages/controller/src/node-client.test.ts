@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
 import { NodeConnections } from './node-client.js';
 import { FakeNode } from './testing/fake-node.js';
-import { GiB } from './sizes.js';
+import { GiB } from '@pmem-csi/csi';
 
 describe('NodeConnections', () => {
   let node: FakeNode;

@@ -1,7 +1,8 @@
+import type { Capacity } from '@pmem-csi/csi';
 import { NotFoundError } from '@pmem-csi/runtime';
-import { adjustCapacity, leaseSecondsFor, NodeRegistry, settleMsFor, type NodeCapacity } from './node-registry.js';
+import { adjustCapacity, leaseSecondsFor, NodeRegistry, settleMsFor } from './node-registry.js';
 
-const cap = (max: number): NodeCapacity => ({ maxVolumeSize: max, available: max, managed: max, total: max });
+const cap = (max: number): Capacity => ({ maxVolumeSize: max, available: max, managed: max, total: max });
 
 describe('NodeRegistry', () => {
   let now = 1_000_000;
@@ -173,7 +174,7 @@ describe('NodeRegistry', () => {
   });
 
   describe('adjustCapacity', () => {
-    const c = (maxVolumeSize: number, available: number, managed = 100): NodeCapacity => ({ maxVolumeSize, available, managed, total: 200 });
+    const c = (maxVolumeSize: number, available: number, managed = 100): Capacity => ({ maxVolumeSize, available, managed, total: 200 });
 
     it('moves the free bytes by the volume size, clamped to [0, managed]', () => {
       expect(adjustCapacity(c(40, 40), -10)).toEqual(c(30, 30));

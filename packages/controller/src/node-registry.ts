@@ -31,16 +31,8 @@
 //   only for nodes handed out.
 // - Whether every node's volumes are known is a counter (CreateVolume asks on every call).
 import { randomUUID } from 'node:crypto';
+import type { Capacity } from '@pmem-csi/csi';
 import { NotFoundError, nullLogger, type Logger } from '@pmem-csi/runtime';
-
-/** Capacity in bytes as last reported by the node. */
-export interface NodeCapacity {
-  /** Largest single volume the node can create now. */
-  readonly maxVolumeSize: number;
-  readonly available: number;
-  readonly managed: number;
-  readonly total: number;
-}
 
 /**
  * - syncing: registered, its volumes are being listed; not used for placement yet.
@@ -56,7 +48,7 @@ export interface NodeView {
   readonly state: NodeState;
   /** Why the node is not available, when it is not. */
   readonly reason: string | undefined;
-  readonly capacity: NodeCapacity;
+  readonly capacity: Capacity;
   readonly deviceMode: string;
   readonly version: string;
   readonly registeredAt: Date;
@@ -68,7 +60,7 @@ export interface NodeView {
 export interface RegisterInput {
   readonly nodeId: string;
   readonly endpoint: string;
-  readonly capacity: NodeCapacity;
+  readonly capacity: Capacity;
   readonly deviceMode: string;
   readonly version: string;
 }
@@ -92,6 +84,8 @@ export interface NodeRegistryOptions {
   readonly renewalsPerSecond?: number;
   readonly now?: () => number;
   readonly log?: Logger;
+  /** Called once per registration whose lease ran out without renewal (pmem_csi_controller_lease_expiries_total). */
+  readonly onLeaseExpired?: (nodeId: string) => void;
 }
 
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -122,7 +116,7 @@ export function leaseSecondsFor(nodes: number, o: { leaseSeconds: number; maxLea
  * largest free extent (nothing when it did not fit there), a delete freed an extent of at least
  * |delta| and never shrank one.
  */
-export function adjustCapacity(c: NodeCapacity, delta: number): NodeCapacity {
+export function adjustCapacity(c: Capacity, delta: number): Capacity {
   const ceiling = c.managed > 0 ? Math.max(c.managed, c.available) : Number.MAX_SAFE_INTEGER;
   const available = Math.min(ceiling, Math.max(0, c.available + delta));
   let maxVolumeSize: number;
@@ -137,7 +131,7 @@ interface NodeRecord {
   readonly nodeId: string;
   endpoint: string;
   registrationId: string | undefined;
-  capacity: NodeCapacity;
+  capacity: Capacity;
   /** Where the record sits in the placement order (replaced when its maxVolumeSize changes). */
   entry: OrderEntry;
   /** Bumped by every local capacity adjustment (see capacityStamp). */
@@ -188,6 +182,7 @@ export class NodeRegistry {
   #unknownVolumes = 0;
   readonly #now: () => number;
   readonly #log: Logger;
+  readonly #onLeaseExpired: ((nodeId: string) => void) | undefined;
   readonly #lease: { leaseSeconds: number; maxLeaseSeconds: number; renewalsPerSecond: number };
 
   constructor(options: NodeRegistryOptions = {}) {
@@ -199,6 +194,7 @@ export class NodeRegistry {
     };
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? nullLogger;
+    this.#onLeaseExpired = options.onLeaseExpired;
   }
 
   /** The lease of a small cluster (the shortest granted). */
@@ -250,10 +246,12 @@ export class NodeRegistry {
    * Extend the lease and update the capacity; returns the lease granted (seconds).
    * @throws NotFoundError for an unknown or expired registration
    */
-  renew(nodeId: string, registrationId: string, capacity: NodeCapacity | undefined): number {
+  renew(nodeId: string, registrationId: string, capacity: Capacity | undefined): number {
     const rec = this.#current(nodeId, registrationId);
     const now = this.#now();
     if (now >= rec.leaseExpiresAt) {
+      if (!rec.expiryLogged) this.#onLeaseExpired?.(nodeId); // not seen by a sweep yet
+      rec.expiryLogged = true;
       this.#expire(rec, 'the lease expired before it was renewed; waiting for the node to register again');
       throw unknownRegistration(nodeId);
     }
@@ -298,7 +296,7 @@ export class NodeRegistry {
   }
 
   /** Replace the capacity estimate of a node (a report of the node itself). */
-  updateCapacity(nodeId: string, capacity: NodeCapacity): void {
+  updateCapacity(nodeId: string, capacity: Capacity): void {
     const rec = this.#nodes.get(nodeId);
     if (rec !== undefined) this.#setCapacity(rec, capacity);
   }
@@ -381,6 +379,7 @@ export class NodeRegistry {
     for (const rec of this.#nodes.values()) {
       if (rec.registrationId !== undefined && now >= rec.leaseExpiresAt && !rec.expiryLogged) {
         rec.expiryLogged = true;
+        this.#onLeaseExpired?.(rec.nodeId);
         this.#log.warn('node lease expired; node unavailable, its volumes stay attributed to it', { node: rec.nodeId, endpoint: rec.endpoint });
       }
     }
@@ -393,7 +392,7 @@ export class NodeRegistry {
     return views.sort(byId);
   }
 
-  #setCapacity(rec: NodeRecord, capacity: NodeCapacity): void {
+  #setCapacity(rec: NodeRecord, capacity: Capacity): void {
     rec.capacity = capacity;
     if (rec.entry.maxVolumeSize === capacity.maxVolumeSize) return;
     const order = this.#order.slice();

@@ -1,7 +1,7 @@
 import type { NodeView } from './node-registry.js';
 import { NodeRegistry } from './node-registry.js';
 import { candidates, noRoomMessage, placementCandidates, placementNodesOf, segmentNode, type PlacementNodes, type PlacementRequest } from './placement.js';
-import { GiB } from './sizes.js';
+import { GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
 

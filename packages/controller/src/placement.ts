@@ -19,7 +19,7 @@
 // of the cluster) is read once into a set. Only a failing placement walks every allowed node.
 import type { csi } from '@pmem-csi/runtime';
 import type { NodeView } from './node-registry.js';
-import { formatBytes } from './sizes.js';
+import { formatBytes } from '@pmem-csi/csi';
 
 /** What placement needs to know about the nodes; NodeRegistry implements it. */
 export interface PlacementNodes {

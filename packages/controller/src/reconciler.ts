@@ -17,7 +17,7 @@ import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
 import type { NodeConnections } from './node-client.js';
 import type { NodeRegistry, Registration } from './node-registry.js';
-import { parseBytes } from './sizes.js';
+import { parseBytes } from '@pmem-csi/csi';
 import type { VolumeIndex, VolumeRecord } from './volume-index.js';
 
 export interface ReconcilerDeps {

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadRegistry, PermissionDeniedError, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
 import { FakeNode } from './testing/fake-node.js';
 import { call, failure, nodeState, startFakeNode, startTestController, waitFor, type TestController } from './testing/harness.js';
-import { GiB } from './sizes.js';
+import { GiB } from '@pmem-csi/csi';
 
 type RegisterReq = registry.RegisterControllerRequest;
 const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) => res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node'];

@@ -6,9 +6,9 @@
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
 import { adaptService, InvalidArgumentError, loadRegistry, type Logger, type registry, type RegistryHandlers } from '@pmem-csi/runtime';
-import type { NodeCapacity, NodeRegistry } from './node-registry.js';
+import type { NodeRegistry } from './node-registry.js';
 import { recordFromVolume, type Inventory, type NodeReconciler } from './reconciler.js';
-import { formatBytes, parseBytes } from './sizes.js';
+import { formatBytes, parseBytes, type Capacity } from '@pmem-csi/csi';
 
 export interface RegistryServiceDeps {
   readonly registry: NodeRegistry;
@@ -36,7 +36,7 @@ function required(value: string, field: string): string {
 }
 
 /** Parse a reported capacity; every field is a non-negative byte count. */
-export function parseCapacity(capacity: registry.Capacity__Output): NodeCapacity {
+export function parseCapacity(capacity: registry.Capacity__Output): Capacity {
   return {
     maxVolumeSize: parseBytes(capacity.max_volume_size, 'capacity.max_volume_size'),
     available: parseBytes(capacity.available, 'capacity.available'),
@@ -68,7 +68,7 @@ export function parseInventory(nodeId: string, inventory: registry.VolumeInvento
   return { count, records };
 }
 
-function capacityFields(c: NodeCapacity): Record<string, string> {
+function capacityFields(c: Capacity): Record<string, string> {
   return { maxVolumeSize: formatBytes(c.maxVolumeSize), available: formatBytes(c.available) };
 }
 

@@ -3,9 +3,8 @@
 // NOT_FOUND only when provably absent (controller-deps.ts lookupVolume), else UNAVAILABLE.
 import { parseVolumeParameters } from '@pmem-csi/api';
 import { InvalidArgumentError, type csi } from '@pmem-csi/runtime';
-import { capabilitiesProblem } from './capabilities.js';
 import { lookupVolume, toCsiVolume, volumeCondition, type ControllerDeps } from './controller-deps.js';
-import { requireField } from './requests.js';
+import { capabilitiesProblem, requireField } from '@pmem-csi/csi';
 
 function validationProblem(req: csi.ValidateVolumeCapabilitiesRequest__Output): string | undefined {
   const caps = capabilitiesProblem(req.volume_capabilities);

@@ -1,4 +1,4 @@
-import { nodeTools } from '@pmem-csi/node';
+import { nodeTools } from '@pmem-csi/csi';
 import { checkTools, type CheckToolsDeps } from './check-tools.js';
 
 function run(argv: string[], have: (tool: string) => boolean): { code: number; out: string[]; err: string[] } {

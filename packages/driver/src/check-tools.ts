@@ -4,13 +4,14 @@
 // without PMEM, a cluster or root. Exit 0 when all are found, 1 naming the missing ones with their
 // Debian packages, 2 for an unknown mode.
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
+import { nodeTools } from '@pmem-csi/csi';
 import { HostRunner, TOOL_PACKAGES, type CommandRunner } from '@pmem-csi/runtime';
 
 export const CHECK_TOOLS_USAGE = `usage: pmem-csi-driver check-tools [${VOLUME_DEVICE_MODES.join('|')} ...]`;
 
 export interface CheckToolsDeps {
   readonly runner: Pick<CommandRunner, 'which'>;
-  /** nodeTools() of @pmem-csi/node. */
+  /** nodeTools() of @pmem-csi/csi. */
   readonly toolsOf: (mode: VolumeDeviceMode) => readonly string[];
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
@@ -47,7 +48,6 @@ export function checkTools(argv: readonly string[], deps: CheckToolsDeps): numbe
 
 /** The subcommand on this machine; the node package loads only here (start-up of the other modes). */
 export async function runCheckTools(argv: readonly string[]): Promise<number> {
-  const { nodeTools } = await import('@pmem-csi/node');
   return checkTools(argv, {
     runner: new HostRunner(),
     toolsOf: nodeTools,

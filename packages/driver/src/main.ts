@@ -7,7 +7,8 @@
 //   pmem-csi-driver --version
 import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
 import { FlagError, USAGE, parseFlags } from './flags.js';
-import { DRIVER_VERSION, runController, runNode } from './modes.js';
+import { DRIVER_VERSION } from '@pmem-csi/csi';
+import { runController, runNode } from './modes.js';
 
 /**
  * A driver started by the local stack (which names itself in PMEM_CSI_PARENT_PID) stops when the

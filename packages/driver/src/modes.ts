@@ -6,11 +6,12 @@
 // Each mode imports only its own package (a node never loads the controller, and the reverse): the
 // module graph is most of the driver's start-up time.
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { channelCredentialsFromSource, grpcAddress, serverCredentialsFromSource, TlsFileSource, type Logger, type TlsFiles } from '@pmem-csi/runtime';
+import { DRIVER_VERSION } from '@pmem-csi/csi';
+import {
+  channelCredentialsFromSource, createProcessRegistry, grpcAddress, registerCertificateExpiry, serverCredentialsFromSource, TlsFileSource, type Logger, type TlsFiles,
+} from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from './flags.js';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
-
-export const DRIVER_VERSION = '0.1.0';
 
 function tlsFiles(c: { caFile: string; certFile: string; keyFile: string }): TlsFiles {
   return { caFile: c.caFile, certFile: c.certFile, keyFile: c.keyFile };
@@ -24,6 +25,9 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
   const tls = await TlsFileSource.open(tlsFiles(c), { logger: log });
   const registryCredentials = serverCredentialsFromSource(tls, { allowedClientSan: NODE_CONTROLLER_SAN });
   const nodeCredentials = channelCredentialsFromSource(tls, { expectedServerName: NODE_CONTROLLER_SAN });
+  // One Prometheus registry for the process: process metrics, build_info, certificate expiry, the controller's series.
+  const metrics = createProcessRegistry({ component: 'controller', version: DRIVER_VERSION });
+  registerCertificateExpiry(metrics, [tls]);
   const controller = await startController({
     driverName: c.driverName,
     vendorVersion: DRIVER_VERSION,
@@ -33,8 +37,9 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
     nodeCredentials: () => nodeCredentials,
     leaseSeconds: c.leaseSeconds,
     log,
+    metrics,
   });
-  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, controllerStatusSource(() => controller.status())).catch(async (e: unknown) => {
+  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, controllerStatusSource(controller)).catch(async (e: unknown) => {
     await controller.stop();
     throw e;
   });
@@ -49,6 +54,8 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
 export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise<void>> {
   const { startNodeDriver } = await import('@pmem-csi/node');
   const tls = await TlsFileSource.open(tlsFiles(c), { logger: log });
+  const metrics = createProcessRegistry({ component: 'node', version: DRIVER_VERSION });
+  registerCertificateExpiry(metrics, [tls]);
   const node = await startNodeDriver({
     driverName: c.driverName,
     nodeId: c.nodeId,
@@ -63,8 +70,9 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     channelCredentials: channelCredentialsFromSource(tls, { expectedServerName: REGISTRY_SAN }),
     log,
     version: DRIVER_VERSION,
+    metrics,
   });
-  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, nodeStatusSource(() => node.status())).catch(async (e: unknown) => {
+  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, nodeStatusSource(node)).catch(async (e: unknown) => {
     await node.stop();
     throw e;
   });

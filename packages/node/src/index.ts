@@ -10,5 +10,7 @@ export * from './state/index.js';
 export * from './csi/index.js';
 export * from './mount/index.js';
 export * from './registration/index.js';
-export { nodeTools, FILESYSTEM_TOOLS } from './node-tools.js';
+// The host tools per device mode are CSI vocabulary (@pmem-csi/csi); passed on for the image tests.
+export { nodeTools, FILESYSTEM_TOOLS } from '@pmem-csi/csi';
 export { startNodeDriver, type NodeDriver, type NodeDriverOptions, type NodeStatus } from './node-driver.js';
+export { NodeMetrics, type DeviceOperation } from './metrics.js';

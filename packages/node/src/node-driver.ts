@@ -4,23 +4,24 @@
 // kubelet's unix socket and the node-controller service on TCP (mutual TLS; credentials and peer
 // check injected), and finally register with the controller. stop() undoes it in reverse.
 import * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  bindServer, createServer, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
+  bindServer, createIdentityService, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
   type CommandRunner, type Logger,
 } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from './csi/deps.js';
 import type { VolumeHooks } from './csi/hooks.js';
 import { volumeInventory } from './csi/controller-list.js';
-import { createIdentityService } from './csi/identity-server.js';
 import { createNodeControllerService } from './csi/node-controller-server.js';
 import { createNodeService } from './csi/node-server.js';
-import type { Capacity, DeviceManager, DeviceMode } from './device/device-manager.js';
+import { DRIVER_VERSION, nodeTools, type Capacity } from '@pmem-csi/csi';
+import type { DeviceManager, DeviceMode } from './device/device-manager.js';
 import { checkSysWritable } from './device/direct.js';
 import { createDeviceManager } from './device/factory.js';
+import { NodeMetrics } from './metrics.js';
 import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
-import { nodeTools } from './node-tools.js';
 import { Registrar, type RegistrarOptions, type RegistrarStatus } from './registration/registrar.js';
 import { reconcile, type ReconcileResult } from './state/reconcile.js';
 import { VolumeStateStore } from './state/volume-store.js';
@@ -58,6 +59,8 @@ export interface NodeDriverOptions {
   readonly checkSys?: () => Promise<void>;
   /** Test-only observation points of volume creation/deletion. */
   readonly hooks?: VolumeHooks;
+  /** The process's Prometheus registry (createProcessRegistry); default: a private one (NodeDriver.metrics). */
+  readonly metrics?: Registry;
 }
 
 /** What a node reports on its status endpoint (no secrets). */
@@ -80,10 +83,11 @@ export interface NodeDriver {
   readonly deviceManager: DeviceManager;
   readonly reconciled: ReconcileResult;
   readonly registrar: Registrar | undefined;
+  /** The registry with the node's series (the one given in the options, or its own). */
+  readonly metrics: Registry;
   stop(): Promise<void>;
 }
 
-const DEFAULT_VERSION = '0.1.0';
 
 /** Check the host and create the device manager (setup() not yet called). */
 async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, log: Logger): Promise<DeviceManager> {
@@ -98,8 +102,9 @@ async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, lo
 /** Start the node driver; rejects with a message naming the problem when the host is not fit. */
 export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver> {
   const log = o.log.child({ node: o.nodeId });
-  const runner = o.runner ?? new HostRunner();
-  const dm = await openDeviceManager(o, runner, log);
+  const metrics = new NodeMetrics(o.nodeId, o.metrics);
+  const runner = metrics.meterRunner(o.runner ?? new HostRunner()); // mkfs timed
+  const dm = metrics.meterDeviceManager(await openDeviceManager(o, runner, log)); // create, delete, erase, resize timed
   const cleanup: Array<() => Promise<void>> = [() => dm.close()];
   try {
     await dm.setup();
@@ -107,12 +112,13 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     await state.init();
     cleanup.unshift(() => state.close()); // after the servers stopped, before the device manager
     const reconciled = await reconcile(state, dm, log);
-    const version = o.version ?? DEFAULT_VERSION;
+    metrics.orphanedDevices.set({ node: o.nodeId }, reconciled.orphans.length);
+    const version = o.version ?? DRIVER_VERSION;
     const deps: NodeServiceDeps = { driverName: o.driverName, nodeId: o.nodeId, dm, state, runner, locks: new KeyedLocks(), log, version, hooks: o.hooks };
     let ready = false;
-    const csiServer = await serveCsi(o, deps, () => ready);
+    const csiServer = await serveCsi(o, deps, () => ready, metrics);
     cleanup.unshift(() => shutdownServer(csiServer, 2000));
-    const { server: ncServer, port } = await serveNodeController(o, deps);
+    const { server: ncServer, port } = await serveNodeController(o, deps, metrics);
     cleanup.unshift(() => shutdownServer(ncServer, 2000));
     const registrar = startRegistrar(o, deps, port);
     if (registrar !== undefined) cleanup.unshift(() => registrar.stop());
@@ -127,7 +133,8 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
         capacity, volumes: { persistent: records.length - ephemeral, ephemeral },
       };
     };
-    return { status, nodeControllerPort: port, deviceManager: dm, reconciled, registrar, stop: () => runAll(cleanup, log) };
+    metrics.observe(status);
+    return { status, nodeControllerPort: port, deviceManager: dm, reconciled, registrar, metrics: metrics.registry, stop: () => runAll(cleanup, log) };
   } catch (e) {
     await runAll(cleanup, log);
     throw e;
@@ -150,21 +157,21 @@ async function runAll(steps: ReadonlyArray<() => Promise<void>>, log: Logger): P
   }
 }
 
-async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () => boolean): Promise<grpc.Server> {
+async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () => boolean, metrics: NodeMetrics): Promise<grpc.Server> {
   const address = grpcAddress(o.csiEndpoint);
   const socket = unixSocketPath(address);
   if (socket !== undefined) await mkdir(dirname(socket), { recursive: true, mode: 0o750 });
   const csi = loadCsi().csi.v1;
-  const server = createServer();
-  server.addService(csi.Identity.service, createIdentityService({ driverName: o.driverName, version: deps.version ?? DEFAULT_VERSION, canExpand: canExpand(deps), ready, log: deps.log }));
+  const server = metrics.operations.createServer(o.driverName);
+  server.addService(csi.Identity.service, createIdentityService({ driverName: o.driverName, version: deps.version ?? DRIVER_VERSION, plugin: { role: 'node', canExpand: canExpand(deps) }, ready, log: deps.log }));
   server.addService(csi.Node.service, createNodeService(deps));
   // The kubelet connects over the local socket without TLS; file permissions protect it.
   await bindServer(server, address, grpc.ServerCredentials.createInsecure());
   return server;
 }
 
-async function serveNodeController(o: NodeDriverOptions, deps: NodeServiceDeps): Promise<{ server: grpc.Server; port: number }> {
-  const server = createServer();
+async function serveNodeController(o: NodeDriverOptions, deps: NodeServiceDeps, metrics: NodeMetrics): Promise<{ server: grpc.Server; port: number }> {
+  const server = metrics.operations.createServer(o.driverName);
   server.addService(loadCsi().csi.v1.Controller.service, createNodeControllerService(deps, { authorize: o.authorize }));
   const port = await bindServer(server, grpcAddress(o.nodeControllerAddress), o.serverCredentials);
   return { server, port };
@@ -180,7 +187,7 @@ function startRegistrar(o: NodeDriverOptions, deps: NodeServiceDeps, port: numbe
     nodeId: o.nodeId,
     endpoint,
     deviceMode: deps.dm.mode,
-    version: deps.version ?? DEFAULT_VERSION,
+    version: deps.version ?? DRIVER_VERSION,
     capacity: (signal) => deps.dm.getCapacity({ signal }),
     volumes: () => volumeInventory(deps),
     log: deps.log,

@@ -1,6 +1,7 @@
 // The CRD must load into a real kube-apiserver: these tests apply the structural-schema rules of
 // apiextensions.k8s.io/v1 (and check every default against its own schema), check that the
 // schema, the validator and the generated types agree, and that the committed files are current.
+import { DEVICE_MODES, VOLUME_DEVICE_MODES, type OfferedDeviceMode } from '../device-modes.js';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { pmemCsiDeploymentCrd } from './definition.js';
 import type { JSONSchemaProps, JSONValue } from './json-schema.js';
 import { pmemCsiDeploymentSchema } from './schema.js';
 import { specSchema } from './spec-schema.js';
-import { DEVICE_MODES, IMAGE_PULL_POLICIES, LOG_FORMATS, SPEC_DEFAULTS } from './values.js';
+import { IMAGE_PULL_POLICIES, LOG_FORMATS, SPEC_DEFAULTS } from './values.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CRD_FILE = 'deploy/crd/pmem-csi.intel.com_pmemcsideployments.yaml';
@@ -146,6 +147,10 @@ describe('the CRD schema', () => {
     expect(validateSpec(structuredClone(SPEC_DEFAULTS))).toEqual([]);
     // Compile-time: the value lists are exactly the generated unions.
     const modes: readonly DeviceMode[] = DEVICE_MODES;
+    // ...and the generated union is exactly the CRD's subset of the one device-mode list.
+    const generated: readonly OfferedDeviceMode[] = [] as DeviceMode[];
+    expect(generated).toEqual([]);
+    expect(DEVICE_MODES).toEqual(VOLUME_DEVICE_MODES.filter((m) => m !== 'fake'));
     const policies: readonly ImagePullPolicy[] = IMAGE_PULL_POLICIES;
     const formats: readonly LogFormat[] = LOG_FORMATS;
     expect([modes, policies, formats]).toEqual([specSchema.properties?.deviceMode?.enum, specSchema.properties?.imagePullPolicy?.enum, specSchema.properties?.logFormat?.enum]);

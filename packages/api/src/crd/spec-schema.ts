@@ -2,10 +2,10 @@
 // TypeScript types are generated (tools/gen-crd.ts). Descriptions are what `kubectl explain`
 // shows. Value checks the apiserver can do cheaply live here; the rest (image syntax, label
 // syntax, PEM blocks, certificates all-or-nothing) is in validate.ts.
+import { DEVICE_MODES } from '../device-modes.js';
 import { QUANTITY_PATTERN } from '../quantity.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import {
-  DEVICE_MODES,
   EMULATED_SIZE_RANGE,
   IMAGE_PULL_POLICIES,
   LOG_FORMATS,

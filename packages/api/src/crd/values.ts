@@ -3,15 +3,6 @@
 // the generated types can never disagree about what a valid spec is.
 
 /**
- * Device modes a user may choose. lvm and direct manage real PMEM; emulated is NOT persistent
- * memory: each volume is a sparse file under the driver's state directory on the node's disk,
- * attached to a loop device (for trying PMEM-CSI on a cluster without NVDIMMs, and for tests).
- * `fake` (no block devices at all, for scale tests) is never offered.
- */
-export const DEVICE_MODES = ['lvm', 'direct', 'emulated'] as const;
-/** The device modes whose node driver manages the node's real PMEM (regions, namespaces). */
-export const PMEM_DEVICE_MODES = ['lvm', 'direct'] as const;
-/**
  * emulated mode only: the pool each node driver offers, a quantity (bytes). The lower bound is the
  * driver's (--emulated-size); the upper one keeps a typo (4Pi for 4Gi) from advertising capacity
  * the node's disk cannot hold: the pool is sparse files on that disk, allocated as volumes are written.

@@ -1,9 +1,9 @@
 // One check per PmemCSIDeployment spec field. The table is typed by the generated spec type, so a
 // field added to the schema does not compile until it has a check here.
+import { DEVICE_MODES } from '../device-modes.js';
 import { EMULATED_SIZE_ALLOWED, emulatedSizeBytes } from '../defaults.js';
 import { isQuantity } from '../quantity.js';
 import {
-  DEVICE_MODES,
   IMAGE_PULL_POLICIES,
   LOG_FORMATS,
   LOG_LEVEL_RANGE,

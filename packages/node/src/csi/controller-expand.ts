@@ -5,7 +5,7 @@
 import { InvalidArgumentError, NotFoundError, OutOfRangeError, UnimplementedError, type CallContext, type csi } from '@pmem-csi/runtime';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
-import { requireField, sizeRange, type SizeRange } from './requests.js';
+import { requireField, sizeRange, type SizeRange } from '@pmem-csi/csi';
 
 /** Grow a volume's device to at least `range.required` and update its record. Callers hold the lock. */
 export async function growVolume(deps: NodeServiceDeps, volumeId: string, range: SizeRange, signal?: AbortSignal): Promise<PmemDeviceInfo> {

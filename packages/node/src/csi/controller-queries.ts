@@ -3,9 +3,8 @@
 // capability list (EXPAND_VOLUME only when the device mode can grow a device: not direct).
 import { parseVolumeParameters, topologyKey } from '@pmem-csi/api';
 import { InvalidArgumentError, NotFoundError, type csi } from '@pmem-csi/runtime';
-import { capabilitiesProblem, checkCapabilities } from './capabilities.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
-import { checkParameters, requireField } from './requests.js';
+import { capabilitiesProblem, checkCapabilities, checkParameters, requireField } from '@pmem-csi/csi';
 import { findDevice } from './volumes.js';
 
 /** ControllerGetCapabilities. */

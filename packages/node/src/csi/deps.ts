@@ -19,15 +19,13 @@ export interface NodeServiceDeps {
   readonly log: Logger;
   /** Driver version for GetPluginInfo. */
   readonly version?: string;
-  /** Size of a CreateVolume without capacity_range (default 1 GiB, as the central controller). */
+  /** Size of a CreateVolume without capacity_range (default @pmem-csi/csi DEFAULT_VOLUME_SIZE, as the central controller). */
   readonly defaultVolumeSize?: number;
   /** Whether the process holds a Linux capability (default: read from /proc/self/status). */
   readonly hasCapability?: (cap: number) => Promise<boolean>;
   /** Test-only observation points (see hooks.ts). */
   readonly hooks?: VolumeHooks;
 }
-
-export const DEFAULT_VOLUME_SIZE = 1024 ** 3;
 
 /** Whether volumes of this device mode can grow (every mode but direct: namespaces have a fixed size). */
 export function canExpand(deps: Pick<NodeServiceDeps, 'dm'>): boolean {

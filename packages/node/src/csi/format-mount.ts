@@ -6,7 +6,8 @@
 import { AlreadyExistsError, InternalError } from '@pmem-csi/runtime';
 import { parseVolumeParameters, type VolumeUsage } from '@pmem-csi/api';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
-import { checkFilesystemFits, makeFilesystem, probeDevice, setXfsExtentSize, type FsType } from '../mount/filesystem.js';
+import type { FsType } from '@pmem-csi/csi';
+import { checkFilesystemFits, makeFilesystem, probeDevice, setXfsExtentSize } from '../mount/filesystem.js';
 import { isWholeFilesystem, sourceDevice, type MountEntry } from '../mount/findmnt.js';
 import { mountFilesystem, unmount } from '../mount/mount.js';
 import { filesystemMountOptions } from '../mount/mount-options.js';

@@ -143,10 +143,10 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       [{ volume_capabilities: [] }, 'volume_capabilities is required: give at least one capability'],
       [{ parameters: { eraseafter: 'maybe' } }, 'invalid StorageClass parameters: parameter "eraseafter": "maybe" is not a boolean; allowed values: true, false'],
       [{ parameters: { colour: 'red' } }, 'invalid StorageClass parameters: parameter "colour" is not allowed in StorageClass parameters; allowed keys: eraseafter, kataContainers, usage, persistencyModel, csi.storage.k8s.io/*'],
-      [{ capacity_range: { required_bytes: '10', limit_bytes: '5' } }, 'capacity_range.limit_bytes (5) must not be smaller than capacity_range.required_bytes (10)'],
+      [{ capacity_range: { required_bytes: '10', limit_bytes: '5' } }, 'capacity_range.limit_bytes (5 bytes) must not be smaller than capacity_range.required_bytes (10 bytes)'],
       [{ volume_capabilities: [mountCapability('', [], 'MULTI_NODE_MULTI_WRITER')] }, 'volume_capabilities[0].access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER'],
       [{ volume_capabilities: [mountCapability('btrfs')] }, 'volume_capabilities[0].mount.fs_type "btrfs" is not supported; allowed: ext4, xfs (or empty for the default)'],
-      [{ volume_content_source: { snapshot: { snapshot_id: 's' } } }, 'volume_content_source (snapshot) is not supported: no snapshots or clones; omit volume_content_source'],
+      [{ volume_content_source: { snapshot: { snapshot_id: 's' } } }, 'volume_content_source (snapshot) is not supported: this driver cannot create volumes from snapshots or clone volumes; omit volume_content_source'],
     ] as Array<[Partial<csi.CreateVolumeRequest>, string]>)('invalid request %j → INVALID_ARGUMENT', async (extra, details) => {
       await expect(create({ ...createRequest('pvc-bad'), ...extra })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details });
     });

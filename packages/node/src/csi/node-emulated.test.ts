@@ -12,7 +12,7 @@ import { EmulatedDeviceManager } from '../device/emulated.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
 import { isReadOnlyMount } from './format-mount.js';
-import { nodeTools } from '../node-tools.js';
+import { nodeTools } from '@pmem-csi/csi';
 import { cleanUpHostDir, hostTestProblems } from './testing/host-cleanup.js';
 import { blockCapability, call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';
 import { ephemeralVolumeId } from './volumes.js';

@@ -8,10 +8,10 @@ import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContex
 import { findMountAt } from '../mount/findmnt.js';
 import { unmountAll } from '../mount/mount.js';
 import { checkTargetIsFree } from '../mount/paths.js';
-import type { AccessRequest } from './capabilities.js';
+import type { AccessRequest } from './access-request.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
-import { checkParameters, volumeName } from './requests.js';
+import { checkParameters, volumeName } from '@pmem-csi/csi';
 import { createOrFindVolume, deleteVolume, ephemeralVolumeId, findDevice, type VolumeSpec } from './volumes.js';
 
 export interface EphemeralPublish {

@@ -2,7 +2,8 @@
 // filesystem on the mount — resize2fs for ext4 (online, on the device), xfs_growfs for xfs (on the
 // mount point). A raw block volume only needs the device. Not offered in direct mode.
 import { FailedPreconditionError, NotFoundError, UnimplementedError, type CallContext, type csi } from '@pmem-csi/runtime';
-import { growFilesystem, isFsType } from '../mount/filesystem.js';
+import { isFsType, requireField, sizeRange } from '@pmem-csi/csi';
+import { growFilesystem } from '../mount/filesystem.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
 import { absolutePath } from '../mount/paths.js';
@@ -11,7 +12,6 @@ import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { growVolume } from './controller-expand.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
 import { isMountOf } from './format-mount.js';
-import { requireField, sizeRange } from './requests.js';
 import { requireDevice } from './volumes.js';
 
 async function growMountedFilesystem(deps: NodeServiceDeps, v: { volumeId: string; device: PmemDeviceInfo; path: string }, ctx: CallContext): Promise<void> {

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { HostRunner, nullLogger, type csi } from '@pmem-csi/runtime';
 import { EmulatedDeviceManager } from '../device/emulated.js';
 import { findMountAt, findMountsUnder, type MountEntry } from '../mount/findmnt.js';
-import { nodeTools } from '../node-tools.js';
+import { nodeTools } from '@pmem-csi/csi';
 import { cleanUpHostDir, hostTestProblems } from './testing/host-cleanup.js';
 import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';
 

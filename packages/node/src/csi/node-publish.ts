@@ -12,12 +12,12 @@ import { findMountAt } from '../mount/findmnt.js';
 import { bindMount } from '../mount/mount.js';
 import { absolutePath, checkTargetIsFree } from '../mount/paths.js';
 import { ensureDirectory, ensureFile, removeTarget, sameBlockDevice } from '../mount/targets.js';
-import { accessRequest } from './capabilities.js';
+import { accessRequest } from './access-request.js';
 import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from './deps.js';
 import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
 import { publishEphemeralVolume } from './node-ephemeral.js';
-import { requireField } from './requests.js';
+import { requireField } from '@pmem-csi/csi';
 import { deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, requireDevice } from './volumes.js';
 
 interface PublishTarget {

@@ -7,11 +7,11 @@
 import { AlreadyExistsError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { checkTargetIsFree } from '../mount/paths.js';
-import { accessRequest } from './capabilities.js';
+import { accessRequest } from './access-request.js';
 import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage, volumeUsage } from './format-mount.js';
-import { requireField } from './requests.js';
+import { requireField } from '@pmem-csi/csi';
 import { findDevice, requireDevice } from './volumes.js';
 
 /** NodeStageVolume. */

@@ -13,7 +13,7 @@ import { findMountAt, type MountEntry } from '../mount/findmnt.js';
 import { sameBlockDevice, statOrUndefined } from '../mount/targets.js';
 import type { NodeServiceDeps } from './deps.js';
 import { isMountOf } from './format-mount.js';
-import { requireField } from './requests.js';
+import { requireField } from '@pmem-csi/csi';
 import { localVolumeId, requireDevice } from './volumes.js';
 
 type Condition = csi.VolumeCondition;

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { volumeIdForName } from '@pmem-csi/api';
 import { HostRunner, loadCsi, unary, type ControllerClient, type csi } from '@pmem-csi/runtime';
 import { listLoopDevices } from '../device/emulated-losetup.js';
-import { nodeTools } from '../node-tools.js';
+import { nodeTools } from '@pmem-csi/csi';
 import { readVolumeState } from '../state/state-loader.js';
 import type { VolumeStep } from './hooks.js';
 import { cleanUpHostDir, hostTestProblems } from './testing/host-cleanup.js';

@@ -9,7 +9,7 @@ import { AlreadyExistsError, errorMessage, FailedPreconditionError, NotFoundErro
 import { DeviceNotFoundError, type DeviceManager, type PmemDeviceInfo } from '../device/device-manager.js';
 import type { VolumeRecord } from '../state/volume-record.js';
 import type { NodeServiceDeps } from './deps.js';
-import { sizeFits, type SizeRange } from './requests.js';
+import { sizeFits, type SizeRange } from '@pmem-csi/csi';
 
 /** What a create asks for. */
 export interface VolumeSpec {

@@ -1,5 +1,6 @@
+import { GiB, MiB } from '@pmem-csi/csi';
 import {
-  FSDAX_PFN_ALIGN, GiB, MiB, alignDown, alignUp, fsdaxReserve, gcd, lcm, rawForUsable, usableForRaw,
+  FSDAX_PFN_ALIGN, alignDown, alignUp, fsdaxReserve, gcd, lcm, rawForUsable, usableForRaw,
 } from './align.js';
 
 describe('gcd / lcm', () => {

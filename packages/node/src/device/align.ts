@@ -10,9 +10,7 @@
 // a start that is not pfn-aligned), pick the smallest aligned raw size whose bound still leaves the
 // requested bytes, and the direct manager verifies the size the kernel really reports.
 
-export const KiB = 1024;
-export const MiB = 1024 * KiB;
-export const GiB = 1024 * MiB;
+import { KiB, MiB } from '@pmem-csi/csi';
 
 /** Default fsdax pfn alignment (PMD size on x86); ndctl and the kernel default to it. */
 export const FSDAX_PFN_ALIGN = 2 * MiB;

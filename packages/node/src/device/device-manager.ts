@@ -2,7 +2,7 @@
 // (lvm, direct, emulated, fake), chosen by `createDeviceManager(mode)`. Every method lists the
 // errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
-import { AlreadyExistsError, FailedPreconditionError, NotFoundError, ResourceExhaustedError } from '@pmem-csi/runtime';
+import { AlreadyExistsError, FailedPreconditionError, NotFoundError, ResourceExhaustedError, type Capacity } from '@pmem-csi/csi';
 
 /** Device modes of the node driver (one list, in @pmem-csi/api). `lvm` and `direct` need PMEM; the others are for machines without. */
 export type DeviceMode = VolumeDeviceMode;
@@ -18,18 +18,6 @@ export interface PmemDeviceInfo {
   readonly size: number;
   /** Whether the device supports DAX mounts (false for emulated/fake and sector-mode devices). */
   readonly dax: boolean;
-}
-
-/** Capacity in bytes. `maxVolumeSize` is the largest single volume that can be created now. */
-export interface Capacity {
-  /** Largest volume that can still be created (after alignment and fragmentation). */
-  readonly maxVolumeSize: number;
-  /** Free bytes in total (may be fragmented). */
-  readonly available: number;
-  /** Bytes under this driver's management (e.g. the `pmem-csi` namespaces in lvm mode). */
-  readonly managed: number;
-  /** All PMEM bytes on the node, managed or not. */
-  readonly total: number;
 }
 
 /** Per-call options: every device operation can be aborted (tied to the gRPC deadline). */

@@ -5,7 +5,8 @@ import {
   FailedPreconditionError, InternalError, InvalidArgumentError, ScriptedRunner, UnimplementedError, createLogger,
   type LogFields,
 } from '@pmem-csi/runtime';
-import { GiB, MiB, alignDown, rawForUsable, usableForRaw } from './align.js';
+import { GiB, MiB } from '@pmem-csi/csi';
+import { alignDown, rawForUsable, usableForRaw } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {
   DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize, NAMESPACE_NAME_MAX_BYTES,

@@ -12,10 +12,11 @@ import {
   FailedPreconditionError, InternalError, InvalidArgumentError, SerialQueue, UnimplementedError, requireTools,
   type CommandRunner, type Logger,
 } from '@pmem-csi/runtime';
-import { FSDAX_PFN_ALIGN, MiB, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
+import { MiB, type Capacity } from '@pmem-csi/csi';
+import { FSDAX_PFN_ALIGN, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
 import {
   DeviceExistsError, DeviceNotFoundError,
-  type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+  type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
 } from './device-manager.js';
 import { assertVolumeSize, notEnoughSpace } from './lvm.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';

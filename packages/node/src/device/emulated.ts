@@ -21,14 +21,14 @@ import {
 import {
   DeviceExistsError,
   DeviceNotFoundError,
-  type Capacity,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
 import { attachLoopDevice, boundTo, detachLoopDevice, fileIdentity, listLoopDevices, refreshLoopDevice, type LoopDevice } from './emulated-losetup.js';
-import { formatBytes, SpaceLedger } from './space-ledger.js';
+import { formatBytes, type Capacity } from '@pmem-csi/csi';
+import { SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 
 export const EMULATED_DEFAULT_SIZE = 4 * 1024 ** 3;

@@ -7,12 +7,12 @@ import {
   DeviceExistsError,
   DeviceInUseError,
   DeviceNotFoundError,
-  type Capacity,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
+import type { Capacity } from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 
 export const FAKE_DEVICE_DIR = '/dev/fake';

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, mountCapability, startTestNode, testClients } from '../csi/testing/test-node.js';
-import { GiB, MiB } from './align.js';
+import { GiB, MiB } from '@pmem-csi/csi';
 import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import { LvmTools } from './lvm-tools.js';
 import { labelLessNamespace, type NdRegion } from './ndctl.js';

@@ -3,7 +3,7 @@ import {
   InvalidArgumentError, ScriptedRunner, createLogger,
   type CommandRunner, type LogFields, type RunOptions, type RunResult,
 } from '@pmem-csi/runtime';
-import { GiB, MiB } from './align.js';
+import { GiB, MiB } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import type { BlockDeviceAccess } from './wipe.js';

@@ -7,10 +7,11 @@ import {
   InternalError, InvalidArgumentError, SerialQueue, requireTools,
   type CommandRunner, type Logger,
 } from '@pmem-csi/runtime';
-import { GiB, alignDown, alignUp, lcm } from './align.js';
+import { GiB, MODE_TOOLS, type Capacity } from '@pmem-csi/csi';
+import { alignDown, alignUp, lcm } from './align.js';
 import {
   DeviceExistsError, DeviceNotFoundError, NotEnoughSpaceError,
-  type Capacity, type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+  type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
 } from './device-manager.js';
 import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
@@ -81,8 +82,6 @@ export interface LvmDeviceManagerOptions {
   readonly autoInitLabels?: boolean;
 }
 
-const LVM_TOOLS = ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'vgextend', 'lvcreate', 'lvremove', 'lvextend', 'dd'];
-
 export class LvmDeviceManager implements DeviceManager {
   readonly mode = 'lvm' as const;
   readonly #runner: CommandRunner;
@@ -109,7 +108,7 @@ export class LvmDeviceManager implements DeviceManager {
   }
 
   async setup(options: DeviceCallOptions = {}): Promise<void> {
-    requireTools(this.#runner, [...LVM_TOOLS, ...(this.#autoInitLabels ? ['blkid'] : [])], 'lvm device mode');
+    requireTools(this.#runner, [...MODE_TOOLS.lvm, ...(this.#autoInitLabels ? ['blkid'] : [])], 'lvm device mode');
     await this.#queue.run(async () => {
       const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
       if (regions.length === 0) this.#log.warn('no PMEM regions found: this node offers no capacity');

@@ -5,7 +5,7 @@
 // their name, create-namespace printing numbers, LVM's string-only JSON, ...).
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { GiB, MiB } from './align.js';
+import { GiB, MiB } from '@pmem-csi/csi';
 import { maxVolumeSize, usableInExtent } from './direct.js';
 import { largestLvSize, lvmNamespaceSize } from './lvm.js';
 import { parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';

@@ -2,25 +2,12 @@
 // handed out in granularity-sized units, like an LVM volume group. Reservations are checked and
 // taken in one synchronous call, so concurrent creates can never over-commit the pool (no await
 // between the check and the take), and a failed create gives its space back exactly.
-import { InvalidArgumentError } from '@pmem-csi/runtime';
-import { NotEnoughSpaceError, type Capacity } from './device-manager.js';
+import { formatBytes, InvalidArgumentError, type Capacity } from '@pmem-csi/csi';
+import { NotEnoughSpaceError } from './device-manager.js';
 
-const UNITS = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
-
-/** "4 GiB", "1.5 MiB", "512 bytes": a rounded size for people. */
-export function humanBytes(n: number): string {
-  let v = n;
-  let unit = 0;
-  while (v >= 1024 && unit < UNITS.length - 1) {
-    v /= 1024;
-    unit++;
-  }
-  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${UNITS[unit]}`;
-}
-
-/** "4294967296 bytes (4 GiB)": exact bytes for machines, a rounded unit for people. */
-export function formatBytes(n: number): string {
-  return n < 1024 ? `${n} bytes` : `${n} bytes (${humanBytes(n)})`;
+/** "4294967296 bytes (4 GiB)": exact bytes for machines, the unit for people. */
+function exactBytes(n: number): string {
+  return n < 1024 ? `${n} bytes` : `${n} bytes (${formatBytes(n)})`;
 }
 
 /** Throws InvalidArgumentError unless `size` is a positive safe integer number of bytes. */
@@ -118,11 +105,11 @@ export class SpaceLedger {
 
   #notEnough(volumeId: string, size: number, rounded: number, current = 0): NotEnoughSpaceError {
     const id = JSON.stringify(volumeId);
-    const unit = `rounded up to a multiple of ${humanBytes(this.granularity)}`;
+    const unit = `rounded up to a multiple of ${formatBytes(this.granularity)}`;
     const what = current > 0
-      ? `to grow volume ${id} from ${humanBytes(current)} to ${humanBytes(rounded)} (requested ${size} bytes, ${unit})`
-      : `for volume ${id}: requested ${size} bytes, ${humanBytes(rounded)} when ${unit}`;
+      ? `to grow volume ${id} from ${formatBytes(current)} to ${formatBytes(rounded)} (requested ${size} bytes, ${unit})`
+      : `for volume ${id}: requested ${size} bytes, ${formatBytes(rounded)} when ${unit}`;
     const largest = current + this.maxVolumeSize;
-    return new NotEnoughSpaceError(`not enough space ${what}; the largest size available is ${formatBytes(largest)}`);
+    return new NotEnoughSpaceError(`not enough space ${what}; the largest size available is ${exactBytes(largest)}`);
   }
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FailedPreconditionError, ScriptedRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
-import { MiB } from './align.js';
+import { MiB } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
 import { HEAD_ERASE_BYTES, eraseTimeoutMs, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 

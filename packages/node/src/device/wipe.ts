@@ -6,7 +6,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { FailedPreconditionError, type CommandRunner } from '@pmem-csi/runtime';
-import { MiB } from './align.js';
+import { MiB } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
 
 /** Bytes zeroed when the caller does not ask for a full erase (kills filesystem signatures). */

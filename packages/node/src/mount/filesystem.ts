@@ -2,13 +2,10 @@
 // geometry that DAX wants (4 KiB blocks, 2 MiB alignment, no reflink on xfs: reflink and dax
 // exclude each other), set the xfs extent size hint, and grow a mounted filesystem after the
 // device grew. Parameters follow the Go driver, so volumes it formatted look the same.
-import { InvalidArgumentError, OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
+import type { FsType } from '@pmem-csi/csi';
+import { OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
-export const SUPPORTED_FS_TYPES = ['ext4', 'xfs'] as const;
-export type FsType = (typeof SUPPORTED_FS_TYPES)[number];
-/** Filesystem used when a mount volume asks for none. */
-export const DEFAULT_FS_TYPE: FsType = 'ext4';
 /** mkfs.xfs (6.x) refuses filesystems below 300 MiB ("Filesystem must be larger than 300MB"). */
 export const XFS_MIN_BYTES = 300 * 1024 * 1024;
 /**
@@ -17,18 +14,6 @@ export const XFS_MIN_BYTES = 300 * 1024 * 1024;
  * least 64MB"). Four groups, the single-disk default, fit from 300 MiB on.
  */
 const XFS_SMALL_DEVICE = 1024 ** 3;
-
-/** Whether `fsType` is one we can create. */
-export function isFsType(fsType: string): fsType is FsType {
-  return (SUPPORTED_FS_TYPES as readonly string[]).includes(fsType);
-}
-
-/** The requested filesystem type ("" → the default). @throws InvalidArgumentError naming `field` */
-export function fsTypeOf(requested: string, field: string): FsType {
-  if (requested === '') return DEFAULT_FS_TYPE;
-  if (isFsType(requested)) return requested;
-  throw new InvalidArgumentError(`${field} ${JSON.stringify(requested)} is not supported; allowed: ${SUPPORTED_FS_TYPES.join(', ')} (or empty for ${DEFAULT_FS_TYPE})`);
-}
 
 /** What blkid found on a device. */
 export interface DeviceSignature {

@@ -2,7 +2,8 @@
 // validation, and the rollback of a read-only bind mount whose remount fails.
 import { describe, expect, it } from '@jest/globals';
 import { ScriptedRunner } from '@pmem-csi/runtime';
-import { checkFilesystemFits, fsTypeOf, makeFilesystem, mkfsCommand, parseBlkidExport, probeDevice, XFS_MIN_BYTES } from './filesystem.js';
+import { fsTypeOf } from '@pmem-csi/csi';
+import { checkFilesystemFits, makeFilesystem, mkfsCommand, parseBlkidExport, probeDevice, XFS_MIN_BYTES } from './filesystem.js';
 import { decodeFindmnt, findMountAt, findMountsUnder, isWholeFilesystem, sourceDevice } from './findmnt.js';
 import { bindMount, mountArgs, unmountAll } from './mount.js';
 import { filesystemMountOptions, validateMountFlags } from './mount-options.js';

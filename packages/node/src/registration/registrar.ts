@@ -11,7 +11,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeadlineExceededError, errorMessage, loadRegistry, unary, type Logger, type registry, type RegistryClient } from '@pmem-csi/runtime';
-import type { Capacity } from '../device/device-manager.js';
+import type { Capacity } from '@pmem-csi/csi';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { classifyRegistryError, needsNewChannel, type RegistryFailure } from './classify.js';
 

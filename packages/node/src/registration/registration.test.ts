@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@pmem-csi/runtime';
-import type { Capacity } from '../device/device-manager.js';
+import type { Capacity } from '@pmem-csi/csi';
 import { backoffDelay } from './backoff.js';
 import { classifyRegistryError } from './classify.js';
 import { MAX_INVENTORY_VOLUMES, Registrar, type RegistrarOptions } from './registrar.js';

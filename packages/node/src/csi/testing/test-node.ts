@@ -4,14 +4,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import {
-  bindServer, grpcAddress, HostRunner, KeyedLocks, loadCsi, nullLogger, shutdownServer, unary,
+  bindServer, createIdentityService, grpcAddress, HostRunner, KeyedLocks, loadCsi, nullLogger, shutdownServer, unary,
   type CommandRunner, type ControllerClient, type csi, type IdentityClient, type Logger, type NodeClient,
 } from '@pmem-csi/runtime';
 import type { DeviceManager } from '../../device/device-manager.js';
 import { VolumeStateStore } from '../../state/volume-store.js';
 import { canExpand, type NodeServiceDeps } from '../deps.js';
 import type { VolumeHooks } from '../hooks.js';
-import { createIdentityService } from '../identity-server.js';
 import { createNodeControllerService } from '../node-controller-server.js';
 import { createNodeService } from '../node-server.js';
 
@@ -49,7 +48,7 @@ export async function startTestNode(o: TestNodeOptions): Promise<TestNode> {
   };
   const csi = loadCsi().csi.v1;
   const server = new grpc.Server();
-  server.addService(csi.Identity.service, createIdentityService({ driverName: TEST_DRIVER, version: 'test', canExpand: canExpand(deps), ready: () => true, log }));
+  server.addService(csi.Identity.service, createIdentityService({ driverName: TEST_DRIVER, version: 'test', plugin: { role: 'node', canExpand: canExpand(deps) }, ready: () => true, log }));
   server.addService(csi.Node.service, createNodeService(deps));
   server.addService(csi.Controller.service, createNodeControllerService(deps));
   const address = grpcAddress(join(o.dir, 'csi.sock'));

@@ -10,10 +10,10 @@ import {
   DeviceInUseError,
   DeviceNotFoundError,
   NotEnoughSpaceError,
-  type Capacity,
   type DeviceManager,
   type PmemDeviceInfo,
 } from '../device-manager.js';
+import type { Capacity } from '@pmem-csi/csi';
 
 /** Reads and writes a device's data (for managers whose devices are real block devices). */
 export interface DeviceIo {

@@ -13,7 +13,7 @@ import {
 } from '@pmem-csi/runtime';
 import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../../csi/testing/test-node.js';
 import { startNodeDriver, type NodeDriver } from '../../node-driver.js';
-import { MiB } from '../align.js';
+import { MiB } from '@pmem-csi/csi';
 import type { DeviceManager, DeviceMode } from '../device-manager.js';
 import { Ndctl, type NdNamespace, type NdRegion } from '../ndctl.js';
 

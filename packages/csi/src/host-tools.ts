@@ -2,12 +2,13 @@
 // message naming every missing tool and its Debian package, instead of the first NodeStage failing
 // minutes later. The device managers check their own tools again in setup(); this list covers the
 // mount path too (mkfs, mount, findmnt, blkid, resize tools).
-import type { DeviceMode } from './device/device-manager.js';
+import type { VolumeDeviceMode as DeviceMode } from '@pmem-csi/api';
 
 /** Tools of the stage/publish/expand path (every mode whose devices can be mounted). */
 export const FILESYSTEM_TOOLS = ['mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'mkfs.xfs', 'xfs_io', 'xfs_growfs'] as const;
 
-const MODE_TOOLS: Record<DeviceMode, readonly string[]> = {
+/** The device tools of each mode (the device managers check them again in setup()). */
+export const MODE_TOOLS: Readonly<Record<DeviceMode, readonly string[]>> = {
   lvm: ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'vgextend', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
   direct: ['ndctl', 'dd'],
   emulated: ['losetup', 'dd'],

@@ -1,0 +1,3 @@
+import { projectConfig } from '../../jest.preset.js';
+
+export default projectConfig(import.meta.url, 'csi');

@@ -1,0 +1,13 @@
+// @pmem-csi/csi: the CSI vocabulary that controller, node, driver and operator share (pure, no I/O):
+// domain errors, request plans, byte units, the capacity shape, volume and plugin capabilities,
+// host tools per device mode, the version and the driver's flag schema. Everything public is
+// exported here; other packages import nothing deeper.
+export * from './errors.js';
+export * from './bytes.js';
+export type * from './capacity.js';
+export type * from './wire.js';
+export * from './capabilities.js';
+export * from './identity.js';
+export * from './requests.js';
+export * from './host-tools.js';
+export * from './version.js';

@@ -1,0 +1,31 @@
+// The node side of a volume capability: after the shared check (@pmem-csi/csi capabilityProblem),
+// NodeStage/NodePublish turn the capability into a typed request — raw block, or a filesystem type
+// with validated mount flags (the node's mount policy, mount/mount-options.ts).
+import { capabilityProblem, fsTypeOf, InvalidArgumentError, type FsType } from '@pmem-csi/csi';
+import type { csi } from '@pmem-csi/runtime';
+import { validateMountFlags } from '../mount/mount-options.js';
+
+/** A node-side capability: raw block, or a filesystem with validated mount flags. */
+export type AccessRequest =
+  | { readonly kind: 'block' }
+  | { readonly kind: 'mount'; readonly fsType: FsType; readonly flags: readonly string[] };
+
+/** Validate the `volume_capability` of a node RPC and type it. @throws InvalidArgumentError naming the field */
+export function accessRequest(cap: csi.VolumeCapability__Output | null, field = 'volume_capability'): AccessRequest {
+  if (cap === null || cap === undefined) throw new InvalidArgumentError(`${field} is required`);
+  const problem = capabilityProblem(cap, field);
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
+  if (cap.access_type === 'block') return { kind: 'block' };
+  return mountRequest(cap.mount ?? undefined, `${field}.mount`);
+}
+
+function mountRequest(mount: csi.VolumeCapability__Output['mount'] | undefined, field: string): AccessRequest {
+  if ((mount?.volume_mount_group ?? '') !== '') {
+    throw new InvalidArgumentError(`${field}.volume_mount_group is not supported by this driver (no VOLUME_MOUNT_GROUP capability)`);
+  }
+  return {
+    kind: 'mount',
+    fsType: fsTypeOf(mount?.fs_type ?? '', `${field}.fs_type`),
+    flags: validateMountFlags(mount?.mount_flags ?? [], `${field}.mount_flags`),
+  };
+}

@@ -6,7 +6,7 @@
 // and a later run deletes clusters whose test process died before it could.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +35,23 @@ export interface ClusterOptions {
   readonly nodeLabels?: Readonly<Record<string, string>>;
   /** Set when a real kubelet's pods must reach the API server (the real-node tier). */
   readonly podAccess?: PodNetworkAccess;
+  /** Record every API request (Metadata level) in an audit log: `KwokCluster.auditEvents()`. */
+  readonly audit?: boolean;
 }
+
+/** One API request as the kube-apiserver's audit log records it (Metadata level). */
+export interface AuditEvent {
+  readonly verb: string;
+  readonly userAgent?: string;
+  readonly requestURI: string;
+  readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string };
+  readonly responseStatus?: { readonly code?: number };
+  readonly requestReceivedTimestamp: string;
+  readonly stage: string;
+}
+
+/** Every request once (ResponseComplete; a watch is recorded when it starts streaming). */
+const AUDIT_POLICY = ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: ["RequestReceived"]', 'rules:', '- level: Metadata', ''].join('\n');
 
 export interface KwokCluster {
   readonly name: string;
@@ -54,6 +70,8 @@ export interface KwokCluster {
   kubectl(args: readonly string[], options?: ToolOptions): Promise<string>;
   /** The last lines of a control-plane component's log (kube-apiserver, kube-controller-manager, ...). */
   componentLog(component: string, lines?: number): string;
+  /** The audit log so far (clusters created with `audit: true`; else an error saying so). */
+  auditEvents(): Promise<AuditEvent[]>;
   delete(): Promise<void>;
 }
 
@@ -210,15 +228,17 @@ export function simulatedNode(name: string, labels: Readonly<Record<string, stri
 const nodeReady = (n: KubeObject): boolean =>
   ((n['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-async function startKwok(name: string, dir: string, podAccess: PodNetworkAccess | undefined): Promise<void> {
+async function startKwok(name: string, dir: string, podAccess: PodNetworkAccess | undefined, audit: boolean): Promise<void> {
   const config = join(dir, 'kwokctl.yaml');
   await writeFile(config, kwokctlConfig(podAccess, join(dir, 'kwok', 'clusters', name, 'pki')));
+  const auditPolicy = join(dir, 'audit-policy.yaml');
+  if (audit) await writeFile(auditPolicy, AUDIT_POLICY);
   await runTool(
     toolPath('kwokctl'),
     ['create', 'cluster', '--name', name, '--config', config, '--runtime', 'binary', '--kubeconfig', join(dir, 'kubeconfig'),
       '--kube-apiserver-binary', toolPath('kube-apiserver'), '--kube-controller-manager-binary', toolPath('kube-controller-manager'),
       '--kube-scheduler-binary', toolPath('kube-scheduler'), '--kwok-controller-binary', toolPath('kwok'), '--etcd-binary', toolPath('etcd'),
-      '--disable-qps-limits', '--wait', `${Math.round(CREATE_TIMEOUT_MS / 1000) - 30}s`],
+      '--disable-qps-limits', '--wait', `${Math.round(CREATE_TIMEOUT_MS / 1000) - 30}s`, ...(audit ? ['--kube-audit-policy', auditPolicy] : [])],
     { env: kwokEnv(dir), timeoutMs: CREATE_TIMEOUT_MS },
   );
 }
@@ -256,7 +276,7 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
   };
   try {
     const started = Date.now();
-    await startKwok(name, dir, options.podAccess);
+    await startKwok(name, dir, options.podAccess, options.audit === true);
     const kube = Kube.fromFile(kubeconfig);
     const server = kube.config.getCurrentCluster()?.server ?? '';
     await waitFor('the kube-apiserver to list namespaces', async () => ((await kube.list('v1', 'Namespace')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
@@ -273,7 +293,12 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
     const nodesReadyMs = Date.now() - started;
     const kubectl = async (args: readonly string[], o: ToolOptions = {}): Promise<string> =>
       (await runTool(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 60_000, ...o })).stdout;
-    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, delete: remove };
+    const auditEvents = async (): Promise<AuditEvent[]> => {
+      if (options.audit !== true) throw new Error(`cluster ${name} was created without audit: true`);
+      const text = await readFile(join(kwokDir, 'logs', 'audit.log'), 'utf8');
+      return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as AuditEvent);
+    };
+    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, auditEvents, delete: remove };
   } catch (e) {
     await remove().catch(() => undefined);
     throw e;

@@ -1,0 +1,182 @@
+// Cluster tier, operator ownership and rollouts (issue 18), on a real control plane with simulated
+// nodes and the apiserver's audit log as the witness of what the operator sent:
+// - two PmemCSIDeployments whose object names collide: the later one is refused (Conflict, phase
+//   Failed, a Warning event) and the running one is not disturbed (no write, same DaemonSet UID,
+//   same CA); when the earlier one goes, the later one takes the names over;
+// - two deployments managing PMEM on the same nodes: the later one gets PmemOverlap and a Warning;
+// - a node driver rollout over every node: never two controller pods, and the operator's requests
+//   counted by verb (lists, gets, object writes, status writes) during the rollout and at steady state.
+import { KIND, deploymentObjectNames } from '@pmem-csi/api';
+import { OPERATOR_VERSION } from '@pmem-csi/operator';
+import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.js';
+import { createCluster, ensureNamespace, printTimings, type AuditEvent, type KwokCluster } from './harness.js';
+import type { KubeObject } from './kube.js';
+import { tail } from './processes.js';
+import { conditionIs, crRef, installCrd, pmemDeployment, waitStatus, workloadRefs, type PmemDeployment } from './pmem-deployment.js';
+import { sleep, waitFor } from './wait.js';
+
+const EARLIER = 'pmem-csi.intel.com';
+const COLLIDING = 'pmem-csi-intel-com'; // same object names as EARLIER
+const OVERLAPPING = 'pmem-b.example.com';
+const IMAGE = `registry.example.org/pmem-csi-driver:v${OPERATOR_VERSION}`;
+const NODES = Array.from({ length: 20 }, (_, i) => `pmem-worker-${i}`);
+const OPERATOR_AGENT = `pmem-csi-operator/${OPERATOR_VERSION}`;
+const timings: Record<string, number> = {};
+
+interface EventObject extends KubeObject {
+  reason?: string;
+  type?: string;
+  message?: string;
+  involvedObject?: { kind?: string; name?: string };
+}
+
+interface PodObject extends KubeObject {
+  status?: { phase?: string };
+}
+
+/** What the operator asked of the apiserver, by kind of request. */
+interface RequestCounts {
+  lists: number;
+  watches: number;
+  gets: number;
+  objectWrites: number;
+  statusWrites: number;
+  eventWrites: number;
+}
+
+function countRequests(events: readonly AuditEvent[], from: number, to: number): RequestCounts {
+  const counts: RequestCounts = { lists: 0, watches: 0, gets: 0, objectWrites: 0, statusWrites: 0, eventWrites: 0 };
+  for (const e of events) {
+    const at = Date.parse(e.requestReceivedTimestamp);
+    if (e.userAgent !== OPERATOR_AGENT || at < from || at > to || e.stage !== 'ResponseComplete') continue;
+    const resource = e.objectRef?.resource ?? '';
+    if (resource === 'leases') continue; // leader election (off here), never reconciles
+    if (e.verb === 'list') counts.lists++;
+    else if (e.verb === 'watch') counts.watches++;
+    else if (e.verb === 'get') counts.gets++;
+    else if (resource === 'events') counts.eventWrites++;
+    else if (e.objectRef?.subresource === 'status') counts.statusWrites++;
+    else counts.objectWrites++;
+  }
+  return counts;
+}
+
+const fmt = (c: RequestCounts): string =>
+  `lists ${c.lists}, watches ${c.watches}, gets ${c.gets}, object writes ${c.objectWrites}, status writes ${c.statusWrites}, events ${c.eventWrites}`;
+
+describe('cluster: operator ownership, PMEM overlap and rollouts', () => {
+  let cluster: KwokCluster;
+  let operator: OperatorRun;
+  const operatorLog = (): string => `operator log:\n${tail(operator.process.log(), 20)}`;
+  const cr = async (name: string): Promise<PmemDeployment> => cluster.kube.must<PmemDeployment>(crRef(name));
+  const warnings = async (name: string): Promise<EventObject[]> =>
+    (await cluster.kube.list<EventObject>('v1', 'Event', { namespace: 'default' })).filter((e) => e.involvedObject?.kind === KIND && e.involvedObject.name === name && e.type === 'Warning');
+  const running = (name: string): Promise<PmemDeployment> =>
+    waitStatus(cluster.kube, name, { what: 'phase Running with every node pod ready', ok: (c) => c.status?.phase === 'Running' && c.status.observedGeneration === c.metadata.generation, timeoutMs: 180_000 });
+
+  beforeAll(async () => {
+    const started = Date.now();
+    cluster = await createCluster({ suite: 'opc', nodes: NODES, audit: true });
+    await installCrd(cluster.kube);
+    await ensureNamespace(cluster.kube, DRIVER_NAMESPACE);
+    operator = await startOperator(cluster, { version: OPERATOR_VERSION, driverImage: IMAGE });
+    timings['set-up total'] = Date.now() - started;
+  }, 300_000);
+
+  afterAll(async () => {
+    await operator?.stop().catch(() => undefined);
+    await cluster?.delete();
+    printTimings('operator conflicts', timings);
+  }, 120_000);
+
+  it('refuses a deployment whose object names collide and leaves the running one undisturbed', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    await kube.create(pmemDeployment(EARLIER));
+    await running(EARLIER);
+    const names = deploymentObjectNames(EARLIER);
+    const caRef = { apiVersion: 'v1', kind: 'Secret', name: names.caSecret, namespace: DRIVER_NAMESPACE };
+    const before = { ds: (await kube.must(workloadRefs(EARLIER).daemonSet)).metadata.uid, ca: JSON.stringify((await kube.must(caRef))['data']) };
+    const from = Date.now();
+    await kube.create(pmemDeployment(COLLIDING));
+    const refused = await waitStatus(kube, COLLIDING, { what: 'Conflict True and phase Failed', ok: (c) => conditionIs(c, 'Conflict', 'True') && c.status?.phase === 'Failed', timeoutMs: 60_000 });
+    const conflict = refused.status?.conditions?.find((c) => c.type === 'Conflict');
+    expect(conflict?.reason).toBe('NameCollision');
+    expect(conflict?.message).toContain(EARLIER);
+    await waitFor(`a Warning event about ${COLLIDING}`, async () => ((await warnings(COLLIDING)).some((e) => e.reason === 'Conflict') ? true : undefined), { timeoutMs: 30_000, describe: operatorLog });
+    // A while of both existing: the running one keeps its phase, its DaemonSet and its CA.
+    const phases = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      phases.add((await cr(EARLIER)).status?.phase ?? '');
+      await sleep(500);
+    }
+    const to = Date.now();
+    expect([...phases]).toEqual(['Running']);
+    expect((await kube.must(workloadRefs(EARLIER).daemonSet)).metadata.uid).toBe(before.ds);
+    expect(JSON.stringify((await kube.must(caRef))['data'])).toBe(before.ca);
+    const counts = countRequests(await cluster.auditEvents(), from, to);
+    console.log(`operator requests while ${COLLIDING} collides with ${EARLIER} (${((to - from) / 1000).toFixed(1)} s): ${fmt(counts)}`);
+    expect(counts.objectWrites).toBe(0);
+    expect(counts.statusWrites).toBeLessThanOrEqual(2); // the refused CR's status, once (or twice: Conflict, then its event's retry)
+
+    // The earlier one goes: the refused one takes over the names and runs.
+    await kube.delete(crRef(EARLIER));
+    const took = await waitStatus(kube, COLLIDING, { what: 'Conflict False and phase Running', ok: (c) => conditionIs(c, 'Conflict', 'False') && c.status?.phase === 'Running', timeoutMs: 180_000 });
+    expect(took.status?.conditions?.find((c) => c.type === 'Conflict')?.reason).toBe('Resolved');
+    timings['collision: refused, then took over'] = Date.now() - started;
+  }, 420_000);
+
+  it('warns the later of two deployments that would manage PMEM on the same nodes', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    // COLLIDING runs on every storage=pmem node (lvm, the default); this one selects them too.
+    await kube.create(pmemDeployment(OVERLAPPING, { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } }));
+    const later = await waitStatus(kube, OVERLAPPING, { what: 'PmemOverlap True', ok: (c) => conditionIs(c, 'PmemOverlap', 'True'), timeoutMs: 60_000 });
+    expect(later.status?.conditions?.find((c) => c.type === 'PmemOverlap')?.message).toContain(COLLIDING);
+    await waitFor(`a Warning event PmemOverlap about ${OVERLAPPING}`, async () => ((await warnings(OVERLAPPING)).some((e) => e.reason === 'PmemOverlap') ? true : undefined), { timeoutMs: 30_000, describe: operatorLog });
+    // The earlier one is not the one told.
+    expect(conditionIs(await cr(COLLIDING), 'PmemOverlap', 'True')).toBe(false);
+    expect((await warnings(COLLIDING)).filter((e) => e.reason === 'PmemOverlap')).toEqual([]);
+    // A warning, not a refusal: an administrator decides (README); removing one clears nothing else.
+    await kube.delete(crRef(OVERLAPPING));
+    await waitFor(`${OVERLAPPING} to be gone`, async () => ((await kube.get(crRef(OVERLAPPING))) === undefined ? true : undefined), { timeoutMs: 60_000 });
+    timings['overlap warned'] = Date.now() - started;
+  }, 240_000);
+
+  it(`rolls the node driver over ${NODES.length} nodes without a second controller, with bounded API requests`, async () => {
+    const { kube } = cluster;
+    await running(COLLIDING);
+    const controllerPods = async (): Promise<number> =>
+      (await kube.list<PodObject>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: 'app.kubernetes.io/component=controller' }))
+        .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+    // Steady state first: nothing to do, nothing sent.
+    const quietFrom = Date.now();
+    await sleep(15_000);
+    const quiet = countRequests(await cluster.auditEvents(), quietFrom, Date.now());
+    console.log(`operator requests at steady state (15 s): ${fmt(quiet)}`);
+    expect({ lists: quiet.lists, objectWrites: quiet.objectWrites, statusWrites: quiet.statusWrites }).toEqual({ lists: 0, objectWrites: 0, statusWrites: 0 });
+
+    const from = Date.now();
+    await kube.merge({ ...pmemDeployment(COLLIDING), spec: { logLevel: 5 } });
+    let maxControllers = 0;
+    const done = await waitFor('the rollout: every node pod and the controller updated and ready, phase Running', async () => {
+      maxControllers = Math.max(maxControllers, await controllerPods());
+      const c = await cr(COLLIDING);
+      const ds = await kube.must<KubeObject & { status?: { updatedNumberScheduled?: number; numberReady?: number } }>(workloadRefs(COLLIDING).daemonSet);
+      const rolled = ds.status?.updatedNumberScheduled === NODES.length && ds.status.numberReady === NODES.length;
+      return rolled && c.status?.phase === 'Running' && c.status.observedGeneration === c.metadata.generation && c.status.driverComponents?.every((d) => d.status === 'Ready') ? c : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 100, describe: operatorLog });
+    const to = Date.now();
+    expect(done.status?.phase).toBe('Running');
+    expect(maxControllers).toBeLessThanOrEqual(1);
+    const rollout = countRequests(await cluster.auditEvents(), from, to);
+    const seconds = ((to - from) / 1000).toFixed(1);
+    console.log(`operator requests during a node driver rollout over ${NODES.length} nodes (${seconds} s, at most ${maxControllers} controller pod): ${fmt(rollout)}`);
+    timings['rollout'] = to - from;
+    // Informers serve the reconciles: no list while the watches are healthy; the spec change is
+    // written once per workload, the status only when it changed.
+    expect(rollout.lists).toBe(0);
+    expect(rollout.objectWrites).toBeLessThanOrEqual(4);
+    expect(rollout.statusWrites).toBeLessThanOrEqual(2 * NODES.length + 4);
+  }, 420_000);
+});

@@ -20,7 +20,7 @@ function slowRunner(ms: number, failing: readonly string[] = []): CommandRunner 
 
 async function count(m: NodeMetrics, labels: Record<string, string>): Promise<number | undefined> {
   const values = (await m.deviceOperations.get()).values;
-  return values.find((v) => v.metricName === 'pmem_csi_node_device_operation_seconds_count' && Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value;
+  return values.find((v) => v.metricName === 'pmem_csi_node_device_operation_seconds_count' && Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x))?.value;
 }
 
 describe('NodeMetrics.meterRunner', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Server } from 'node:http';
 import { ApiHealth } from './api-health.js';
+import { systemClock } from './clock.js';
 import { OperatorMetrics, startHttpServer, type OperatorGauges } from './http-server.js';
 import { KubeApiError } from './kube-errors.js';
 
@@ -14,7 +15,7 @@ const gauges: OperatorGauges = { queueDepth: 2, leader: true, watchRestarts: 3, 
 describe('the operator /metrics endpoint (prom-client)', () => {
   it('serves the documented series, and they move with reconciles and API requests', async () => {
     const metrics = new OperatorMetrics({ version: '1.2.3' });
-    const health = new ApiHealth({ clock: { now: () => Date.now() }, onRequest: metrics.apiRequest });
+    const health = new ApiHealth({ clock: systemClock, onRequest: metrics.apiRequest });
     let current = gauges;
     const { server, port } = await startHttpServer('127.0.0.1:0', {
       notReady: () => undefined,

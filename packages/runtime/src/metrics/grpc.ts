@@ -81,7 +81,9 @@ export class CsiOperationMetrics {
         // DEADLINE_EXCEEDED below the interceptors) or the client cancelled.
         start: (next) => next({ onCancel: () => answered || record(deadlinePassed(call.getDeadline()) ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED) }),
         sendStatus: (status, next) => {
-          if (!answered) record(status.code);
+          // An answer after the deadline never reaches the client: grpc-js has answered
+          // DEADLINE_EXCEEDED already (the cancel notice may not have come through yet).
+          if (!answered) record(deadlinePassed(call.getDeadline()) ? grpc.status.DEADLINE_EXCEEDED : status.code);
           next(status);
         },
       });

@@ -4,7 +4,7 @@
 // configuration files are written here, in full, so that every setting this tier depends on is
 // visible in one place.
 import { writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { KwokCluster } from '../cluster/harness.js';
 import { runTool, startHostProcess, tail, type HostProcess } from '../cluster/processes.js';
 import { waitFor } from '../cluster/wait.js';
@@ -12,7 +12,7 @@ import { toolPath } from '../tools.js';
 import type { NodeNetwork } from './network.js';
 
 export const CLUSTER_DOMAIN = 'cluster.local';
-/** The pods' container logs, beside the kubelet's root directory (copied to the log directory at the end). */
+/** The pods' container logs, in the node's directory (copied to the log directory at the end, removed with the node). */
 export const POD_LOGS_SUBDIR = 'pod-logs';
 export const KUBELET_HEALTHZ = { host: '127.0.0.1', port: 10248 };
 const KUBE_PROXY_HEALTHZ = { host: '127.0.0.1', port: 10256 };
@@ -20,6 +20,8 @@ const KUBE_PROXY_HEALTHZ = { host: '127.0.0.1', port: 10256 };
 export interface KubeletOptions {
   readonly nodeName: string;
   readonly rootDir: string;
+  /** The node's directory: the pods' container logs go to <nodeDir>/pod-logs. */
+  readonly nodeDir: string;
   readonly containerdSocket: string;
   readonly labels: Readonly<Record<string, string>>;
 }
@@ -55,7 +57,7 @@ serializeImagePulls: false
 maxPods: 50
 podPidsLimit: 4096
 # Container logs with the node, not in the machine's /var/log/pods.
-podLogsDir: ${join(dirname(o.rootDir), POD_LOGS_SUBDIR)}
+podLogsDir: ${join(o.nodeDir, POD_LOGS_SUBDIR)}
 # Faster reactions than a production node's defaults (the scenarios wait on them).
 syncFrequency: 10s
 fileCheckFrequency: 10s

@@ -279,7 +279,7 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     const agents = { cluster: o.cluster, net: NODE_NETWORK, dir, logDir };
     const coredns = await phase('coredns', () => startCoreDns(agents));
     stops.push(() => coredns.stop());
-    const kubelet = await phase('kubelet', () => startKubelet(agents, { nodeName: name, rootDir: kubeletDir, containerdSocket: containerd.paths.socket, labels: o.labels ?? {} }));
+    const kubelet = await phase('kubelet', () => startKubelet(agents, { nodeName: name, rootDir: kubeletDir, nodeDir: dir, containerdSocket: containerd.paths.socket, labels: o.labels ?? {} }));
     stops.push(() => kubelet.stop());
     await phase('node Ready', () => waitFor(`node ${name} to register and become Ready (kubelet log: ${kubelet.logFile})`, async () =>
       (nodeReady(await o.cluster.kube.get({ apiVersion: 'v1', kind: 'Node', name })) ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 }));

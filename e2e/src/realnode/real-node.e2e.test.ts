@@ -9,20 +9,22 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
+import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, topologyKey } from '@pmem-csi/api';
 import { boundTo, fileIdentity, listLoopDevices } from '@pmem-csi/node';
 import { HostRunner } from '@pmem-csi/runtime';
 import { REPO_ROOT } from '../cluster/components.js';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
-import { conditionIs, crRef, describeStatus, waitStatus, type PmemDeployment } from '../cluster/pmem-deployment.js';
+import { VERSION_ANNOTATION, conditionIs, crRef, describeStatus, waitStatus, workloadRefs, type PmemDeployment } from '../cluster/pmem-deployment.js';
 import { runTool } from '../cluster/processes.js';
 import { claimRef, pvRef, waitBound, waitGone, type PersistentVolume } from '../cluster/storage.js';
-import { waitFor } from '../cluster/wait.js';
+import { sleep, waitFor } from '../cluster/wait.js';
 import { toolPath } from '../tools.js';
 import { NODE_NETWORK } from './network.js';
+import { POD_LOGS_SUBDIR } from './components.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
 import { builtImages, type BuiltImage } from './images.js';
+import { RolloutObserver, containerLog, crRunning, daemonSetRolled, deploymentRolled, imageOf, isLive, isReady, podState, type Invariant, type Milestone, type RolloutSnapshot, type Workload } from './rollout.js';
 import { POD_LABEL, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
 
 const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
@@ -34,6 +36,27 @@ const CR_NAME = DEFAULT_DRIVER_NAME;
 /** Where the emulated device mode keeps its backing files on the node (spec's state dir). */
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'registrar', 'pause'] as const;
+/** Version B of the upgrade scenario: driver and operator built with `images.sh --version` (A is the checkout's version). */
+const UPGRADE_VERSION = '0.1.1-e2e';
+/** What a node driver's /status says (packages/node NodeStatus), as far as the tests read it. */
+interface NodeDriverStatus {
+  version: string;
+  registration?: { registered: boolean };
+}
+/** What the controller's /status says (packages/controller ControllerStatus), as far as the tests read it. */
+interface ControllerDriverStatus {
+  startedAt: string;
+  nodes: Array<{ nodeId: string; state: string; version: string }>;
+}
+/** GET /status of a driver pod's HTTP endpoint (METRICS_PORT on the pod's address, reachable from the node's bridge). */
+async function driverStatus<T>(pod: Pod): Promise<T> {
+  const ip = pod.status?.podIP;
+  if (ip === undefined || ip === '') throw new Error(`pod ${pod.metadata.name} has no IP address yet`);
+  const url = `http://${ip}:${METRICS_PORT}/status`;
+  const r = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  if (!r.ok) throw new Error(`GET ${url}: HTTP ${r.status} ${(await r.text()).trim()}`);
+  return (await r.json()) as T;
+}
 const timings: Record<string, number> = {};
 const HOST = new HostRunner();
 const STORAGE_CLASS: KubeObject = {
@@ -344,6 +367,227 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     await waitGone(kube, pvRef(pvName), 120_000, why);
     await waitFor('no emulated device and no loop device of the driver left', async () => ((await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined), { timeoutMs: 60_000 });
   }, 600_000);
+
+  it('operator upgrade A -> B (helm upgrade) with a volume in use: DaemonSet and controller roll to B, never two controllers, the pod keeps mount and data, a new pod reads it', async () => {
+    const { kube } = cluster;
+    const versionA = splitRef(image('driver').ref)[1];
+    const upgraded = builtImages(['driver', 'operator'], { version: UPGRADE_VERSION });
+    for (const w of upgraded.warnings) process.stdout.write(`${w}\n`);
+    const imageB = (name: 'driver' | 'operator'): BuiltImage => {
+      const i = upgraded.images.get(name);
+      if (i?.archive === undefined) throw new Error(`image ${name} ${UPGRADE_VERSION} missing or without an archive: bash e2e/tools/images.sh --version ${UPGRADE_VERSION}`);
+      return i;
+    };
+    const refs = { driverA: image('driver').ref, operatorA: image('operator').ref, driverB: imageB('driver').ref, operatorB: imageB('operator').ref };
+    expect([versionA, refs.driverB, refs.operatorB]).toEqual([splitRef(refs.operatorA)[1], `pmem-csi-driver:${UPGRADE_VERSION}`, `pmem-csi-operator:${UPGRADE_VERSION}`]);
+    expect(versionA).not.toBe(UPGRADE_VERSION);
+    // B onto the node, as a registry pull would bring it (the pods' pull policy is Never).
+    let t0 = Date.now();
+    await node?.containerd.importImages([imageB('driver').archive ?? '', imageB('operator').archive ?? '']);
+    timings['upgrade: images B imported into containerd'] = Date.now() - t0;
+    const label = (ref: string | undefined): string =>
+      ref === refs.driverA || ref === refs.operatorA ? 'A' : ref === refs.driverB || ref === refs.operatorB ? 'B' : (ref ?? '?');
+    const workloads = workloadRefs(CR_NAME, DRIVER_NAMESPACE);
+    const selector = (component: string): string => `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=${component}`;
+    const controllerPods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('controller') });
+    const nodePods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('node') });
+    const operatorPods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: OPERATOR_NAMESPACE, labelSelector: 'app.kubernetes.io/component=operator' });
+    const one = async (pods: Promise<Pod[]>, what: string): Promise<Pod> => {
+      const all = await pods;
+      if (all.length !== 1 || all[0] === undefined) throw new Error(`expected one ${what} pod, found ${all.map((p) => p.metadata.name).join(', ') || 'none'}`);
+      return all[0];
+    };
+
+    // Before: everything runs A.
+    const nodeA = await one(nodePods(), 'node driver');
+    const controllerA = await one(controllerPods(), 'controller');
+    expect([imageOf(nodeA, CONTAINER_NAMES.driver), imageOf(controllerA, CONTAINER_NAMES.driver), imageOf(await one(operatorPods(), 'operator'), 'pmem-csi-operator')]).toEqual([refs.driverA, refs.driverA, refs.operatorA]);
+    expect((await driverStatus<NodeDriverStatus>(nodeA)).version).toBe(versionA);
+    for (const w of [workloads.daemonSet, workloads.deployment]) expect((await kube.must(w)).metadata.annotations?.[VERSION_ANNOTATION]).toBe(versionA);
+    expect((await kube.must<Workload>(workloads.deployment)).spec.strategy?.type).toBe('Recreate');
+    const registrarImage = imageOf(nodeA, CONTAINER_NAMES.registrar);
+    expect(registrarImage).toBe(image('registrar').ref);
+
+    // A volume in use across the upgrade: the pod checks its mount (the /proc/mounts line) and the
+    // file's content every 0.2 s and fails at once when either changes; it ends when a later pod
+    // has read the volume and left /data/done, reporting what it saw and how often it checked.
+    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'upgrade-data', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
+    const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'upgrade-data' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+    const token = `before-upgrade-${Date.now()}`;
+    await kube.create(scriptPod({
+      name: 'upgrade-user',
+      namespace: APP_NAMESPACE,
+      image: refs.driverA,
+      script: [
+        `echo ${token} > /data/f; sync; m0="$(grep ' /data ' /proc/mounts)"; touch /tmp/written; n=0`,
+        'while :; do',
+        '  m="$(grep \' /data \' /proc/mounts || true)"',
+        '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
+        '  d="$(cat /data/f 2>&1 || true)"',
+        `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
+        '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
+        '  n=$((n+1)); sleep 0.2',
+        'done',
+      ].join('\n'),
+      readyWhenFile: '/tmp/written',
+      ...mount,
+    }));
+    const [userPod] = await podsReady(kube, { namespace: APP_NAMESPACE, selector: `${POD_LABEL}=upgrade-user`, count: 1, timeoutMs: 240_000 });
+    const userUid = userPod?.metadata.uid;
+    const loopsBefore = await loopDevicesOfDriver();
+    expect(loopsBefore.length).toBe(1);
+
+    // The upgrade, as deploy/helm/pmem-csi/README.md says: the new chart's CRD first, then helm upgrade
+    // of the operator's image (and the default driver image it passes as --driver-image).
+    const started = Date.now();
+    let helmReturned = false;
+    const milestones: Milestone[] = [
+      { name: 'helm upgrade returned', holds: () => helmReturned },
+      { name: 'operator B ready', holds: (s) => s.operatorPods.length === 1 && s.operatorPods.every((p) => imageOf(p, 'pmem-csi-operator') === refs.operatorB && isReady(p)) },
+      { name: 'node driver A gone', holds: (s) => s.nodePods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA) },
+      { name: 'DaemonSet rolled', holds: (s) => daemonSetRolled(s.daemonSet, s.nodePods, CONTAINER_NAMES.driver, refs.driverB) },
+      { name: 'controller A gone', holds: (s) => s.controllerPods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA) },
+      { name: 'controller ready', holds: (s) => deploymentRolled(s.deployment, s.controllerPods, CONTAINER_NAMES.driver, refs.driverB) },
+      {
+        // Reported by the operator after both rolled: Running, both components Ready and computed since.
+        name: 'CR Running',
+        holds: (s, reached) => {
+          if (!reached.has('DaemonSet rolled') || !reached.has('controller ready') || !crRunning(s.cr)) return false;
+          const rolledAt = started + Math.max(observer.reachedAt.get('DaemonSet rolled') ?? 0, observer.reachedAt.get('controller ready') ?? 0);
+          return (s.cr?.status?.driverComponents ?? []).every((c) => c.desired === c.ready && Date.parse(c.lastUpdated ?? '') >= Math.floor(rolledAt / 1000) * 1000 - 1000);
+        },
+      },
+    ];
+    const invariants: Invariant[] = [
+      { name: 'at most one controller', broken: (s) => (s.controllerPods.filter(isLive).length <= 1 ? undefined : s.controllerPods.filter(isLive).map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`).join(', ')) },
+      { name: 'at most one node driver', broken: (s) => (s.nodePods.filter(isLive).length <= 1 ? undefined : s.nodePods.filter(isLive).map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`).join(', ')) },
+      {
+        name: 'the volume user keeps running',
+        broken: (s) => {
+          const p = s.workload;
+          const restarts = p?.status?.containerStatuses?.[0]?.restartCount;
+          if (p === undefined) return 'gone';
+          // Running, its container never restarted (the script exits at once when the mount or the
+          // data change); readiness is only a probe under load and not judged here.
+          const running = p.status?.containerStatuses?.[0]?.state?.running !== undefined;
+          return p.metadata.uid === userUid && p.status?.phase === 'Running' && running && restarts === 0 ? undefined : `uid ${p.metadata.uid ?? '?'}, phase ${p.status?.phase ?? '-'}, container running ${String(running)}, restarts ${restarts ?? '?'}`;
+        },
+      },
+    ];
+    const take = async (): Promise<RolloutSnapshot> => {
+      const [operator, controller, nodes, deployment, daemonSet, crNow, workload] = await Promise.all([
+        operatorPods(), controllerPods(), nodePods(), kube.get<Workload>(workloads.deployment), kube.get<Workload>(workloads.daemonSet), cr(), kube.get<Pod>(podRef('upgrade-user', APP_NAMESPACE)),
+      ]);
+      return { ms: Date.now() - started, operatorPods: operator, controllerPods: controller, nodePods: nodes, deployment, daemonSet, cr: crNow, workload };
+    };
+    const describe = (s: RolloutSnapshot): string => {
+      const pods = (ps: readonly Pod[], c: string): string => `[${ps.map((p) => podState(p, c, label)).join(', ')}]`;
+      const ds = s.daemonSet?.status;
+      const dep = s.deployment?.status;
+      const comps = (s.cr?.status?.driverComponents ?? []).map((c) => `${c.component} ${c.status}${c.status === 'Ready' ? '' : ` (${c.reason ?? ''})`}`).join(', ');
+      return [
+        `operator ${pods(s.operatorPods, 'pmem-csi-operator')}`,
+        `controller ${pods(s.controllerPods, CONTAINER_NAMES.driver)}`,
+        `node ${pods(s.nodePods, CONTAINER_NAMES.driver)}`,
+        `DS ${label(s.daemonSet === undefined ? undefined : imageOf(s.daemonSet, CONTAINER_NAMES.driver))} updated ${ds?.updatedNumberScheduled ?? '?'}/${ds?.desiredNumberScheduled ?? '?'} ready ${ds?.numberReady ?? '?'}`,
+        `Deploy ${label(s.deployment === undefined ? undefined : imageOf(s.deployment, CONTAINER_NAMES.driver))} updated ${dep?.updatedReplicas ?? 0} ready ${dep?.readyReplicas ?? 0}`,
+        `CR ${s.cr?.status?.phase ?? '-'} (${comps})`,
+        `app ${s.workload === undefined ? 'gone' : isReady(s.workload) ? 'ready' : (s.workload.status?.phase ?? '-')}`,
+      ].join(' | ');
+    };
+    const observer = new RolloutObserver({ take, describe, milestones, invariants }).start();
+    try {
+      await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: await helm(['show', 'crds', CHART]) });
+      await helm(['upgrade', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE, '--reuse-values',
+        '--set', `operator.image.tag=${UPGRADE_VERSION}`, '--set', `driver.image.tag=${UPGRADE_VERSION}`, '--wait', '--timeout', '180s']);
+      helmReturned = true;
+      timings['upgrade: helm upgrade --wait'] = Date.now() - started;
+      await waitFor('the rollout to B (DaemonSet rolled, controller ready, then CR Running)', async () => (observer.reachedAt.has('CR Running') ? true : undefined), {
+        timeoutMs: 300_000,
+        intervalMs: 500,
+        describe: async () => `${observer.summary()}; last: ${observer.lines.at(-1) ?? ''}; ${await why()}`,
+      });
+      // A few more samples: the state after the rollout holds (no late restart of the volume user).
+      await sleep(3_000);
+    } finally {
+      await observer.stop();
+      process.stdout.write(`operator upgrade ${versionA} (A) -> ${UPGRADE_VERSION} (B) with a volume in use, timeline (s from helm upgrade; ${observer.samples} samples, ${observer.failedSamples} failed):\n  ${observer.lines.join('\n  ')}\n  => ${observer.summary()}\n`);
+    }
+    for (const m of ['DaemonSet rolled', 'controller ready', 'CR Running']) timings[`upgrade: ${m}`] = observer.reachedAt.get(m) ?? -1;
+    expect(observer.violations).toEqual([]);
+    expect(observer.failedSamples).toBe(0);
+    // Every milestone was reached; A's pods went before B's were ready.
+    expect(milestones.filter((m) => !observer.reachedAt.has(m.name)).map((m) => m.name)).toEqual([]);
+
+    // After: the objects, the pods and the running binaries are B.
+    for (const w of [workloads.daemonSet, workloads.deployment]) {
+      const o = await kube.must<Workload>(w);
+      expect([w.kind, imageOf(o, CONTAINER_NAMES.driver), o.metadata.annotations?.[VERSION_ANNOTATION]]).toEqual([w.kind, refs.driverB, UPGRADE_VERSION]);
+    }
+    expect((await kube.must<Workload>(workloads.deployment)).spec.strategy?.type).toBe('Recreate');
+    const operatorB = await one(operatorPods(), 'operator');
+    expect([imageOf(operatorB, 'pmem-csi-operator'), isReady(operatorB)]).toEqual([refs.operatorB, true]);
+    // B leads (its log, read from the kubelet's pod logs): when it started and took the Lease explains
+    // the time between "operator B ready" and the first change of the driver objects.
+    const operatorLog = await containerLog(join(node?.dir ?? '', POD_LOGS_SUBDIR), OPERATOR_NAMESPACE, operatorB.metadata.name, 'pmem-csi-operator');
+    const logAt = (what: string): string => {
+      const l = operatorLog.find((x) => x.text.includes(what));
+      return l === undefined ? `no '${what}' line` : `'${what}' at ${((l.at - started) / 1000).toFixed(1)} s`;
+    };
+    process.stdout.write(`operator B log (s from helm upgrade): ${logAt('starting')}, ${logAt('became leader')}\n`);
+    expect(operatorLog.some((l) => l.text.includes('became leader'))).toBe(true);
+    const nodeB = await one(nodePods(), 'node driver');
+    const controllerB = await one(controllerPods(), 'controller');
+    expect(nodeB.metadata.uid).not.toBe(nodeA.metadata.uid);
+    expect(controllerB.metadata.uid).not.toBe(controllerA.metadata.uid);
+    for (const p of [nodeB, controllerB]) {
+      const c = p.status?.containerStatuses?.find((x) => x.name === CONTAINER_NAMES.driver);
+      // What containerd runs: B's image (by name and image ID), not A's.
+      expect([p.metadata.name, c?.image?.replace(/^docker\.io\/library\//, ''), c?.imageID?.includes(imageB('driver').id), c?.imageID?.includes(image('driver').id)]).toEqual([p.metadata.name, refs.driverB, true, false]);
+    }
+    // The sidecar is pinned in the spec: it did not change.
+    expect(imageOf(nodeB, CONTAINER_NAMES.registrar)).toBe(registrarImage);
+    const nodeStatus = await waitFor('the node driver B to report its version and registration on /status', async () => {
+      const s = await driverStatus<NodeDriverStatus>(nodeB);
+      return s.registration?.registered === true ? s : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(nodeStatus.version).toBe(UPGRADE_VERSION);
+    const controllerStatus = await waitFor(`the controller B to list node ${node?.name} available with version ${UPGRADE_VERSION}`, async () => {
+      const s = await driverStatus<ControllerDriverStatus>(controllerB);
+      return s.nodes.some((n) => n.nodeId === node?.name && n.state === 'available' && n.version === UPGRADE_VERSION) ? s : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(Date.parse(controllerStatus.startedAt)).toBeGreaterThanOrEqual(Math.floor(started / 1000) * 1000);
+    const after = (await cr())?.status;
+    expect(after?.phase).toBe('Running');
+    expect(after?.driverComponents?.map((c) => [c.component, c.status, c.desired, c.ready])).toEqual([['Controller', 'Ready', 1, 1], ['Node', 'Ready', 1, 1]]);
+
+    // The volume user: the same pod, never restarted, its mount and data checked throughout.
+    const user = await kube.must<Pod>(podRef('upgrade-user', APP_NAMESPACE));
+    expect([user.metadata.uid, user.status?.phase, user.status?.containerStatuses?.[0]?.restartCount]).toEqual([userUid, 'Running', 0]);
+    // No second loop device: the driver B found A's device of the staged volume.
+    expect(await loopDevicesOfDriver()).toEqual(loopsBefore);
+
+    // A new pod mounts the volume after the upgrade (published by driver B), reads the data and
+    // leaves /data/done; the volume user sees it through its own mount and ends reporting it.
+    t0 = Date.now();
+    await kube.create(scriptPod({ name: 'upgrade-reader', namespace: APP_NAMESPACE, image: refs.driverB, script: 'cat /data/f > /dev/termination-log; echo read-by-upgrade-reader > /data/done; sync', ...mount }));
+    expect(await podResult(kube, podRef('upgrade-reader', APP_NAMESPACE), 240_000, why)).toBe(token);
+    timings['upgrade: new pod read the volume'] = Date.now() - t0;
+    const report = await podResult(kube, podRef('upgrade-user', APP_NAMESPACE), 60_000, why);
+    const m = /^(\S+) read-by-upgrade-reader checks=(\d+)$/.exec(report);
+    expect([m?.[1], m !== null]).toEqual([token, true]);
+    // It checked at least once per second of the whole upgrade (every 0.2 s, plus the time of a check).
+    const checkedSeconds = (Date.now() - started) / 1000;
+    expect(Number(m?.[2])).toBeGreaterThanOrEqual(Math.floor(checkedSeconds));
+    process.stdout.write(`volume user: ${report} over ${checkedSeconds.toFixed(0)} s\n`);
+
+    for (const name of ['upgrade-user', 'upgrade-reader']) await kube.delete(podRef(name, APP_NAMESPACE));
+    for (const name of ['upgrade-user', 'upgrade-reader']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
+    const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('upgrade-data'), namespace: APP_NAMESPACE })).spec.volumeName;
+    await kube.delete({ ...claimRef('upgrade-data'), namespace: APP_NAMESPACE });
+    await waitGone(kube, pvRef(pvName), 120_000, why);
+    await waitFor('no emulated device and no loop device of the driver left after the upgrade scenario', async () => ((await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined), { timeoutMs: 60_000 });
+  }, 900_000);
 
   it("the drivers survive the operator's removal (helm uninstall); the chart keeps only what it documents", async () => {
     const started = Date.now();

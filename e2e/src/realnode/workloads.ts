@@ -11,6 +11,9 @@ export interface PodStatus {
     name: string;
     ready: boolean;
     restartCount: number;
+    /** The image the container runtime runs (normalised name) and its ID. */
+    image?: string;
+    imageID?: string;
     state?: { running?: object; waiting?: { reason?: string; message?: string }; terminated?: { exitCode: number; reason?: string; message?: string } };
   }>;
 }

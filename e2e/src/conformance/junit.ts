@@ -31,7 +31,11 @@ function classify(body: string): Pick<JUnitCase, 'status' | 'message'> {
     const msg = /message="([^"]*)"/.exec(failure[2] ?? '');
     return { status: 'failed', message: unescape(msg?.[1] ?? '') };
   }
-  if (/<skipped\b/.test(body)) return { status: 'skipped' };
+  const skipped = /<skipped\b([^>]*)>/.exec(body);
+  if (skipped) {
+    const msg = /message="([^"]*)"/.exec(skipped[1] ?? '');
+    return msg === null ? { status: 'skipped' } : { status: 'skipped', message: unescape(msg[1] ?? '') };
+  }
   return { status: 'passed' };
 }
 
@@ -45,6 +49,23 @@ export function parseJUnit(xml: string): JUnitSummary {
   }
   const count = (s: JUnitCase['status']): number => cases.filter((c) => c.status === s).length;
   return { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), cases };
+}
+
+/** The outcome of one spec, found by its full text (Ginkgo prefixes "[It] " to the case name). */
+export interface SpecOutcome {
+  readonly spec: string;
+  /** 'missing' when the report has no case with this text. */
+  readonly status: JUnitCase['status'] | 'missing';
+  readonly message?: string;
+}
+
+/** Look up the outcome of each of `specs` in the report, by exact spec text. */
+export function outcomesOf(summary: JUnitSummary, specs: readonly string[]): SpecOutcome[] {
+  return specs.map((spec) => {
+    const c = summary.cases.find((k) => k.name === spec || k.name === `[It] ${spec}`);
+    if (c === undefined) return { spec, status: 'missing' };
+    return c.message === undefined ? { spec, status: c.status } : { spec, status: c.status, message: c.message };
+  });
 }
 
 /** Parse a JUnit XML file. */

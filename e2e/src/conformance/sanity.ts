@@ -1,6 +1,9 @@
 // The conformance harness: starts the real controller and one node driver (child processes of the
 // pmem-csi-driver binary, mutual TLS between them) and runs the upstream csi-sanity suite against
-// their sockets, reading the JUnit file for the counts.
+// their sockets, reading the JUnit file for the counts. csi-sanity's --csi.endpoint is the plugin
+// shim (plugin-shim.ts: the node's Identity plus CONTROLLER_SERVICE, the node's Node service), its
+// --csi.controllerendpoint the real controller; with one node in the stack, every volume the
+// lifecycle specs create lands on the node they stage and publish on.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -9,12 +12,17 @@ import { startLocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
 import { toolPath } from '../tools.js';
 import { readJUnit, type JUnitSummary } from './junit.js';
+import { startPluginShim } from './plugin-shim.js';
 import { skipRegex, type SanitySkip } from './skips.js';
 
 export interface SanityRun {
   readonly summary: JUnitSummary;
   readonly exitCode: number | null;
   readonly outputFile: string;
+  /** Calls the plugin shim answered, by method: evidence that csi-sanity went through it. */
+  readonly shimCalls: ReadonlyMap<string, number>;
+  /** Wall time of the csi-sanity run alone (stack start and stop not included). */
+  readonly sanityMs: number;
 }
 
 const GiB = 1024 ** 3;
@@ -39,15 +47,20 @@ function runTool(bin: string, args: readonly string[], logFile: string, timeoutM
 export async function runSanity(dir: string, mode: 'fake' | 'emulated', skips: readonly SanitySkip[]): Promise<SanityRun> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  const stack = await startLocalStack(join(dir, 'stack'), mode, createLogger({ level: 'warn' }), [['sanity-node', 8 * GiB]]);
+  const log = createLogger({ level: 'warn' });
+  // One node only: the lifecycle specs create a volume and stage it on the node csi-sanity talks to.
+  const stack = await startLocalStack(join(dir, 'stack'), mode, log, [['sanity-node', 8 * GiB]]);
   const junit = join(dir, 'junit.xml');
   const outputFile = join(dir, 'csi-sanity.log');
+  let shim: Awaited<ReturnType<typeof startPluginShim>> | undefined;
   try {
     const node = stack.nodes[0];
     if (node === undefined) throw new Error('no node in the stack');
+    shim = await startPluginShim({ socket: join(dir, 'plugin.sock'), nodeSocket: node.socket, controllerSocket: stack.controllerSocket, log });
     const skip = skipRegex(skips);
+    const started = Date.now();
     const exitCode = await runTool(toolPath('csi-sanity'), [
-      `--csi.endpoint=unix://${node.socket}`,
+      `--csi.endpoint=unix://${shim.socket}`,
       `--csi.controllerendpoint=unix://${stack.controllerSocket}`,
       `--csi.stagingdir=${join(dir, 'staging')}`,
       `--csi.mountdir=${join(dir, 'mount')}`,
@@ -56,8 +69,10 @@ export async function runSanity(dir: string, mode: 'fake' | 'emulated', skips: r
       '--ginkgo.no-color',
       ...(skip === undefined ? [] : [`--ginkgo.skip=${skip}`]),
     ], outputFile, 15 * 60_000);
-    return { summary: readJUnit(junit), exitCode, outputFile };
+    const sanityMs = Date.now() - started;
+    return { summary: readJUnit(junit), exitCode, outputFile, shimCalls: new Map(shim.calls), sanityMs };
   } finally {
+    await shim?.close();
     await stack.stop();
   }
 }

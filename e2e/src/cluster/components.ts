@@ -48,7 +48,7 @@ export async function startOperator(cluster: KwokCluster, options: OperatorOptio
     '--conditions=@pmem-csi/source', '--import', 'tsx', join(REPO_ROOT, 'packages/operator/src/main.ts'),
     '--kubeconfig', options.kubeconfig ?? cluster.kubeconfig,
     '--namespace', options.namespace ?? DRIVER_NAMESPACE,
-    '--version', options.version,
+    '--operator-version', options.version,
     '--driver-image', options.driverImage,
     '--metrics-address', `127.0.0.1:${port}`,
     '--log-level', 'debug',

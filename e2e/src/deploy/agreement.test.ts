@@ -7,14 +7,14 @@
 //   operatorInstallObjects() (kinds, names, namespaces, images, args, ports, probes, RBAC rules);
 // - driver, per variant: `kustomize build` == the committed deploy/kubernetes file == what the
 //   operator builds for the PmemCSIDeployment that `helm template` renders from the same spec, with
-//   the namespace and default image the chart passes to the operator; and the container arguments
-//   are accepted by the real flag parsers of both binaries.
+//   the namespace and default image the chart passes to the operator. That those arguments are
+//   what pmem-csi-driver accepts is a unit test of the operator (objects/driver-args.test.ts:
+//   both render and parse through the flag schema of @pmem-csi/csi).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { API_GROUP_VERSION, KIND, LABEL_KEYS, deploymentObjectNames, pmemCsiDeploymentCrd, validateDeployment, withDefaults, type PmemCSIDeployment } from '@pmem-csi/api';
-import { parseFlags } from '@pmem-csi/driver';
 import {
   DEFAULT_OPERATOR_INSTALL,
   DRIVER_VARIANTS,
@@ -139,14 +139,6 @@ describe('driver', () => {
         expect(kustomize.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)).toEqual([namespace]);
       });
 
-      it('runs the driver with arguments pmem-csi-driver accepts, in the variant\'s mode', () => {
-        const env = (a: string): string => a.replace('$(NODE_NAME)', 'node-1').replace('$(POD_IP)', '10.0.0.1');
-        const controller = containersOf(kustomize.find((o) => o.kind === 'Deployment')).find((c) => c.name === 'pmem-driver');
-        const node = containersOf(kustomize.find((o) => o.kind === 'DaemonSet')).find((c) => c.name === 'pmem-driver');
-        const level = variant.profile === 'testing' ? 5 : 3;
-        expect(parseFlags((controller?.args ?? []).map(env))).toMatchObject({ mode: 'controller', verbosity: level });
-        expect(parseFlags((node?.args ?? []).map(env))).toMatchObject({ mode: 'node', deviceMode: variant.deviceMode, nodeId: 'node-1', verbosity: level });
-      });
     });
   }
 });

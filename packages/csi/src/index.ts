@@ -11,3 +11,4 @@ export * from './identity.js';
 export * from './requests.js';
 export * from './host-tools.js';
 export * from './version.js';
+export * from './driver-flags.js';

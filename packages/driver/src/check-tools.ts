@@ -46,7 +46,7 @@ export function checkTools(argv: readonly string[], deps: CheckToolsDeps): numbe
   return 1;
 }
 
-/** The subcommand on this machine; the node package loads only here (start-up of the other modes). */
+/** The subcommand on this machine. */
 export async function runCheckTools(argv: readonly string[]): Promise<number> {
   return checkTools(argv, {
     runner: new HostRunner(),

@@ -1,5 +1,5 @@
-// The pmem-csi-driver binary: flags, production modes, and the local stack (also used by e2e).
-export * from './flags.js';
+// The pmem-csi-driver binary: its command line, production modes, and the local stack (also used by e2e).
+export { driverProgram, type CliActions, type LocalFlags, type StatusFlags } from './cli.js';
 export * from './modes.js';
 export * from './status-table.js';
 export { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer, type StatusSource } from './status-http.js';

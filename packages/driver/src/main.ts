@@ -1,14 +1,10 @@
 #!/usr/bin/env node
-// Entry point of pmem-csi-driver.
-//   pmem-csi-driver --mode controller|node [flags]   run the driver (see --help)
-//   pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]    the whole stack on this machine (npm start)
-//   pmem-csi-driver status [--url URL] [--state-dir DIR]         registered nodes, capacity and volumes
-//   pmem-csi-driver check-tools [MODE ...]           the node's host tools found here (images)
-//   pmem-csi-driver --version
+// Entry point of pmem-csi-driver (the command line is cli.ts, generated from the flag schema of
+// @pmem-csi/csi). Exit codes: 0 done (also --help, --version), 2 a bad command line or a failed command.
+import { FlagError, type DriverConfig } from '@pmem-csi/csi';
 import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
-import { FlagError, USAGE, parseFlags } from './flags.js';
-import { DRIVER_VERSION } from '@pmem-csi/csi';
-import { runController, runNode } from './modes.js';
+import { CommanderError } from 'commander';
+import { driverProgram } from './cli.js';
 
 /**
  * A driver started by the local stack (which names itself in PMEM_CSI_PARENT_PID) stops when the
@@ -22,8 +18,9 @@ function watchLocalStack(shutdown: (reason: string) => void): void {
   }, 1000).unref();
 }
 
-async function runDriver(argv: string[]): Promise<void> {
-  const config = parseFlags(argv);
+async function runDriver(config: DriverConfig): Promise<void> {
+  // Each mode's package loads only when it runs (start-up time of the driver itself).
+  const { runController, runNode } = await import('./modes.js');
   const log = createLogger({ format: config.logFormat, level: levelFromVerbosity(config.verbosity) }).child({ mode: config.mode });
   const stop = config.mode === 'controller' ? await runController(config, log) : await runNode(config, log);
   let stopping = false;
@@ -41,32 +38,26 @@ async function runDriver(argv: string[]): Promise<void> {
   watchLocalStack(shutdown);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [first, ...rest] = argv;
-  if (first === '--help' || first === '-h') {
-    process.stdout.write(`${USAGE}\n  pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]\n  pmem-csi-driver status [--url URL] [--state-dir DIR]\n  pmem-csi-driver check-tools [MODE ...]\n  pmem-csi-driver --version\n`);
-    return;
-  }
-  if (first === '--version') {
-    process.stdout.write(`pmem-csi-driver ${DRIVER_VERSION}\n`);
-    return;
-  }
-  // The subcommands' modules load only when asked for (start-up time of the driver itself).
-  if (first === 'local') {
-    const code = await (await import('./local/local-stack.js')).runLocalStack(rest);
+const program = driverProgram({
+  driver: runDriver,
+  local: async (flags) => {
+    const code = await (await import('./local/local-stack.js')).runLocalStack(flags);
     // Everything is stopped and released; an interrupted demonstration may still hold gRPC clients open.
     process.exit(code);
-  }
-  if (first === 'status') return (await import('./local/status-command.js')).printStatus(rest);
-  if (first === 'check-tools') {
-    process.exitCode = await (await import('./check-tools.js')).runCheckTools(rest);
-    return;
-  }
-  return runDriver(argv);
-}
+  },
+  status: async (flags) => (await import('./local/status-command.js')).printStatus(flags),
+  checkTools: async (modes) => {
+    process.exitCode = await (await import('./check-tools.js')).runCheckTools(modes);
+  },
+}).exitOverride();
 
-main(process.argv.slice(2)).catch((e: unknown) => {
-  const msg = e instanceof FlagError ? `${e.message}\n\n${USAGE}` : errorMessage(e);
-  process.stderr.write(`pmem-csi-driver: ${msg}\n`);
+program.parseAsync(process.argv).catch((e: unknown) => {
+  // commander has printed its own message (and the help after an error) already.
+  if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
+  if (e instanceof FlagError) {
+    process.stderr.write(`pmem-csi-driver: ${e.message}\n(pmem-csi-driver --help lists every flag)\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`pmem-csi-driver: ${errorMessage(e)}\n`);
   process.exit(2);
 });

@@ -10,7 +10,7 @@ import { DRIVER_VERSION } from '@pmem-csi/csi';
 import {
   channelCredentialsFromSource, createProcessRegistry, grpcAddress, registerCertificateExpiry, serverCredentialsFromSource, TlsFileSource, type Logger, type TlsFiles,
 } from '@pmem-csi/runtime';
-import type { ControllerConfig, NodeConfig } from './flags.js';
+import type { ControllerConfig, NodeConfig } from '@pmem-csi/csi';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
 
 function tlsFiles(c: { caFile: string; certFile: string; keyFile: string }): TlsFiles {

@@ -7,11 +7,10 @@ import type { V1DaemonSet, V1PersistentVolume } from '@kubernetes/client-node';
 import { DEVICE_MODES, type DeviceMode } from '@pmem-csi/api';
 import type { KubeObject } from './kube-port.js';
 import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
+import { driverArgValue } from '@pmem-csi/csi';
 
 const isDeviceMode = (v: string | undefined): v is DeviceMode => v !== undefined && (DEVICE_MODES as readonly string[]).includes(v);
 
-// Our flag (--device-mode=lvm) and the Go operator's (-deviceMode=lvm), for DaemonSets without the annotation.
-const MODE_ARG = /^--?(?:device-mode|deviceMode)=(.+)$/;
 
 /** The device mode the deployed node DaemonSet runs with, if it can be told. */
 export function deployedDeviceMode(daemonSet: KubeObject | undefined): DeviceMode | undefined {
@@ -19,8 +18,9 @@ export function deployedDeviceMode(daemonSet: KubeObject | undefined): DeviceMod
   const annotated = daemonSet.metadata.annotations?.[DEVICE_MODE_ANNOTATION];
   if (isDeviceMode(annotated)) return annotated;
   const containers = (daemonSet as V1DaemonSet).spec?.template.spec?.containers ?? [];
-  for (const arg of containers.flatMap((c) => c.args ?? [])) {
-    const mode = MODE_ARG.exec(arg)?.[1];
+  // The driver's --device-mode (or the Go operator's -deviceMode), read by the flag schema, for DaemonSets without the annotation.
+  for (const container of containers) {
+    const mode = driverArgValue(container.args ?? [], 'device-mode');
     if (isDeviceMode(mode)) return mode;
   }
   return undefined;

@@ -1,8 +1,9 @@
-// Command-line flags of the operator binary, parsed into a typed configuration. Every problem is
-// reported at once, naming the flag and what is allowed.
-import { parseArgs } from 'node:util';
+// Command-line flags of the operator binary (commander), parsed into a typed configuration. --help
+// and --version answer without side effects; an unknown option is refused; every problem of the
+// values is reported at once, naming the flag and what is allowed.
 import { isImageReference } from '@pmem-csi/api';
 import type { LogFormat, LogLevel } from '@pmem-csi/runtime';
+import { Command, CommanderError } from 'commander';
 import { OPERATOR_VERSION } from './version.js';
 
 export interface OperatorConfig {
@@ -29,56 +30,74 @@ export class OperatorFlagError extends Error {
 export const DEFAULT_NAMESPACE = 'pmem-csi';
 export const DEFAULT_METRICS_ADDRESS = '127.0.0.1:8080';
 
-export const OPERATOR_USAGE = `usage: pmem-csi-operator [flags]
-  --namespace NS            namespace of the driver objects (default: $POD_NAMESPACE or ${DEFAULT_NAMESPACE})
-  --leader-elect            elect a leader among operator replicas with a Lease
-  --metrics-address H:P     /metrics, /healthz, /readyz (default ${DEFAULT_METRICS_ADDRESS}; '' = off)
-  --log-format text|json    (default text)
-  --log-level debug|info|warn|error (default info)
-  --driver-image IMAGE      default driver image (default: $PMEM_CSI_OPERATOR_IMAGE)
-  --kubeconfig FILE         (default: in-cluster, then $KUBECONFIG / ~/.kube/config)
-  --version VERSION         operator version recorded on objects (default ${OPERATOR_VERSION})`;
+/** What the command line asks for: run with this configuration, or print `output` (--help, --version) and exit 0. */
+export type OperatorCommand = OperatorConfig | { readonly output: string };
 
-const OPTIONS = {
-  namespace: { type: 'string' },
-  'leader-elect': { type: 'boolean', default: false },
-  'metrics-address': { type: 'string', default: DEFAULT_METRICS_ADDRESS },
-  'log-format': { type: 'string', default: 'text' },
-  'log-level': { type: 'string', default: 'info' },
-  'driver-image': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  version: { type: 'string', default: OPERATOR_VERSION },
-  help: { type: 'boolean', default: false },
-} as const;
+interface Values {
+  namespace?: string;
+  leaderElect: boolean;
+  metricsAddress: string;
+  logFormat: string;
+  logLevel: string;
+  driverImage?: string;
+  kubeconfig?: string;
+  operatorVersion: string;
+}
+
+/** The commander program of pmem-csi-operator (parses only; it never exits or prints by itself). */
+function operatorProgram(write: (text: string) => void): Command {
+  return new Command('pmem-csi-operator')
+    .description('PMEM-CSI operator: deploys and upgrades PMEM-CSI drivers from PmemCSIDeployments')
+    .version(`pmem-csi-operator ${OPERATOR_VERSION}`, '--version', 'print the version')
+    .option('--namespace <NS>', `namespace of the driver objects (default: $POD_NAMESPACE or ${DEFAULT_NAMESPACE})`)
+    .option('--leader-elect', 'elect a leader among operator replicas with a Lease', false)
+    .option('--metrics-address <HOST:PORT>', "/metrics, /healthz, /readyz ('' = off)", DEFAULT_METRICS_ADDRESS)
+    .option('--log-format <FORMAT>', 'text or json', 'text')
+    .option('--log-level <LEVEL>', LOG_LEVELS.join(', '), 'info')
+    .option('--driver-image <IMAGE>', 'default driver image (default: $PMEM_CSI_OPERATOR_IMAGE)')
+    .option('--kubeconfig <FILE>', 'default: in-cluster, then $KUBECONFIG / ~/.kube/config')
+    .option('--operator-version <VERSION>', 'operator version recorded on objects (tests run "version A" and "version B")', OPERATOR_VERSION)
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({ writeOut: write, writeErr: write, outputError: () => undefined });
+}
+
+/** The operator's --help text. */
+export function operatorUsage(): string {
+  return operatorProgram(() => undefined).helpInformation().trimEnd();
+}
+
+/** Parse argv (without node and script); `env` supplies POD_NAMESPACE and PMEM_CSI_OPERATOR_IMAGE. @throws OperatorFlagError */
+export function parseOperatorFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): OperatorCommand {
+  let output = '';
+  const program = operatorProgram((text) => void (output += text));
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError && e.exitCode === 0) return { output: output.trimEnd() };
+    throw new OperatorFlagError([e instanceof CommanderError ? e.message.replace(/^error: /, '') : String(e)]);
+  }
+  return configOf(program.opts<Values>(), env);
+}
+
+function configOf(values: Values, env: Readonly<Record<string, string | undefined>>): OperatorConfig {
+  const driverImage = values.driverImage ?? env['PMEM_CSI_OPERATOR_IMAGE'] ?? '';
+  const problems = [...loggingProblems(values.logFormat, values.logLevel), ...addressProblems(values.metricsAddress), ...imageProblems(driverImage)];
+  if (problems.length > 0) throw new OperatorFlagError(problems);
+  return {
+    namespace: values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_NAMESPACE,
+    leaderElect: values.leaderElect,
+    metricsAddress: values.metricsAddress,
+    logFormat: values.logFormat as LogFormat,
+    logLevel: values.logLevel as LogLevel,
+    driverImage,
+    ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
+    version: values.operatorVersion,
+  };
+}
 
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
 const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]*):\d{1,5}$/;
-
-/** Parse argv (without node and script); `env` supplies POD_NAMESPACE and PMEM_CSI_OPERATOR_IMAGE. */
-export function parseOperatorFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): OperatorConfig | 'help' {
-  let values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
-  try {
-    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
-  } catch (e) {
-    throw new OperatorFlagError([(e as Error).message]);
-  }
-  if (values.help) return 'help';
-  const driverImage = values['driver-image'] ?? env['PMEM_CSI_OPERATOR_IMAGE'] ?? '';
-  const problems = [...loggingProblems(values['log-format'], values['log-level']), ...addressProblems(values['metrics-address']), ...imageProblems(driverImage)];
-  if (problems.length > 0) throw new OperatorFlagError(problems);
-  const { 'log-format': logFormat, 'log-level': logLevel, 'metrics-address': metricsAddress } = values;
-  const namespace = values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_NAMESPACE;
-  return {
-    namespace,
-    leaderElect: values['leader-elect'],
-    metricsAddress,
-    logFormat: logFormat as LogFormat,
-    logLevel: logLevel as LogLevel,
-    driverImage,
-    ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
-    version: values.version,
-  };
-}
 
 function loggingProblems(logFormat: string, logLevel: string): string[] {
   const problems: string[] = [];

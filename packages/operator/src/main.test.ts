@@ -1,3 +1,4 @@
+import { OPERATOR_VERSION } from './version.js';
 import { jest } from '@jest/globals';
 import { KubeApiError } from './kube-errors.js';
 import { OperatorFlagError, parseOperatorFlags } from './flags.js';
@@ -22,7 +23,7 @@ describe('parseOperatorFlags', () => {
   });
 
   it('parses every flag', () => {
-    const argv = ['--namespace=n', '--leader-elect', '--metrics-address=:9090', '--log-format=json', '--log-level=debug', '--driver-image=a/b:2', '--kubeconfig=/k', '--version=9.9.9'];
+    const argv = ['--namespace=n', '--leader-elect', '--metrics-address=:9090', '--log-format=json', '--log-level=debug', '--driver-image=a/b:2', '--kubeconfig=/k', '--operator-version=9.9.9'];
     expect(parseOperatorFlags(argv, { PMEM_CSI_OPERATOR_IMAGE: 'ignored/x:1' })).toEqual({
       namespace: 'n',
       leaderElect: true,
@@ -33,6 +34,14 @@ describe('parseOperatorFlags', () => {
       kubeconfig: '/k',
       version: '9.9.9',
     });
+  });
+
+  it('answers --help and --version without running, and refuses unknown options', () => {
+    const help = parseOperatorFlags(['--help'], {});
+    expect(help).toEqual({ output: expect.stringMatching(/^Usage: pmem-csi-operator \[options\]/) });
+    expect('output' in help ? help.output : '').toContain('--operator-version <VERSION>');
+    expect(parseOperatorFlags(['--version'], {})).toEqual({ output: `pmem-csi-operator ${OPERATOR_VERSION}` });
+    expect(() => parseOperatorFlags(['--bogus', '--driver-image=x/y:1'], {})).toThrow(new OperatorFlagError(["unknown option '--bogus'"]));
   });
 
   it('reports every problem at once', () => {
@@ -64,7 +73,7 @@ describe('runOperator', () => {
   it('exits 2 with the usage on bad flags', async () => {
     const lines: string[] = [];
     await expect(runOperator(['--bogus'], {}, { logSink: (l) => lines.push(l) })).resolves.toBe(2);
-    expect(lines.join('\n')).toContain('usage: pmem-csi-operator');
+    expect(lines.join('\n')).toContain('Usage: pmem-csi-operator [options]');
   });
 
   it('leads, reconciles, serves probes and metrics, and releases the lease on stop', async () => {
@@ -73,7 +82,7 @@ describe('runOperator', () => {
     const stop = new AbortController();
     let port = 0;
     const lines: string[] = [];
-    const exit = runOperator(['--leader-elect', '--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B', '--version=B', '--log-format=json'], {}, {
+    const exit = runOperator(['--leader-elect', '--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B', '--operator-version=B', '--log-format=json'], {}, {
       kube: h.kube,
       stop: stop.signal,
       identity: 'replica-1',

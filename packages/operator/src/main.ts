@@ -11,7 +11,7 @@ import { ApiHealth, MonitoredKubeApi, type ApiHealthOptions } from './api-health
 import { DEFAULT_CERTIFICATE_POLICY, cachedVerify, type CertDeps } from './certs.js';
 import { systemClock, type Clock } from './clock.js';
 import { kubeEventRecorder } from './events.js';
-import { OPERATOR_USAGE, OperatorFlagError, parseOperatorFlags, type OperatorConfig } from './flags.js';
+import { OperatorFlagError, operatorUsage, parseOperatorFlags, type OperatorConfig } from './flags.js';
 import { OperatorMetrics, startHttpServer, type OperatorProbe } from './http-server.js';
 import { ClientKubeApi } from './kube-api.js';
 import { loadKubeConfig, operatorUserAgent } from './kube-client.js';
@@ -101,16 +101,16 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
   return { operator, elector, ended: Promise.race([stopped, lost]) };
 }
 
-/** Flags, or the exit code when there is nothing to run (usage error: 2, --help: 0). */
+/** Flags, or the exit code when there is nothing to run (usage error: 2, --help/--version: 0). */
 function configOrExit(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, sink: LogSink): OperatorConfig | number {
   try {
-    const config = parseOperatorFlags(argv, env);
-    if (config !== 'help') return config;
-    sink(OPERATOR_USAGE);
+    const command = parseOperatorFlags(argv, env);
+    if (!('output' in command)) return command;
+    sink(command.output);
     return 0;
   } catch (e) {
     if (!(e instanceof OperatorFlagError)) throw e;
-    sink(`${e.message}\n${OPERATOR_USAGE}`);
+    sink(`${e.message}\n${operatorUsage()}`);
     return 2;
   }
 }

@@ -5,23 +5,16 @@
 // SIGINT, SIGTERM, SIGHUP or the loss of the parent process stop it at any moment — during start-up,
 // the demonstration or the --keep wait — and every child process is stopped and the state
 // directory released (mounts, loop devices, sockets, lock). A second Ctrl-C kills the children.
-import { parseArgs } from 'node:util';
 import { DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
-import { createLogger, errorMessage } from '@pmem-csi/runtime';
+import { createLogger } from '@pmem-csi/runtime';
+import type { LocalFlags } from '../cli.js';
 import { runDemo } from './demo.js';
 import { StackLockedError } from './lock.js';
 import { chooseDeviceMode, startLocalStack, type LocalStack } from './stack.js';
 import { watchStopRequests, type StopRequests } from './stop-requests.js';
-import { localStackDir, STATE_DIR_ENV } from './workdir.js';
+import { localStackDir } from './workdir.js';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
-
-/** Usage of the local subcommand. */
-export const LOCAL_USAGE = `usage: pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]
-  --keep            keep the stack running after the demonstration, until Ctrl-C (SIGINT) or SIGTERM
-  --fake            fake in-memory devices even as root (default: emulated PMEM on loop devices as root)
-  --state-dir DIR   sockets, certificates, node state, logs and the lock (default: $${STATE_DIR_ENV}, else <tmpdir>/pmem-csi-local);
-                    one stack per directory: a second one is refused while the first runs`;
 
 function printSockets(stack: LocalStack): void {
   say(`\nCSI sockets (point csi-sanity or any CSI client at them):`);
@@ -29,27 +22,6 @@ function printSockets(stack: LocalStack): void {
   for (const n of stack.nodes) say(`   ${n.id}:     unix://${n.socket}`);
   say(`   status:     ${stack.statusUrl}/status   (or: npm run status)`);
   say(`   logs:       ${stack.dir}/logs/`);
-}
-
-interface LocalFlags {
-  readonly keep: boolean;
-  readonly fake: boolean;
-  readonly stateDir: string | undefined;
-}
-
-function parseLocalFlags(argv: string[]): LocalFlags {
-  try {
-    const { values } = parseArgs({
-      args: argv,
-      options: { keep: { type: 'boolean', default: false }, fake: { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
-      strict: true,
-      allowPositionals: false,
-    });
-    if (values['state-dir'] === '') throw new Error('--state-dir must not be empty');
-    return { keep: values.keep, fake: values.fake, stateDir: values['state-dir'] };
-  } catch (e) {
-    throw new Error(`${errorMessage(e)}\n${LOCAL_USAGE}`, { cause: e });
-  }
 }
 
 /** The demonstration and the --keep wait; ends early (the rest abandoned) when a stop is requested. */
@@ -75,8 +47,7 @@ async function demonstrate(stack: LocalStack, flags: LocalFlags, stop: StopReque
 }
 
 /** Run the local stack; resolves with the process exit code. */
-export async function runLocalStack(argv: string[]): Promise<number> {
-  const flags = parseLocalFlags(argv);
+export async function runLocalStack(flags: LocalFlags): Promise<number> {
   const dir = localStackDir(flags.stateDir);
   const stop = watchStopRequests();
   let stack: LocalStack | undefined;

@@ -1,7 +1,7 @@
 // `pmem-csi-driver status`: fetch /status from a controller and print the node table.
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { ControllerStatus } from '@pmem-csi/controller';
+import type { StatusFlags } from '../cli.js';
 import { renderStatus } from '../status-table.js';
 import { localStackDir } from './workdir.js';
 
@@ -12,9 +12,9 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Contro
   return (await res.json()) as ControllerStatus;
 }
 
-export async function printStatus(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, 'state-dir': { type: 'string' } } });
-  const url = values.url ?? (await readFile(`${localStackDir(values['state-dir'])}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')).trim();
+/** Print the node table of the controller at --url, else of the local stack in --state-dir. */
+export async function printStatus(flags: StatusFlags): Promise<void> {
+  const url = flags.url ?? (await readFile(`${localStackDir(flags.stateDir)}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')).trim();
   let status: ControllerStatus;
   try {
     status = await fetchStatus(url);

@@ -1,18 +1,19 @@
 // The controller Deployment: pmem-csi-driver in controller mode (CSI controller on a unix socket +
 // the registry on REGISTRY_PORT with mutual TLS) and the external-provisioner sidecar on the same
 // socket. Only the sidecar holds a Kubernetes token (projected into that container alone); the
-// driver container has none. The driver's arguments must match packages/driver/src/flags.ts.
+// driver container has none. The driver's arguments are rendered from its flag schema (@pmem-csi/csi).
 // Rollouts use the Recreate strategy: the node registry lives in the memory of the one controller
 // process (controllerReplicas is capped at 1), and a RollingUpdate would surge a second controller
 // that the nodes and the provisioner reach half of the time through the registry Service.
 import type { V1Container, V1Deployment, V1DeploymentStrategy, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES } from '@pmem-csi/api';
+import { renderDriverArgs } from '@pmem-csi/csi';
 import type { KubeObject, LooseObject } from '../kube-port.js';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
-import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+import { restrictedContainer, certsMount, certsVolume, commonDriverConfig, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
 import { METRICS_PORT_NAME, REGISTRY_PORT_NAME } from './services.js';
 
 const SOCKET_VOLUME = 'socket-dir';
@@ -27,12 +28,12 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
   return {
     name: CONTAINER_NAMES.driver,
     ...driverContainerBase(ctx),
-    args: [
-      '--mode=controller',
-      ...commonDriverArgs(ctx, cr.metadata.name, `unix://${SOCKET_PATH}`),
-      `--registry-listen=0.0.0.0:${REGISTRY_PORT}`,
-      `--metrics-listen=0.0.0.0:${METRICS_PORT}`,
-    ],
+    args: renderDriverArgs({
+      mode: 'controller',
+      ...commonDriverConfig(ctx, cr.metadata.name, `unix://${SOCKET_PATH}`),
+      registryListen: `0.0.0.0:${REGISTRY_PORT}`,
+      metricsListen: `0.0.0.0:${METRICS_PORT}`,
+    }),
     ports: [
       { name: REGISTRY_PORT_NAME, containerPort: REGISTRY_PORT, protocol: 'TCP' },
       { name: METRICS_PORT_NAME, containerPort: METRICS_PORT, protocol: 'TCP' },

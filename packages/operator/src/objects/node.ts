@@ -4,7 +4,7 @@
 // The driver container is privileged: it manages PMEM devices (/dev, /sys) and mounts volumes
 // into pods, which needs Bidirectional mount propagation on the pods and staging directories;
 // those are mounted at their host paths because kubelet passes host paths in NodeStage/Publish.
-// The driver's arguments must match packages/driver/src/flags.ts.
+// The driver's arguments are rendered from its flag schema (@pmem-csi/csi renderDriverArgs).
 // Emulated device mode (NOT persistent memory): the driver keeps each volume as a sparse file in
 // <state dir>/emulated (packages/node/src/device/factory.ts) attached to a loop device. The state
 // dir is a hostPath at the same path, so the files are on the node's disk and survive pod restarts
@@ -22,11 +22,12 @@ import {
   selectorLabels,
 } from '@pmem-csi/api';
 import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '@pmem-csi/api';
+import { renderDriverArgs } from '@pmem-csi/csi';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 import { METRICS_PORT_NAME } from './services.js';
-import { restrictedContainer, certsMount, certsVolume, commonDriverArgs, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+import { restrictedContainer, certsMount, certsVolume, commonDriverConfig, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
 
 const NODE_CONTROLLER_PORT_NAME = 'node-controller';
 const REGISTRAR_HEALTH_PORT_NAME = 'healthz';
@@ -56,20 +57,20 @@ function emulatedPoolBytes(size: number | string): number {
 
 function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
   const paths = driverHostPaths(cr.metadata.name, ctx.spec.kubeletDir);
-  return [
-    '--mode=node',
-    ...commonDriverArgs(ctx, cr.metadata.name, `unix://${paths.csiSocket}`),
-    '--nodeid=$(NODE_NAME)',
-    `--device-mode=${ctx.spec.deviceMode}`,
-    `--pmem-percentage=${ctx.spec.pmemPercentage}`,
+  return renderDriverArgs({
+    mode: 'node',
+    ...commonDriverConfig(ctx, cr.metadata.name, `unix://${paths.csiSocket}`),
+    nodeId: '$(NODE_NAME)',
+    deviceMode: ctx.spec.deviceMode,
+    pmemPercentage: ctx.spec.pmemPercentage,
     // Only in emulated mode, so that lvm and direct DaemonSets (and their pods) stay as they were.
-    ...(ctx.spec.deviceMode === 'emulated' ? [`--emulated-size=${emulatedPoolBytes(ctx.spec.emulatedSize)}`] : []),
-    `--state-dir=${paths.stateDir}`,
-    `--node-controller-listen=0.0.0.0:${NODE_CONTROLLER_PORT}`,
-    `--advertised-endpoint=$(POD_IP):${NODE_CONTROLLER_PORT}`,
-    `--registry-endpoint=${registryServiceHost(cr.metadata.name, ctx.namespace)}:${REGISTRY_PORT}`,
-    `--metrics-listen=0.0.0.0:${METRICS_PORT}`,
-  ];
+    ...(ctx.spec.deviceMode === 'emulated' ? { emulatedSize: emulatedPoolBytes(ctx.spec.emulatedSize) } : {}),
+    stateDir: paths.stateDir,
+    nodeControllerListen: `0.0.0.0:${NODE_CONTROLLER_PORT}`,
+    advertisedEndpoint: `$(POD_IP):${NODE_CONTROLLER_PORT}`,
+    registryEndpoint: `${registryServiceHost(cr.metadata.name, ctx.namespace)}:${REGISTRY_PORT}`,
+    metricsListen: `0.0.0.0:${METRICS_PORT}`,
+  });
 }
 
 function driverMounts(cr: OwnerDeployment, ctx: BuildContext): V1VolumeMount[] {

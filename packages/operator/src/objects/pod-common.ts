@@ -1,9 +1,10 @@
 // Pieces shared by the controller and node pod templates: resource conversion, hardened container
-// security, the driver's common flags (which must match packages/driver/src/flags.ts exactly),
+// security, the driver's configuration common to both modes (rendered as arguments by the flag schema of @pmem-csi/csi),
 // and the config-hash annotation that rolls pods when their Secret's certificates change.
 import type { V1Container, V1PodTemplateSpec, V1ResourceRequirements, V1SecurityContext } from '@kubernetes/client-node';
 import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
 import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '@pmem-csi/api';
+import type { ControllerConfig } from '@pmem-csi/csi';
 import type { BuildContext, TlsMaterial } from './context.js';
 import type { KubeObject } from '../kube-port.js';
 import { canonicalJson, contentHash } from './hash.js';
@@ -25,17 +26,17 @@ export function restrictedContainer(): V1SecurityContext {
   return { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 }
 
-/** Flags of pmem-csi-driver common to both modes (see packages/driver/src/flags.ts). */
-export function commonDriverArgs(ctx: BuildContext, driverName: string, endpoint: string): string[] {
-  return [
-    `--drivername=${driverName}`,
-    `--endpoint=${endpoint}`,
-    `--ca-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.caCert}`,
-    `--cert-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.cert}`,
-    `--key-file=${CERTS_MOUNT_PATH}/${SECRET_KEYS.key}`,
-    `--log-format=${ctx.spec.logFormat}`,
-    `--v=${ctx.spec.logLevel}`,
-  ];
+/** The driver's configuration common to both modes (rendered by @pmem-csi/csi renderDriverArgs). */
+export function commonDriverConfig(ctx: BuildContext, driverName: string, endpoint: string): Pick<ControllerConfig, 'driverName' | 'csiEndpoint' | 'caFile' | 'certFile' | 'keyFile' | 'logFormat' | 'verbosity'> {
+  return {
+    driverName,
+    csiEndpoint: endpoint,
+    caFile: `${CERTS_MOUNT_PATH}/${SECRET_KEYS.caCert}`,
+    certFile: `${CERTS_MOUNT_PATH}/${SECRET_KEYS.cert}`,
+    keyFile: `${CERTS_MOUNT_PATH}/${SECRET_KEYS.key}`,
+    logFormat: ctx.spec.logFormat,
+    verbosity: ctx.spec.logLevel,
+  };
 }
 
 /** The driver container's common parts: image, pull policy, certificate mount. */

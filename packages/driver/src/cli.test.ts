@@ -122,9 +122,9 @@ describe('pmem-csi-driver command line', () => {
   it('answers --help and --version without running anything', async () => {
     const help = await run(['--help']);
     expect(help.config).toBeUndefined();
-    expect(help.out).toMatch(/^Usage: pmem-csi-driver --mode controller\|node \[flags\]/);
+    expect(help.out).toMatch(/^usage: pmem-csi-driver --mode controller\|node \[flags\]/);
     for (const name of ['mode', 'drivername', 'endpoint', 'nodeid', 'device-mode', 'emulated-size', 'state-dir', 'metrics-listen']) expect(help.out).toContain(`--${name} <`);
-    for (const command of ['local', 'status', 'check-tools']) expect(help.out).toContain(command);
+    for (const command of ['local [--keep]', 'status [--url URL]', 'check-tools [MODE ...]']) expect(help.out).toContain(`pmem-csi-driver ${command}`);
     expect((await run(['--version'])).out).toMatch(/^pmem-csi-driver \d+\.\d+\.\d+/);
     const localHelp = await run(['local', '--help']);
     expect(localHelp.local).toBeUndefined();

@@ -43,16 +43,28 @@ function stateDir(value: string): string {
   return value;
 }
 
-/** The pmem-csi-driver program (without exit handling: main.ts decides how to end). */
+/** The pmem-csi-driver program; it throws instead of exiting (main.ts decides how to end). */
 export function driverProgram(actions: CliActions): Command {
   const program = new Command('pmem-csi-driver')
     .description('PMEM-CSI driver: the central CSI controller (--mode controller) or a node driver (--mode node)')
     .version(`pmem-csi-driver ${DRIVER_VERSION}`, '--version', 'print the version')
     .usage('--mode controller|node [flags]  |  <command> [options]')
+    // "usage:" in lower case, as the binary has always printed it (the image tests and the bundle check read it).
+    .configureHelp({ styleTitle: (title) => (title === 'Usage:' ? 'usage:' : title) })
     .showHelpAfterError()
+    // Errors (and --help/--version) throw CommanderError instead of exiting: main.ts chooses the exit
+    // code, the same for the subcommands, which inherit this setting.
+    .exitOverride()
     .allowExcessArguments(false)
     // Options before a subcommand are the driver's, after it the subcommand's (both have --state-dir).
     .enablePositionalOptions();
+  program.addHelpText('after', `
+Synopsis:
+  pmem-csi-driver --mode controller|node [flags]            run the driver
+  pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]  the whole stack on this machine (npm start)
+  pmem-csi-driver status [--url URL] [--state-dir DIR]       registered nodes, capacity and volumes
+  pmem-csi-driver check-tools [MODE ...]                     the node's host tools found here
+  pmem-csi-driver <command> --help                           the options of one command`);
   const options = DRIVER_FLAGS.map((flag) => ({ flag, option: flagOption(flag) }));
   for (const { option } of options) program.addOption(option);
   program.action(async () => {

@@ -49,7 +49,7 @@ const program = driverProgram({
   checkTools: async (modes) => {
     process.exitCode = await (await import('./check-tools.js')).runCheckTools(modes);
   },
-}).exitOverride();
+});
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   // commander has printed its own message (and the help after an error) already.

@@ -6,12 +6,12 @@
 // layout): `--mode controller` (CSI controller + registry), `--mode node` (CSI node service +
 // node-controller service). Every bad flag gives a problem naming the flag and what is allowed;
 // all problems are reported at once.
-import { DEFAULT_DRIVER_NAME, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, VOLUME_DEVICE_MODES, isDnsSubdomain, type VolumeDeviceMode } from '@pmem-csi/api';
+import { DEFAULT_DRIVER_NAME, LOG_FORMATS, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, VOLUME_DEVICE_MODES, isDnsSubdomain, type VolumeDeviceMode } from '@pmem-csi/api';
 import { GiB, MiB } from './bytes.js';
 
 export const DRIVER_MODES = ['controller', 'node'] as const;
 export type DriverMode = (typeof DRIVER_MODES)[number];
-export const LOG_FORMATS = ['text', 'json'] as const;
+/** Log formats of every binary (the list is the CRD's spec.logFormat, @pmem-csi/api). */
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 interface CommonConfig {

@@ -1,9 +1,11 @@
 // Structured logging: one line per event, as JSON or as "key=value" text, with a level and a
 // component. Secret material never reaches the output: fields whose names look like keys or
 // secrets are redacted, and PEM private-key blocks inside any string are replaced.
+import type { LogFormat } from '@pmem-csi/csi';
 
+/** text or json (the one list: @pmem-csi/api LOG_FORMATS, typed in @pmem-csi/csi). */
+export type { LogFormat };
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogFormat = 'text' | 'json';
 export type LogFields = Record<string, unknown>;
 
 const LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };

@@ -77,6 +77,13 @@ export function helmValuesSchema(): Schema {
         deleteOnUninstall: bool('Delete it (and so the driver) on helm uninstall; by default it is kept.'),
         spec: specSchema(),
       }),
+      monitoring: obj('Monitoring with the Prometheus operator.', {
+        prometheusRule: obj('A PrometheusRule with the alerts of deploy/prometheus/pmem-csi-rules.yaml.', {
+          enabled: bool("Create a PrometheusRule with PMEM-CSI's alerts."),
+          namespace: str('Namespace of the PrometheusRule; empty means the release namespace.'),
+          labels: stringMap('Extra labels of the PrometheusRule.'),
+        }),
+      }),
     },
   };
 }

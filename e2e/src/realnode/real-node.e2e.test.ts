@@ -408,9 +408,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const registrarImage = imageOf(nodeA, CONTAINER_NAMES.registrar);
     expect(registrarImage).toBe(image('registrar').ref);
 
-    // A volume in use across the upgrade: the pod checks its mount (the /proc/mounts line) and the
-    // file's content every 0.2 s and fails at once when either changes; it ends when a later pod
-    // has read the volume and left /data/done, reporting what it saw and how often it checked.
+    // A volume in use across the upgrade: every 0.2 s the pod checks its mount (the /proc/mounts
+    // line) and the file's content, and writes and fsyncs a heartbeat file (reads could come from
+    // the page cache; a write through to a lost device fails); it fails at once with the reason. It
+    // ends when a later pod has read the volume and left /data/done, reporting how often it checked.
     await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'upgrade-data', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
     const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'upgrade-data' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
     const token = `before-upgrade-${Date.now()}`;
@@ -425,6 +426,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
         '  d="$(cat /data/f 2>&1 || true)"',
         `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
+        '  if ! { echo "$n" > /data/beat && sync /data/beat; }; then echo "writing /data/beat failed after $n checks" > /dev/termination-log; exit 1; fi',
         '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
         '  n=$((n+1)); sleep 0.2',
         'done',
@@ -570,8 +572,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     // A new pod mounts the volume after the upgrade (published by driver B), reads the data and
     // leaves /data/done; the volume user sees it through its own mount and ends reporting it.
     t0 = Date.now();
-    await kube.create(scriptPod({ name: 'upgrade-reader', namespace: APP_NAMESPACE, image: refs.driverB, script: 'cat /data/f > /dev/termination-log; echo read-by-upgrade-reader > /data/done; sync', ...mount }));
-    expect(await podResult(kube, podRef('upgrade-reader', APP_NAMESPACE), 240_000, why)).toBe(token);
+    await kube.create(scriptPod({ name: 'upgrade-reader', namespace: APP_NAMESPACE, image: refs.driverB, script: 'echo "$(cat /data/f) beat=$(cat /data/beat)" > /dev/termination-log; echo read-by-upgrade-reader > /data/done; sync', ...mount }));
+    const read = /^(\S+) beat=(\d+)$/.exec(await podResult(kube, podRef('upgrade-reader', APP_NAMESPACE), 240_000, why));
+    // The file written before the upgrade, and the heartbeats the first pod wrote during it.
+    expect([read?.[1], Number(read?.[2] ?? -1) > 0]).toEqual([token, true]);
     timings['upgrade: new pod read the volume'] = Date.now() - t0;
     const report = await podResult(kube, podRef('upgrade-user', APP_NAMESPACE), 60_000, why);
     const m = /^(\S+) read-by-upgrade-reader checks=(\d+)$/.exec(report);
@@ -579,6 +583,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     // It checked at least once per second of the whole upgrade (every 0.2 s, plus the time of a check).
     const checkedSeconds = (Date.now() - started) / 1000;
     expect(Number(m?.[2])).toBeGreaterThanOrEqual(Math.floor(checkedSeconds));
+    expect(Number(m?.[2])).toBeGreaterThanOrEqual(Number(read?.[2]));
     process.stdout.write(`volume user: ${report} over ${checkedSeconds.toFixed(0)} s\n`);
 
     for (const name of ['upgrade-user', 'upgrade-reader']) await kube.delete(podRef(name, APP_NAMESPACE));

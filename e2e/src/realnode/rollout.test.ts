@@ -1,7 +1,7 @@
 // The rollout checks of the upgrade scenario, on hand-made objects: a check that passed on a
 // half-rolled DaemonSet or missed two controllers would make the real-node scenario pass wrongly.
 import type { PmemDeployment } from '../cluster/pmem-deployment.js';
-import { RolloutObserver, crRunning, daemonSetRolled, deploymentRolled, isLive, parseCriLog, type RolloutSnapshot, type Workload } from './rollout.js';
+import { RolloutObserver, crRunning, daemonSetRolled, deploymentRolled, isLive, parseCriLog, podState, type RolloutSnapshot, type Workload } from './rollout.js';
 import type { Pod } from './workloads.js';
 
 const A = 'pmem-csi-driver:0.1.0';
@@ -122,5 +122,17 @@ describe('parseCriLog', () => {
       { at: Date.parse('2026-12-01T21:05:01.123Z'), text: 'level=INFO msg="became leader" lease=pmem-csi-operator' },
       { at: Date.parse('2026-12-01T21:05:02.000Z'), text: 'partial' },
     ]);
+  });
+});
+
+describe('podState', () => {
+  it('names the image, the state and the exit codes of ended containers', () => {
+    const label = (i: string | undefined): string => (i === A ? 'A' : i === B ? 'B' : '?');
+    const ended = pod('c1', A, { phase: 'Failed', ready: false, terminating: true });
+    ended.status = { ...ended.status, containerStatuses: [
+      { name: 'pmem-driver', ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } },
+      { name: 'external-provisioner', ready: false, restartCount: 0, state: { terminated: { exitCode: 2 } } },
+    ] };
+    expect([podState(pod('c2', B), 'pmem-driver', label), podState(ended, 'pmem-driver', label)]).toEqual(['B ready', 'A Failed terminating (exit pmem-driver 0, external-provisioner 2)']);
   });
 });

@@ -205,10 +205,14 @@ export class RolloutObserver {
   }
 }
 
-/** "name image-label state" of a pod, e.g. "B ready", "A Running terminating". */
+/**
+ * "image-label state" of a pod, e.g. "B ready", "A Running terminating", and the exit codes of
+ * containers that ended, e.g. "A Failed terminating (exit pmem-driver 0, external-provisioner 2)".
+ */
 export function podState(p: Pod, container: string, label: (image: string | undefined) => string): string {
   const ready = isReady(p) ? 'ready' : (p.status?.phase ?? 'no phase');
-  return `${label(imageOf(p, container))} ${ready}${p.metadata.deletionTimestamp === undefined ? '' : ' terminating'}`;
+  const exits = (p.status?.containerStatuses ?? []).flatMap((c) => (c.state?.terminated === undefined ? [] : [`${c.name} ${c.state.terminated.exitCode}`]));
+  return `${label(imageOf(p, container))} ${ready}${p.metadata.deletionTimestamp === undefined ? '' : ' terminating'}${exits.length === 0 ? '' : ` (exit ${exits.join(', ')})`}`;
 }
 
 /** One line of a container log as the kubelet writes it ("<RFC 3339 time> <stream> <tag> <text>"). */

@@ -72,6 +72,11 @@ export interface KwokCluster {
   componentLog(component: string, lines?: number): string;
   /** The audit log so far (clusters created with `audit: true`; else an error saying so). */
   auditEvents(): Promise<AuditEvent[]>;
+  /**
+   * Stop every control-plane component (`kwokctl stop cluster`), wait `downMs`, start them again
+   * on the same data and ports, and wait until the API answers; returns how long it was down.
+   */
+  restartControlPlane(downMs: number): Promise<number>;
   delete(): Promise<void>;
 }
 
@@ -298,7 +303,15 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
       const text = await readFile(join(kwokDir, 'logs', 'audit.log'), 'utf8');
       return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as AuditEvent);
     };
-    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, auditEvents, delete: remove };
+    const restartControlPlane = async (downMs: number): Promise<number> => {
+      const stopped = Date.now();
+      await runTool(toolPath('kwokctl'), ['stop', 'cluster', '--name', name], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS });
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      await runTool(toolPath('kwokctl'), ['start', 'cluster', '--name', name], { env: kwokEnv(dir), timeoutMs: CREATE_TIMEOUT_MS });
+      await waitFor('the kube-apiserver to answer again after the restart', async () => ((await kube.list('v1', 'Namespace').catch(() => [])).length > 0 ? true : undefined), { timeoutMs: 120_000 });
+      return Date.now() - stopped;
+    };
+    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, auditEvents, restartControlPlane, delete: remove };
   } catch (e) {
     await remove().catch(() => undefined);
     throw e;

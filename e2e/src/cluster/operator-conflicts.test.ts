@@ -5,7 +5,9 @@
 //   same CA); when the earlier one goes, the later one takes the names over;
 // - two deployments managing PMEM on the same nodes: the later one gets PmemOverlap and a Warning;
 // - a node driver rollout over every node: never two controller pods, and the operator's requests
-//   counted by verb (lists, gets, object writes, status writes) during the rollout and at steady state.
+//   counted by verb (lists, gets, object writes, status writes) during the rollout and at steady state;
+// - operator faults (issue 14, R6): the whole control plane restarted under it, and another writer
+//   fighting over its DaemonSet: it converges without a duplicate object, a new CA or lost status.
 import { KIND, deploymentObjectNames } from '@pmem-csi/api';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.js';
@@ -179,4 +181,41 @@ describe('cluster: operator ownership, PMEM overlap and rollouts', () => {
     expect(rollout.objectWrites).toBeLessThanOrEqual(4);
     expect(rollout.statusWrites).toBeLessThanOrEqual(2 * NODES.length + 4);
   }, 420_000);
+
+  it('converges after a control-plane restart and against a competing writer: no duplicate, no new CA, status kept', async () => {
+    const { kube } = cluster;
+    const before = await running(COLLIDING);
+    const names = deploymentObjectNames(COLLIDING);
+    const caRef = { apiVersion: 'v1', kind: 'Secret', name: names.caSecret, namespace: DRIVER_NAMESPACE };
+    const dsRef = workloadRefs(COLLIDING).daemonSet;
+    const kept = { ds: (await kube.must(dsRef)).metadata.uid, ca: JSON.stringify((await kube.must(caRef))['data']) };
+    const downMs = await cluster.restartControlPlane(5_000);
+    timings['control plane down (stop, 5 s, start, API answers)'] = downMs;
+    // A spec change made after the restart must roll out: the operator's watches came back.
+    await kube.merge({ ...pmemDeployment(COLLIDING), spec: { logLevel: 4 } });
+    const after = await waitStatus(kube, COLLIDING, {
+      what: 'the new generation observed and Running after the restart',
+      ok: (c) => c.status?.observedGeneration === c.metadata.generation && c.metadata.generation !== before.metadata.generation && c.status?.phase === 'Running',
+      timeoutMs: 180_000,
+    });
+    // Another field manager takes the DaemonSet's update strategy and log level: the operator takes them back.
+    type Ds = KubeObject & { spec: { updateStrategy?: { rollingUpdate?: { maxUnavailable?: number | string } }; template: { spec: { containers: Array<{ name: string; args?: string[] }> } } } };
+    const ds = await kube.must<Ds>(dsRef);
+    const wanted = JSON.stringify(ds.spec.updateStrategy);
+    for (let i = 0; i < 3; i++) {
+      await kube.apply({ apiVersion: ds.apiVersion, kind: ds.kind, metadata: { name: ds.metadata.name, namespace: DRIVER_NAMESPACE }, spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 7 + i } } } } as KubeObject, { fieldManager: 'someone-else' });
+      await sleep(300);
+    }
+    await waitFor('the operator to restore the DaemonSet update strategy', async () =>
+      (JSON.stringify((await kube.must<Ds>(dsRef)).spec.updateStrategy) === wanted ? true : undefined), { timeoutMs: 60_000, describe: operatorLog });
+    const objects = async (kind: string, apiVersion: string): Promise<number> =>
+      (await kube.list(apiVersion, kind, { namespace: DRIVER_NAMESPACE, labelSelector: `app.kubernetes.io/instance=${COLLIDING}` })).length;
+    expect({ daemonSets: await objects('DaemonSet', 'apps/v1'), deployments: await objects('Deployment', 'apps/v1'), secrets: await objects('Secret', 'v1') }).toEqual({ daemonSets: 1, deployments: 1, secrets: 3 });
+    expect((await kube.must(dsRef)).metadata.uid).toBe(kept.ds);
+    expect(JSON.stringify((await kube.must(caRef))['data'])).toBe(kept.ca);
+    const conditions = (after.status?.conditions ?? []).map((c) => [c.type, c.status]).sort();
+    expect(conditions).toEqual(expect.arrayContaining([['CertsReady', 'True'], ['DriverDeployed', 'True']]));
+    expect((await fetch(`${operator.metricsUrl}/readyz`)).status).toBe(200);
+  }, 420_000);
+
 });

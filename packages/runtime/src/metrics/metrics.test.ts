@@ -98,6 +98,25 @@ describe('CsiOperationMetrics on a real server', () => {
     expect(sample(await metricsText(registry), series('Probe', 'DeadlineExceeded', 'count'))).toBe(1);
   });
 
+  it('counts a call the client cancelled once, as Canceled, though the handler answers later', async () => {
+    const count = async (code: string): Promise<number> => sample(await metricsText(registry), series('Probe', code, 'count')) ?? 0;
+    const [ok, canceled, deadline] = [await count('OK'), await count('Canceled'), await count('DeadlineExceeded')];
+    const code = await new Promise<number>((resolve) => {
+      const call = client.Probe({}, { deadline: Date.now() + 5000 }, (e) => resolve(e?.code ?? grpc.status.OK));
+      setTimeout(() => call.cancel(), 30);
+    });
+    expect(code).toBe(grpc.status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 250)); // the handler's answer (after 150 ms) comes and goes
+    expect({ ok: await count('OK'), canceled: await count('Canceled'), deadline: await count('DeadlineExceeded') }).toEqual({ ok, canceled: canceled + 1, deadline });
+  });
+
+  it('counts each of many concurrent calls once, with the request passed through to the handler', async () => {
+    const before = sample(await metricsText(registry), series('GetPluginInfo', 'OK', 'count')) ?? 0;
+    const answers = await Promise.all(Array.from({ length: 40 }, () => unary(client, client.GetPluginInfo, {}, { timeoutMs: 5000 })));
+    expect(answers.map((a) => a.name)).toEqual(answers.map(() => 'pmem-csi.intel.com'));
+    expect(sample(await metricsText(registry), series('GetPluginInfo', 'OK', 'count'))).toBe(before + 40);
+  });
+
   it('refuses an empty driver name', () => {
     expect(() => ops.interceptor('')).toThrow('driverName must not be empty');
   });

@@ -105,7 +105,8 @@ async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
   try {
     return await lstat(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return undefined;
     throw e;
   }
 }

@@ -10,12 +10,12 @@ function errno(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** stat() that returns undefined for a missing path. */
+/** stat() that returns undefined for a path that cannot exist: missing, below a file (`<file>/`), or a name too long. */
 export async function statOrUndefined(path: string): Promise<Stats | undefined> {
   try {
     return await stat(path);
   } catch (e) {
-    if (errno(e) === 'ENOENT') return undefined;
+    if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR' || errno(e) === 'ENAMETOOLONG') return undefined;
     throw e;
   }
 }

@@ -36,6 +36,10 @@ export interface CampaignOptions {
   /** Give up on one operation after this long (its retries included). */
   readonly opTimeoutMs: number;
   readonly log: (line: string) => void;
+  /** Stop starting new cycles after this long (the soak test); `cycles` stays the upper bound. */
+  readonly durationMs?: number;
+  /** false: no crashes at all, only the life cycles and their checks (the soak test). Default true. */
+  readonly crashes?: boolean;
 }
 
 export interface Crash {
@@ -214,17 +218,18 @@ export class CrashCampaign {
     const started = Date.now();
     let next = 0;
     let done = 0;
+    const until = this.#o.durationMs === undefined ? Number.POSITIVE_INFINITY : started + this.#o.durationMs;
     const lane = async (): Promise<void> => {
-      while (next < this.#o.cycles) {
+      while (next < this.#o.cycles && Date.now() < until) {
         const cycle = next++;
-        const crash = this.#rand() * this.#o.crashEvery < 1 ? this.#planCrash(cycle) : undefined;
+        const crash = this.#o.crashes !== false && this.#rand() * this.#o.crashEvery < 1 ? this.#planCrash(cycle) : undefined;
         await this.#cycle(cycle, crash);
         if (++done % 25 === 0) this.#o.log(`  ${done}/${this.#o.cycles} cycles, ${this.#crashes.length} crashes, ${this.#retriedOps} retried operations, ${this.#findings.length} findings`);
       }
     };
     await Promise.all(Array.from({ length: this.#o.lanes }, lane));
     return {
-      cycles: this.#o.cycles,
+      cycles: done,
       crashes: this.#crashes,
       retriedOps: this.#retriedOps,
       retriesByCode: this.#retriesByCode,

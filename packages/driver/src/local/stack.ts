@@ -3,7 +3,7 @@
 // state directory is locked for the stack's lifetime (lock.ts); what a crashed earlier owner left
 // (mounts, loop devices) is released before it is reused, and stop() releases it all again.
 import { accessSync, constants } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControllerStatus } from '@pmem-csi/controller';
 import { releaseHostDir } from '@pmem-csi/node';
@@ -70,6 +70,15 @@ export function chooseDeviceMode(forceFake: boolean): { mode: 'emulated' | 'fake
 
 function tlsArgs(f: LocalCerts['registry']): string[] {
   return ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
+}
+
+/** The last lines of a log file (or why it cannot be read). */
+async function logTail(file: string, lines = 15): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (e) {
+    return `(cannot read it: ${(e as Error).message})`;
+  }
 }
 
 /** Unmount and detach what is left below `dir` (emulated mode only: fake devices mount nothing); returns what could not be released. */
@@ -167,13 +176,17 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
     }
     const statusUrl = `http://127.0.0.1:${statusPort}`;
     await writeFile(join(dir, 'status-url'), `${statusUrl}\n`);
-    const ready = (timeoutMs = 90_000): Promise<ControllerStatus> =>
-      waitUntil(`${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`, async () => {
+    const ready = async (timeoutMs = 90_000): Promise<ControllerStatus> => {
+      // A process of the stack that exited ends the wait at once, with the end of its log.
+      const exited = new AbortController();
+      const signal = options.signal === undefined ? exited.signal : AbortSignal.any([options.signal, exited.signal]);
+      return waitUntil(`${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`, async () => {
         const dead = processes.find((p) => p.child.exitCode !== null);
-        if (dead) throw new Error(`${dead.name} exited with code ${dead.child.exitCode}; see ${dead.logFile}`);
+        if (dead) exited.abort(new Error(`${dead.name} exited with code ${dead.child.exitCode}; the end of ${dead.logFile}:\n${await logTail(dead.logFile)}`));
         const s = await fetchStatus(statusUrl, 2000);
         return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
-      }, timeoutMs, options.signal);
+      }, timeoutMs, signal);
+    };
     await ready();
     log.debug('local stack up', { dir });
     const restart = async (name: string, how: 'crash' | 'graceful'): Promise<void> => {

@@ -224,7 +224,7 @@ export class CrashCampaign {
         const cycle = next++;
         const crash = this.#o.crashes !== false && this.#rand() * this.#o.crashEvery < 1 ? this.#planCrash(cycle) : undefined;
         await this.#cycle(cycle, crash);
-        if (++done % 25 === 0) this.#o.log(`  ${done}/${this.#o.cycles} cycles, ${this.#crashes.length} crashes, ${this.#retriedOps} retried operations, ${this.#findings.length} findings`);
+        if (++done % 25 === 0) this.#o.log(`  ${done}${this.#o.durationMs === undefined ? `/${this.#o.cycles}` : ''} cycles, ${this.#crashes.length} crashes, ${this.#retriedOps} retried operations, ${this.#findings.length} findings`);
       }
     };
     await Promise.all(Array.from({ length: this.#o.lanes }, lane));

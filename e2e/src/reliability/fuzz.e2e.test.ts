@@ -47,7 +47,16 @@ const RPCS: Readonly<Record<string, Spec>> = {
   'controller CreateVolume': {
     target: 'controller',
     service: 'Controller',
-    arb: fc.record({ name: fc.oneof(fc.constantFrom('pvc-fz-1', 'pvc-fz-2'), nasty), capacity_range: fc.record({ required_bytes: int64, limit_bytes: int64 }, { requiredKeys: [] }), volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params }, { requiredKeys: [] }),
+    arb: fc.oneof(
+      fc.record({ name: fc.oneof(fc.constantFrom('pvc-fz-1', 'pvc-fz-2'), nasty), capacity_range: fc.record({ required_bytes: int64, limit_bytes: int64 }, { requiredKeys: [] }), volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params }, { requiredKeys: [] }),
+      // Valid ones too, so OK, ALREADY_EXISTS and RESOURCE_EXHAUSTED are reached and the created volumes are checked for leaks.
+      fc.record({
+        name: fc.constantFrom('pvc-fz-1', 'pvc-fz-2', 'pvc-fz-3'),
+        capacity_range: fc.record({ required_bytes: fc.constantFrom('1', String(16 * MiB), String(64 * MiB), String(600 * MiB)) }),
+        volume_capabilities: fc.constant([{ mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }]),
+        parameters: fc.constantFrom({}, { eraseafter: 'false' }),
+      }),
+    ),
     codes: [...GENERAL, 'ALREADY_EXISTS', 'RESOURCE_EXHAUSTED', 'OUT_OF_RANGE', 'NOT_FOUND'],
   },
   'controller DeleteVolume': { target: 'controller', service: 'Controller', arb: fc.record({ volume_id: nasty }, { requiredKeys: [] }), codes: [...GENERAL, 'FAILED_PRECONDITION'] },

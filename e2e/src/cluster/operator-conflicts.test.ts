@@ -7,12 +7,17 @@
 // - a node driver rollout over every node: never two controller pods, and the operator's requests
 //   counted by verb (lists, gets, object writes, status writes) during the rollout and at steady state;
 // - operator faults (issue 14, R6): the whole control plane restarted under it, and another writer
-//   fighting over its DaemonSet: it converges without a duplicate object, a new CA or lost status.
-import { KIND, deploymentObjectNames } from '@pmem-csi/api';
+//   fighting over its DaemonSet: it converges without a duplicate object, a new CA or lost status;
+// - malformed PmemCSIDeployments (issue 14, R4): 200 generated ones are refused by the CRD schema
+//   (server-side dry-run) or, where the schema admits them, by the operator in their status with
+//   the field path — while the running deployment is not disturbed and the operator keeps running.
+import { API_GROUP_VERSION, KIND, PLURAL, deploymentObjectNames, validateDeployment } from '@pmem-csi/api';
+import { malformedDeployment } from '@pmem-csi/api/testing';
+import fc from 'fast-check';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.js';
 import { createCluster, ensureNamespace, printTimings, type AuditEvent, type KwokCluster } from './harness.js';
-import type { KubeObject } from './kube.js';
+import { statusOf, type KubeObject } from './kube.js';
 import { tail } from './processes.js';
 import { conditionIs, crRef, installCrd, pmemDeployment, waitStatus, workloadRefs, type PmemDeployment } from './pmem-deployment.js';
 import { sleep, waitFor } from './wait.js';
@@ -217,5 +222,44 @@ describe('cluster: operator ownership, PMEM overlap and rollouts', () => {
     expect(conditions).toEqual(expect.arrayContaining([['CertsReady', 'True'], ['DriverDeployed', 'True']]));
     expect((await fetch(`${operator.metricsUrl}/readyz`)).status).toBe(200);
   }, 420_000);
+
+
+  it('refuses 200 malformed PmemCSIDeployments by schema or by status, undisturbed otherwise', async () => {
+    const { kube } = cluster;
+    const seed = Number(process.env['PMEM_CSI_FUZZ_SEED'] ?? Date.now() % 1_000_000);
+    const samples = fc.sample(malformedDeployment, { numRuns: 200, seed });
+    const path = `/apis/${API_GROUP_VERSION}/${PLURAL}`;
+    const admitted: Array<{ why: string; obj: Record<string, unknown> }> = [];
+    const rejected = new Map<number, number>();
+    for (const sample of samples) {
+      const obj = { ...sample.obj, apiVersion: API_GROUP_VERSION, kind: KIND };
+      try {
+        // Strict field validation, as kubectl does by default: unknown fields are refused, not pruned.
+        await kube.request('POST', path, { body: obj, query: { dryRun: 'All', fieldManager: 'pmem-csi-e2e-fuzz', fieldValidation: 'Strict' } });
+        admitted.push(sample);
+      } catch (e) {
+        const code = statusOf(e);
+        rejected.set(code, (rejected.get(code) ?? 0) + 1);
+      }
+    }
+    console.log(`malformed PmemCSIDeployments (seed ${seed}): ${samples.length} generated, rejected by the apiserver ${[...rejected].map(([c, n]) => `${n}×${c}`).join(', ')}, admitted ${admitted.length} (${admitted.map((a) => a.why).join(', ')})`);
+    expect([...rejected.keys()].every((code) => code === 400 || code === 422)).toBe(true);
+    // What the schema admits, the operator's own validation refuses, naming the field.
+    for (const a of admitted) expect({ why: a.why, problems: validateDeployment(a.obj).length > 0 }).toEqual({ why: a.why, problems: true });
+    // A few admitted ones for real: status Failed with the field path, no objects, nothing else disturbed.
+    const tried = admitted.filter((a) => a.why !== 'metadata.name').slice(0, 3);
+    for (const [i, a] of tried.entries()) {
+      const name = `fuzz-${i}.example.com`;
+      await kube.create({ ...(a.obj as object), apiVersion: API_GROUP_VERSION, kind: KIND, metadata: { name } } as KubeObject);
+      const failed = await waitStatus(kube, name, { what: `phase Failed for ${a.why}`, ok: (c) => c.status?.phase === 'Failed', timeoutMs: 60_000 });
+      const deployed = failed.status?.conditions?.find((c) => c.type === 'DriverDeployed');
+      expect({ why: a.why, status: deployed?.status, namesField: /spec[.[]/.test(deployed?.message ?? '') }).toEqual({ why: a.why, status: 'False', namesField: true });
+      expect(await kube.list('apps/v1', 'DaemonSet', { namespace: DRIVER_NAMESPACE, labelSelector: `app.kubernetes.io/instance=${name}` })).toEqual([]);
+      await kube.delete(crRef(name));
+    }
+    expect(operator.process.exited()).toBeUndefined();
+    expect((await cr(COLLIDING)).status?.phase).toBe('Running');
+    expect((await fetch(`${operator.metricsUrl}/readyz`)).status).toBe(200);
+  }, 300_000);
 
 });

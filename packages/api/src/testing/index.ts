@@ -1,0 +1,2 @@
+// Test kits of @pmem-csi/api (the "@pmem-csi/api/testing" subpath; never imported by production code).
+export { SECRET, malformedDeployment } from './malformed.js';

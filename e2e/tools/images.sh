@@ -333,7 +333,8 @@ is_cached() {
 # --- host packages ------------------------------------------------------------------------------
 ensure_host_tools() {
   local need=() pair tool pkg
-  for pair in buildah:buildah debootstrap:debootstrap containerd:containerd ctr:containerd; do
+  # iptables and conntrack: kube-proxy on the real node, and the reliability tier's blackholed ports.
+  for pair in buildah:buildah debootstrap:debootstrap containerd:containerd ctr:containerd iptables:iptables conntrack:conntrack; do
     tool=${pair%%:*} pkg=${pair##*:}
     command -v "$tool" >/dev/null 2>&1 || need+=("$pkg")
   done

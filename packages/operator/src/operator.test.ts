@@ -5,7 +5,7 @@ import { KubeApiError } from './kube-errors.js';
 import { Operator, ownerKey, watchedKinds } from './operator.js';
 import { RESOURCES } from './resources.js';
 import { TEST_NAMESPACE } from './testing/fixtures.js';
-import { CR_NAME, NAMES, harness, type Harness } from './testing/harness.js';
+import { CR_NAME, NAMES, harness, recordLists, type Harness } from './testing/harness.js';
 import { settle } from './testing/manual-clock.js';
 
 jest.setTimeout(60_000);
@@ -164,12 +164,7 @@ describe('Operator', () => {
     h.putCr();
     const op = start(h, reconciles);
     await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0 && op.synced);
-    const lists: string[] = [];
-    const list = h.kube.list.bind(h.kube);
-    h.kube.list = (async (...args: Parameters<typeof list>) => {
-      lists.push(args[0].kind);
-      return list(...args);
-    }) as typeof h.kube.list;
+    const lists = recordLists(h.kube);
     const n = reconciles.length;
     // A rollout over 20 nodes, one pod at a time: each DaemonSet status update is one watch event.
     for (let updated = 0; updated <= 20; updated++) {

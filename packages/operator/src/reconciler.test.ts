@@ -10,7 +10,7 @@ import { ownerReference } from './objects/meta.js';
 import { BUILDERS } from './objects/registry.js';
 import { RESOURCES } from './resources.js';
 import { TEST_NAMESPACE } from './testing/fixtures.js';
-import { CR_NAME, NAMES, harness, type Harness } from './testing/harness.js';
+import { CR_NAME, NAMES, harness, recordLists, type Harness } from './testing/harness.js';
 
 jest.setTimeout(60_000); // certificates are real (RSA 2048)
 
@@ -133,12 +133,7 @@ describe('Reconciler', () => {
     const ca = h.object<V1Secret>('secret', NAMES.caSecret)?.data;
     const dsUid = h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.uid;
     expect(ca).toBeDefined();
-    const lists: string[] = [];
-    const list = h.kube.list.bind(h.kube);
-    h.kube.list = (async (...args: Parameters<typeof list>) => {
-      lists.push(args[0].kind);
-      return list(...args);
-    }) as typeof h.kube.list;
+    const lists = recordLists(h.kube);
     const writes = h.kube.writes.length;
     await h.reconciler({ owned: empty }).reconcile(CR_NAME);
     expect(lists).toEqual(['PmemCSIDeployment']); // the CR list: no deployments() cache given here

@@ -95,3 +95,14 @@ export function harness(): Harness {
     },
   };
 }
+
+/** From now on, the kind of every list request the fake answers (the array grows as they come). */
+export function recordLists(kube: FakeKube): string[] {
+  const lists: string[] = [];
+  const list = kube.list.bind(kube);
+  kube.list = (async (...args: Parameters<typeof list>) => {
+    lists.push(args[0].kind);
+    return list(...args);
+  }) as typeof kube.list;
+  return lists;
+}

@@ -94,11 +94,12 @@ recipe() {
       # SD (plugins/minimum.go) and drops the cloud SDKs (AWS, Azure, GCE, OCI, ...) that made
       # the build slow. Rule checking and rule unit tests need none of them; `promtool check
       # config` of a config using a removed SD would fail, and we never run that.
-      # Measured cold on 2 shared cores, -p=2, nice: with every plugin 31 min wall / 13 min CPU at
-      # load 10-20 (88 MB binary); with remove_all_sd and an EMPTY module and build cache
-      # (GOMODCACHE, GOCACHE in a fresh directory; 965 MB of modules downloaded, 850 MB of build
-      # cache) 17m43s wall / 6m09s CPU at load 15-25 (54 MB binary).
-      METHOD=install ESTIMATE="~6 min of CPU; 10-18 min on a busy machine"
+      # Measured cold (EMPTY module and build cache: GOMODCACHE and GOCACHE in fresh directories)
+      # on 2 shared cores, -p=2, nice: every plugin 15m30s CPU (17m06s wall at load 18 -> 1;
+      # 1.8 GB of modules, 1.8 GB of build cache, 88 MB binary); remove_all_sd 6m09s-6m42s CPU,
+      # 4m55s wall at load 1-5 and 17m43s at load 15-25 (965 MB of modules, 850 MB of build
+      # cache, 54 MB binary).
+      METHOD=install ESTIMATE="~6-7 min of CPU; 5 min wall on a quiet machine, up to 18 on a busy one"
       TAGS=remove_all_sd
       PKGS=(github.com/prometheus/prometheus/cmd/promtool)
       LDFLAGS+=" -X github.com/prometheus/common/version.Version=$PROMTOOL_RELEASE"

@@ -136,11 +136,17 @@ describe('operator image', () => {
     });
   });
 
-  it('answers --help with its version as the default of --version', async () => {
-    await withContainer(buildah(), image('operator').ref, (c) => {
-      const r = c.exec(['--help'], RUN_MS);
-      expect(r.status).toBe(0);
-      expect(r.stderr + r.stdout).toContain(`--version VERSION         operator version recorded on objects (default ${OPERATOR_VERSION})`);
+  it('answers --version with the version it is tagged with, and --help with it as the default of --operator-version', async () => {
+    const ref = image('operator').ref;
+    const tag = ref.slice(ref.lastIndexOf(':') + 1);
+    expect(tag).toBe(OPERATOR_VERSION);
+    await withContainer(buildah(), ref, (c) => {
+      const v = c.exec(['--version'], RUN_MS);
+      expect({ status: v.status, output: (v.stdout + v.stderr).trim() }).toEqual({ status: 0, output: `pmem-csi-operator ${tag}` });
+      const h = c.exec(['--help'], RUN_MS);
+      expect(h.status).toBe(0);
+      // commander wraps the description: the default follows the option after any line breaks.
+      expect(h.stdout + h.stderr).toMatch(new RegExp(`--operator-version <VERSION>[^]*?\\(default: "${tag.replaceAll('.', '\\.')}"\\)`));
     });
   });
 

@@ -10,14 +10,17 @@
 // Needs root and loop devices (the node drivers run on emulated PMEM), like the provisioning tier.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { deploymentObjectNames } from '@pmem-csi/api';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
 import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner } from '@pmem-csi/runtime';
 import { DRIVER_NAMESPACE, REPO_ROOT, startOperator, startProvisioner, type OperatorRun } from './components.js';
 import { createCluster, ensureNamespace, printTimings, type KwokCluster } from './harness.js';
+import { helmTemplate, parseManifests, RELEASE_NAMESPACE } from '../deploy/render.js';
+import type { KubeObject } from './kube.js';
 import { startHostProcess, tail, type HostProcess } from './processes.js';
-import { conditionIs, installCrd, pmemDeployment, waitStatus } from './pmem-deployment.js';
+import { conditionIs, installCrd, pmemDeployment, waitStatus, workloadRefs } from './pmem-deployment.js';
 import { affinityNodes, claim, claimRef, csiDriver, detachLoopsUnder, DRIVER, pvRef, registerNodes, storageClass, waitBound, waitGone } from './storage.js';
 import { waitFor } from './wait.js';
 
@@ -178,6 +181,32 @@ async function stopMetricsStack(stack: MetricsStack | undefined): Promise<void> 
   if (released.left.length > 0 || leaked.length > 0) process.stdout.write(`metrics stack: left ${released.left.join(', ')}; detached ${leaked.join(', ')}\n`);
 }
 
+// --- the chart's scrape targets ------------------------------------------------------------
+
+interface Endpoint { port: string; path: string }
+interface Monitor extends KubeObject {
+  spec: { namespaceSelector: { matchNames: string[] }; selector: { matchLabels: Record<string, string> }; endpoints?: Endpoint[]; podMetricsEndpoints?: Endpoint[] };
+}
+interface PodTemplateOwner extends KubeObject {
+  spec: { template: { metadata: { labels?: Record<string, string> }; spec: { containers: Array<{ name: string; args?: string[]; ports?: Array<{ name?: string; containerPort: number }> }> } } };
+}
+interface ServiceObject extends KubeObject {
+  spec: { ports?: Array<{ name?: string; port: number; targetPort?: string | number }> };
+}
+
+const selects = (labels: Readonly<Record<string, string>> | undefined, selector: Readonly<Record<string, string>>): boolean => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+/** The containers' port named `name`, with the --metrics-listen port of that container. */
+function metricsPort(owner: PodTemplateOwner, name: string): { containerPort: number; listens: number | undefined } | undefined {
+  for (const c of owner.spec.template.spec.containers) {
+    const port = (c.ports ?? []).find((p) => p.name === name);
+    if (port === undefined) continue;
+    const listen = (c.args ?? []).map((a) => /^--(?:metrics-listen|metrics-address)[= ].*:(\d+)$/.exec(a)?.[1]).find((p) => p !== undefined);
+    return { containerPort: port.containerPort, listens: listen === undefined ? undefined : Number(listen) };
+  }
+  return undefined;
+}
+
 // --- the tests ------------------------------------------------------------------------------
 
 describe('cluster: /metrics of the deployed components move with the work done', () => {
@@ -335,4 +364,54 @@ describe('cluster: /metrics of the deployed components move with the work done',
     expect(failed.filter((s) => s.labels['result'] === 'access_failure' || ['apply', 'patch', 'delete'].includes(s.labels['verb'] ?? '')).map((s) => s.labels)).toEqual([]);
     timings['operator: deploy with scrapes'] = Date.now() - started;
   }, 240_000);
+
+  it("the chart's ServiceMonitor and PodMonitors select what the operator deployed, on the ports that serve /metrics", async () => {
+    const { kube } = cluster;
+    // The rendered YAML as plain objects of this tier's wire type (render.ts types them as the operator's).
+    const rendered = parseManifests(helmTemplate({ set: { 'monitoring.serviceMonitor.enabled': 'true', 'monitoring.podMonitor.enabled': 'true' } }));
+    const chart = JSON.parse(JSON.stringify(rendered)) as KubeObject[];
+    const monitors = chart.filter((o): o is Monitor => o.kind === 'ServiceMonitor' || o.kind === 'PodMonitor');
+    expect(monitors.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual(['PodMonitor/pmem-csi-operator', 'PodMonitor/pmem-csi-operator-node', 'ServiceMonitor/pmem-csi-operator-controller']);
+    const monitor = (kind: string, name: string): Monitor => {
+      const m = monitors.find((o) => o.kind === kind && o.metadata.name === name);
+      if (m === undefined) throw new Error(`the chart rendered no ${kind} ${name}`);
+      return m;
+    };
+    const names = deploymentObjectNames(CR);
+
+    // The controller: the Services its selector picks in the driver namespace that have the
+    // endpoint's port: exactly the metrics Service, pointing at the container port that serves /metrics.
+    const sm = monitor('ServiceMonitor', 'pmem-csi-operator-controller');
+    const smPort = sm.spec.endpoints?.[0]?.port ?? '';
+    expect(sm.spec.namespaceSelector.matchNames).toEqual([DRIVER_NAMESPACE]);
+    expect(sm.spec.endpoints?.map((e) => e.path)).toEqual(['/metrics']);
+    const services = await kube.list<ServiceObject>('v1', 'Service', { namespace: DRIVER_NAMESPACE });
+    const scraped = services.filter((s) => selects(s.metadata.labels, sm.spec.selector.matchLabels) && (s.spec.ports ?? []).some((p) => p.name === smPort));
+    expect(scraped.map((s) => s.metadata.name)).toEqual([names.metricsService]);
+    const controller = await kube.must<PodTemplateOwner>(workloadRefs(CR).deployment);
+    const targetPort = scraped[0]?.spec.ports?.find((p) => p.name === smPort)?.targetPort;
+    const ctlPort = metricsPort(controller, String(targetPort));
+    expect(ctlPort).toBeDefined();
+    expect(ctlPort?.listens).toBe(ctlPort?.containerPort);
+
+    // The node drivers: the DaemonSet's pods and only those (not the controller's), on the port of --metrics-listen.
+    const pmNode = monitor('PodMonitor', 'pmem-csi-operator-node');
+    expect(pmNode.spec.namespaceSelector.matchNames).toEqual([DRIVER_NAMESPACE]);
+    const daemonSet = await kube.must<PodTemplateOwner>(workloadRefs(CR).daemonSet);
+    expect(selects(daemonSet.spec.template.metadata.labels, pmNode.spec.selector.matchLabels)).toBe(true);
+    expect(selects(controller.spec.template.metadata.labels, pmNode.spec.selector.matchLabels)).toBe(false);
+    const nodePort = metricsPort(daemonSet, pmNode.spec.podMetricsEndpoints?.[0]?.port ?? '');
+    expect(nodePort).toBeDefined();
+    expect(nodePort?.listens).toBe(nodePort?.containerPort);
+
+    // The operator: the chart's own Deployment, in the release namespace, on its http port (--metrics-address).
+    const pmOp = monitor('PodMonitor', 'pmem-csi-operator');
+    expect(pmOp.spec.namespaceSelector.matchNames).toEqual([RELEASE_NAMESPACE]);
+    const operatorDeployment = chart.find((o): o is PodTemplateOwner => o.kind === 'Deployment' && o.metadata.name === 'pmem-csi-operator');
+    if (operatorDeployment === undefined) throw new Error('the chart rendered no operator Deployment');
+    expect(selects(operatorDeployment.spec.template.metadata.labels, pmOp.spec.selector.matchLabels)).toBe(true);
+    const opPort = metricsPort(operatorDeployment, pmOp.spec.podMetricsEndpoints?.[0]?.port ?? '');
+    expect(opPort).toBeDefined();
+    expect(opPort?.listens).toBe(opPort?.containerPort);
+  }, 60_000);
 });

@@ -7,6 +7,9 @@ import { DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN, LOG_FORMATS, pmemCsiDeploy
 
 type Schema = { [key: string]: unknown };
 
+/** A Prometheus duration as monitors take it: 30s, 1m, 1m30s, 500ms. */
+const PROMETHEUS_DURATION = '^([0-9]+(ms|s|m|h|d|w|y))+$';
+
 /** The JSON Schema subset of a CRD schema node: no x-kubernetes-* or OpenAPI-only formats. */
 export function plainJsonSchema(node: JSONSchemaProps): Schema {
   const out: Schema = {};
@@ -82,6 +85,18 @@ export function helmValuesSchema(): Schema {
           enabled: bool("Create a PrometheusRule with PMEM-CSI's alerts."),
           namespace: str('Namespace of the PrometheusRule; empty means the release namespace.'),
           labels: stringMap('Extra labels of the PrometheusRule.'),
+        }),
+        serviceMonitor: obj("A ServiceMonitor for the controller's metrics Service in the driver namespace.", {
+          enabled: bool('Create the ServiceMonitor.'),
+          namespace: str('Namespace of the ServiceMonitor; empty means the release namespace.'),
+          labels: stringMap('Extra labels of the ServiceMonitor (the serviceMonitorSelector of your Prometheus).'),
+          interval: str('Scrape interval, a Prometheus duration such as 30s or 1m.', { pattern: PROMETHEUS_DURATION }),
+        }),
+        podMonitor: obj('PodMonitors for the node driver pods (driver namespace) and the operator pods.', {
+          enabled: bool('Create the PodMonitors.'),
+          namespace: str('Namespace of the PodMonitors; empty means the release namespace.'),
+          labels: stringMap('Extra labels of the PodMonitors (the podMonitorSelector of your Prometheus).'),
+          interval: str('Scrape interval, a Prometheus duration such as 30s or 1m.', { pattern: PROMETHEUS_DURATION }),
         }),
       }),
     },

@@ -55,20 +55,31 @@ export function startDriverProcess(name: string, args: readonly string[], logFil
   };
 }
 
-/** A TCP port that is free right now on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Where freePort() looks: below the kernel's ephemeral range (32768-60999 by default). */
+const PORT_RANGE = { from: 20_000, to: 32_000 } as const;
+
+function tryListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 
-/** Poll `check` until it returns a value, or fail naming what we waited for (also when `signal` aborts). */
+/**
+ * A TCP port that is free right now on 127.0.0.1, for a child process to listen on a moment later.
+ * Chosen at random below the ephemeral range: a port the kernel hands out for "port 0" (any other
+ * test's server, any outgoing connection) would often be taken again by someone else before the
+ * child binds it (seen as EADDRINUSE in parallel test runs).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from));
+    if (await tryListen(port)) return port;
+  }
+  throw new Error(`no free TCP port on 127.0.0.1 between ${PORT_RANGE.from} and ${PORT_RANGE.to} after 50 tries`);
+}
+
 export async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, signal?: AbortSignal): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';

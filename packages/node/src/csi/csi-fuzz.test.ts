@@ -233,10 +233,11 @@ describe('node CSI fuzzing (R4)', () => {
       paths: ['target_path'],
     },
     NodeGetVolumeStats: { service: 'Node', arb: () => fc.record({ volume_id: volumeId, volume_path: path, staging_target_path: path }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND'] },
+    // RESOURCE_EXHAUSTED: this node grows the device itself and may not have the space (the message says how much there is).
     NodeExpandVolume: {
       service: 'Node',
       arb: () => fc.record({ volume_id: volumeId, volume_path: path, staging_target_path: path, capacity_range: fc.record({ required_bytes: int64, limit_bytes: int64 }, { requiredKeys: [] }), volume_capability: capability }, { requiredKeys: [] }),
-      codes: [...GENERAL, 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION'],
+      codes: [...GENERAL, 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED'],
     },
     // FAILED_PRECONDITION: the target holds another volume's mount, which the node refuses to unmount.
     NodeUnpublishVolume: { service: 'Node', arb: () => fc.record({ volume_id: volumeId, target_path: path }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND', 'FAILED_PRECONDITION'] },

@@ -77,6 +77,6 @@ describe('volume names the controller accepts yield ids this node accepts', () =
       );
       expect(counts.created).toBeGreaterThan(50);
       expect(counts.refused).toBeGreaterThan(20);
-    });
+    }, 120_000); // 300 creates and deletes with real records: seconds alone, much longer beside a parallel test run
   });
 });

@@ -142,4 +142,13 @@ describe('the chart\'s PrometheusRule', () => {
     expect(rule?.metadata.labels['release']).toBe('kps');
     expect(rule?.spec).toEqual(parse(readFileSync(RULES, 'utf8')));
   });
+
+  it('renders with the values of a release from a chart without monitoring values (helm upgrade --reuse-values)', () => {
+    // --reuse-values keeps the old release's values and ignores the new chart's defaults: the
+    // monitoring sections are absent. Each level set to null here is what such values lack.
+    const old = { 'monitoring.prometheusRule': 'null', 'monitoring.serviceMonitor': 'null', 'monitoring.podMonitor': 'null' };
+    const kinds = parseManifests(helmTemplate({ set: old })).map((o) => o.kind);
+    expect(kinds.filter((k) => ['PrometheusRule', 'ServiceMonitor', 'PodMonitor'].includes(k))).toEqual([]);
+    expect(kinds).toContain('Deployment');
+  });
 });

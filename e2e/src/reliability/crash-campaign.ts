@@ -275,6 +275,10 @@ export class CrashCampaign {
       if (crash.delayMs === 0) await this.#kill(crash.victim);
       else killed = new Promise<void>((resolve) => setTimeout(resolve, crash.delayMs)).then(() => this.#kill(crash.victim));
     }
+    // In flight from the first attempt to the last retry: between two attempts the operation may
+    // already have happened on the node (its answer lost in a crash).
+    const inFlight = this.#inFlight(step, v);
+    inFlight?.set.add(inFlight.key);
     try {
       const outcome = await this.#retried(`${step} ${v.name}`, op);
       await killed;
@@ -285,12 +289,20 @@ export class CrashCampaign {
       }
       if (crash !== undefined) await this.#afterCrash(crash);
     } finally {
+      inFlight?.set.delete(inFlight.key);
       if (crash !== undefined) {
         this.#recoveryMs += Date.now() - crashedAt;
         this.#crashing = false;
       }
     }
     return this.#checkStep(step, v);
+  }
+
+  /** Where a create (by name) or delete (by id) is marked as in flight; nothing for node steps. */
+  #inFlight(step: Step, v: Volume): { set: Set<string>; key: string } | undefined {
+    if (step === 'create') return { set: this.#creating, key: v.name };
+    if (step === 'delete') return { set: this.#deleting, key: v.id ?? '' };
+    return undefined;
   }
 
   /** The first crashes take every process once (controller first), whatever was drawn. */
@@ -354,30 +366,19 @@ export class CrashCampaign {
   }
 
   async #create(v: Volume): Promise<unknown> {
-    this.#creating.add(v.name);
-    try {
-      const r = await this.#ctl.createVolume({ name: v.name, capacity_range: { required_bytes: String(16 * MiB) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
-      const id = r.volume?.volume_id;
-      if (v.id !== undefined && v.id !== id) this.#findings.push(`create ${v.name}: a retry answered volume ${id ?? '(none)'}, an earlier answer was ${v.id}`);
-      v.id = id;
-      v.node = r.volume?.accessible_topology[0]?.segments[KEY];
-      this.#held.set(v.name, v);
-      return r;
-    } finally {
-      this.#creating.delete(v.name);
-    }
+    const r = await this.#ctl.createVolume({ name: v.name, capacity_range: { required_bytes: String(16 * MiB) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
+    const id = r.volume?.volume_id;
+    if (v.id !== undefined && v.id !== id) this.#findings.push(`create ${v.name}: a retry answered volume ${id ?? '(none)'}, an earlier answer was ${v.id}`);
+    v.id = id;
+    v.node = r.volume?.accessible_topology[0]?.segments[KEY];
+    this.#held.set(v.name, v);
+    return r;
   }
 
   async #delete(v: Volume): Promise<unknown> {
-    const id = v.id ?? '';
-    this.#deleting.add(id);
-    try {
-      const r = await this.#ctl.deleteVolume(id);
-      this.#held.delete(v.name);
-      return r;
-    } finally {
-      this.#deleting.delete(id);
-    }
+    const r = await this.#ctl.deleteVolume(v.id ?? '');
+    this.#held.delete(v.name);
+    return r;
   }
 
   /** What one successful operation leaves, whatever number of attempts it took. */

@@ -6,17 +6,17 @@
 // caller retries, and never report success for something that did not happen; when the node is
 // back, the registration heals by itself and the same calls succeed, without a duplicate volume.
 // At the end, a controller crash loses nothing: it lists exactly the volumes that exist.
-import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { fetchStatus, mountCapability, waitUntil, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
 import { isServiceError, loadCsi, unary, grpcAddress, type ControllerClient, type csi } from '@pmem-csi/runtime';
+import { runTool } from '../cluster/processes.js';
 import { useStack, whileSettling } from '../local-stack.js';
 
-const run = promisify(execFile);
+/** iptables through the e2e command runner (a timeout and the command named in its errors). */
+const run = (bin: string, args: readonly string[]) => runTool(bin, args, { timeoutMs: 15_000 });
 const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const dir = join(tmpdir(), 'pmem-csi-e2e-network');

@@ -15,9 +15,50 @@ import tseslint from 'typescript-eslint';
 const K8S_CLIENT = ['@kubernetes/client-node'];
 // Libraries with I/O that the pure CSI vocabulary must not reach (Node's built-ins are refused by
 // no-restricted-imports below: the boundary rule does not see them).
-const CSI_BANNED = [...K8S_CLIENT, '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'node-forge', 'commander', 'prom-client'];
+const CSI_BANNED = [
+  ...K8S_CLIENT,
+  '@grpc/grpc-js',
+  '@grpc/proto-loader',
+  'protobufjs',
+  'node-forge',
+  'commander',
+  'prom-client',
+];
 // Every Node built-in module, with or without the node: prefix.
-const NODE_BUILTINS = ['node:*', 'fs', 'fs/*', 'child_process', 'net', 'dgram', 'dns', 'dns/*', 'http', 'https', 'http2', 'tls', 'os', 'process', 'worker_threads', 'cluster', 'readline', 'stream', 'stream/*', 'crypto', 'url', 'util', 'v8', 'vm', 'module', 'inspector', 'perf_hooks', 'async_hooks', 'timers', 'timers/*', 'zlib', 'path'];
+const NODE_BUILTINS = [
+  'node:*',
+  'fs',
+  'fs/*',
+  'child_process',
+  'net',
+  'dgram',
+  'dns',
+  'dns/*',
+  'http',
+  'https',
+  'http2',
+  'tls',
+  'os',
+  'process',
+  'worker_threads',
+  'cluster',
+  'readline',
+  'stream',
+  'stream/*',
+  'crypto',
+  'url',
+  'util',
+  'v8',
+  'vm',
+  'module',
+  'inspector',
+  'perf_hooks',
+  'async_hooks',
+  'timers',
+  'timers/*',
+  'zlib',
+  'path',
+];
 const SHARED = ['scope:api', 'scope:csi', 'scope:shared'];
 
 export const depConstraints = [
@@ -27,7 +68,11 @@ export const depConstraints = [
   { sourceTag: 'scope:controller', onlyDependOnLibsWithTags: SHARED, bannedExternalImports: K8S_CLIENT },
   { sourceTag: 'scope:node', onlyDependOnLibsWithTags: SHARED, bannedExternalImports: K8S_CLIENT },
   { sourceTag: 'scope:operator', onlyDependOnLibsWithTags: SHARED },
-  { sourceTag: 'scope:driver', onlyDependOnLibsWithTags: [...SHARED, 'scope:controller', 'scope:node'], bannedExternalImports: K8S_CLIENT },
+  {
+    sourceTag: 'scope:driver',
+    onlyDependOnLibsWithTags: [...SHARED, 'scope:controller', 'scope:node'],
+    bannedExternalImports: K8S_CLIENT,
+  },
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
@@ -36,7 +81,15 @@ export const depConstraints = [
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/out-tsc/**', '**/node_modules/**', '**/generated/**', '**/__fixtures__/**', '.nx/**', 'tmp/**'],
+    ignores: [
+      '**/dist/**',
+      '**/out-tsc/**',
+      '**/node_modules/**',
+      '**/generated/**',
+      '**/__fixtures__/**',
+      '.nx/**',
+      'tmp/**',
+    ],
   },
   ...tseslint.configs.recommended,
   {
@@ -76,7 +129,17 @@ export default tseslint.config(
     files: ['packages/csi/src/**/*.ts'],
     ignores: ['packages/csi/src/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: NODE_BUILTINS, message: '@pmem-csi/csi is pure (no I/O): keep Node built-ins in the packages that do I/O.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: NODE_BUILTINS,
+              message: '@pmem-csi/csi is pure (no I/O): keep Node built-ins in the packages that do I/O.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -15,7 +15,10 @@ export function projectConfig(configUrl, displayName, overrides = {}) {
     testEnvironment: 'node',
     testMatch: ['<rootDir>/src/**/*.test.ts'],
     // *.guest.test.ts need the QEMU guest of the real-PMEM tier (e2e/qemu): only it sets PMEM_CSI_GUEST=1.
-    testPathIgnorePatterns: ['/node_modules/', ...(process.env.PMEM_CSI_GUEST === '1' ? [] : ['\\.guest\\.test\\.ts$'])],
+    testPathIgnorePatterns: [
+      '/node_modules/',
+      ...(process.env.PMEM_CSI_GUEST === '1' ? [] : ['\\.guest\\.test\\.ts$']),
+    ],
     extensionsToTreatAsEsm: ['.ts'],
     moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
     moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

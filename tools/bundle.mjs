@@ -17,7 +17,8 @@ const check = process.argv.includes('--check');
 const outdir = check ? mkdtempSync(join(tmpdir(), 'pmem-bundle-')) : join(root, 'packages/driver/dist/bundle');
 
 // A bundled CommonJS dependency may call require() for Node's built-ins; ES modules have none.
-const banner = "import { createRequire as __pmemCsiCreateRequire } from 'node:module';\nconst require = __pmemCsiCreateRequire(import.meta.url);";
+const banner =
+  "import { createRequire as __pmemCsiCreateRequire } from 'node:module';\nconst require = __pmemCsiCreateRequire(import.meta.url);";
 
 const result = await build({
   absWorkingDir: root,
@@ -38,11 +39,16 @@ const result = await build({
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 const files = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
 if (check) {
-  const run = spawnSync(process.execPath, [join(outdir, 'pmem-csi-driver.mjs'), '--help'], { encoding: 'utf8', cwd: tmpdir() });
+  const run = spawnSync(process.execPath, [join(outdir, 'pmem-csi-driver.mjs'), '--help'], {
+    encoding: 'utf8',
+    cwd: tmpdir(),
+  });
   rmSync(outdir, { recursive: true, force: true });
   if (run.status !== 0 || !run.stdout.includes('usage: pmem-csi-driver')) {
     console.error(`bundle: the bundled driver did not answer --help (exit ${run.status}):\n${run.stderr}`);
     process.exit(1);
   }
 }
-console.log(`bundle: ${files.length} module(s), ${(bytes / 1024 / 1024).toFixed(1)} MiB in ${check ? '(temporary)' : outdir}`);
+console.log(
+  `bundle: ${files.length} module(s), ${(bytes / 1024 / 1024).toFixed(1)} MiB in ${check ? '(temporary)' : outdir}`,
+);

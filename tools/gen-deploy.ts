@@ -48,7 +48,9 @@ async function main(check: boolean, root: string): Promise<number> {
     }
     stale.push(...extra.map((f) => `${f} (not generated any more)`));
     if (stale.length > 0) {
-      process.stderr.write(`gen-deploy: stale generated file(s):\n  ${stale.join('\n  ')}\n  regenerate with: npx tsx tools/gen-deploy.ts\n`);
+      process.stderr.write(
+        `gen-deploy: stale generated file(s):\n  ${stale.join('\n  ')}\n  regenerate with: npx tsx tools/gen-deploy.ts\n`,
+      );
       return 1;
     }
     process.stdout.write(`gen-deploy: ${files.size} generated files are up to date\n`);
@@ -59,7 +61,9 @@ async function main(check: boolean, root: string): Promise<number> {
     await writeFile(join(root, file), content);
   }
   for (const file of extra) await rm(join(root, file));
-  process.stdout.write(`gen-deploy: wrote ${files.size} files${extra.length > 0 ? `, removed ${extra.join(', ')}` : ''}\n`);
+  process.stdout.write(
+    `gen-deploy: wrote ${files.size} files${extra.length > 0 ? `, removed ${extra.join(', ')}` : ''}\n`,
+  );
   return 0;
 }
 
@@ -80,7 +84,11 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     process.stderr.write('usage: npx tsx tools/gen-deploy.ts [--check] [--root DIR]\n');
     process.exitCode = 2;
   } else if (needsSourceCondition()) {
-    const again = spawnSync(process.execPath, [SOURCE_CONDITION, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+    const again = spawnSync(
+      process.execPath,
+      [SOURCE_CONDITION, ...process.execArgv, process.argv[1], ...process.argv.slice(2)],
+      { stdio: 'inherit' },
+    );
     process.exitCode = again.status ?? 1;
   } else {
     process.exitCode = await main(options.check, options.root);

@@ -12,7 +12,14 @@ const out = join('tmp', `jest-${label}.json`);
 rmSync(out, { force: true });
 const res = spawnSync(
   process.execPath,
-  ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js', '--json', `--outputFile=${out}`, ...args],
+  [
+    '--experimental-vm-modules',
+    '--no-warnings=ExperimentalWarning',
+    'node_modules/jest/bin/jest.js',
+    '--json',
+    `--outputFile=${out}`,
+    ...args,
+  ],
   { stdio: 'inherit' },
 );
 let line = `${label}: no result (jest exited with ${res.status ?? res.signal})`;
@@ -22,7 +29,10 @@ try {
   const failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
   const skipped = r.numPendingTests + r.numTodoTests;
   line = `${label}: ${r.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
-  if (r.numTotalTests === 0) { line += ' (no tests ran)'; code = 1; }
+  if (r.numTotalTests === 0) {
+    line += ' (no tests ran)';
+    code = 1;
+  }
 } catch {
   code = code || 1;
 }

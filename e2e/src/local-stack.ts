@@ -12,11 +12,16 @@ import { createLogger, isServiceError } from '@pmem-csi/runtime';
  * Inside a describe (or at the top of a file): a fresh stack in `dir` started before the tests
  * and stopped after them; the getters fail with the reason when it did not start.
  */
-export function useStack(dir: string, mode: 'emulated' | 'fake', nodes: ReadonlyArray<readonly [string, number]>): { stack: () => LocalStack; ctl: () => ControllerCsi } {
+export function useStack(
+  dir: string,
+  mode: 'emulated' | 'fake',
+  nodes: ReadonlyArray<readonly [string, number]>,
+): { stack: () => LocalStack; ctl: () => ControllerCsi } {
   let stack: LocalStack | undefined;
   let ctl: ControllerCsi | undefined;
   beforeAll(async () => {
-    if (mode === 'emulated' && process.getuid?.() !== 0) throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
+    if (mode === 'emulated' && process.getuid?.() !== 0)
+      throw new Error('these cases need root (emulated PMEM on loop devices); CI runs as root');
     await rm(dir, { recursive: true, force: true });
     stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }), nodes);
     ctl = new ControllerCsi(stack.controllerSocket);

@@ -34,9 +34,7 @@ export class ToolNotBuiltError extends Error {
     readonly info: ToolInfo,
     detail: string,
   ) {
-    super(
-      `${info.binary} ${info.version} is not built (${detail}): run ${BOOTSTRAP} ${info.tool}`,
-    );
+    super(`${info.binary} ${info.version} is not built (${detail}): run ${BOOTSTRAP} ${info.tool}`);
     this.name = 'ToolNotBuiltError';
   }
 }

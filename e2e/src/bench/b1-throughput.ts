@@ -31,7 +31,11 @@ function series(runs: LoadRun[], server: string): Series {
 }
 
 /** Alternate ours and the reference for `rounds` rounds of the same load. */
-async function alternate(ctx: BenchContext, sides: readonly Side[], load: readonly string[]): Promise<Record<string, Series>> {
+async function alternate(
+  ctx: BenchContext,
+  sides: readonly Side[],
+  load: readonly string[],
+): Promise<Record<string, Series>> {
   const runs: Record<string, LoadRun[]> = {};
   for (let round = 0; round < ctx.rounds; round++) {
     for (const side of sides) {
@@ -44,7 +48,12 @@ async function alternate(ctx: BenchContext, sides: readonly Side[], load: readon
 
 export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
   const ctl = await startController(ctx, 'b1-controller', 6);
-  const node = await startNode(ctx, { name: 'b1-node', deviceMode: 'fake', sizeBytes: 64 * GiB, registryPort: ctl.registryPort });
+  const node = await startNode(ctx, {
+    name: 'b1-node',
+    deviceMode: 'fake',
+    sizeBytes: 64 * GiB,
+    registryPort: ctl.registryPort,
+  });
   const ref = await startRefCsi(ctx, 'b1-refcsi');
   try {
     await waitAvailable(ctl, 1, { timeoutMs: 60_000 });
@@ -65,24 +74,47 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
       pairs[`c${c}`] = await alternate(ctx, single, ['-op', 'pairs', '-c', String(c), ...secs]);
     }
     ctx.say('  GetPluginInfo c=32 on the CSI sockets');
-    const info = await alternate(ctx, [
-      { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
-      { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
-    ], ['-op', 'info', '-c', '32', ...secs]);
+    const info = await alternate(
+      ctx,
+      [
+        { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
+        { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
+      ],
+      ['-op', 'info', '-c', '32', ...secs],
+    );
     // End to end last: the controller answers CreateVolume only after its start-up settle period.
     ctx.say('  end to end: waiting for the controller to settle, then 300 pairs of warm-up');
-    await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', '8', '-count', '300', '-wait-ready', '300s']);
+    await runLoad(ctx, [
+      '-target',
+      `unix://${ctl.socket}`,
+      '-op',
+      'pairs',
+      '-c',
+      '8',
+      '-count',
+      '300',
+      '-wait-ready',
+      '300s',
+    ]);
     const e2e: Record<string, Series> = {};
     for (const c of [1, 32]) {
       ctx.say(`  end to end c=${c}`);
       const runs: LoadRun[] = [];
       for (let round = 0; round < ctx.rounds; round++) {
-        runs.push(await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', String(c), ...secs], { ours: nodePid, controller: ctlPid }));
+        runs.push(
+          await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', String(c), ...secs], {
+            ours: nodePid,
+            controller: ctlPid,
+          }),
+        );
       }
       e2e[`c${c}`] = series(runs, 'ours');
     }
     const afterLoad = { ours: rssMiB(nodePid), go: rssMiB(refPid) };
-    return { figures: b1Figures({ pairs, e2e, info, idle, afterLoad }), details: { pairs, e2e, info, rssMiB: { idle, afterLoad } } };
+    return {
+      figures: b1Figures({ pairs, e2e, info, idle, afterLoad }),
+      details: { pairs, e2e, info, rssMiB: { idle, afterLoad } },
+    };
   } finally {
     await Promise.all([node.proc.stop(), ref.proc.stop()]);
     await ctl.proc.stop();
@@ -103,16 +135,62 @@ function b1Figures(d: B1Data): FigureSpec[] {
   for (const c of [1, 32]) {
     const p = d.pairs[`c${c}`];
     const ours = perSec(p?.['ours']);
-    out.push({ id: `b1.single-hop.c${c}.pairs-per-s`, scenario: 'B1', label: `B1 pairs/s single hop c=${c}`, unit: '/s', reference: perSec(p?.['go']), ours, target: { kind: 'ratio-min', value: 0.5, of: 'Go' } });
     out.push({
-      id: `b1.e2e.c${c}.pairs-per-s`, scenario: 'B1', label: `B1 pairs/s end to end c=${c}`, unit: '/s', reference: null, ours: perSec(d.e2e[`c${c}`]),
-      ...(ours === null ? {} : { base: ours }), target: { kind: 'ratio-min', value: 0.85, of: 'single hop' },
+      id: `b1.single-hop.c${c}.pairs-per-s`,
+      scenario: 'B1',
+      label: `B1 pairs/s single hop c=${c}`,
+      unit: '/s',
+      reference: perSec(p?.['go']),
+      ours,
+      target: { kind: 'ratio-min', value: 0.5, of: 'Go' },
+    });
+    out.push({
+      id: `b1.e2e.c${c}.pairs-per-s`,
+      scenario: 'B1',
+      label: `B1 pairs/s end to end c=${c}`,
+      unit: '/s',
+      reference: null,
+      ours: perSec(d.e2e[`c${c}`]),
+      ...(ours === null ? {} : { base: ours }),
+      target: { kind: 'ratio-min', value: 0.85, of: 'single hop' },
     });
   }
   const p32 = d.pairs['c32'];
-  out.push({ id: 'b1.single-hop.c32.server-cpu-ms-per-pair', scenario: 'B1', label: 'B1 server CPU per pair, single hop c=32', unit: 'ms', reference: p32?.['go']?.cpuMsPerOp ?? null, ours: p32?.['ours']?.cpuMsPerOp ?? null, target: { kind: 'ratio-max', value: 4, of: 'Go' } });
-  out.push({ id: 'b1.info.c32.calls-per-s', scenario: 'B1', label: 'B1 GetPluginInfo/s c=32 (CSI socket)', unit: '/s', reference: perSec(d.info['go']), ours: perSec(d.info['ours']), target: { kind: 'ratio-min', value: 0.55, of: 'Go' } });
-  out.push({ id: 'b3.rss-idle-mib', scenario: 'B3', label: 'B3 node RSS idle', unit: 'MiB', reference: d.idle.go, ours: d.idle.ours, target: { kind: 'max', value: 70 } });
-  out.push({ id: 'b3.rss-after-load-mib', scenario: 'B3', label: 'B3 node RSS after B1 load', unit: 'MiB', reference: d.afterLoad.go, ours: d.afterLoad.ours, target: { kind: 'max', value: 100 } });
+  out.push({
+    id: 'b1.single-hop.c32.server-cpu-ms-per-pair',
+    scenario: 'B1',
+    label: 'B1 server CPU per pair, single hop c=32',
+    unit: 'ms',
+    reference: p32?.['go']?.cpuMsPerOp ?? null,
+    ours: p32?.['ours']?.cpuMsPerOp ?? null,
+    target: { kind: 'ratio-max', value: 4, of: 'Go' },
+  });
+  out.push({
+    id: 'b1.info.c32.calls-per-s',
+    scenario: 'B1',
+    label: 'B1 GetPluginInfo/s c=32 (CSI socket)',
+    unit: '/s',
+    reference: perSec(d.info['go']),
+    ours: perSec(d.info['ours']),
+    target: { kind: 'ratio-min', value: 0.55, of: 'Go' },
+  });
+  out.push({
+    id: 'b3.rss-idle-mib',
+    scenario: 'B3',
+    label: 'B3 node RSS idle',
+    unit: 'MiB',
+    reference: d.idle.go,
+    ours: d.idle.ours,
+    target: { kind: 'max', value: 70 },
+  });
+  out.push({
+    id: 'b3.rss-after-load-mib',
+    scenario: 'B3',
+    label: 'B3 node RSS after B1 load',
+    unit: 'MiB',
+    reference: d.afterLoad.go,
+    ours: d.afterLoad.ours,
+    target: { kind: 'max', value: 100 },
+  });
   return out;
 }

@@ -25,7 +25,11 @@ export function b2Unavailable(): string | undefined {
 }
 
 async function script(ctx: BenchContext, dir: string, count: number): Promise<ScriptReport> {
-  const run = await runTool('bash', [join(ctx.repo, 'e2e/bench/emulated-path.sh'), dir, String(count), String(VOLUME_BYTES)], { timeoutMs: 10 * 60_000 });
+  const run = await runTool(
+    'bash',
+    [join(ctx.repo, 'e2e/bench/emulated-path.sh'), dir, String(count), String(VOLUME_BYTES)],
+    { timeoutMs: 10 * 60_000 },
+  );
   const last = jsonLines(run.stdout).at(-1);
   if (last === undefined) throw new Error(`emulated-path.sh printed no JSON:\n${run.stdout}\n${run.stderr}`);
   return last as unknown as ScriptReport;
@@ -40,16 +44,39 @@ export async function runB2(ctx: BenchContext): Promise<ScenarioResult> {
     const shell: ScriptReport[] = [];
     for (let round = 0; round < ctx.rounds; round++) {
       ctx.say(`  round ${round + 1}: ${count} volumes through the driver, then through the script`);
-      ours.push(await runLoad(ctx, ['-target', node.nodeController, ...goTls(ctx.certs.registry), '-op', 'lifecycle', '-node-target', `unix://${node.socket}`,
-        '-dir', join(ctx.dir, 'b2-mnt', `r${round}`), '-count', String(count), '-size', String(VOLUME_BYTES), '-c', '1']));
+      ours.push(
+        await runLoad(ctx, [
+          '-target',
+          node.nodeController,
+          ...goTls(ctx.certs.registry),
+          '-op',
+          'lifecycle',
+          '-node-target',
+          `unix://${node.socket}`,
+          '-dir',
+          join(ctx.dir, 'b2-mnt', `r${round}`),
+          '-count',
+          String(count),
+          '-size',
+          String(VOLUME_BYTES),
+          '-c',
+          '1',
+        ]),
+      );
       shell.push(await script(ctx, join(ctx.dir, 'b2-script', `r${round}`), count));
     }
     const oursMs = median(ours.map((r) => (r.ops > 0 ? (r.seconds * 1000) / r.ops : Number.NaN)));
-    const figures: FigureSpec[] = [{
-      id: 'b2.emulated.ms-per-volume', scenario: 'B2', label: 'B2 emulated create→delete per volume (ref: shell)', unit: 'ms',
-      reference: median(shell.map((s) => s.msPerVolume)), ours: Number.isFinite(oursMs) ? oursMs : null,
-      note: 'reference = the same host commands in a shell script; no target in the issue',
-    }];
+    const figures: FigureSpec[] = [
+      {
+        id: 'b2.emulated.ms-per-volume',
+        scenario: 'B2',
+        label: 'B2 emulated create→delete per volume (ref: shell)',
+        unit: 'ms',
+        reference: median(shell.map((s) => s.msPerVolume)),
+        ours: Number.isFinite(oursMs) ? oursMs : null,
+        note: 'reference = the same host commands in a shell script; no target in the issue',
+      },
+    ];
     return { figures, details: { volumeBytes: VOLUME_BYTES, perRound: count, ours, script: shell } };
   } finally {
     await node.proc.stop();

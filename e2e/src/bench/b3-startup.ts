@@ -11,8 +11,17 @@ import { startNode, type BenchContext } from './setup.js';
 const MiB = 1024 ** 2;
 
 /** Start `spawn` while a poller waits on `socket`; ms from the spawn to the first ready Probe. */
-async function timeStart(ctx: BenchContext, socket: string, spawn: () => Promise<{ proc: HostProcess; startedAt: number }>): Promise<number> {
-  const poller = start('first-probe', ctx.bench, ['load', '-op', 'first-probe', '-target', `unix://${socket}`, '-duration', '60s'], `${socket}.probe.log`);
+async function timeStart(
+  ctx: BenchContext,
+  socket: string,
+  spawn: () => Promise<{ proc: HostProcess; startedAt: number }>,
+): Promise<number> {
+  const poller = start(
+    'first-probe',
+    ctx.bench,
+    ['load', '-op', 'first-probe', '-target', `unix://${socket}`, '-duration', '60s'],
+    `${socket}.probe.log`,
+  );
   let server: HostProcess | undefined;
   try {
     await waitForEvent(poller, 'polling', 10_000);
@@ -31,7 +40,12 @@ async function timeStart(ctx: BenchContext, socket: string, spawn: () => Promise
 function refcsiStart(ctx: BenchContext, name: string): Promise<{ proc: HostProcess; startedAt: number }> {
   const dir = join(ctx.dir, name);
   const startedAt = Date.now();
-  const proc = start(name, ctx.bench, ['refcsi', '-unix', `unix://${join(dir, 'csi.sock')}`, '-duration', '5m'], join(dir, 'refcsi.log'));
+  const proc = start(
+    name,
+    ctx.bench,
+    ['refcsi', '-unix', `unix://${join(dir, 'csi.sock')}`, '-duration', '5m'],
+    join(dir, 'refcsi.log'),
+  );
   return Promise.resolve({ proc, startedAt });
 }
 
@@ -41,14 +55,28 @@ export async function runB3(ctx: BenchContext): Promise<ScenarioResult> {
   const go: number[] = [];
   for (let i = 0; i < starts; i++) {
     const [name, refName] = [`b3-node-${i}`, `b3-refcsi-${i}`];
-    await Promise.all([mkdir(join(ctx.dir, name), { recursive: true }), mkdir(join(ctx.dir, refName), { recursive: true })]);
-    ours.push(await timeStart(ctx, join(ctx.dir, name, 'csi.sock'), () => startNode(ctx, { name, deviceMode: 'fake', sizeBytes: 1024 * MiB })));
+    await Promise.all([
+      mkdir(join(ctx.dir, name), { recursive: true }),
+      mkdir(join(ctx.dir, refName), { recursive: true }),
+    ]);
+    ours.push(
+      await timeStart(ctx, join(ctx.dir, name, 'csi.sock'), () =>
+        startNode(ctx, { name, deviceMode: 'fake', sizeBytes: 1024 * MiB }),
+      ),
+    );
     go.push(await timeStart(ctx, join(ctx.dir, refName, 'csi.sock'), () => refcsiStart(ctx, refName)));
   }
   ctx.say(`  start -> first Probe, ms: ours ${ours.join(' ')}; Go ${go.join(' ')}`);
-  const figures: FigureSpec[] = [{
-    id: 'b3.start-to-probe-ms', scenario: 'B3', label: `B3 start → first Probe (median of ${starts})`, unit: 'ms',
-    reference: median(go), ours: median(ours), target: { kind: 'max', value: 300 },
-  }];
+  const figures: FigureSpec[] = [
+    {
+      id: 'b3.start-to-probe-ms',
+      scenario: 'B3',
+      label: `B3 start → first Probe (median of ${starts})`,
+      unit: 'ms',
+      reference: median(go),
+      ours: median(ours),
+      target: { kind: 'max', value: 300 },
+    },
+  ];
   return { figures, details: { startsMs: { ours, go } } };
 }

@@ -44,15 +44,32 @@ async function storm(ctx: BenchContext, nodes: number, ctl: Controller): Promise
   const lease = leaseOf(ctx);
   // The storm starts when the controller serves: its start-up time is B3's figure, not this one.
   await waitServing(ctl.proc, ctl.statusUrl, 60_000);
-  const swarm = start(`b4-swarm-${nodes}`, ctx.bench, ['swarm', '-registry', `127.0.0.1:${ctl.registryPort}`, '-nodes', String(nodes), ...goTls(ctx.certs.nodeController),
-    '-prefix', `swarm${nodes}`, '-duration', '20m'], join(ctx.dir, `b4-swarm-${nodes}.log`));
+  const swarm = start(
+    `b4-swarm-${nodes}`,
+    ctx.bench,
+    [
+      'swarm',
+      '-registry',
+      `127.0.0.1:${ctl.registryPort}`,
+      '-nodes',
+      String(nodes),
+      ...goTls(ctx.certs.nodeController),
+      '-prefix',
+      `swarm${nodes}`,
+      '-duration',
+      '20m',
+    ],
+    join(ctx.dir, `b4-swarm-${nodes}.log`),
+  );
   try {
     const ctlPid = pidOf(ctl.proc);
     const registering = await waitForEvent(swarm, 'registering', 120_000);
     const since = Number(registering['atUnixMs']);
-    await waitAvailable(ctl, nodes, { timeoutMs: 10 * 60_000, pollMs: nodes >= 1000 ? 500 : 100 }).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\nswarm log:\n${tail(swarm.log())}`);
-    });
+    await waitAvailable(ctl, nodes, { timeoutMs: 10 * 60_000, pollMs: nodes >= 1000 ? 500 : 100 }).catch(
+      (e: unknown) => {
+        throw new Error(`${(e as Error).message}\nswarm log:\n${tail(swarm.log())}`);
+      },
+    );
     const availableMs = Date.now() - since;
     const rssAvailable = rssMiB(ctlPid);
     // Steady renewals: one full lease, without status polling; the settle period may end meanwhile.
@@ -61,15 +78,38 @@ async function storm(ctx: BenchContext, nodes: number, ctl: Controller): Promise
     await sleep(window * 1000);
     const cpu = meter.read();
     const rssSteady = rssMiB(ctlPid);
-    ctx.say(`  ${nodes} nodes: all available after ${availableMs} ms; renewals ${(100 * cpu.cpu / cpu.wall).toFixed(1)} % of a core`);
-    const load = await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', '32', '-duration', `${loadSeconds(ctx)}s`, '-wait-ready', '300s'], { controller: ctlPid });
+    ctx.say(
+      `  ${nodes} nodes: all available after ${availableMs} ms; renewals ${((100 * cpu.cpu) / cpu.wall).toFixed(1)} % of a core`,
+    );
+    const load = await runLoad(
+      ctx,
+      [
+        '-target',
+        `unix://${ctl.socket}`,
+        '-op',
+        'pairs',
+        '-c',
+        '32',
+        '-duration',
+        `${loadSeconds(ctx)}s`,
+        '-wait-ready',
+        '300s',
+      ],
+      { controller: ctlPid },
+    );
     const rssAfterLoad = rssMiB(ctlPid);
     await swarm.stop(30_000);
     const report = jsonLines(swarm.log()).find((l) => l['event'] === 'report') as unknown as SwarmReport | undefined;
     if (report === undefined) throw new Error(`the swarm printed no report:\n${tail(swarm.log())}`);
     return {
-      nodes, leaseSeconds: lease, availableMs, renewalCpuPercent: (100 * cpu.cpu) / cpu.wall, renewalWindowS: cpu.wall,
-      rssMiB: { available: rssAvailable, steady: rssSteady, afterLoad: rssAfterLoad }, load, swarm: report,
+      nodes,
+      leaseSeconds: lease,
+      availableMs,
+      renewalCpuPercent: (100 * cpu.cpu) / cpu.wall,
+      renewalWindowS: cpu.wall,
+      rssMiB: { available: rssAvailable, steady: rssSteady, afterLoad: rssAfterLoad },
+      load,
+      swarm: report,
     };
   } finally {
     await swarm.stop(30_000);
@@ -81,14 +121,67 @@ function stormFigures(r: StormRun): FigureSpec[] {
   const base = { scenario: 'B4', reference: null } as const;
   const create = r.load.stepsMs['CreateVolume'];
   return [
-    { ...base, id: `b4.n${n}.all-available-s`, label: `B4 ${n} nodes: all available`, unit: 's', ours: r.availableMs / 1000, target: { kind: 'max', value: 10 } },
-    { ...base, id: `b4.n${n}.lease-expiries`, label: `B4 ${n} nodes: lease expiries`, unit: '', ours: r.swarm.expiries, target: { kind: 'max', value: 0 } },
-    { ...base, id: `b4.n${n}.renewal-cpu-percent`, label: `B4 ${n} nodes: controller CPU, renewals (lease ${r.swarm.maxLeaseSeconds} s)`, unit: '%', ours: r.renewalCpuPercent, target: { kind: 'max', value: 10 } },
-    { ...base, id: `b4.n${n}.renewal-p99-ms`, label: `B4 ${n} nodes: renewal p99`, unit: 'ms', ours: r.swarm.renewMs.p99 },
-    { ...base, id: `b4.n${n}.controller-rss-mib`, label: `B4 ${n} nodes: controller RSS`, unit: 'MiB', ours: Math.max(r.rssMiB.steady, r.rssMiB.afterLoad), target: { kind: 'max', value: 250 } },
-    { ...base, id: `b4.n${n}.create-p50-ms`, label: `B4 ${n} nodes: CreateVolume p50 c=32`, unit: 'ms', ours: create?.p50 ?? null },
-    { ...base, id: `b4.n${n}.create-p99-ms`, label: `B4 ${n} nodes: CreateVolume p99 c=32`, unit: 'ms', ours: create?.p99 ?? null, target: { kind: 'max', value: 20 } },
-    { ...base, id: `b4.n${n}.pairs-per-s`, label: `B4 ${n} nodes: pairs/s via controller c=32`, unit: '/s', ours: r.load.ops > 0 ? r.load.opsPerSec : null },
+    {
+      ...base,
+      id: `b4.n${n}.all-available-s`,
+      label: `B4 ${n} nodes: all available`,
+      unit: 's',
+      ours: r.availableMs / 1000,
+      target: { kind: 'max', value: 10 },
+    },
+    {
+      ...base,
+      id: `b4.n${n}.lease-expiries`,
+      label: `B4 ${n} nodes: lease expiries`,
+      unit: '',
+      ours: r.swarm.expiries,
+      target: { kind: 'max', value: 0 },
+    },
+    {
+      ...base,
+      id: `b4.n${n}.renewal-cpu-percent`,
+      label: `B4 ${n} nodes: controller CPU, renewals (lease ${r.swarm.maxLeaseSeconds} s)`,
+      unit: '%',
+      ours: r.renewalCpuPercent,
+      target: { kind: 'max', value: 10 },
+    },
+    {
+      ...base,
+      id: `b4.n${n}.renewal-p99-ms`,
+      label: `B4 ${n} nodes: renewal p99`,
+      unit: 'ms',
+      ours: r.swarm.renewMs.p99,
+    },
+    {
+      ...base,
+      id: `b4.n${n}.controller-rss-mib`,
+      label: `B4 ${n} nodes: controller RSS`,
+      unit: 'MiB',
+      ours: Math.max(r.rssMiB.steady, r.rssMiB.afterLoad),
+      target: { kind: 'max', value: 250 },
+    },
+    {
+      ...base,
+      id: `b4.n${n}.create-p50-ms`,
+      label: `B4 ${n} nodes: CreateVolume p50 c=32`,
+      unit: 'ms',
+      ours: create?.p50 ?? null,
+    },
+    {
+      ...base,
+      id: `b4.n${n}.create-p99-ms`,
+      label: `B4 ${n} nodes: CreateVolume p99 c=32`,
+      unit: 'ms',
+      ours: create?.p99 ?? null,
+      target: { kind: 'max', value: 20 },
+    },
+    {
+      ...base,
+      id: `b4.n${n}.pairs-per-s`,
+      label: `B4 ${n} nodes: pairs/s via controller c=32`,
+      unit: '/s',
+      ours: r.load.ops > 0 ? r.load.opsPerSec : null,
+    },
   ];
 }
 

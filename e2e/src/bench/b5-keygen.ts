@@ -13,7 +13,10 @@ import type { BenchContext } from './setup.js';
 
 async function issueSet(): Promise<void> {
   const ca = await createCa({ commonName: 'bench CA', validityDays: 2 });
-  await Promise.all([createLeaf({ ca, dnsName: REGISTRY_IDENTITY, validityDays: 2 }), createLeaf({ ca, dnsName: NODE_CONTROLLER_IDENTITY, validityDays: 2 })]);
+  await Promise.all([
+    createLeaf({ ca, dnsName: REGISTRY_IDENTITY, validityDays: 2 }),
+    createLeaf({ ca, dnsName: NODE_CONTROLLER_IDENTITY, validityDays: 2 }),
+  ]);
 }
 
 /** Wall ms of one certificate set and the longest event-loop delay seen meanwhile. */
@@ -35,12 +38,30 @@ export async function runB5(ctx: BenchContext): Promise<ScenarioResult> {
   let keygenBench: string | undefined;
   if (!ctx.smoke) {
     ctx.say('  packages/runtime/bench/keygen.bench.ts 1 (method comparison, kept in the JSON)');
-    const run = await runTool(process.execPath, ['--conditions=@pmem-csi/source', '--import', 'tsx', 'packages/runtime/bench/keygen.bench.ts', '1'], { cwd: ctx.repo, timeoutMs: 15 * 60_000 });
+    const run = await runTool(
+      process.execPath,
+      ['--conditions=@pmem-csi/source', '--import', 'tsx', 'packages/runtime/bench/keygen.bench.ts', '1'],
+      { cwd: ctx.repo, timeoutMs: 15 * 60_000 },
+    );
     keygenBench = run.stdout;
   }
   const figures: FigureSpec[] = [
-    { id: 'b5.cert-set-ms', scenario: 'B5', label: 'B5 CA + 2 leaf certificates (median)', unit: 'ms', reference: null, ours: median(runs.map((r) => r.ms)) },
-    { id: 'b5.longest-stall-ms', scenario: 'B5', label: 'B5 longest event-loop stall meanwhile', unit: 'ms', reference: null, ours: Math.max(...runs.map((r) => r.stallMs)) },
+    {
+      id: 'b5.cert-set-ms',
+      scenario: 'B5',
+      label: 'B5 CA + 2 leaf certificates (median)',
+      unit: 'ms',
+      reference: null,
+      ours: median(runs.map((r) => r.ms)),
+    },
+    {
+      id: 'b5.longest-stall-ms',
+      scenario: 'B5',
+      label: 'B5 longest event-loop stall meanwhile',
+      unit: 'ms',
+      reference: null,
+      ours: Math.max(...runs.map((r) => r.stallMs)),
+    },
   ];
   return { figures, details: { runs, ...(keygenBench === undefined ? {} : { keygenBench }) } };
 }

@@ -82,11 +82,20 @@ const verdict = (m: boolean | null): string => (m === null ? '—' : m ? 'yes' :
 export function renderTable(figures: readonly Figure[]): string {
   const rows = [
     ['figure', 'Go reference', 'ours', 'target', 'ratio', 'met?'],
-    ...figures.map((f) => [f.label, cell(f.reference, f.unit), cell(f.ours, f.unit), f.targetText, cell(f.ratio), verdict(f.met)]),
+    ...figures.map((f) => [
+      f.label,
+      cell(f.reference, f.unit),
+      cell(f.ours, f.unit),
+      f.targetText,
+      cell(f.ratio),
+      verdict(f.met),
+    ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   const line = (r: readonly string[]): string => `| ${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
-  return [line(rows[0] ?? []), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+  return [line(rows[0] ?? []), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join(
+    '\n',
+  );
 }
 
 /** Median of a non-empty list. */

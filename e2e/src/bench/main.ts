@@ -45,7 +45,13 @@ export interface BenchOptions {
 export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const { values } = parseArgs({
     args: [...argv],
-    options: { smoke: { type: 'boolean', default: false }, out: { type: 'string' }, only: { type: 'string' }, soak: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+    options: {
+      smoke: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      only: { type: 'string' },
+      soak: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+    },
     strict: true,
     allowPositionals: false,
   });
@@ -53,7 +59,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   if (values.only !== undefined) {
     const asked = values.only.split(',').map((s) => s.trim().toUpperCase());
     const bad = asked.filter((s) => !(SCENARIO_IDS as readonly string[]).includes(s));
-    if (bad.length > 0 || asked.length === 0) throw new Error(`--only: "${values.only}" must list some of ${SCENARIO_IDS.join(', ')}`);
+    if (bad.length > 0 || asked.length === 0)
+      throw new Error(`--only: "${values.only}" must list some of ${SCENARIO_IDS.join(', ')}`);
     scenarios = asked as ScenarioId[];
   }
   if (values.soak && !scenarios.includes('B6')) scenarios.push('B6');
@@ -71,7 +78,12 @@ interface Scenario {
 
 const SCENARIOS: Record<ScenarioId, Scenario> = {
   B1: { title: 'throughput: single hop, end to end, GetPluginInfo (ours vs Go)', run: runB1, timeoutMinutes: 20 },
-  B2: { title: 'emulated device path (ours vs shell script)', run: runB2, unavailable: b2Unavailable, timeoutMinutes: 20 },
+  B2: {
+    title: 'emulated device path (ours vs shell script)',
+    run: runB2,
+    unavailable: b2Unavailable,
+    timeoutMinutes: 20,
+  },
   B3: { title: 'start -> first Probe (ours vs Go)', run: runB3, timeoutMinutes: 10 },
   B4: { title: 'registration storm', run: runB4, timeoutMinutes: 40 },
   B5: { title: 'certificate generation and event-loop stall', run: runB5, timeoutMinutes: 20 },
@@ -92,7 +104,9 @@ async function runScenario(ctx: BenchContext, id: ScenarioId): Promise<ScenarioR
   const t0 = performance.now();
   const done = (r: ScenarioResult, extra: { skipped?: string; error?: string } = {}): ScenarioRecord => {
     const after = sampleMachine();
-    ctx.say(`${id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s; before: ${formatLoad(before)}; after: ${formatLoad(after)}`);
+    ctx.say(
+      `${id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s; before: ${formatLoad(before)}; after: ${formatLoad(after)}`,
+    );
     return { scenario: id, ...r, ...extra, seconds: Math.round(performance.now() - t0) / 1000, before, after };
   };
   const why = s.unavailable?.();
@@ -137,7 +151,9 @@ function options(argv: readonly string[]): BenchOptions | number {
 function printReport(result: BenchResult, out: string): void {
   const records = result.scenarios;
   const loads = records.map((r) => `${r.scenario}: ${r.before.loadavg[0]} -> ${r.after.loadavg[0]}`).join(', ');
-  process.stdout.write(`\n${renderTable(result.figures)}\n\nload average (1 min) before -> after: ${loads}; ${records[0]?.before.cpus ?? '?'} CPUs\n`);
+  process.stdout.write(
+    `\n${renderTable(result.figures)}\n\nload average (1 min) before -> after: ${loads}; ${records[0]?.before.cpus ?? '?'} CPUs\n`,
+  );
   for (const r of records) {
     if (r.skipped !== undefined) process.stdout.write(`${r.scenario} skipped: ${r.skipped}\n`);
     if (r.error !== undefined) process.stdout.write(`${r.scenario} FAILED: ${r.error.split('\n')[0] ?? ''}\n`);
@@ -154,7 +170,16 @@ async function main(argv: readonly string[]): Promise<number> {
   const { bench, driverMain } = await buildAll(REPO, say);
   const dir = await mkdtemp(join(tmpdir(), 'pmem-csi-bench-'));
   say(`work directory ${dir}; ${o.smoke ? 'smoke' : 'full'} run of ${o.scenarios.join(' ')}`);
-  const ctx: BenchContext = { repo: REPO, dir, bench, driverMain, certs: await makeCerts(join(dir, 'certs')), smoke: o.smoke, rounds: o.smoke ? 1 : 3, say };
+  const ctx: BenchContext = {
+    repo: REPO,
+    dir,
+    bench,
+    driverMain,
+    certs: await makeCerts(join(dir, 'certs')),
+    smoke: o.smoke,
+    rounds: o.smoke ? 1 : 3,
+    say,
+  };
   const records: ScenarioRecord[] = [];
   try {
     for (const id of o.scenarios) records.push(await runScenario(ctx, id));
@@ -162,8 +187,14 @@ async function main(argv: readonly string[]): Promise<number> {
     if (!o.keep) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
   const result: BenchResult = {
-    version: 1, mode: o.smoke ? 'smoke' : 'full', startedAt: startedAt.toISOString(), seconds: Math.round(performance.now() - t0) / 1000,
-    node: process.version, benchTool: bench, figures: records.flatMap((r) => r.figures.map(figure)), scenarios: records,
+    version: 1,
+    mode: o.smoke ? 'smoke' : 'full',
+    startedAt: startedAt.toISOString(),
+    seconds: Math.round(performance.now() - t0) / 1000,
+    node: process.version,
+    benchTool: bench,
+    figures: records.flatMap((r) => r.figures.map(figure)),
+    scenarios: records,
   };
   await mkdir(dirname(o.out), { recursive: true });
   await writeFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
@@ -173,8 +204,11 @@ async function main(argv: readonly string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (e: unknown) => {
-    process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(1);
+    },
+  );
 }

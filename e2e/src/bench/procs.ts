@@ -30,7 +30,8 @@ export function rssMiB(pid: number): number {
 /** The pid of a started process (it must be running). */
 export function pidOf(p: HostProcess): number {
   const pid = p.child.pid;
-  if (pid === undefined || p.exited() !== undefined) throw new Error(`${p.name} is not running (${p.exited() ?? 'no pid'}); log:\n${tail(p.log())}`);
+  if (pid === undefined || p.exited() !== undefined)
+    throw new Error(`${p.name} is not running (${p.exited() ?? 'no pid'}); log:\n${tail(p.log())}`);
   return pid;
 }
 
@@ -77,8 +78,10 @@ export async function waitForEvent(p: HostProcess, event: string, timeoutMs: num
   for (;;) {
     const found = jsonLines(p.log()).find((l) => l['event'] === event);
     if (found !== undefined) return found;
-    if (p.exited() !== undefined) throw new Error(`${p.name} ended (${p.exited()}) before "${event}"; log:\n${tail(p.log())}`);
-    if (Date.now() > deadline) throw new Error(`${p.name}: no "${event}" within ${timeoutMs / 1000} s; log:\n${tail(p.log())}`);
+    if (p.exited() !== undefined)
+      throw new Error(`${p.name} ended (${p.exited()}) before "${event}"; log:\n${tail(p.log())}`);
+    if (Date.now() > deadline)
+      throw new Error(`${p.name}: no "${event}" within ${timeoutMs / 1000} s; log:\n${tail(p.log())}`);
     await sleep(20);
   }
 }
@@ -96,10 +99,15 @@ export async function waitForExit(p: HostProcess, timeoutMs: number): Promise<vo
 }
 
 /** Run a Go bench subcommand to completion and return its last JSON line. */
-export async function runBench(bench: string, args: readonly string[], timeoutMs: number): Promise<Record<string, unknown>> {
+export async function runBench(
+  bench: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   const run = await runTool(bench, args, { timeoutMs });
   const last = jsonLines(run.stdout).at(-1);
-  if (last === undefined) throw new Error(`pmem-csi-bench ${args[0] ?? ''} printed no JSON; stderr:\n${tail(run.stderr)}`);
+  if (last === undefined)
+    throw new Error(`pmem-csi-bench ${args[0] ?? ''} printed no JSON; stderr:\n${tail(run.stderr)}`);
   return last;
 }
 

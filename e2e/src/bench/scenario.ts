@@ -45,13 +45,21 @@ export interface LoadRun extends LoadReport {
 }
 
 /** Run `pmem-csi-bench load` with `args` and measure the CPU time of `servers` meanwhile. */
-export async function runLoad(ctx: BenchContext, args: readonly string[], servers: Readonly<Record<string, number>> = {}): Promise<LoadRun> {
+export async function runLoad(
+  ctx: BenchContext,
+  args: readonly string[],
+  servers: Readonly<Record<string, number>> = {},
+): Promise<LoadRun> {
   const meters = Object.entries(servers).map(([name, pid]) => [name, new CpuMeter(pid)] as const);
   const report = (await runBench(ctx.bench, ['load', ...args], 20 * 60_000)) as unknown as LoadReport;
   const serverCpu = Object.fromEntries(meters.map(([name, m]) => [name, Math.round(m.read().cpu * 1000) / 1000]));
-  if (typeof report.opsPerSec !== 'number') throw new Error(`pmem-csi-bench load ${args.join(' ')}: unexpected report ${JSON.stringify(report)}`);
+  if (typeof report.opsPerSec !== 'number')
+    throw new Error(`pmem-csi-bench load ${args.join(' ')}: unexpected report ${JSON.stringify(report)}`);
   const errors = Object.values(report.errors).reduce((a, b) => a + b, 0);
-  if (errors > 0) ctx.say(`  ${errors} errors in load ${args.join(' ')}: ${JSON.stringify(report.errors)} (first: ${report.firstError ?? '?'})`);
+  if (errors > 0)
+    ctx.say(
+      `  ${errors} errors in load ${args.join(' ')}: ${JSON.stringify(report.errors)} (first: ${report.firstError ?? '?'})`,
+    );
   return { ...report, serverCpu };
 }
 
@@ -62,13 +70,18 @@ export const loadSeconds = (ctx: BenchContext): number => (ctx.smoke ? 2 : 10);
  * Wait until `n` nodes are available in the controller's /status (and, with `settled`, its
  * start-up settle period is over: CreateVolume answers UNAVAILABLE until then); returns the ms.
  */
-export async function waitAvailable(ctl: { proc: HostProcess; statusUrl: string }, n: number, o: { timeoutMs: number; pollMs?: number; settled?: boolean }): Promise<number> {
+export async function waitAvailable(
+  ctl: { proc: HostProcess; statusUrl: string },
+  n: number,
+  o: { timeoutMs: number; pollMs?: number; settled?: boolean },
+): Promise<number> {
   const { proc: controller, statusUrl } = ctl;
   const { timeoutMs, pollMs = 200, settled = false } = o;
   const started = performance.now();
   let last = '';
   while (performance.now() - started < timeoutMs) {
-    if (controller.exited() !== undefined) throw new Error(`the controller ended (${controller.exited()}); log:\n${tail(controller.log())}`);
+    if (controller.exited() !== undefined)
+      throw new Error(`the controller ended (${controller.exited()}); log:\n${tail(controller.log())}`);
     try {
       const s = await fetchStatus(statusUrl, 10_000);
       const available = s.nodes.filter((x) => x.state === 'available').length;
@@ -86,12 +99,16 @@ export async function waitAvailable(ctl: { proc: HostProcess; statusUrl: string 
 export async function waitServing(controller: HostProcess, statusUrl: string, timeoutMs: number): Promise<void> {
   const started = performance.now();
   for (;;) {
-    if (controller.exited() !== undefined) throw new Error(`the controller ended (${controller.exited()}); log:\n${tail(controller.log())}`);
+    if (controller.exited() !== undefined)
+      throw new Error(`the controller ended (${controller.exited()}); log:\n${tail(controller.log())}`);
     try {
       await fetchStatus(statusUrl, 2000);
       return;
     } catch (e) {
-      if (performance.now() - started > timeoutMs) throw new Error(`the controller did not serve ${statusUrl} within ${timeoutMs / 1000} s: ${(e as Error).message}`);
+      if (performance.now() - started > timeoutMs)
+        throw new Error(
+          `the controller did not serve ${statusUrl} within ${timeoutMs / 1000} s: ${(e as Error).message}`,
+        );
     }
     await sleep(50);
   }

@@ -33,16 +33,22 @@ export interface BenchContext {
 }
 
 /** The driver bundle (production build, tools/bundle.mjs) and the Go tools through bootstrap.sh; returns the tool path. */
-export async function buildAll(repo: string, say: (line: string) => void): Promise<{ bench: string; driverMain: string }> {
+export async function buildAll(
+  repo: string,
+  say: (line: string) => void,
+): Promise<{ bench: string; driverMain: string }> {
   say('building the driver: node tools/bundle.mjs');
   await runTool(process.execPath, [join(repo, 'tools/bundle.mjs')], { cwd: repo, timeoutMs: 5 * 60_000 });
   const driverMain = join(repo, 'packages/driver/dist/bundle/pmem-csi-driver.mjs');
   if (!existsSync(driverMain)) throw new Error(`the build made no ${driverMain}`);
   say('building the Go tools: bash e2e/tools/bootstrap.sh bench-tools');
   await runTool('bash', ['e2e/tools/bootstrap.sh', 'bench-tools'], { cwd: repo, timeoutMs: 30 * 60_000 });
-  const env = (await runTool('bash', ['e2e/tools/bootstrap.sh', '--print-env', 'bench-tools'], { cwd: repo, timeoutMs: 60_000 })).stdout;
+  const env = (
+    await runTool('bash', ['e2e/tools/bootstrap.sh', '--print-env', 'bench-tools'], { cwd: repo, timeoutMs: 60_000 })
+  ).stdout;
   const m = /^export PMEM_CSI_PMEM_CSI_BENCH=(.+)$/m.exec(env);
-  if (m?.[1] === undefined) throw new Error(`bootstrap.sh --print-env bench-tools printed no PMEM_CSI_PMEM_CSI_BENCH:\n${env}`);
+  if (m?.[1] === undefined)
+    throw new Error(`bootstrap.sh --print-env bench-tools printed no PMEM_CSI_PMEM_CSI_BENCH:\n${env}`);
   return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };
 }
 
@@ -73,8 +79,25 @@ export async function startController(ctx: BenchContext, name: string, leaseSeco
   await mkdir(dir, { recursive: true });
   const [registryPort, statusPort] = [await freePort(), await freePort()];
   const socket = join(dir, 'csi.sock');
-  const proc = start(name, process.execPath, [ctx.driverMain, '--mode', 'controller', '--endpoint', `unix://${socket}`, ...driverTls(ctx.certs.registry),
-    '--registry-listen', `127.0.0.1:${registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', String(leaseSeconds)], join(dir, 'driver.log'));
+  const proc = start(
+    name,
+    process.execPath,
+    [
+      ctx.driverMain,
+      '--mode',
+      'controller',
+      '--endpoint',
+      `unix://${socket}`,
+      ...driverTls(ctx.certs.registry),
+      '--registry-listen',
+      `127.0.0.1:${registryPort}`,
+      '--metrics-listen',
+      `127.0.0.1:${statusPort}`,
+      '--lease-seconds',
+      String(leaseSeconds),
+    ],
+    join(dir, 'driver.log'),
+  );
   return { proc, socket, registryPort, statusUrl: `http://127.0.0.1:${statusPort}` };
 }
 
@@ -101,9 +124,28 @@ export async function startNode(ctx: BenchContext, spec: NodeSpec): Promise<Node
   const port = await freePort();
   const registryPort = spec.registryPort ?? (await freePort());
   const socket = join(dir, 'csi.sock');
-  const args = [ctx.driverMain, '--mode', 'node', '--nodeid', spec.name, '--device-mode', spec.deviceMode, '--endpoint', `unix://${socket}`, ...driverTls(ctx.certs.nodeController),
-    '--state-dir', join(dir, 'state'), '--emulated-size', String(spec.sizeBytes), '--node-controller-listen', `127.0.0.1:${port}`,
-    '--advertised-endpoint', `127.0.0.1:${port}`, '--registry-endpoint', `127.0.0.1:${registryPort}`];
+  const args = [
+    ctx.driverMain,
+    '--mode',
+    'node',
+    '--nodeid',
+    spec.name,
+    '--device-mode',
+    spec.deviceMode,
+    '--endpoint',
+    `unix://${socket}`,
+    ...driverTls(ctx.certs.nodeController),
+    '--state-dir',
+    join(dir, 'state'),
+    '--emulated-size',
+    String(spec.sizeBytes),
+    '--node-controller-listen',
+    `127.0.0.1:${port}`,
+    '--advertised-endpoint',
+    `127.0.0.1:${port}`,
+    '--registry-endpoint',
+    `127.0.0.1:${registryPort}`,
+  ];
   const startedAt = Date.now();
   const proc = start(spec.name, process.execPath, args, join(dir, 'driver.log'));
   return { proc, socket, nodeController: `127.0.0.1:${port}`, startedAt };
@@ -123,7 +165,21 @@ export async function startRefCsi(ctx: BenchContext, name: string): Promise<RefC
   await mkdir(dir, { recursive: true });
   const socket = join(dir, 'csi.sock');
   const startedAt = Date.now();
-  const proc = start(name, ctx.bench, ['refcsi', '-unix', `unix://${socket}`, '-tcp', '127.0.0.1:0', ...goTls(ctx.certs.nodeController), '-duration', '30m'], join(dir, 'refcsi.log'));
+  const proc = start(
+    name,
+    ctx.bench,
+    [
+      'refcsi',
+      '-unix',
+      `unix://${socket}`,
+      '-tcp',
+      '127.0.0.1:0',
+      ...goTls(ctx.certs.nodeController),
+      '-duration',
+      '30m',
+    ],
+    join(dir, 'refcsi.log'),
+  );
   const ready = await waitForEvent(proc, 'ready', 10_000);
   return { proc, socket, tcp: String(ready['tcp']), startedAt };
 }

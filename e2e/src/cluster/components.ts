@@ -45,23 +45,40 @@ export async function startOperator(cluster: KwokCluster, options: OperatorOptio
   const port = await freePort();
   const logFile = join(cluster.logDir, options.logName ?? `operator-${options.version}.log`);
   const args = [
-    '--conditions=@pmem-csi/source', '--import', 'tsx', join(REPO_ROOT, 'packages/operator/src/main.ts'),
-    '--kubeconfig', options.kubeconfig ?? cluster.kubeconfig,
-    '--namespace', options.namespace ?? DRIVER_NAMESPACE,
-    '--operator-version', options.version,
-    '--driver-image', options.driverImage,
-    '--metrics-address', `127.0.0.1:${port}`,
-    '--log-level', 'debug',
+    '--conditions=@pmem-csi/source',
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'packages/operator/src/main.ts'),
+    '--kubeconfig',
+    options.kubeconfig ?? cluster.kubeconfig,
+    '--namespace',
+    options.namespace ?? DRIVER_NAMESPACE,
+    '--operator-version',
+    options.version,
+    '--driver-image',
+    options.driverImage,
+    '--metrics-address',
+    `127.0.0.1:${port}`,
+    '--log-level',
+    'debug',
     ...(options.extraArgs ?? []),
   ];
-  const proc = startHostProcess(`operator ${options.version}`, process.execPath, args, { logFile, cwd: REPO_ROOT, ...(options.env === undefined ? {} : { env: options.env }) });
+  const proc = startHostProcess(`operator ${options.version}`, process.execPath, args, {
+    logFile,
+    cwd: REPO_ROOT,
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
   const metricsUrl = `http://127.0.0.1:${port}`;
-  await waitFor(`operator ${options.version} to report ready on ${metricsUrl}/readyz (log: ${logFile})`, async () => {
-    const exited = proc.exited();
-    if (exited !== undefined) throw new Error(`operator exited (${exited}):\n${tail(proc.log())}`);
-    const res = await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
-    return res.ok ? true : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 300 });
+  await waitFor(
+    `operator ${options.version} to report ready on ${metricsUrl}/readyz (log: ${logFile})`,
+    async () => {
+      const exited = proc.exited();
+      if (exited !== undefined) throw new Error(`operator exited (${exited}):\n${tail(proc.log())}`);
+      const res = await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
+      return res.ok ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 300 },
+  );
   return { process: proc, version: options.version, metricsUrl, stop: () => proc.stop() };
 }
 
@@ -75,7 +92,13 @@ export interface ProvisionerOptions {
 }
 
 /** The flags the cluster tier runs external-provisioner with (beside the CSI socket and kubeconfig). */
-export const PROVISIONER_FLAGS: readonly string[] = ['--feature-gates=Topology=true', '--leader-election=false', '--v=3', '--timeout=60s', '--retry-interval-max=5s'];
+export const PROVISIONER_FLAGS: readonly string[] = [
+  '--feature-gates=Topology=true',
+  '--leader-election=false',
+  '--v=3',
+  '--timeout=60s',
+  '--retry-interval-max=5s',
+];
 
 /** Start the real external-provisioner (csi-provisioner) against our controller's socket. */
 export function startProvisioner(cluster: KwokCluster, options: ProvisionerOptions): HostProcess {
@@ -85,15 +108,31 @@ export function startProvisioner(cluster: KwokCluster, options: ProvisionerOptio
     `--kubeconfig=${options.kubeconfig ?? cluster.kubeconfig}`,
     ...(options.args ?? PROVISIONER_FLAGS),
   ];
-  return startHostProcess('csi-provisioner', toolPath('csi-provisioner'), args, { logFile, ...(options.env === undefined ? {} : { env: options.env }) });
+  return startHostProcess('csi-provisioner', toolPath('csi-provisioner'), args, {
+    logFile,
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
 }
 
 /**
  * A kubeconfig that authenticates as a ServiceAccount (a bound token from the TokenRequest API),
  * so that a host process runs with exactly the permissions RBAC gives that account.
  */
-export async function serviceAccountKubeconfig(cluster: KwokCluster, kube: Kube, namespace: string, name: string): Promise<string> {
-  const token = await kube.core.createNamespacedServiceAccountToken({ name, namespace, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [], expirationSeconds: 3600 } } });
+export async function serviceAccountKubeconfig(
+  cluster: KwokCluster,
+  kube: Kube,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = await kube.core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: [], expirationSeconds: 3600 },
+    },
+  });
   if (!token.status?.token) throw new Error(`no token for ServiceAccount ${namespace}/${name}`);
   const current = kube.config.getCurrentCluster();
   if (current === null) throw new Error('the admin kubeconfig has no current cluster');
@@ -103,7 +142,15 @@ export async function serviceAccountKubeconfig(cluster: KwokCluster, kube: Kube,
   const cfg = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'kwok', cluster: { server: current.server, ...(ca === '' ? { 'insecure-skip-tls-verify': true } : { 'certificate-authority-data': ca }) } }],
+    clusters: [
+      {
+        name: 'kwok',
+        cluster: {
+          server: current.server,
+          ...(ca === '' ? { 'insecure-skip-tls-verify': true } : { 'certificate-authority-data': ca }),
+        },
+      },
+    ],
     users: [{ name: `${namespace}-${name}`, user: { token: token.status?.token ?? '' } }],
     contexts: [{ name: 'sa', context: { cluster: 'kwok', user: `${namespace}-${name}` } }],
     'current-context': 'sa',

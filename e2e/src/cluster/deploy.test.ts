@@ -6,11 +6,25 @@
 // dry-run apply against the real apiserver (schema, defaulting, admission).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DRIVER_NAMESPACE, REPO_ROOT, serviceAccountKubeconfig, startOperator, type OperatorRun } from './components.js';
+import {
+  DRIVER_NAMESPACE,
+  REPO_ROOT,
+  serviceAccountKubeconfig,
+  startOperator,
+  type OperatorRun,
+} from './components.js';
 import { clusterHelm, createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { readYamlObjects, type KubeObject } from './kube.js';
 import { tail } from './processes.js';
-import { conditionIs, crRef, existing, expectedObjects, installCrd, waitStatus, type PmemDeployment } from './pmem-deployment.js';
+import {
+  conditionIs,
+  crRef,
+  existing,
+  expectedObjects,
+  installCrd,
+  waitStatus,
+  type PmemDeployment,
+} from './pmem-deployment.js';
 import { WaitAborted } from './wait.js';
 import { renderAllOutputs } from '../deploy/render.js';
 import { CRD_NAME } from '@pmem-csi/api';
@@ -53,8 +67,19 @@ describe('cluster: install paths', () => {
    * in the same output would have).
    */
   const dryRun = async (docs: readonly KubeObject[], args: readonly string[], input?: string): Promise<string> => {
-    for (const ns of new Set(docs.flatMap((o) => (o.metadata.namespace === undefined ? [] : [o.metadata.namespace])))) await ensureNamespace(cluster.kube, ns);
-    return cluster.kubectl(['apply', '--server-side', '--dry-run=server', '--force-conflicts', '--field-manager=pmem-csi-e2e-dry-run', ...args], input === undefined ? {} : { input });
+    for (const ns of new Set(docs.flatMap((o) => (o.metadata.namespace === undefined ? [] : [o.metadata.namespace]))))
+      await ensureNamespace(cluster.kube, ns);
+    return cluster.kubectl(
+      [
+        'apply',
+        '--server-side',
+        '--dry-run=server',
+        '--force-conflicts',
+        '--field-manager=pmem-csi-e2e-dry-run',
+        ...args,
+      ],
+      input === undefined ? {} : { input },
+    );
   };
 
   beforeAll(async () => {
@@ -73,10 +98,29 @@ describe('cluster: install paths', () => {
     it('installs the CRD, the operator and a PmemCSIDeployment (helm install --wait)', async () => {
       if (!existsSync(join(CHART, 'Chart.yaml'))) throw new Error(`no chart at ${CHART}`);
       const started = Date.now();
-      await helm(['install', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE, '--create-namespace', '--set', 'deployment.create=true', '--wait', '--timeout', '150s']);
+      await helm([
+        'install',
+        RELEASE,
+        CHART,
+        '--namespace',
+        OPERATOR_NAMESPACE,
+        '--create-namespace',
+        '--set',
+        'deployment.create=true',
+        '--wait',
+        '--timeout',
+        '150s',
+      ]);
       const { kube } = cluster;
-      expect(await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: CRD_NAME })).toBeDefined();
-      const deployment = await kube.must<Workload>({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'pmem-csi-operator', namespace: OPERATOR_NAMESPACE });
+      expect(
+        await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: CRD_NAME }),
+      ).toBeDefined();
+      const deployment = await kube.must<Workload>({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'pmem-csi-operator',
+        namespace: OPERATOR_NAMESPACE,
+      });
       expect(deployment.status?.readyReplicas).toBe(1); // simulated by kwok: the pod runs no code
       const ns = await kube.must({ apiVersion: 'v1', kind: 'Namespace', name: DRIVER_NAMESPACE });
       expect(ns.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
@@ -88,15 +132,24 @@ describe('cluster: install paths', () => {
     it('runs the operator as the chart deploys it (args, ServiceAccount RBAC) until the driver is Running', async () => {
       const started = Date.now();
       const { kube } = cluster;
-      const deployment = await kube.must<Workload>({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'pmem-csi-operator', namespace: OPERATOR_NAMESPACE });
+      const deployment = await kube.must<Workload>({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: 'pmem-csi-operator',
+        namespace: OPERATOR_NAMESPACE,
+      });
       const container = deployment.spec.template.spec.containers[0];
       const args = container?.args ?? [];
-      const flag = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+      const flag = (name: string): string | undefined =>
+        args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
       expect(flag('namespace')).toBe(DRIVER_NAMESPACE);
       expect(args).toContain('--leader-elect');
       const sa = deployment.spec.template.spec.serviceAccountName ?? 'default';
       const kubeconfig = await serviceAccountKubeconfig(cluster, kube, OPERATOR_NAMESPACE, sa);
-      const [pod] = await kube.list('v1', 'Pod', { namespace: OPERATOR_NAMESPACE, labelSelector: 'app.kubernetes.io/name=pmem-csi-operator' });
+      const [pod] = await kube.list('v1', 'Pod', {
+        namespace: OPERATOR_NAMESPACE,
+        labelSelector: 'app.kubernetes.io/name=pmem-csi-operator',
+      });
       // Our runner supplies --kubeconfig, --namespace, --version, --driver-image and --metrics-address;
       // the chart's values for them must agree with what we pass.
       operator = await startOperator(cluster, {
@@ -109,16 +162,26 @@ describe('cluster: install paths', () => {
       });
       const ok = (c: PmemDeployment): boolean => {
         // A denied request is not transient: the chart's RBAC lacks a permission.
-        if (c.status?.phase === 'Failed' && /forbidden/i.test(c.status.reason ?? '')) throw new WaitAborted(`the operator is denied with the chart's RBAC: ${c.status.reason ?? ''}`);
+        if (c.status?.phase === 'Failed' && /forbidden/i.test(c.status.reason ?? ''))
+          throw new WaitAborted(`the operator is denied with the chart's RBAC: ${c.status.reason ?? ''}`);
         return c.status?.phase === 'Running';
       };
-      const cr = await waitStatus(kube, CR, { what: 'phase Running with the chart RBAC', ok, timeoutMs: 150_000 }).catch((e: unknown) => {
+      const cr = await waitStatus(kube, CR, {
+        what: 'phase Running with the chart RBAC',
+        ok,
+        timeoutMs: 150_000,
+      }).catch((e: unknown) => {
         throw new Error(`${(e as Error).message}\noperator log:\n${tail(operator?.process.log() ?? '', 20)}`);
       });
       expect(conditionIs(cr, 'DriverDeployed', 'True')).toBe(true);
       expect((await existing(kube, expectedObjects(CR))).size).toBe(expectedObjects(CR).length);
       // Leader election through the chart's Role in the driver namespace.
-      const lease = await kube.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: 'pmem-csi-operator', namespace: DRIVER_NAMESPACE });
+      const lease = await kube.get({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        name: 'pmem-csi-operator',
+        namespace: DRIVER_NAMESPACE,
+      });
       expect(lease).toBeDefined();
       timings['operator (chart RBAC) to Running'] = Date.now() - started;
     }, 240_000);
@@ -129,8 +192,17 @@ describe('cluster: install paths', () => {
       await operator?.stop();
       operator = undefined;
       await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']);
-      expect(await kube.get({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'pmem-csi-operator', namespace: OPERATOR_NAMESPACE })).toBeUndefined();
-      expect(await kube.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'pmem-csi-operator' })).toBeUndefined();
+      expect(
+        await kube.get({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'pmem-csi-operator',
+          namespace: OPERATOR_NAMESPACE,
+        }),
+      ).toBeUndefined();
+      expect(
+        await kube.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'pmem-csi-operator' }),
+      ).toBeUndefined();
       expect(await kube.get(crRef(CR))).toBeDefined();
       expect((await existing(kube, expectedObjects(CR))).size).toBe(expectedObjects(CR).length);
       expect(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: DRIVER_NAMESPACE })).toBeDefined();
@@ -142,12 +214,21 @@ describe('cluster: install paths', () => {
     // PmemCSIDeployments in the outputs need the CRD (normally there from the chart already).
     beforeAll(() => installCrd(cluster.kube), 60_000);
 
-    it.each(OUTPUTS.map((o) => [o.id, o.yaml] as const))('%s', async (id, yaml) => {
-      if (id.startsWith('rendering failed')) throw new Error(id);
-      const docs = readYamlObjects(yaml, true);
-      expect(docs.length).toBeGreaterThan(0);
-      const out = await dryRun(docs, ['-f', '-'], yaml);
-      expect(out.trim().split('\n').filter((l) => /\(server dry run\)$/.test(l))).toHaveLength(docs.length);
-    }, 60_000);
+    it.each(OUTPUTS.map((o) => [o.id, o.yaml] as const))(
+      '%s',
+      async (id, yaml) => {
+        if (id.startsWith('rendering failed')) throw new Error(id);
+        const docs = readYamlObjects(yaml, true);
+        expect(docs.length).toBeGreaterThan(0);
+        const out = await dryRun(docs, ['-f', '-'], yaml);
+        expect(
+          out
+            .trim()
+            .split('\n')
+            .filter((l) => /\(server dry run\)$/.test(l)),
+        ).toHaveLength(docs.length);
+      },
+      60_000,
+    );
   });
 });

@@ -44,14 +44,27 @@ export interface AuditEvent {
   readonly verb: string;
   readonly userAgent?: string;
   readonly requestURI: string;
-  readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string };
+  readonly objectRef?: {
+    readonly resource?: string;
+    readonly subresource?: string;
+    readonly namespace?: string;
+    readonly name?: string;
+    readonly apiGroup?: string;
+  };
   readonly responseStatus?: { readonly code?: number };
   readonly requestReceivedTimestamp: string;
   readonly stage: string;
 }
 
 /** Every request once (ResponseComplete; a watch is recorded when it starts streaming). */
-const AUDIT_POLICY = ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: ["RequestReceived"]', 'rules:', '- level: Metadata', ''].join('\n');
+const AUDIT_POLICY = [
+  'apiVersion: audit.k8s.io/v1',
+  'kind: Policy',
+  'omitStages: ["RequestReceived"]',
+  'rules:',
+  '- level: Metadata',
+  '',
+].join('\n');
 
 export interface KwokCluster {
   readonly name: string;
@@ -120,7 +133,8 @@ export function kwokctlConfig(podAccess?: PodNetworkAccess, pkiDir?: string): st
     'options:',
     '  bindAddress: 127.0.0.1',
   ];
-  if (podAccess !== undefined) lines.push(`  kubeApiserverCertSANs: ["${podAccess.serviceIp}", "${podAccess.advertiseAddress}"]`);
+  if (podAccess !== undefined)
+    lines.push(`  kubeApiserverCertSANs: ["${podAccess.serviceIp}", "${podAccess.advertiseAddress}"]`);
   lines.push(
     'componentsPatches:',
     '- name: kwok-controller',
@@ -160,7 +174,9 @@ export function pidAlive(pid: number): boolean {
 }
 
 /** `helm` of the tool cache against a cluster, with its caches and configuration inside the cluster's directory. */
-export function clusterHelm(cluster: Pick<KwokCluster, 'dir' | 'kubeconfig'>): (args: readonly string[], timeoutMs?: number) => Promise<string> {
+export function clusterHelm(
+  cluster: Pick<KwokCluster, 'dir' | 'kubeconfig'>,
+): (args: readonly string[], timeoutMs?: number) => Promise<string> {
   const env = {
     HELM_CACHE_HOME: join(cluster.dir, 'helm', 'cache'),
     HELM_CONFIG_HOME: join(cluster.dir, 'helm', 'config'),
@@ -190,7 +206,11 @@ async function sweepAbandoned(): Promise<void> {
     }
     if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) continue;
     if (existsSync(join(dir, 'kwok', 'clusters', name))) {
-      await runTool(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS }).catch(() => undefined);
+      await runTool(
+        toolPath('kwokctl'),
+        ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')],
+        { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS },
+      ).catch(() => undefined);
       await rm(join(dir, 'kwok'), { recursive: true, force: true });
     }
     finished.push({ dir, mtimeMs: statSync(dir).mtimeMs });
@@ -208,7 +228,11 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.once('exit', () => {
     for (const [name, dir] of undeleted) {
-      spawnSync(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], { env: { ...process.env, ...kwokEnv(dir) }, timeout: DELETE_TIMEOUT_MS, stdio: 'ignore' });
+      spawnSync(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], {
+        env: { ...process.env, ...kwokEnv(dir) },
+        timeout: DELETE_TIMEOUT_MS,
+        stdio: 'ignore',
+      });
     }
   });
 }
@@ -222,28 +246,67 @@ export function simulatedNode(name: string, labels: Readonly<Record<string, stri
     metadata: {
       name,
       annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: { ...labels, 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      labels: {
+        ...labels,
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+      },
     },
     spec: {},
     // Node status may be set on create; kwok then keeps the conditions and the lease fresh.
-    status: { allocatable: resources, capacity: resources, nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'fake', kubeProxyVersion: 'fake' } },
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'fake', kubeProxyVersion: 'fake' },
+    },
   };
 }
 
 const nodeReady = (n: KubeObject): boolean =>
-  ((n['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  ((n['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  );
 
-async function startKwok(name: string, dir: string, podAccess: PodNetworkAccess | undefined, audit: boolean): Promise<void> {
+async function startKwok(
+  name: string,
+  dir: string,
+  podAccess: PodNetworkAccess | undefined,
+  audit: boolean,
+): Promise<void> {
   const config = join(dir, 'kwokctl.yaml');
   await writeFile(config, kwokctlConfig(podAccess, join(dir, 'kwok', 'clusters', name, 'pki')));
   const auditPolicy = join(dir, 'audit-policy.yaml');
   if (audit) await writeFile(auditPolicy, AUDIT_POLICY);
   await runTool(
     toolPath('kwokctl'),
-    ['create', 'cluster', '--name', name, '--config', config, '--runtime', 'binary', '--kubeconfig', join(dir, 'kubeconfig'),
-      '--kube-apiserver-binary', toolPath('kube-apiserver'), '--kube-controller-manager-binary', toolPath('kube-controller-manager'),
-      '--kube-scheduler-binary', toolPath('kube-scheduler'), '--kwok-controller-binary', toolPath('kwok'), '--etcd-binary', toolPath('etcd'),
-      '--disable-qps-limits', '--wait', `${Math.round(CREATE_TIMEOUT_MS / 1000) - 30}s`, ...(audit ? ['--kube-audit-policy', auditPolicy] : [])],
+    [
+      'create',
+      'cluster',
+      '--name',
+      name,
+      '--config',
+      config,
+      '--runtime',
+      'binary',
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--kube-apiserver-binary',
+      toolPath('kube-apiserver'),
+      '--kube-controller-manager-binary',
+      toolPath('kube-controller-manager'),
+      '--kube-scheduler-binary',
+      toolPath('kube-scheduler'),
+      '--kwok-controller-binary',
+      toolPath('kwok'),
+      '--etcd-binary',
+      toolPath('etcd'),
+      '--disable-qps-limits',
+      '--wait',
+      `${Math.round(CREATE_TIMEOUT_MS / 1000) - 30}s`,
+      ...(audit ? ['--kube-audit-policy', auditPolicy] : []),
+    ],
     { env: kwokEnv(dir), timeoutMs: CREATE_TIMEOUT_MS },
   );
 }
@@ -267,14 +330,21 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
     // Keep the logs (the control plane's beside ours; kwokctl deletes its own) until a later run
     // sweeps them; etcd data and kwok's copies of the binaries go.
     await cp(join(kwokDir, 'logs'), join(logDir, 'control-plane'), { recursive: true }).catch(() => undefined);
-    await runTool(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS });
+    await runTool(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], {
+      env: kwokEnv(dir),
+      timeoutMs: DELETE_TIMEOUT_MS,
+    });
     undeleted.delete(name);
     await rm(join(dir, 'kwok'), { recursive: true, force: true });
     await writeFile(join(dir, 'owner.pid'), '0\n');
   };
   const componentLog = (component: string, lines = 40): string => {
     try {
-      return readFileSync(join(kwokDir, 'logs', `${component}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      return readFileSync(join(kwokDir, 'logs', `${component}.log`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(-lines)
+        .join('\n');
     } catch (e) {
       return `(no log: ${(e as Error).message})`;
     }
@@ -284,34 +354,75 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
     await startKwok(name, dir, options.podAccess, options.audit === true);
     const kube = Kube.fromFile(kubeconfig);
     const server = kube.config.getCurrentCluster()?.server ?? '';
-    await waitFor('the kube-apiserver to list namespaces', async () => ((await kube.list('v1', 'Namespace')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor(
+      'the kube-apiserver to list namespaces',
+      async () => ((await kube.list('v1', 'Namespace')).length > 0 ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
     const createMs = Date.now() - started;
     const nodes = options.nodes ?? DEFAULT_NODES;
     for (const node of nodes) await kube.create(simulatedNode(node, options.nodeLabels ?? PMEM_NODE_LABELS));
-    await waitFor(`nodes ${nodes.join(', ')} to become Ready (kwok-controller)`, async () => {
-      const ready = (await kube.list('v1', 'Node')).filter(nodeReady).map((n) => n.metadata.name);
-      return nodes.every((n) => ready.includes(n)) ? true : undefined;
-    }, { timeoutMs: 60_000, describe: () => componentLog('kwok-controller', 5) });
+    await waitFor(
+      `nodes ${nodes.join(', ')} to become Ready (kwok-controller)`,
+      async () => {
+        const ready = (await kube.list('v1', 'Node')).filter(nodeReady).map((n) => n.metadata.name);
+        return nodes.every((n) => ready.includes(n)) ? true : undefined;
+      },
+      { timeoutMs: 60_000, describe: () => componentLog('kwok-controller', 5) },
+    );
     // The default ServiceAccount is what namespaced pods need before they may be created.
-    await waitFor('the default ServiceAccount in namespace default (kube-controller-manager)', async () =>
-      (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: 'default' })) ? true : undefined, { timeoutMs: 60_000 });
+    await waitFor(
+      'the default ServiceAccount in namespace default (kube-controller-manager)',
+      async () =>
+        (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: 'default' }))
+          ? true
+          : undefined,
+      { timeoutMs: 60_000 },
+    );
     const nodesReadyMs = Date.now() - started;
     const kubectl = async (args: readonly string[], o: ToolOptions = {}): Promise<string> =>
       (await runTool(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 60_000, ...o })).stdout;
     const auditEvents = async (): Promise<AuditEvent[]> => {
       if (options.audit !== true) throw new Error(`cluster ${name} was created without audit: true`);
       const text = await readFile(join(kwokDir, 'logs', 'audit.log'), 'utf8');
-      return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as AuditEvent);
+      return text
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as AuditEvent);
     };
     const restartControlPlane = async (downMs: number): Promise<number> => {
       const stopped = Date.now();
-      await runTool(toolPath('kwokctl'), ['stop', 'cluster', '--name', name], { env: kwokEnv(dir), timeoutMs: DELETE_TIMEOUT_MS });
+      await runTool(toolPath('kwokctl'), ['stop', 'cluster', '--name', name], {
+        env: kwokEnv(dir),
+        timeoutMs: DELETE_TIMEOUT_MS,
+      });
       await new Promise((resolve) => setTimeout(resolve, downMs));
-      await runTool(toolPath('kwokctl'), ['start', 'cluster', '--name', name], { env: kwokEnv(dir), timeoutMs: CREATE_TIMEOUT_MS });
-      await waitFor('the kube-apiserver to answer again after the restart', async () => ((await kube.list('v1', 'Namespace').catch(() => [])).length > 0 ? true : undefined), { timeoutMs: 120_000 });
+      await runTool(toolPath('kwokctl'), ['start', 'cluster', '--name', name], {
+        env: kwokEnv(dir),
+        timeoutMs: CREATE_TIMEOUT_MS,
+      });
+      await waitFor(
+        'the kube-apiserver to answer again after the restart',
+        async () => ((await kube.list('v1', 'Namespace').catch(() => [])).length > 0 ? true : undefined),
+        { timeoutMs: 120_000 },
+      );
       return Date.now() - stopped;
     };
-    return { name, dir, logDir, kubeconfig, server, kube, nodes, timings: { createMs, nodesReadyMs }, kubectl, componentLog, auditEvents, restartControlPlane, delete: remove };
+    return {
+      name,
+      dir,
+      logDir,
+      kubeconfig,
+      server,
+      kube,
+      nodes,
+      timings: { createMs, nodesReadyMs },
+      kubectl,
+      componentLog,
+      auditEvents,
+      restartControlPlane,
+      delete: remove,
+    };
   } catch (e) {
     await remove().catch(() => undefined);
     throw e;
@@ -321,11 +432,21 @@ export async function createCluster(options: ClusterOptions): Promise<KwokCluste
 /** Create a namespace (idempotent). */
 export async function ensureNamespace(kube: Kube, name: string): Promise<void> {
   await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  await waitFor(`the default ServiceAccount in namespace ${name}`, async () =>
-    (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: name })) ? true : undefined, { timeoutMs: 60_000 });
+  await waitFor(
+    `the default ServiceAccount in namespace ${name}`,
+    async () =>
+      (await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', name: 'default', namespace: name }))
+        ? true
+        : undefined,
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** Print a suite's measured phases (after its teardown), one line each in seconds. */
 export function printTimings(suite: string, timings: Readonly<Record<string, number>>): void {
-  process.stdout.write(`\ncluster tier timings (${suite}):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`).join('\n')}\n`);
+  process.stdout.write(
+    `\ncluster tier timings (${suite}):\n${Object.entries(timings)
+      .map(([k, v]) => `  ${k}: ${(v / 1000).toFixed(1)} s`)
+      .join('\n')}\n`,
+  );
 }

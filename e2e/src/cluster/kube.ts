@@ -25,7 +25,14 @@ export interface KubeObject {
     generation?: number;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
-    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
+    ownerReferences?: Array<{
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+      blockOwnerDeletion?: boolean;
+    }>;
     finalizers?: string[];
     deletionTimestamp?: string;
     creationTimestamp?: string;
@@ -58,9 +65,15 @@ export function statusOf(e: unknown): number {
   return typeof err?.code === 'number' ? err.code : 0;
 }
 
-export const refOf = (o: KubeObject): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) });
+export const refOf = (o: KubeObject): Ref => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name,
+  ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }),
+});
 
-export const describeRef = (r: Ref): string => `${r.kind} ${r.namespace === undefined ? '' : `${r.namespace}/`}${r.name}`;
+export const describeRef = (r: Ref): string =>
+  `${r.kind} ${r.namespace === undefined ? '' : `${r.namespace}/`}${r.name}`;
 
 /** Every document of a YAML file (or text), empty documents dropped. */
 export function readYamlObjects(fileOrText: string, isText = false): KubeObject[] {
@@ -76,7 +89,8 @@ interface ApiResource {
   namespaced: boolean;
 }
 
-const groupPath = (apiVersion: string): string => (apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`);
+const groupPath = (apiVersion: string): string =>
+  apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 
 export class Kube {
   readonly config: k8s.KubeConfig;
@@ -100,7 +114,11 @@ export class Kube {
   }
 
   /** One REST call; JSON in and out; non-2xx becomes a KubeError with the apiserver's message. */
-  async request<T>(method: string, path: string, options: { body?: unknown; contentType?: string; query?: Record<string, string> } = {}): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; contentType?: string; query?: Record<string, string> } = {},
+  ): Promise<T> {
     if (this.#tls === undefined) {
       const opts: RequestOptions = {};
       await this.config.applyToHTTPSOptions(opts);
@@ -110,28 +128,44 @@ export class Kube {
     for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     return new Promise<T>((resolve, reject) => {
-      const req = request(url, {
-        ...this.#tls,
-        method,
-        timeout: REQUEST_TIMEOUT_MS,
-        headers: { ...this.#tls?.headers, Accept: 'application/json', ...(body === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json' }) },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          let parsed: unknown;
-          try {
-            parsed = text === '' ? {} : JSON.parse(text);
-          } catch {
-            parsed = { message: text };
-          }
-          if (status >= 200 && status < 300) resolve(parsed as T);
-          else reject(new KubeError(status, `${method} ${url.pathname}: ${status} ${(parsed as { message?: string }).message ?? text}`));
-        });
-      });
-      req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      const req = request(
+        url,
+        {
+          ...this.#tls,
+          method,
+          timeout: REQUEST_TIMEOUT_MS,
+          headers: {
+            ...this.#tls?.headers,
+            Accept: 'application/json',
+            ...(body === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json' }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            let parsed: unknown;
+            try {
+              parsed = text === '' ? {} : JSON.parse(text);
+            } catch {
+              parsed = { message: text };
+            }
+            if (status >= 200 && status < 300) resolve(parsed as T);
+            else
+              reject(
+                new KubeError(
+                  status,
+                  `${method} ${url.pathname}: ${status} ${(parsed as { message?: string }).message ?? text}`,
+                ),
+              );
+          });
+        },
+      );
+      req.on('timeout', () =>
+        req.destroy(new Error(`${method} ${url.pathname}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -139,7 +173,8 @@ export class Kube {
 
   /** The resource (plural, scope) of a kind, from discovery (refreshed when a kind is unknown, e.g. a new CRD). */
   async #resource(apiVersion: string, kind: string): Promise<ApiResource> {
-    const find = (): ApiResource | undefined => this.#discovery.get(apiVersion)?.find((r) => r.kind === kind && !r.name.includes('/'));
+    const find = (): ApiResource | undefined =>
+      this.#discovery.get(apiVersion)?.find((r) => r.kind === kind && !r.name.includes('/'));
     if (find() === undefined) {
       const list = await this.request<{ resources: ApiResource[] }>('GET', groupPath(apiVersion));
       this.#discovery.set(apiVersion, list.resources);
@@ -151,14 +186,15 @@ export class Kube {
 
   async #collection(apiVersion: string, kind: string, namespace: string | undefined): Promise<string> {
     const r = await this.#resource(apiVersion, kind);
-    if (r.namespaced && namespace !== undefined) return `${groupPath(apiVersion)}/namespaces/${encodeURIComponent(namespace)}/${r.name}`;
+    if (r.namespaced && namespace !== undefined)
+      return `${groupPath(apiVersion)}/namespaces/${encodeURIComponent(namespace)}/${r.name}`;
     if (r.namespaced) throw new Error(`${kind} is namespaced: give a namespace`);
     return `${groupPath(apiVersion)}/${r.name}`;
   }
 
   async #path(ref: Ref): Promise<string> {
     const r = await this.#resource(ref.apiVersion, ref.kind);
-    return `${await this.#collection(ref.apiVersion, ref.kind, r.namespaced ? ref.namespace ?? 'default' : undefined)}/${encodeURIComponent(ref.name)}`;
+    return `${await this.#collection(ref.apiVersion, ref.kind, r.namespaced ? (ref.namespace ?? 'default') : undefined)}/${encodeURIComponent(ref.name)}`;
   }
 
   /** The object, or undefined when it does not exist. */
@@ -179,9 +215,16 @@ export class Kube {
   }
 
   /** Objects of a kind (in one namespace, or all namespaces when namespaced and none is given). */
-  async list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {}): Promise<T[]> {
+  async list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+  ): Promise<T[]> {
     const r = await this.#resource(apiVersion, kind);
-    const path = r.namespaced && options.namespace !== undefined ? await this.#collection(apiVersion, kind, options.namespace) : `${groupPath(apiVersion)}/${r.name}`;
+    const path =
+      r.namespaced && options.namespace !== undefined
+        ? await this.#collection(apiVersion, kind, options.namespace)
+        : `${groupPath(apiVersion)}/${r.name}`;
     const query: Record<string, string> = {};
     if (options.labelSelector !== undefined) query['labelSelector'] = options.labelSelector;
     if (options.fieldSelector !== undefined) query['fieldSelector'] = options.fieldSelector;
@@ -190,25 +233,41 @@ export class Kube {
   }
 
   /** Server-side apply under the e2e field manager (force: the test's word is final). */
-  async apply<T extends KubeObject = KubeObject>(object: KubeObject, options: { dryRun?: boolean; fieldManager?: string } = {}): Promise<T> {
+  async apply<T extends KubeObject = KubeObject>(
+    object: KubeObject,
+    options: { dryRun?: boolean; fieldManager?: string } = {},
+  ): Promise<T> {
     const query: Record<string, string> = { fieldManager: options.fieldManager ?? E2E_FIELD_MANAGER, force: 'true' };
     if (options.dryRun === true) query['dryRun'] = 'All';
-    return this.request<T>('PATCH', await this.#path(refOf(object)), { body: object, contentType: 'application/apply-patch+yaml', query });
+    return this.request<T>('PATCH', await this.#path(refOf(object)), {
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+      query,
+    });
   }
 
   async create<T extends KubeObject = KubeObject>(object: KubeObject): Promise<T> {
-    return this.request<T>('POST', await this.#collection(object.apiVersion, object.kind, object.metadata.namespace), { body: object, query: { fieldManager: E2E_FIELD_MANAGER } });
+    return this.request<T>('POST', await this.#collection(object.apiVersion, object.kind, object.metadata.namespace), {
+      body: object,
+      query: { fieldManager: E2E_FIELD_MANAGER },
+    });
   }
 
   /** JSON merge patch of `patch` (which names the object). */
   async merge<T extends KubeObject = KubeObject>(patch: KubeObject): Promise<T> {
-    return this.request<T>('PATCH', await this.#path(refOf(patch)), { body: patch, contentType: 'application/merge-patch+json', query: { fieldManager: E2E_FIELD_MANAGER } });
+    return this.request<T>('PATCH', await this.#path(refOf(patch)), {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: E2E_FIELD_MANAGER },
+    });
   }
 
   /** Delete (background propagation); false when it did not exist. */
   async delete(ref: Ref, options: { propagation?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<boolean> {
     try {
-      await this.request('DELETE', await this.#path(ref), { body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagation ?? 'Background' } });
+      await this.request('DELETE', await this.#path(ref), {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagation ?? 'Background' },
+      });
       return true;
     } catch (e) {
       if (statusOf(e) === 404) return false;

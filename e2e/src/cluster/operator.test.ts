@@ -10,7 +10,18 @@ import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.
 import { createCluster, printTimings, ensureNamespace, type KwokCluster } from './harness.js';
 import { describeRef, type KubeObject } from './kube.js';
 import { tail } from './processes.js';
-import { conditionIs, crRef, existing, expectedObjects, installCrd, ownedSelector, pmemDeployment, VERSION_ANNOTATION, waitStatus, workloadRefs } from './pmem-deployment.js';
+import {
+  conditionIs,
+  crRef,
+  existing,
+  expectedObjects,
+  installCrd,
+  ownedSelector,
+  pmemDeployment,
+  VERSION_ANNOTATION,
+  waitStatus,
+  workloadRefs,
+} from './pmem-deployment.js';
 import { waitFor } from './wait.js';
 
 const CR = 'pmem-csi.intel.com';
@@ -18,7 +29,15 @@ const IMAGE = `registry.example.org/pmem-csi-driver:v${OPERATOR_VERSION}`;
 const timings: Record<string, number> = {};
 
 interface Workload extends KubeObject {
-  spec: { replicas?: number; template: { spec: { nodeSelector?: Record<string, string>; containers: Array<{ name: string; image: string; args?: string[] }> } } };
+  spec: {
+    replicas?: number;
+    template: {
+      spec: {
+        nodeSelector?: Record<string, string>;
+        containers: Array<{ name: string; image: string; args?: string[] }>;
+      };
+    };
+  };
   status?: { readyReplicas?: number; numberReady?: number; desiredNumberScheduled?: number };
 }
 
@@ -50,13 +69,31 @@ describe('cluster: operator', () => {
     const started = Date.now();
     const { kube } = cluster;
     await kube.apply(pmemDeployment(CR, { deviceMode: 'lvm', nodeSelector: { storage: 'pmem' } }));
-    const cr = await waitStatus(kube, CR, { what: 'DriverDeployed=True', ok: (c) => conditionIs(c, 'DriverDeployed', 'True') });
+    const cr = await waitStatus(kube, CR, {
+      what: 'DriverDeployed=True',
+      ok: (c) => conditionIs(c, 'DriverDeployed', 'True'),
+    });
     const refs = expectedObjects(CR);
     const found = await existing(kube, refs);
     expect(refs.filter((r) => !found.has(describeRef(r))).map(describeRef)).toEqual([]);
     for (const [what, o] of found) {
-      expect({ what, owners: o.metadata.ownerReferences }).toEqual({ what, owners: [{ apiVersion: API_GROUP_VERSION, kind: KIND, name: CR, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true }] });
-      expect({ what, version: o.metadata.annotations?.[VERSION_ANNOTATION] }).toEqual({ what, version: OPERATOR_VERSION });
+      expect({ what, owners: o.metadata.ownerReferences }).toEqual({
+        what,
+        owners: [
+          {
+            apiVersion: API_GROUP_VERSION,
+            kind: KIND,
+            name: CR,
+            uid: cr.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      });
+      expect({ what, version: o.metadata.annotations?.[VERSION_ANNOTATION] }).toEqual({
+        what,
+        version: OPERATOR_VERSION,
+      });
     }
     // Exactly these, nothing else labelled as ours (the driver itself needs no ClusterRole).
     const kinds = [...new Set(refs.map((r) => `${r.apiVersion}|${r.kind}`))];
@@ -64,7 +101,16 @@ describe('cluster: operator', () => {
     for (const k of kinds) {
       const [apiVersion = '', kind = ''] = k.split('|');
       const items = await kube.list(apiVersion, kind, { labelSelector: ownedSelector(CR) });
-      labelled.push(...items.map((o) => describeRef({ kind, name: o.metadata.name, apiVersion, ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) })));
+      labelled.push(
+        ...items.map((o) =>
+          describeRef({
+            kind,
+            name: o.metadata.name,
+            apiVersion,
+            ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }),
+          }),
+        ),
+      );
     }
     expect(labelled.sort()).toEqual(refs.map(describeRef).sort());
     const csiDriver = found.get(`CSIDriver ${CR}`) as KubeObject & { spec: Record<string, unknown> };
@@ -78,10 +124,20 @@ describe('cluster: operator', () => {
   it('issues certificates for the registry and node-controller identities from its own CA', async () => {
     const names = deploymentObjectNames(CR);
     const secret = async (name: string): Promise<Record<string, string>> =>
-      ((await cluster.kube.must({ apiVersion: 'v1', kind: 'Secret', name, namespace: DRIVER_NAMESPACE })) as KubeObject & { data: Record<string, string> }).data;
+      (
+        (await cluster.kube.must({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          name,
+          namespace: DRIVER_NAMESPACE,
+        })) as KubeObject & { data: Record<string, string> }
+      ).data;
     const ca = new X509Certificate(b64((await secret(names.caSecret))['tls.crt']));
     expect(ca.ca).toBe(true);
-    for (const [name, san] of [[names.registrySecret, REGISTRY_SAN], [names.nodeSecret, NODE_CONTROLLER_SAN]] as const) {
+    for (const [name, san] of [
+      [names.registrySecret, REGISTRY_SAN],
+      [names.nodeSecret, NODE_CONTROLLER_SAN],
+    ] as const) {
       const data = await secret(name);
       const leaf = new X509Certificate(b64(data['tls.crt']));
       expect({ name, san: leaf.subjectAltName }).toEqual({ name, san: `DNS:${san}` });
@@ -94,7 +150,11 @@ describe('cluster: operator', () => {
   it('reports Running once the simulated pods are ready, with conventional conditions and events', async () => {
     const started = Date.now();
     const { kube } = cluster;
-    const cr = await waitStatus(kube, CR, { what: 'phase Running', ok: (c) => c.status?.phase === 'Running', timeoutMs: 120_000 });
+    const cr = await waitStatus(kube, CR, {
+      what: 'phase Running',
+      ok: (c) => c.status?.phase === 'Running',
+      timeoutMs: 120_000,
+    });
     const status = cr.status ?? {};
     expect(status.observedGeneration).toBe(cr.metadata.generation);
     expect(status.driverComponents?.map((c) => [c.component, c.status, c.desired, c.ready])).toEqual([
@@ -114,15 +174,31 @@ describe('cluster: operator', () => {
     }
     // The workloads agree: every node matching storage=pmem runs a (simulated) node pod.
     const ds = await kube.must<Workload>(workloadRefs(CR).daemonSet);
-    expect(ds.status).toMatchObject({ desiredNumberScheduled: cluster.nodes.length, numberReady: cluster.nodes.length });
-    const pods = await kube.list<KubeObject & { spec: { nodeName?: string } }>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: 'app.kubernetes.io/component=node' });
+    expect(ds.status).toMatchObject({
+      desiredNumberScheduled: cluster.nodes.length,
+      numberReady: cluster.nodes.length,
+    });
+    const pods = await kube.list<KubeObject & { spec: { nodeName?: string } }>('v1', 'Pod', {
+      namespace: DRIVER_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/component=node',
+    });
     expect(pods.map((p) => p.spec.nodeName).sort()).toEqual([...cluster.nodes].sort());
-    const events = await waitFor('events NewDeployment and Running about the CR', async () => {
-      const list = await kube.list<KubeObject & { reason?: string; type?: string; involvedObject?: { kind?: string; name?: string; uid?: string } }>('v1', 'Event', { namespace: 'default' });
-      const ours = list.filter((e) => e.involvedObject?.kind === KIND && e.involvedObject.name === CR);
-      const reasons = ours.map((e) => e.reason);
-      return reasons.includes('NewDeployment') && reasons.includes('Running') ? ours : undefined;
-    }, { timeoutMs: 30_000 });
+    const events = await waitFor(
+      'events NewDeployment and Running about the CR',
+      async () => {
+        const list = await kube.list<
+          KubeObject & {
+            reason?: string;
+            type?: string;
+            involvedObject?: { kind?: string; name?: string; uid?: string };
+          }
+        >('v1', 'Event', { namespace: 'default' });
+        const ours = list.filter((e) => e.involvedObject?.kind === KIND && e.involvedObject.name === CR);
+        const reasons = ours.map((e) => e.reason);
+        return reasons.includes('NewDeployment') && reasons.includes('Running') ? ours : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(events.every((e) => e.type === 'Normal' && e.involvedObject?.uid === cr.metadata.uid)).toBe(true);
     timings['phase Running'] = Date.now() - started;
   }, 180_000);
@@ -131,19 +207,45 @@ describe('cluster: operator', () => {
     const started = Date.now();
     const { kube } = cluster;
     const { daemonSet, deployment } = workloadRefs(CR);
-    const nodeSecret = { apiVersion: 'v1', kind: 'Secret', name: deploymentObjectNames(CR).nodeSecret, namespace: DRIVER_NAMESPACE };
-    const before = { ds: (await kube.must(daemonSet)).metadata.uid, secret: (await kube.must(nodeSecret)).metadata.uid };
+    const nodeSecret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: deploymentObjectNames(CR).nodeSecret,
+      namespace: DRIVER_NAMESPACE,
+    };
+    const before = {
+      ds: (await kube.must(daemonSet)).metadata.uid,
+      secret: (await kube.must(nodeSecret)).metadata.uid,
+    };
     await kube.delete(daemonSet);
     await kube.delete(nodeSecret);
-    await waitFor('the node DaemonSet and Secret to be recreated by the operator', async () => {
-      const [ds, s] = [await kube.get(daemonSet), await kube.get(nodeSecret)];
-      return ds !== undefined && s !== undefined && ds.metadata.uid !== before.ds && s.metadata.uid !== before.secret ? true : undefined;
-    }, { timeoutMs: 60_000, describe: operatorLog });
+    await waitFor(
+      'the node DaemonSet and Secret to be recreated by the operator',
+      async () => {
+        const [ds, s] = [await kube.get(daemonSet), await kube.get(nodeSecret)];
+        return ds !== undefined && s !== undefined && ds.metadata.uid !== before.ds && s.metadata.uid !== before.secret
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 60_000, describe: operatorLog },
+    );
     // Someone scales the controller: the operator's spec wins.
-    await kube.merge({ apiVersion: deployment.apiVersion, kind: deployment.kind, metadata: { name: deployment.name, namespace: DRIVER_NAMESPACE }, spec: { replicas: 3 } });
-    await waitFor('the operator to restore the controller Deployment to 1 replica', async () =>
-      ((await kube.must<Workload>(deployment)).spec.replicas === 1 ? true : undefined), { timeoutMs: 60_000, describe: operatorLog });
-    await waitStatus(kube, CR, { what: 'phase Running again', ok: (c) => c.status?.phase === 'Running' && conditionIs(c, 'DriverDeployed', 'True'), timeoutMs: 120_000 });
+    await kube.merge({
+      apiVersion: deployment.apiVersion,
+      kind: deployment.kind,
+      metadata: { name: deployment.name, namespace: DRIVER_NAMESPACE },
+      spec: { replicas: 3 },
+    });
+    await waitFor(
+      'the operator to restore the controller Deployment to 1 replica',
+      async () => ((await kube.must<Workload>(deployment)).spec.replicas === 1 ? true : undefined),
+      { timeoutMs: 60_000, describe: operatorLog },
+    );
+    await waitStatus(kube, CR, {
+      what: 'phase Running again',
+      ok: (c) => c.status?.phase === 'Running' && conditionIs(c, 'DriverDeployed', 'True'),
+      timeoutMs: 120_000,
+    });
     timings['self-healing'] = Date.now() - started;
   }, 240_000);
 
@@ -154,13 +256,26 @@ describe('cluster: operator', () => {
     const ca = await createCa({ commonName: 'e2e test CA', validityDays: 30, keyBits: 2048 });
     const wrong = await createLeaf({ ca, dnsName: 'not-the-registry', validityDays: 30, keyBits: 2048 });
     const node = await createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays: 30, keyBits: 2048 });
-    await kube.apply(pmemDeployment(name, {
-      caCert: ca.certPem, registryCert: wrong.certPem, registryKey: wrong.keyPem, nodeControllerCert: node.certPem, nodeControllerKey: node.keyPem,
-    }));
-    const cr = await waitStatus(kube, name, { what: 'CertsVerified=False', ok: (c) => conditionIs(c, 'CertsVerified', 'False') });
+    await kube.apply(
+      pmemDeployment(name, {
+        caCert: ca.certPem,
+        registryCert: wrong.certPem,
+        registryKey: wrong.keyPem,
+        nodeControllerCert: node.certPem,
+        nodeControllerKey: node.keyPem,
+      }),
+    );
+    const cr = await waitStatus(kube, name, {
+      what: 'CertsVerified=False',
+      ok: (c) => conditionIs(c, 'CertsVerified', 'False'),
+    });
     expect(cr.status?.phase).toBe('Failed');
     const byType = new Map((cr.status?.conditions ?? []).map((c) => [c.type, c]));
-    expect(byType.get('CertsVerified')).toMatchObject({ status: 'False', reason: 'HandshakeFailed', observedGeneration: cr.metadata.generation });
+    expect(byType.get('CertsVerified')).toMatchObject({
+      status: 'False',
+      reason: 'HandshakeFailed',
+      observedGeneration: cr.metadata.generation,
+    });
     expect(byType.get('DriverDeployed')).toMatchObject({ status: 'False', reason: 'CertificatesInvalid' });
     expect(cr.status?.reason).toMatch(/^certificates in the spec are invalid: /);
     // Give a wrong operator time to deploy anything, then check that it did not.
@@ -168,16 +283,30 @@ describe('cluster: operator', () => {
     const refs = expectedObjects(name);
     const found = await existing(kube, refs);
     expect([...found.keys()]).toEqual([]);
-    const failed = await waitFor('a Failed event about the bad-certs CR', async () => {
-      const list = await kube.list<KubeObject & { reason?: string; type?: string; involvedObject?: { name?: string } }>('v1', 'Event', { namespace: 'default' });
-      return list.find((e) => e.involvedObject?.name === name && e.reason === 'Failed');
-    }, { timeoutMs: 30_000 });
+    const failed = await waitFor(
+      'a Failed event about the bad-certs CR',
+      async () => {
+        const list = await kube.list<
+          KubeObject & { reason?: string; type?: string; involvedObject?: { name?: string } }
+        >('v1', 'Event', { namespace: 'default' });
+        return list.find((e) => e.involvedObject?.name === name && e.reason === 'Failed');
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(failed.type).toBe('Warning');
 
     // Fixing the certificate makes the deployment proceed.
     const right = await createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays: 30, keyBits: 2048 });
-    await kube.merge({ apiVersion: API_GROUP_VERSION, kind: KIND, metadata: { name }, spec: { registryCert: right.certPem, registryKey: right.keyPem } });
-    const fixed = await waitStatus(kube, name, { what: 'CertsVerified=True and DriverDeployed=True', ok: (c) => conditionIs(c, 'CertsVerified', 'True') && conditionIs(c, 'DriverDeployed', 'True') });
+    await kube.merge({
+      apiVersion: API_GROUP_VERSION,
+      kind: KIND,
+      metadata: { name },
+      spec: { registryCert: right.certPem, registryKey: right.keyPem },
+    });
+    const fixed = await waitStatus(kube, name, {
+      what: 'CertsVerified=True and DriverDeployed=True',
+      ok: (c) => conditionIs(c, 'CertsVerified', 'True') && conditionIs(c, 'DriverDeployed', 'True'),
+    });
     expect((fixed.status?.conditions ?? []).find((c) => c.type === 'CertsVerified')?.reason).toBe('HandshakeSucceeded');
     expect(await kube.get(workloadRefs(name).daemonSet)).toBeDefined();
     await kube.delete(crRef(name));
@@ -189,12 +318,15 @@ describe('cluster: operator', () => {
     const { kube } = cluster;
     await kube.delete(crRef(CR));
     const refs = expectedObjects(CR);
-    await waitFor('every object of the deleted CR to be garbage-collected', async () => ((await existing(kube, refs)).size === 0 ? true : undefined), {
-      timeoutMs: 90_000,
-      describe: async () => [...(await existing(kube, refs)).keys()].join(', '),
-    });
+    await waitFor(
+      'every object of the deleted CR to be garbage-collected',
+      async () => ((await existing(kube, refs)).size === 0 ? true : undefined),
+      {
+        timeoutMs: 90_000,
+        describe: async () => [...(await existing(kube, refs)).keys()].join(', '),
+      },
+    );
     expect(operator.process.exited()).toBeUndefined();
     timings['garbage collection'] = Date.now() - started;
   }, 120_000);
 });
-

@@ -2,7 +2,16 @@
 // status, and the list of objects the operator must have built for a CR (from the api package's
 // names, so that a renamed object is a test failure, not a silent pass).
 import { join } from 'node:path';
-import { API_GROUP_VERSION, CRD_NAME, KIND, LABEL_KEYS, FIELD_MANAGER, deploymentObjectNames, type PmemCSIDeploymentSpec, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
+import {
+  API_GROUP_VERSION,
+  CRD_NAME,
+  KIND,
+  LABEL_KEYS,
+  FIELD_MANAGER,
+  deploymentObjectNames,
+  type PmemCSIDeploymentSpec,
+  type PmemCSIDeploymentStatus,
+} from '@pmem-csi/api';
 import { REPO_ROOT, DRIVER_NAMESPACE } from './components.js';
 import { describeRef, readYamlObjects, type Kube, type KubeObject, type Ref } from './kube.js';
 import { waitFor } from './wait.js';
@@ -26,17 +35,34 @@ export function pmemDeployment(name: string, spec: PmemCSIDeploymentSpec = {}): 
 /** Apply the generated CRD and wait until the apiserver serves it. */
 export async function installCrd(kube: Kube): Promise<void> {
   for (const o of readYamlObjects(CRD_FILE)) await kube.apply(o);
-  await waitFor(`CRD ${CRD_NAME} to be Established`, async () => {
-    const crd = await kube.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: CRD_NAME });
-    return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    `CRD ${CRD_NAME} to be Established`,
+    async () => {
+      const crd = await kube.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        name: CRD_NAME,
+      });
+      return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 /** Every object the operator builds for CR `name` (namespaced ones in `namespace`). */
 export function expectedObjects(name: string, namespace: string = DRIVER_NAMESPACE): Ref[] {
   const n = deploymentObjectNames(name);
-  const ns = (apiVersion: string, kind: string, objectName: string): Ref => ({ apiVersion, kind, name: objectName, namespace });
-  const cluster = (apiVersion: string, kind: string, objectName: string): Ref => ({ apiVersion, kind, name: objectName });
+  const ns = (apiVersion: string, kind: string, objectName: string): Ref => ({
+    apiVersion,
+    kind,
+    name: objectName,
+    namespace,
+  });
+  const cluster = (apiVersion: string, kind: string, objectName: string): Ref => ({
+    apiVersion,
+    kind,
+    name: objectName,
+  });
   return [
     ns('v1', 'Secret', n.caSecret),
     ns('v1', 'Secret', n.registrySecret),
@@ -55,7 +81,10 @@ export function expectedObjects(name: string, namespace: string = DRIVER_NAMESPA
   ];
 }
 
-export const workloadRefs = (name: string, namespace: string = DRIVER_NAMESPACE): { deployment: Ref; daemonSet: Ref } => {
+export const workloadRefs = (
+  name: string,
+  namespace: string = DRIVER_NAMESPACE,
+): { deployment: Ref; daemonSet: Ref } => {
   const n = deploymentObjectNames(name);
   return {
     deployment: { apiVersion: 'apps/v1', kind: 'Deployment', name: n.controllerDeployment, namespace },
@@ -74,9 +103,11 @@ export async function existing(kube: Kube, refs: readonly Ref[]): Promise<Map<st
 }
 
 /** The label selector of everything the operator built for CR `name`. */
-export const ownedSelector = (name: string): string => `${LABEL_KEYS.instance}=${name},${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`;
+export const ownedSelector = (name: string): string =>
+  `${LABEL_KEYS.instance}=${name},${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`;
 
-const condition = (cr: PmemDeployment | undefined, type: string): { status: string; reason: string } | undefined => cr?.status?.conditions?.find((c) => c.type === type);
+const condition = (cr: PmemDeployment | undefined, type: string): { status: string; reason: string } | undefined =>
+  cr?.status?.conditions?.find((c) => c.type === type);
 
 /** A one-line view of a CR's status for wait messages. */
 export function describeStatus(cr: PmemDeployment | undefined): string {
@@ -88,12 +119,21 @@ export function describeStatus(cr: PmemDeployment | undefined): string {
 }
 
 /** Wait until the CR's status satisfies `ok` (described by `what` in the timeout message). */
-export async function waitStatus(kube: Kube, name: string, until: { what: string; ok: (cr: PmemDeployment) => boolean; timeoutMs?: number }): Promise<PmemDeployment> {
+export async function waitStatus(
+  kube: Kube,
+  name: string,
+  until: { what: string; ok: (cr: PmemDeployment) => boolean; timeoutMs?: number },
+): Promise<PmemDeployment> {
   let last: PmemDeployment | undefined;
-  return waitFor(`PmemCSIDeployment ${name}: ${until.what}`, async () => {
-    last = await kube.get<PmemDeployment>(crRef(name));
-    return last !== undefined && until.ok(last) ? last : undefined;
-  }, { timeoutMs: until.timeoutMs ?? 90_000, describe: () => describeStatus(last) });
+  return waitFor(
+    `PmemCSIDeployment ${name}: ${until.what}`,
+    async () => {
+      last = await kube.get<PmemDeployment>(crRef(name));
+      return last !== undefined && until.ok(last) ? last : undefined;
+    },
+    { timeoutMs: until.timeoutMs ?? 90_000, describe: () => describeStatus(last) },
+  );
 }
 
-export const conditionIs = (cr: PmemDeployment, type: string, status: string): boolean => condition(cr, type)?.status === status;
+export const conditionIs = (cr: PmemDeployment, type: string, status: string): boolean =>
+  condition(cr, type)?.status === status;

@@ -46,7 +46,9 @@ export class ToolError extends Error {
 }
 
 const render = (bin: string, args: readonly string[]): string =>
-  [bin.split('/').pop() ?? bin, ...args].map((a) => (/^[\w./:=,@%+-]*$/.test(a) && a !== '' ? a : JSON.stringify(a))).join(' ');
+  [bin.split('/').pop() ?? bin, ...args]
+    .map((a) => (/^[\w./:=,@%+-]*$/.test(a) && a !== '' ? a : JSON.stringify(a)))
+    .join(' ');
 
 /** Run a tool to completion (stdin closed after `input`), failing with its stderr. */
 export function runTool(bin: string, args: readonly string[], options: ToolOptions = {}): Promise<ToolRun> {
@@ -83,9 +85,18 @@ export function runTool(bin: string, args: readonly string[], options: ToolOptio
         child.stdout.destroy();
         child.stderr.destroy();
         const ms = Date.now() - started;
-        if (timedOut) reject(new ToolError(command, { code, stdout, stderr }, `no result after ${Math.round(timeoutMs / 1000)} s, killed`));
-        else if (code === null) reject(new ToolError(command, { code: null, stdout, stderr }, `killed by ${signal ?? 'a signal'}`));
-        else if (!(options.okCodes ?? [0]).includes(code)) reject(new ToolError(command, { code, stdout, stderr }, `exit code ${code}`));
+        if (timedOut)
+          reject(
+            new ToolError(
+              command,
+              { code, stdout, stderr },
+              `no result after ${Math.round(timeoutMs / 1000)} s, killed`,
+            ),
+          );
+        else if (code === null)
+          reject(new ToolError(command, { code: null, stdout, stderr }, `killed by ${signal ?? 'a signal'}`));
+        else if (!(options.okCodes ?? [0]).includes(code))
+          reject(new ToolError(command, { code, stdout, stderr }, `exit code ${code}`));
         else resolve({ stdout, stderr, code, ms });
       }, 50);
     });
@@ -119,15 +130,25 @@ function installExitHook(): void {
 }
 
 /** Start a long-running component with its output appended to `logFile`. */
-export function startHostProcess(name: string, bin: string, args: readonly string[], options: { logFile: string; env?: Readonly<Record<string, string>>; cwd?: string }): HostProcess {
+export function startHostProcess(
+  name: string,
+  bin: string,
+  args: readonly string[],
+  options: { logFile: string; env?: Readonly<Record<string, string>>; cwd?: string },
+): HostProcess {
   installExitHook();
   const fd = openSync(options.logFile, 'a');
-  const child = spawn(bin, [...args], { env: { ...process.env, ...options.env }, cwd: options.cwd, stdio: ['ignore', fd, fd] });
+  const child = spawn(bin, [...args], {
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd,
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   running.add(child);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void gone.then(() => running.delete(child));
-  const exited = (): string | undefined => (child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode !== null ? child.signalCode : undefined);
+  const exited = (): string | undefined =>
+    child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode !== null ? child.signalCode : undefined;
   return {
     name,
     logFile: options.logFile,

@@ -12,7 +12,23 @@ import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
 import type { HostProcess } from './processes.js';
 import { tail } from './processes.js';
-import { affinityNodes, claim, claimRef, csiDriver, deviceNode, DRIVER, podWithClaim, pvRef, stopStack, registerNodes, storageClass, TEST_NAMESPACE, waitBound, waitGone, type Claim } from './storage.js';
+import {
+  affinityNodes,
+  claim,
+  claimRef,
+  csiDriver,
+  deviceNode,
+  DRIVER,
+  podWithClaim,
+  pvRef,
+  stopStack,
+  registerNodes,
+  storageClass,
+  TEST_NAMESPACE,
+  waitBound,
+  waitGone,
+  type Claim,
+} from './storage.js';
 import { waitFor } from './wait.js';
 
 const MiB = 1024 ** 2;
@@ -26,12 +42,20 @@ describe('cluster: dynamic provisioning through external-provisioner', () => {
   const why = (): string => `provisioner: ${tail(provisioner.log(), 3)}`;
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('dynamic provisioning runs our node drivers on emulated PMEM: needs root and loop devices (CI runs as root)');
+    if (process.getuid?.() !== 0)
+      throw new Error(
+        'dynamic provisioning runs our node drivers on emulated PMEM: needs root and loop devices (CI runs as root)',
+      );
     const started = Date.now();
     cluster = await createCluster({ suite: 'prov' });
     timings['cluster create (kwokctl until API)'] = cluster.timings.createMs;
     timings['cluster ready (nodes Ready)'] = cluster.timings.nodesReadyMs;
-    stack = await startLocalStack(join(cluster.dir, 'stack'), 'emulated', log, cluster.nodes.map((n) => [n, 512 * MiB] as const));
+    stack = await startLocalStack(
+      join(cluster.dir, 'stack'),
+      'emulated',
+      log,
+      cluster.nodes.map((n) => [n, 512 * MiB] as const),
+    );
     const { kube } = cluster;
     await registerNodes(kube, cluster.nodes);
     await kube.apply(csiDriver());
@@ -70,7 +94,11 @@ describe('cluster: dynamic provisioning through external-provisioner', () => {
 
     await kube.delete(claimRef('immediate-1'));
     await waitGone(kube, pvRef(pv.metadata.name), 90_000, why);
-    await waitFor(`the device file of ${handle} on ${node} to be removed`, () => (deviceNode(stack, handle) === undefined ? true : undefined), { timeoutMs: 30_000 });
+    await waitFor(
+      `the device file of ${handle} on ${node} to be removed`,
+      () => (deviceNode(stack, handle) === undefined ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
     const after = await fetchStatus(stack.statusUrl);
     expect(after.nodes.map((n) => n.volumes)).toEqual(cluster.nodes.map(() => 0));
     timings['Immediate: create, bind, delete'] = Date.now() - started;
@@ -93,10 +121,19 @@ describe('cluster: dynamic provisioning through external-provisioner', () => {
     expect(cluster.nodes).toContain(selected);
     expect(affinityNodes(pv)).toEqual([selected]);
     expect(deviceNode(stack, pv.spec.csi?.volumeHandle ?? '')).toBe(selected);
-    const pod = await waitFor('pod consumer-1 to be scheduled and Running (kwok)', async () => {
-      const p = await kube.get<KubeObject & { spec: { nodeName?: string }; status?: { phase?: string } }>({ apiVersion: 'v1', kind: 'Pod', name: 'consumer-1', namespace: TEST_NAMESPACE });
-      return p?.spec.nodeName !== undefined && p.status?.phase === 'Running' ? p : undefined;
-    }, { timeoutMs: 60_000 });
+    const pod = await waitFor(
+      'pod consumer-1 to be scheduled and Running (kwok)',
+      async () => {
+        const p = await kube.get<KubeObject & { spec: { nodeName?: string }; status?: { phase?: string } }>({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          name: 'consumer-1',
+          namespace: TEST_NAMESPACE,
+        });
+        return p?.spec.nodeName !== undefined && p.status?.phase === 'Running' ? p : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(pod.spec.nodeName).toBe(selected);
 
     await kube.delete({ apiVersion: 'v1', kind: 'Pod', name: 'consumer-1', namespace: TEST_NAMESPACE });
@@ -104,7 +141,11 @@ describe('cluster: dynamic provisioning through external-provisioner', () => {
     await kube.delete(claimRef('late-1'));
     await waitGone(kube, pvRef(pv.metadata.name), 90_000, why);
     const handle = pv.spec.csi?.volumeHandle ?? '';
-    await waitFor(`the device file of ${handle} to be removed`, () => (deviceNode(stack, handle) === undefined ? true : undefined), { timeoutMs: 30_000 });
+    await waitFor(
+      `the device file of ${handle} to be removed`,
+      () => (deviceNode(stack, handle) === undefined ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
     timings['WaitForFirstConsumer: schedule, create, bind, delete'] = Date.now() - started;
   }, 300_000);
 });

@@ -17,7 +17,11 @@ export const TEST_NAMESPACE = 'default';
 export interface PvSpec {
   claimRef?: { name?: string; namespace?: string };
   csi?: { driver: string; volumeHandle: string; fsType?: string; volumeAttributes?: Record<string, string> };
-  nodeAffinity?: { required?: { nodeSelectorTerms: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }> } };
+  nodeAffinity?: {
+    required?: {
+      nodeSelectorTerms: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }>;
+    };
+  };
   persistentVolumeReclaimPolicy?: string;
   capacity?: { storage?: string };
 }
@@ -35,14 +39,23 @@ export interface Claim extends KubeObject {
 /** CSINode + topology label of every node, as node-driver-registrar and kubelet would create them. */
 export async function registerNodes(kube: Kube, nodes: readonly string[], driver: string = DRIVER): Promise<void> {
   for (const node of nodes) {
-    await kube.apply({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [topologyKey(driver)]: node } } }, { fieldManager: 'kubelet' });
+    await kube.apply(
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [topologyKey(driver)]: node } } },
+      { fieldManager: 'kubelet' },
+    );
     const nodeObject = await kube.must({ apiVersion: 'v1', kind: 'Node', name: node });
-    await kube.apply({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSINode',
-      metadata: { name: node, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeObject.metadata.uid ?? '' }] },
-      spec: { drivers: [{ name: driver, nodeID: node, topologyKeys: [topologyKey(driver)] }] },
-    }, { fieldManager: 'kubelet' });
+    await kube.apply(
+      {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSINode',
+        metadata: {
+          name: node,
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeObject.metadata.uid ?? '' }],
+        },
+        spec: { drivers: [{ name: driver, nodeID: node, topologyKeys: [topologyKey(driver)] }] },
+      },
+      { fieldManager: 'kubelet' },
+    );
   }
 }
 
@@ -52,11 +65,20 @@ export function csiDriver(driver: string = DRIVER): KubeObject {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'CSIDriver',
     metadata: { name: driver },
-    spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], storageCapacity: false },
+    spec: {
+      attachRequired: false,
+      podInfoOnMount: true,
+      volumeLifecycleModes: ['Persistent', 'Ephemeral'],
+      storageCapacity: false,
+    },
   };
 }
 
-export function storageClass(name: string, bindingMode: 'Immediate' | 'WaitForFirstConsumer', driver: string = DRIVER): KubeObject {
+export function storageClass(
+  name: string,
+  bindingMode: 'Immediate' | 'WaitForFirstConsumer',
+  driver: string = DRIVER,
+): KubeObject {
   return {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
@@ -85,33 +107,63 @@ export function podWithClaim(name: string, claimName: string): KubeObject {
     metadata: { name, namespace: TEST_NAMESPACE },
     spec: {
       nodeSelector: { storage: 'pmem' },
-      containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      containers: [
+        { name: 'app', image: 'registry.k8s.io/pause:3.10', volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+      ],
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
     },
   };
 }
 
-export const claimRef = (name: string): Ref => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name, namespace: TEST_NAMESPACE });
+export const claimRef = (name: string): Ref => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  name,
+  namespace: TEST_NAMESPACE,
+});
 export const pvRef = (name: string): Ref => ({ apiVersion: 'v1', kind: 'PersistentVolume', name });
 
 /** Wait until the claim is Bound; returns the bound PV. */
-export async function waitBound(kube: Kube, name: string, timeoutMs = 90_000, why: () => Promise<string> | string = () => ''): Promise<PersistentVolume> {
-  const pvc = await waitFor(`PVC ${name} to be Bound`, async () => {
-    const c = await kube.get<Claim>(claimRef(name));
-    return c?.status?.phase === 'Bound' && c.spec.volumeName ? c : undefined;
-  }, { timeoutMs, describe: async () => `${(await kube.get<Claim>(claimRef(name)))?.status?.phase ?? 'absent'}; ${await why()}` });
+export async function waitBound(
+  kube: Kube,
+  name: string,
+  timeoutMs = 90_000,
+  why: () => Promise<string> | string = () => '',
+): Promise<PersistentVolume> {
+  const pvc = await waitFor(
+    `PVC ${name} to be Bound`,
+    async () => {
+      const c = await kube.get<Claim>(claimRef(name));
+      return c?.status?.phase === 'Bound' && c.spec.volumeName ? c : undefined;
+    },
+    {
+      timeoutMs,
+      describe: async () => `${(await kube.get<Claim>(claimRef(name)))?.status?.phase ?? 'absent'}; ${await why()}`,
+    },
+  );
   const pv = await kube.must<PersistentVolume>(pvRef(pvc.spec.volumeName ?? ''));
   return pv;
 }
 
 /** Wait until an object is gone (deleted and its finalizers done). */
-export async function waitGone(kube: Kube, ref: Ref, timeoutMs = 90_000, why: () => Promise<string> | string = () => ''): Promise<void> {
-  await waitFor(`${describeRef(ref)} to be deleted`, async () => ((await kube.get(ref)) === undefined ? true : undefined), { timeoutMs, describe: why });
+export async function waitGone(
+  kube: Kube,
+  ref: Ref,
+  timeoutMs = 90_000,
+  why: () => Promise<string> | string = () => '',
+): Promise<void> {
+  await waitFor(
+    `${describeRef(ref)} to be deleted`,
+    async () => ((await kube.get(ref)) === undefined ? true : undefined),
+    { timeoutMs, describe: why },
+  );
 }
 
 /** The nodes named by the PV's required node affinity on the topology key. */
 export function affinityNodes(pv: PersistentVolume, key: string = TOPOLOGY_KEY): string[] {
-  return (pv.spec.nodeAffinity?.required?.nodeSelectorTerms ?? []).flatMap((t) => (t.matchExpressions ?? []).filter((e) => e.key === key && e.operator === 'In').flatMap((e) => e.values ?? []));
+  return (pv.spec.nodeAffinity?.required?.nodeSelectorTerms ?? []).flatMap((t) =>
+    (t.matchExpressions ?? []).filter((e) => e.key === key && e.operator === 'In').flatMap((e) => e.values ?? []),
+  );
 }
 
 /** The emulated device of a volume on a node of the local stack (sparse file behind a loop device). */
@@ -130,7 +182,13 @@ export function deviceNode(stack: LocalStack, volumeId: string): string | undefi
  */
 export async function detachLoopsUnder(dir: string): Promise<string[]> {
   const list = await runTool('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE'], { timeoutMs: 10_000 });
-  const devices = ((JSON.parse(list.stdout || '{"loopdevices":[]}') as { loopdevices?: Array<{ name: string; 'back-file'?: string | null }> }).loopdevices ?? [])
+  const devices = (
+    (
+      JSON.parse(list.stdout || '{"loopdevices":[]}') as {
+        loopdevices?: Array<{ name: string; 'back-file'?: string | null }>;
+      }
+    ).loopdevices ?? []
+  )
     .filter((l) => (l['back-file'] ?? '').startsWith(`${dir}/`))
     .map((l) => l.name);
   for (const dev of devices) await runTool('losetup', ['--detach', dev], { timeoutMs: 10_000 }).catch(() => undefined);

@@ -6,7 +6,9 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** Thrown when a wait runs out of time; the message names the condition and the last observation. */
 export class WaitTimeoutError extends Error {
   constructor(what: string, timeoutMs: number, last: string) {
-    super(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last === '' ? '' : ` (last: ${last})`}`);
+    super(
+      `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last === '' ? '' : ` (last: ${last})`}`,
+    );
     this.name = 'WaitTimeoutError';
   }
 }

@@ -11,7 +11,12 @@ const MiB = 1024 ** 2;
 const base = join(tmpdir(), 'pmem-csi-e2e-driver');
 
 function create(ctl: ControllerCsi, name: string, size: number) {
-  return ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
+  return ctl.createVolume({
+    name,
+    capacity_range: { required_bytes: String(size) },
+    volume_capabilities: [mountCapability('ext4')],
+    parameters: { eraseafter: 'false' },
+  });
 }
 
 describe('driver on emulated devices (needs root and loop devices)', () => {
@@ -50,14 +55,24 @@ describe('driver on emulated devices (needs root and loop devices)', () => {
 
   it('answers RESOURCE_EXHAUSTED when the node is full, naming the largest size', async () => {
     const big = (await create(ctl, 'filler', 448 * MiB)).volume;
-    const err = await create(ctl, 'overflow', 128 * MiB).then(() => undefined, (e: unknown) => e);
-    expect(err).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'no node can hold 128 MiB; the largest volume available is 64 MiB (node "node-1")' });
+    const err = await create(ctl, 'overflow', 128 * MiB).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: 'no node can hold 128 MiB; the largest volume available is 64 MiB (node "node-1")',
+    });
     await ctl.deleteVolume(big?.volume_id ?? '');
   }, 120_000);
 });
 
 describe('driver on fake devices', () => {
-  const env = useStack(join(base, 'fake'), 'fake', [['f-1', 64 * 1024 * MiB], ['f-2', 64 * 1024 * MiB], ['f-3', 64 * 1024 * MiB]]);
+  const env = useStack(join(base, 'fake'), 'fake', [
+    ['f-1', 64 * 1024 * MiB],
+    ['f-2', 64 * 1024 * MiB],
+    ['f-3', 64 * 1024 * MiB],
+  ]);
   let stack: LocalStack;
   let ctl: ControllerCsi;
   beforeAll(() => {
@@ -67,7 +82,9 @@ describe('driver on fake devices', () => {
 
   it('creates and deletes 100 volumes in parallel', async () => {
     const started = Date.now();
-    const created = await Promise.all(Array.from({ length: 100 }, (_, i) => whileSettling(() => create(ctl, `stress-${i}`, 64 * MiB))));
+    const created = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => whileSettling(() => create(ctl, `stress-${i}`, 64 * MiB))),
+    );
     const ids = new Set(created.map((c) => c.volume?.volume_id));
     expect(ids.size).toBe(100);
     const status = await fetchStatus(stack.statusUrl);

@@ -11,7 +11,11 @@ describe('JUnit reader', () => {
     </testsuite></testsuites>`;
     const s = parseJUnit(xml);
     expect([s.passed, s.failed, s.skipped]).toEqual([2, 1, 1]);
-    expect(s.cases[1]).toEqual({ name: '[It] Controller Service [Controller Server] CreateVolume should fail & say so', status: 'failed', message: 'Expected <codes.Code>: 3' });
+    expect(s.cases[1]).toEqual({
+      name: '[It] Controller Service [Controller Server] CreateVolume should fail & say so',
+      status: 'failed',
+      message: 'Expected <codes.Code>: 3',
+    });
   });
 
   it('keeps why a case was skipped and finds outcomes by exact spec text', () => {
@@ -21,16 +25,28 @@ describe('JUnit reader', () => {
       <testcase name="[It] Node Service NodeExpandVolume should work" time="0"><skipped/></testcase>
     </testsuite></testsuites>`;
     const s = parseJUnit(xml);
-    expect(s.cases.map((c) => c.message)).toEqual([undefined, 'skipped - Controller Service not provided: CreateVolume not supported', undefined]);
-    expect(outcomesOf(s, ['Node Service should work', 'Node Service should be idempotent', 'Node Service should fly'])).toEqual([
+    expect(s.cases.map((c) => c.message)).toEqual([
+      undefined,
+      'skipped - Controller Service not provided: CreateVolume not supported',
+      undefined,
+    ]);
+    expect(
+      outcomesOf(s, ['Node Service should work', 'Node Service should be idempotent', 'Node Service should fly']),
+    ).toEqual([
       { spec: 'Node Service should work', status: 'passed' },
-      { spec: 'Node Service should be idempotent', status: 'skipped', message: 'skipped - Controller Service not provided: CreateVolume not supported' },
+      {
+        spec: 'Node Service should be idempotent',
+        status: 'skipped',
+        message: 'skipped - Controller Service not provided: CreateVolume not supported',
+      },
       { spec: 'Node Service should fly', status: 'missing' },
     ]);
   });
 
   it('builds a skip regex that matches exactly the listed spec', () => {
-    const re = new RegExp(skipRegex([{ spec: 'Node Service NodeExpandVolume should work (x)', why: 'test' }]) ?? 'never');
+    const re = new RegExp(
+      skipRegex([{ spec: 'Node Service NodeExpandVolume should work (x)', why: 'test' }]) ?? 'never',
+    );
     expect(re.test('CSI Driver Test Suite Node Service NodeExpandVolume should work (x)')).toBe(true);
     expect(re.test('Node Service NodeExpandVolume should work (x) too')).toBe(false);
     expect(skipRegex([])).toBeUndefined();

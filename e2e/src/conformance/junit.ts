@@ -18,11 +18,14 @@ export interface JUnitSummary {
 const ENTITIES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&', '&quot;': '"', '&apos;': "'" };
 
 function unescape(s: string): string {
-  return s.replace(/&(lt|gt|amp|quot|apos);|&#(\d+);|&#x([0-9a-fA-F]+);/g, (m, _n, dec: string | undefined, hex: string | undefined) => {
-    if (dec !== undefined) return String.fromCodePoint(Number(dec));
-    if (hex !== undefined) return String.fromCodePoint(parseInt(hex, 16));
-    return ENTITIES[m] ?? m;
-  });
+  return s.replace(
+    /&(lt|gt|amp|quot|apos);|&#(\d+);|&#x([0-9a-fA-F]+);/g,
+    (m, _n, dec: string | undefined, hex: string | undefined) => {
+      if (dec !== undefined) return String.fromCodePoint(Number(dec));
+      if (hex !== undefined) return String.fromCodePoint(parseInt(hex, 16));
+      return ENTITIES[m] ?? m;
+    },
+  );
 }
 
 function classify(body: string): Pick<JUnitCase, 'status' | 'message'> {

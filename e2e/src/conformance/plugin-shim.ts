@@ -54,8 +54,15 @@ const passThrough = (b: Buffer): Buffer => b;
 function rawDefinition(fullName: string): grpc.ServiceDefinition {
   const raw: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
   for (const [name, m] of Object.entries(serviceDefinition(fullName))) {
-    if (m.requestStream || m.responseStream) throw new Error(`plugin shim: ${fullName}.${name} is a streaming method; only unary methods are forwarded`);
-    raw[name] = { ...m, requestSerialize: passThrough, requestDeserialize: passThrough, responseSerialize: passThrough, responseDeserialize: passThrough };
+    if (m.requestStream || m.responseStream)
+      throw new Error(`plugin shim: ${fullName}.${name} is a streaming method; only unary methods are forwarded`);
+    raw[name] = {
+      ...m,
+      requestSerialize: passThrough,
+      requestDeserialize: passThrough,
+      responseSerialize: passThrough,
+      responseDeserialize: passThrough,
+    };
   }
   return raw;
 }
@@ -70,7 +77,9 @@ function capabilityKey(c: csi.PluginCapability__Output): string {
 }
 
 /** The union of plugin capabilities, in the order first seen. */
-export function mergePluginCapabilities(...lists: ReadonlyArray<readonly csi.PluginCapability__Output[]>): csi.PluginCapability__Output[] {
+export function mergePluginCapabilities(
+  ...lists: ReadonlyArray<readonly csi.PluginCapability__Output[]>
+): csi.PluginCapability__Output[] {
   const seen = new Map<string, csi.PluginCapability__Output>();
   for (const list of lists) for (const c of list) if (!seen.has(capabilityKey(c))) seen.set(capabilityKey(c), c);
   return [...seen.values()];
@@ -93,33 +102,44 @@ export async function startPluginShim(o: PluginShimOptions): Promise<PluginShim>
   const explain = (e: unknown, what: string, ownDeadline: boolean): grpc.ServiceError | Partial<grpc.StatusObject> => {
     if (!isServiceError(e)) return { code: grpc.status.INTERNAL, details: `plugin shim: ${what} failed: ${String(e)}` };
     if (ownDeadline && e.code === grpc.status.DEADLINE_EXCEEDED) {
-      return { code: e.code, details: `plugin shim: ${what} did not answer within ${timeoutMs / 1000} s`, metadata: e.metadata };
+      return {
+        code: e.code,
+        details: `plugin shim: ${what} did not answer within ${timeoutMs / 1000} s`,
+        metadata: e.metadata,
+      };
     }
     return e;
   };
 
-  const forward = (method: string, path: string): RawHandler => (call, callback) => {
-    count(method);
-    const started = Date.now();
-    const callerDeadline = call.getDeadline();
-    const ownDeadline = callerDeadline === Infinity;
-    const upstream = node.makeUnaryRequest<Buffer, Buffer>(
-      path,
-      passThrough,
-      passThrough,
-      call.request,
-      call.metadata,
-      { deadline: ownDeadline ? Date.now() + timeoutMs : callerDeadline },
-      (err, value) => {
-        call.removeListener('cancelled', cancel);
-        o.log.debug('plugin shim forwarded a call', { method, target: 'node', code: err?.code ?? grpc.status.OK, ms: Date.now() - started });
-        if (err) callback(explain(err, `${method} on the node (${o.nodeSocket})`, ownDeadline));
-        else callback(null, value);
-      },
-    );
-    const cancel = (): void => upstream.cancel();
-    call.on('cancelled', cancel);
-  };
+  const forward =
+    (method: string, path: string): RawHandler =>
+    (call, callback) => {
+      count(method);
+      const started = Date.now();
+      const callerDeadline = call.getDeadline();
+      const ownDeadline = callerDeadline === Infinity;
+      const upstream = node.makeUnaryRequest<Buffer, Buffer>(
+        path,
+        passThrough,
+        passThrough,
+        call.request,
+        call.metadata,
+        { deadline: ownDeadline ? Date.now() + timeoutMs : callerDeadline },
+        (err, value) => {
+          call.removeListener('cancelled', cancel);
+          o.log.debug('plugin shim forwarded a call', {
+            method,
+            target: 'node',
+            code: err?.code ?? grpc.status.OK,
+            ms: Date.now() - started,
+          });
+          if (err) callback(explain(err, `${method} on the node (${o.nodeSocket})`, ownDeadline));
+          else callback(null, value);
+        },
+      );
+      const cancel = (): void => upstream.cancel();
+      call.on('cancelled', cancel);
+    };
 
   const nodeHandlers: Record<string, RawHandler> = {};
   for (const [name, m] of Object.entries(serviceDefinition('csi.v1.Node'))) nodeHandlers[name] = forward(name, m.path);
@@ -141,16 +161,27 @@ export async function startPluginShim(o: PluginShimOptions): Promise<PluginShim>
     },
     GetPluginCapabilities: (_call, callback) => {
       count('GetPluginCapabilities');
-      const ask = (client: IdentityClient, who: string, socket: string): Promise<csi.PluginCapability__Output[] | grpc.ServiceError | Partial<grpc.StatusObject>> =>
+      const ask = (
+        client: IdentityClient,
+        who: string,
+        socket: string,
+      ): Promise<csi.PluginCapability__Output[] | grpc.ServiceError | Partial<grpc.StatusObject>> =>
         unary(client, client.GetPluginCapabilities, {}, { timeoutMs }).then(
           (r) => r.capabilities,
           (e: unknown) => explain(e, `GetPluginCapabilities on the ${who} (${socket})`, true),
         );
-      void Promise.all([ask(nodeIdentity, 'node', o.nodeSocket), ask(controllerIdentity, 'controller', o.controllerSocket)]).then(([n, c]) => {
+      void Promise.all([
+        ask(nodeIdentity, 'node', o.nodeSocket),
+        ask(controllerIdentity, 'controller', o.controllerSocket),
+      ]).then(([n, c]) => {
         if (!Array.isArray(n)) return callback(n);
         if (!Array.isArray(c)) return callback(c);
         const capabilities = mergePluginCapabilities(n, c);
-        o.log.debug('plugin shim merged plugin capabilities', { node: n.length, controller: c.length, merged: capabilities.length });
+        o.log.debug('plugin shim merged plugin capabilities', {
+          node: n.length,
+          controller: c.length,
+          merged: capabilities.length,
+        });
         return callback(null, { capabilities });
       });
     },

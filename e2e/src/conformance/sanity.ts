@@ -44,7 +44,11 @@ function runTool(bin: string, args: readonly string[], logFile: string, timeoutM
 }
 
 /** Run csi-sanity against a fresh one-node stack in `mode`; skips by exact spec text. */
-export async function runSanity(dir: string, mode: 'fake' | 'emulated', skips: readonly SanitySkip[]): Promise<SanityRun> {
+export async function runSanity(
+  dir: string,
+  mode: 'fake' | 'emulated',
+  skips: readonly SanitySkip[],
+): Promise<SanityRun> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const log = createLogger({ level: 'warn' });
@@ -56,19 +60,29 @@ export async function runSanity(dir: string, mode: 'fake' | 'emulated', skips: r
   try {
     const node = stack.nodes[0];
     if (node === undefined) throw new Error('no node in the stack');
-    shim = await startPluginShim({ socket: join(dir, 'plugin.sock'), nodeSocket: node.socket, controllerSocket: stack.controllerSocket, log });
+    shim = await startPluginShim({
+      socket: join(dir, 'plugin.sock'),
+      nodeSocket: node.socket,
+      controllerSocket: stack.controllerSocket,
+      log,
+    });
     const skip = skipRegex(skips);
     const started = Date.now();
-    const exitCode = await runTool(toolPath('csi-sanity'), [
-      `--csi.endpoint=unix://${shim.socket}`,
-      `--csi.controllerendpoint=unix://${stack.controllerSocket}`,
-      `--csi.stagingdir=${join(dir, 'staging')}`,
-      `--csi.mountdir=${join(dir, 'mount')}`,
-      `--csi.testvolumesize=${300 * 1024 ** 2}`,
-      `--csi.junitfile=${junit}`,
-      '--ginkgo.no-color',
-      ...(skip === undefined ? [] : [`--ginkgo.skip=${skip}`]),
-    ], outputFile, 15 * 60_000);
+    const exitCode = await runTool(
+      toolPath('csi-sanity'),
+      [
+        `--csi.endpoint=unix://${shim.socket}`,
+        `--csi.controllerendpoint=unix://${stack.controllerSocket}`,
+        `--csi.stagingdir=${join(dir, 'staging')}`,
+        `--csi.mountdir=${join(dir, 'mount')}`,
+        `--csi.testvolumesize=${300 * 1024 ** 2}`,
+        `--csi.junitfile=${junit}`,
+        '--ginkgo.no-color',
+        ...(skip === undefined ? [] : [`--ginkgo.skip=${skip}`]),
+      ],
+      outputFile,
+      15 * 60_000,
+    );
     const sanityMs = Date.now() - started;
     return { summary: readJUnit(junit), exitCode, outputFile, shimCalls: new Map(shim.calls), sanityMs };
   } finally {

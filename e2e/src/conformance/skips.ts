@@ -23,10 +23,22 @@ export interface SanitySkip {
 
 /** Skipped only on fake devices: they stage or publish, which needs a real block device to format. */
 export const FAKE_ONLY_SKIPS: readonly SanitySkip[] = [
-  { spec: 'Node Service NodeUnpublishVolume should remove target path', why: 'stages an ext4 volume: fake devices have no block device to mkfs/mount (runs in the emulated tier)' },
-  { spec: 'Node Service NodeGetVolumeStats should fail when volume does not exist on the specified path', why: 'stages and publishes a volume first: needs a real block device (runs in the emulated tier)' },
-  { spec: 'Node Service NodeExpandVolume should work if node-expand is called after node-publish', why: 'stages and publishes a volume first: needs a real block device (runs in the emulated tier)' },
-  ...LIFECYCLE_SPECS.map((spec) => ({ spec, why: 'stages and publishes an ext4 volume: needs a real block device to mkfs/mount (runs in the emulated tier)' })),
+  {
+    spec: 'Node Service NodeUnpublishVolume should remove target path',
+    why: 'stages an ext4 volume: fake devices have no block device to mkfs/mount (runs in the emulated tier)',
+  },
+  {
+    spec: 'Node Service NodeGetVolumeStats should fail when volume does not exist on the specified path',
+    why: 'stages and publishes a volume first: needs a real block device (runs in the emulated tier)',
+  },
+  {
+    spec: 'Node Service NodeExpandVolume should work if node-expand is called after node-publish',
+    why: 'stages and publishes a volume first: needs a real block device (runs in the emulated tier)',
+  },
+  ...LIFECYCLE_SPECS.map((spec) => ({
+    spec,
+    why: 'stages and publishes an ext4 volume: needs a real block device to mkfs/mount (runs in the emulated tier)',
+  })),
 ];
 
 /**
@@ -36,9 +48,14 @@ export const FAKE_ONLY_SKIPS: readonly SanitySkip[] = [
  * capability; our own tests grow mounted xfs for real and ext4 where the capability exists.
  */
 export function emulatedSkips(hasSysResource: boolean): readonly SanitySkip[] {
-  return hasSysResource ? [] : [
-    { spec: 'Node Service NodeExpandVolume should work if node-expand is called after node-publish', why: 'no CAP_SYS_RESOURCE here: online ext4 resize is refused by the kernel' },
-  ];
+  return hasSysResource
+    ? []
+    : [
+        {
+          spec: 'Node Service NodeExpandVolume should work if node-expand is called after node-publish',
+          why: 'no CAP_SYS_RESOURCE here: online ext4 resize is refused by the kernel',
+        },
+      ];
 }
 
 /** A Ginkgo --ginkgo.skip regular expression matching exactly these specs. */

@@ -127,25 +127,41 @@ interface Agent {
 async function startAndWait(ctx: AgentContext, { name, bin, args, healthUrl, timeoutMs }: Agent): Promise<HostProcess> {
   const logFile = join(ctx.logDir, `${name}.log`);
   const proc = startHostProcess(name, bin, args, { logFile });
-  await waitFor(`${name} to answer ${healthUrl} (log: ${logFile})`, async () => {
-    const exited = proc.exited();
-    if (exited !== undefined) throw new Error(`${name} exited (${exited}):\n${tail(proc.log())}`);
-    return (await healthy(healthUrl)) ? true : undefined;
-  }, { timeoutMs, intervalMs: 300 });
+  await waitFor(
+    `${name} to answer ${healthUrl} (log: ${logFile})`,
+    async () => {
+      const exited = proc.exited();
+      if (exited !== undefined) throw new Error(`${name} exited (${exited}):\n${tail(proc.log())}`);
+      return (await healthy(healthUrl)) ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 300 },
+  );
   return proc;
 }
 
 export async function startCoreDns(ctx: AgentContext): Promise<HostProcess> {
   const file = join(ctx.dir, 'Corefile');
   await writeFile(file, corefile(ctx.cluster.kubeconfig, ctx.net));
-  return startAndWait(ctx, { name: 'coredns', bin: toolPath('coredns'), args: ['-conf', file], healthUrl: 'http://127.0.0.1:18080/health', timeoutMs: 60_000 });
+  return startAndWait(ctx, {
+    name: 'coredns',
+    bin: toolPath('coredns'),
+    args: ['-conf', file],
+    healthUrl: 'http://127.0.0.1:18080/health',
+    timeoutMs: 60_000,
+  });
 }
 
 export async function startKubeProxy(ctx: AgentContext, nodeName: string): Promise<HostProcess> {
   const file = join(ctx.dir, 'kube-proxy.yaml');
   await writeFile(file, kubeProxyConfig(ctx.cluster.kubeconfig, ctx.net, nodeName));
   const healthUrl = `http://${KUBE_PROXY_HEALTHZ.host}:${KUBE_PROXY_HEALTHZ.port}/healthz`;
-  return startAndWait(ctx, { name: 'kube-proxy', bin: toolPath('kube-proxy'), args: ['--config', file], healthUrl, timeoutMs: 60_000 });
+  return startAndWait(ctx, {
+    name: 'kube-proxy',
+    bin: toolPath('kube-proxy'),
+    args: ['--config', file],
+    healthUrl,
+    timeoutMs: 60_000,
+  });
 }
 
 /** Remove kube-proxy's iptables rules (after it stopped). */
@@ -156,8 +172,22 @@ export async function cleanUpKubeProxy(): Promise<void> {
 export async function startKubelet(ctx: AgentContext, o: KubeletOptions): Promise<HostProcess> {
   const file = join(ctx.dir, 'kubelet.yaml');
   await writeFile(file, kubeletConfig(ctx.cluster, ctx.net, o));
-  const labels = Object.entries(o.labels).map(([k, v]) => `${k}=${v}`).join(',');
-  const args = ['--config', file, '--kubeconfig', ctx.cluster.kubeconfig, '--hostname-override', o.nodeName, '--node-ip', ctx.net.nodeIp, '--root-dir', o.rootDir, ...(labels === '' ? [] : ['--node-labels', labels])];
+  const labels = Object.entries(o.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const args = [
+    '--config',
+    file,
+    '--kubeconfig',
+    ctx.cluster.kubeconfig,
+    '--hostname-override',
+    o.nodeName,
+    '--node-ip',
+    ctx.net.nodeIp,
+    '--root-dir',
+    o.rootDir,
+    ...(labels === '' ? [] : ['--node-labels', labels]),
+  ];
   const healthUrl = `http://${KUBELET_HEALTHZ.host}:${KUBELET_HEALTHZ.port}/healthz`;
   return startAndWait(ctx, { name: 'kubelet', bin: toolPath('kubelet'), args, healthUrl, timeoutMs: 90_000 });
 }

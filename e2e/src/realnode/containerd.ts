@@ -22,7 +22,12 @@ export interface ContainerdPaths {
 
 export function containerdPaths(nodeDir: string): ContainerdPaths {
   const dir = join(nodeDir, 'containerd');
-  return { dir, socket: join(dir, 'containerd.sock'), config: join(dir, 'config.toml'), cniConfDir: join(dir, 'cni', 'net.d') };
+  return {
+    dir,
+    socket: join(dir, 'containerd.sock'),
+    config: join(dir, 'config.toml'),
+    cniConfDir: join(dir, 'cni', 'net.d'),
+  };
 }
 
 export function containerdConfig(paths: ContainerdPaths, sandboxImage: string): string {
@@ -61,18 +66,29 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 /** The pods' network: the node bridge, addresses from the pod range, routed through the gateway. */
 export function cniConfig(net: NodeNetwork, ipamDir: string): string {
-  return `${JSON.stringify({
-    cniVersion: '1.0.0',
-    name: 'pmem-csi-e2e',
-    plugins: [{
-      type: 'bridge',
-      bridge: net.bridge,
-      isGateway: true,
-      ipMasq: false,
-      hairpinMode: true,
-      ipam: { type: 'host-local', ranges: [[{ subnet: net.podCidr, rangeStart: net.podRangeStart, gateway: net.nodeIp }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: ipamDir },
-    }],
-  }, null, 2)}\n`;
+  return `${JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'pmem-csi-e2e',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: net.bridge,
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: net.podCidr, rangeStart: net.podRangeStart, gateway: net.nodeIp }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: ipamDir,
+          },
+        },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 export interface Containerd {
@@ -86,7 +102,12 @@ export interface Containerd {
   stop(): Promise<void>;
 }
 
-export async function startContainerd(nodeDir: string, net: NodeNetwork, sandboxImage: string, logFile: string): Promise<Containerd> {
+export async function startContainerd(
+  nodeDir: string,
+  net: NodeNetwork,
+  sandboxImage: string,
+  logFile: string,
+): Promise<Containerd> {
   const paths = containerdPaths(nodeDir);
   await mkdir(paths.cniConfDir, { recursive: true });
   await writeFile(paths.config, containerdConfig(paths, sandboxImage));
@@ -94,12 +115,16 @@ export async function startContainerd(nodeDir: string, net: NodeNetwork, sandbox
   const proc = startHostProcess('containerd', 'containerd', ['--config', paths.config], { logFile });
   const ctr = async (args: readonly string[], timeoutMs = 60_000): Promise<string> =>
     (await runTool('ctr', ['--address', paths.socket, '--namespace', CRI_NAMESPACE, ...args], { timeoutMs })).stdout;
-  await waitFor(`containerd to answer on ${paths.socket} (log: ${logFile})`, async () => {
-    const exited = proc.exited();
-    if (exited !== undefined) throw new Error(`containerd exited (${exited}):\n${tail(proc.log())}`);
-    await ctr(['version'], 5000);
-    return true;
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(
+    `containerd to answer on ${paths.socket} (log: ${logFile})`,
+    async () => {
+      const exited = proc.exited();
+      if (exited !== undefined) throw new Error(`containerd exited (${exited}):\n${tail(proc.log())}`);
+      await ctr(['version'], 5000);
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   return {
     paths,
     process: proc,
@@ -112,7 +137,15 @@ export async function startContainerd(nodeDir: string, net: NodeNetwork, sandbox
       const tasks = (await ctr(['tasks', 'list', '--quiet'])).split('\n').filter((l) => l.trim() !== '');
       for (const id of tasks) {
         await ctr(['tasks', 'kill', '--signal', 'SIGKILL', id]).catch(() => undefined);
-        await waitFor(`task ${id} to stop after SIGKILL`, async () => ((await ctr(['tasks', 'delete', id]).then(() => true, () => undefined))), { timeoutMs: 20_000, intervalMs: 300 }).catch(() => undefined);
+        await waitFor(
+          `task ${id} to stop after SIGKILL`,
+          async () =>
+            await ctr(['tasks', 'delete', id]).then(
+              () => true,
+              () => undefined,
+            ),
+          { timeoutMs: 20_000, intervalMs: 300 },
+        ).catch(() => undefined);
       }
       for (const id of (await ctr(['containers', 'list', '--quiet'])).split('\n').filter((l) => l.trim() !== '')) {
         await ctr(['containers', 'delete', id]);

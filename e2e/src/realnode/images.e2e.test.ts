@@ -59,7 +59,9 @@ async function get(url: string): Promise<{ status: number; body: string } | unde
 
 describe('images built by e2e/tools/images.sh', () => {
   it('are all built; sizes (uncompressed) printed; the driver image is at most 250 MB', () => {
-    const rows = IMAGES.map((n) => image(n)).map((i) => `${i.name.padEnd(16)} ${i.ref.padEnd(55)} ${(i.sizeBytes / 1e6).toFixed(0).padStart(4)} MB`);
+    const rows = IMAGES.map((n) => image(n)).map(
+      (i) => `${i.name.padEnd(16)} ${i.ref.padEnd(55)} ${(i.sizeBytes / 1e6).toFixed(0).padStart(4)} MB`,
+    );
     console.log(`image sizes (uncompressed):\n${rows.join('\n')}`);
     // Built from earlier inputs (someone edited the checkout since): tested all the same, and said.
     if (images().warnings.length > 0) console.warn(images().warnings.join('\n'));
@@ -75,7 +77,9 @@ describe('images built by e2e/tools/images.sh', () => {
     expect(exported).toEqual(['driver', 'operator', 'csi-provisioner', 'pause', 'registrar']);
     const r = checkImport(exported);
     expect({ status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(r.stdout).toContain(`imported docker.io/library/pmem-csi-driver:${OPERATOR_VERSION} from ${image('driver').archive}`);
+    expect(r.stdout).toContain(
+      `imported docker.io/library/pmem-csi-driver:${OPERATOR_VERSION} from ${image('driver').archive}`,
+    );
     expect(r.stdout).toContain(`imported docker.io/library/pmem-csi-operator:${OPERATOR_VERSION} from`);
     expect(r.stdout).toContain(`imported ${image('csi-provisioner').ref} from`);
   });
@@ -87,7 +91,11 @@ describe('driver image', () => {
       expect(c.config.entrypoint).toEqual(['node', '/app/pmem-csi-driver.mjs']);
       expect(c.config.labels['org.opencontainers.image.version']).toBe(OPERATOR_VERSION);
       const r = c.exec(['--version'], RUN_MS);
-      expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 0, stdout: `pmem-csi-driver ${OPERATOR_VERSION}\n`, stderr: '' });
+      expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        status: 0,
+        stdout: `pmem-csi-driver ${OPERATOR_VERSION}\n`,
+        stderr: '',
+      });
     });
   });
 
@@ -109,14 +117,17 @@ describe('driver image', () => {
         const found = lines.filter((l) => l.startsWith(`${mode} `)).map((l) => l.split(' '));
         expect(found.map((f) => f[1])).toEqual(nodeTools(mode));
         for (const f of found) expect(f[2]).toMatch(/^\/(usr\/)?s?bin\/[^/]+$/);
-        expect(lines.at(-1)).toBe(`check-tools: ${nodeTools(mode).length} tool lookups in device modes ${mode}: all found`);
+        expect(lines.at(-1)).toBe(
+          `check-tools: ${nodeTools(mode).length} tool lookups in device modes ${mode}: all found`,
+        );
       }
     });
   });
 
-  it('keeps neither the build machine\'s CA bundle and npm config nor node_modules', async () => {
+  it("keeps neither the build machine's CA bundle and npm config nor node_modules", async () => {
     await withContainer(buildah(), image('driver').ref, (c) => {
-      for (const p of ['etc/ssl/certs/ca-certificates.crt', 'usr/local/etc/npmrc', 'root/.npm', 'app/node_modules']) expect({ p, exists: c.exists(p) }).toEqual({ p, exists: false });
+      for (const p of ['etc/ssl/certs/ca-certificates.crt', 'usr/local/etc/npmrc', 'root/.npm', 'app/node_modules'])
+        expect({ p, exists: c.exists(p) }).toEqual({ p, exists: false });
       expect(c.exists('app/pmem-csi-driver.mjs')).toBe(true);
     });
   });
@@ -127,11 +138,32 @@ describe('operator image', () => {
     await withContainer(buildah(), image('operator').ref, (c) => {
       expect(c.config.user).toBe('65532:65532');
       expect(c.config.entrypoint).toEqual(['/nodejs/bin/node', '/app/packages/operator/dist/main.js']);
-      for (const p of ['bin/sh', 'usr/bin/sh', 'bin/bash', 'usr/bin/apt-get', 'usr/bin/dpkg', 'etc/ssl/certs/ca-certificates.crt']) {
+      for (const p of [
+        'bin/sh',
+        'usr/bin/sh',
+        'bin/bash',
+        'usr/bin/apt-get',
+        'usr/bin/dpkg',
+        'etc/ssl/certs/ca-certificates.crt',
+      ]) {
         // Debian's CA bundle (from the ca-certificates package) is expected; a shell or apt is not.
         expect({ p, exists: c.exists(p) }).toEqual({ p, exists: p.endsWith('.crt') });
       }
-      const r = c.buildah.run(['run', '--isolation', 'chroot', '--network', 'host', c.name, '--', '/nodejs/bin/node', '-e', 'console.log(process.getuid(), process.version)'], RUN_MS);
+      const r = c.buildah.run(
+        [
+          'run',
+          '--isolation',
+          'chroot',
+          '--network',
+          'host',
+          c.name,
+          '--',
+          '/nodejs/bin/node',
+          '-e',
+          'console.log(process.getuid(), process.version)',
+        ],
+        RUN_MS,
+      );
       expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 0, stdout: `65532 ${process.version}\n` });
     });
   });
@@ -142,11 +174,16 @@ describe('operator image', () => {
     expect(tag).toBe(OPERATOR_VERSION);
     await withContainer(buildah(), ref, (c) => {
       const v = c.exec(['--version'], RUN_MS);
-      expect({ status: v.status, output: (v.stdout + v.stderr).trim() }).toEqual({ status: 0, output: `pmem-csi-operator ${tag}` });
+      expect({ status: v.status, output: (v.stdout + v.stderr).trim() }).toEqual({
+        status: 0,
+        output: `pmem-csi-operator ${tag}`,
+      });
       const h = c.exec(['--help'], RUN_MS);
       expect(h.status).toBe(0);
       // commander wraps the description: the default follows the option after any line breaks.
-      expect(h.stdout + h.stderr).toMatch(new RegExp(`--operator-version <VERSION>[^]*?\\(default: "${tag.replaceAll('.', '\\.')}"\\)`));
+      expect(h.stdout + h.stderr).toMatch(
+        new RegExp(`--operator-version <VERSION>[^]*?\\(default: "${tag.replaceAll('.', '\\.')}"\\)`),
+      );
     });
   });
 
@@ -154,16 +191,29 @@ describe('operator image', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pmem-csi-op-smoke-'));
     const kubeconfig = join(dir, 'kubeconfig');
     // Port 1 on 127.0.0.1: connection refused, at once.
-    writeFileSync(kubeconfig, [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
-      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-      'users: [{name: u, user: {token: "not-a-secret"}}]',
-      'contexts: [{name: c, context: {cluster: c, user: u}}]', '',
-    ].join('\n'));
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: c',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: "not-a-secret"}}]',
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        '',
+      ].join('\n'),
+    );
     const port = await freePort();
     try {
       await withContainer(buildah(), image('operator').ref, async (c) => {
-        const op = c.start([`--kubeconfig=/run/kubeconfig`, `--metrics-address=127.0.0.1:${port}`, `--driver-image=${image('driver').ref}`], [`${kubeconfig}:/run/kubeconfig:ro`]);
+        const op = c.start(
+          [
+            `--kubeconfig=/run/kubeconfig`,
+            `--metrics-address=127.0.0.1:${port}`,
+            `--driver-image=${image('driver').ref}`,
+          ],
+          [`${kubeconfig}:/run/kubeconfig:ro`],
+        );
         try {
           let health: { status: number; body: string } | undefined;
           const deadline = Date.now() + 60_000;
@@ -172,7 +222,10 @@ describe('operator image', () => {
             if (health !== undefined) break;
             await new Promise((r) => setTimeout(r, 250));
           }
-          if (health === undefined) throw new Error(`the operator served no /healthz on 127.0.0.1:${port} within 60 s (exit ${op.child.exitCode}); output:\n${op.output}`);
+          if (health === undefined)
+            throw new Error(
+              `the operator served no /healthz on 127.0.0.1:${port} within 60 s (exit ${op.child.exitCode}); output:\n${op.output}`,
+            );
           expect(health).toEqual({ status: 200, body: 'ok' });
           expect(await get(`http://127.0.0.1:${port}/readyz`)).toEqual({ status: 503, body: 'informers not synced' });
           expect(op.output).toContain(`msg=starting component=pmem-csi-operator version=${OPERATOR_VERSION}`);
@@ -202,7 +255,10 @@ describe('sidecar images (FROM scratch)', () => {
     });
   });
 
-  for (const [name, binary] of [['pause', 'pmem-csi-pause'], ['registrar', 'pmem-csi-registrar']] as const) {
+  for (const [name, binary] of [
+    ['pause', 'pmem-csi-pause'],
+    ['registrar', 'pmem-csi-registrar'],
+  ] as const) {
     it(`${name} starts ${binary} from its entrypoint (--version)`, async () => {
       const tag = image(name).ref.split(':').at(-1) ?? '';
       await withContainer(buildah(), image(name).ref, (c) => {

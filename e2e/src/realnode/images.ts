@@ -56,10 +56,17 @@ const envName = (image: string): string => `PMEM_CSI_IMAGE_${image.toUpperCase()
  */
 export function builtImages(names: readonly string[], options: { version?: string } = {}): BuiltImages {
   const versionArgs = options.version === undefined ? [] : ['--version', options.version];
-  const r = spawnSync('bash', [IMAGES_SH, '--print-env', ...versionArgs, ...names], { encoding: 'utf8', cwd: REPO_ROOT, timeout: 120_000 });
-  if (r.error !== undefined) throw new ImagesNotBuiltError(`${IMAGES_COMMAND} --print-env did not finish: ${r.error.message}`);
+  const r = spawnSync('bash', [IMAGES_SH, '--print-env', ...versionArgs, ...names], {
+    encoding: 'utf8',
+    cwd: REPO_ROOT,
+    timeout: 120_000,
+  });
+  if (r.error !== undefined)
+    throw new ImagesNotBuiltError(`${IMAGES_COMMAND} --print-env did not finish: ${r.error.message}`);
   if (r.status !== 0) {
-    throw new ImagesNotBuiltError(`images not built (exit ${r.status}); build them with \`${[IMAGES_COMMAND, ...versionArgs, ...names].join(' ')}\`:\n${r.stderr.trim()}`);
+    throw new ImagesNotBuiltError(
+      `images not built (exit ${r.status}); build them with \`${[IMAGES_COMMAND, ...versionArgs, ...names].join(' ')}\`:\n${r.stderr.trim()}`,
+    );
   }
   const env = parseExports(r.stdout);
   const need = (key: string): string => {
@@ -72,12 +79,20 @@ export function builtImages(names: readonly string[], options: { version?: strin
     const key = envName(name);
     const archive = env.get(`${key}_ARCHIVE`);
     images.set(name, {
-      name, ref: need(key), id: need(`${key}_ID`), sizeBytes: Number(need(`${key}_SIZE`)), stale: env.get(`${key}_STALE`) === '1',
+      name,
+      ref: need(key),
+      id: need(`${key}_ID`),
+      sizeBytes: Number(need(`${key}_SIZE`)),
+      stale: env.get(`${key}_STALE`) === '1',
       ...(archive === undefined ? {} : { archive }),
     });
   }
   return {
-    storage: { root: need('PMEM_CSI_IMAGES_ROOT'), runroot: need('PMEM_CSI_IMAGES_RUNROOT'), registriesConf: need('PMEM_CSI_IMAGES_REGISTRIES_CONF') },
+    storage: {
+      root: need('PMEM_CSI_IMAGES_ROOT'),
+      runroot: need('PMEM_CSI_IMAGES_RUNROOT'),
+      registriesConf: need('PMEM_CSI_IMAGES_REGISTRIES_CONF'),
+    },
     images,
     warnings: r.stderr.split('\n').filter((l) => l.includes('warning:')),
   };
@@ -118,11 +133,33 @@ export class Container {
 
   static create(buildah: Buildah, ref: string): Container {
     const name = `pmem-csi-smoke-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    buildah.must(['from', '--pull=never', '--quiet', '--name', name, '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=4096:4096', ref], 60_000);
+    buildah.must(
+      [
+        'from',
+        '--pull=never',
+        '--quiet',
+        '--name',
+        name,
+        '--ulimit',
+        'nofile=1024:1024',
+        '--ulimit',
+        'nproc=4096:4096',
+        ref,
+      ],
+      60_000,
+    );
     try {
-      const inspected = JSON.parse(buildah.must(['inspect', '--type', 'image', ref], 30_000)) as { OCIv1?: { config?: OciConfigJson } };
+      const inspected = JSON.parse(buildah.must(['inspect', '--type', 'image', ref], 30_000)) as {
+        OCIv1?: { config?: OciConfigJson };
+      };
       const raw = inspected.OCIv1?.config ?? {};
-      const config: ImageConfig = { entrypoint: raw.Entrypoint ?? [], cmd: raw.Cmd ?? [], user: raw.User ?? '', workingDir: raw.WorkingDir ?? '', labels: raw.Labels ?? {} };
+      const config: ImageConfig = {
+        entrypoint: raw.Entrypoint ?? [],
+        cmd: raw.Cmd ?? [],
+        user: raw.User ?? '',
+        workingDir: raw.WorkingDir ?? '',
+        labels: raw.Labels ?? {},
+      };
       return new Container(buildah, name, config);
     } catch (e) {
       buildah.run(['rm', name], 30_000);
@@ -155,7 +192,17 @@ export class Container {
 
   #runArgs(argv: readonly string[], volumes: readonly string[]): string[] {
     if (argv.length === 0) throw new Error(`${this.name}: the image has no entrypoint and no command was given`);
-    return ['run', '--isolation', 'chroot', '--network', 'host', ...volumes.flatMap((v) => ['--volume', v]), this.name, '--', ...argv];
+    return [
+      'run',
+      '--isolation',
+      'chroot',
+      '--network',
+      'host',
+      ...volumes.flatMap((v) => ['--volume', v]),
+      this.name,
+      '--',
+      ...argv,
+    ];
   }
 }
 
@@ -213,17 +260,22 @@ function procInfo(pid: number): { ppid: number; argv0: string } | undefined {
 
 /** The processes `buildah run` (pid `root`) started in the container: children of buildah-chroot-exec. */
 export function containerProcesses(root: number): number[] {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
   const info = new Map<number, { ppid: number; argv0: string }>();
   for (const p of all) {
     const i = procInfo(p);
     if (i !== undefined) info.set(p, i);
   }
   const inTree = (p: number): boolean => {
-    for (let q: number | undefined = p, hops = 0; q !== undefined && q > 1 && hops < 64; q = info.get(q)?.ppid, hops++) if (q === root) return true;
+    for (let q: number | undefined = p, hops = 0; q !== undefined && q > 1 && hops < 64; q = info.get(q)?.ppid, hops++)
+      if (q === root) return true;
     return false;
   };
-  return [...info].filter(([, i]) => info.get(i.ppid)?.argv0 === 'buildah-chroot-exec' && inTree(i.ppid)).map(([p]) => p);
+  return [...info]
+    .filter(([, i]) => info.get(i.ppid)?.argv0 === 'buildah-chroot-exec' && inTree(i.ppid))
+    .map(([p]) => p);
 }
 
 /** buildah on images.sh's private storage. */
@@ -231,9 +283,17 @@ export class Buildah {
   constructor(readonly storage: BuiltImages['storage']) {}
 
   run(args: readonly string[], timeoutMs: number): RunResult {
-    const r = spawnSync('buildah', [...this.#global(), ...args], { encoding: 'utf8', env: this.#env(), timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const r = spawnSync('buildah', [...this.#global(), ...args], {
+      encoding: 'utf8',
+      env: this.#env(),
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
     if (r.error !== undefined) {
-      const what = (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT' ? `did not finish within ${timeoutMs} ms` : r.error.message;
+      const what =
+        (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT'
+          ? `did not finish within ${timeoutMs} ms`
+          : r.error.message;
       return { status: null, stdout: r.stdout ?? '', stderr: `buildah ${args.join(' ')} ${what}\n${r.stderr ?? ''}` };
     }
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -246,7 +306,11 @@ export class Buildah {
   }
 
   spawn(args: readonly string[]): ChildProcess {
-    return spawn('buildah', [...this.#global(), ...args], { env: this.#env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn('buildah', [...this.#global(), ...args], {
+      env: this.#env(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   #global(): string[] {
@@ -259,7 +323,11 @@ export class Buildah {
 }
 
 /** Runs `fn` with a working container of `ref`, removed afterwards whatever happens. */
-export async function withContainer<T>(buildah: Buildah, ref: string, fn: (c: Container) => Promise<T> | T): Promise<T> {
+export async function withContainer<T>(
+  buildah: Buildah,
+  ref: string,
+  fn: (c: Container) => Promise<T> | T,
+): Promise<T> {
   const c = Container.create(buildah, ref);
   try {
     return await fn(c);
@@ -270,7 +338,17 @@ export async function withContainer<T>(buildah: Buildah, ref: string, fn: (c: Co
 
 /** `images.sh --check-import`: every archive imports into a throw-away containerd 1.6. */
 export function checkImport(names: readonly string[], timeoutMs = 300_000): RunResult {
-  const r = spawnSync('bash', [IMAGES_SH, '--check-import', ...names], { encoding: 'utf8', cwd: REPO_ROOT, timeout: timeoutMs, killSignal: 'SIGTERM' });
-  if (r.error !== undefined) return { status: null, stdout: r.stdout ?? '', stderr: `${IMAGES_COMMAND} --check-import did not finish within ${timeoutMs} ms: ${r.error.message}` };
+  const r = spawnSync('bash', [IMAGES_SH, '--check-import', ...names], {
+    encoding: 'utf8',
+    cwd: REPO_ROOT,
+    timeout: timeoutMs,
+    killSignal: 'SIGTERM',
+  });
+  if (r.error !== undefined)
+    return {
+      status: null,
+      stdout: r.stdout ?? '',
+      stderr: `${IMAGES_COMMAND} --check-import did not finish within ${timeoutMs} ms: ${r.error.message}`,
+    };
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -46,10 +46,12 @@ async function linkExists(name: string): Promise<boolean> {
 
 /** The bridge with the gateway address, up; fails naming what is missing. Returns sysctls to restore. */
 export async function setUpNetwork(net: NodeNetwork = NODE_NETWORK): Promise<Record<string, string>> {
-  if (!(await linkExists(net.bridge))) await runTool(IP, ['link', 'add', net.bridge, 'type', 'bridge'], { timeoutMs: 10_000 });
+  if (!(await linkExists(net.bridge)))
+    await runTool(IP, ['link', 'add', net.bridge, 'type', 'bridge'], { timeoutMs: 10_000 });
   const prefix = net.podCidr.split('/')[1] ?? '24';
   const { stdout } = await runTool(IP, ['-4', '-o', 'addr', 'show', 'dev', net.bridge], { timeoutMs: 10_000 });
-  if (!stdout.includes(` ${net.nodeIp}/`)) await runTool(IP, ['addr', 'add', `${net.nodeIp}/${prefix}`, 'dev', net.bridge], { timeoutMs: 10_000 });
+  if (!stdout.includes(` ${net.nodeIp}/`))
+    await runTool(IP, ['addr', 'add', `${net.nodeIp}/${prefix}`, 'dev', net.bridge], { timeoutMs: 10_000 });
   await runTool(IP, ['link', 'set', net.bridge, 'up'], { timeoutMs: 10_000 });
   const previous: Record<string, string> = {};
   for (const [key, value] of Object.entries(SYSCTLS)) {
@@ -57,7 +59,9 @@ export async function setUpNetwork(net: NodeNetwork = NODE_NETWORK): Promise<Rec
     try {
       previous[key] = (await readFile(file, 'utf8')).trim();
     } catch (e) {
-      throw new Error(`the real node needs ${file} (${(e as Error).message})${key.startsWith('net/bridge') ? '; load the br_netfilter kernel module' : ''}`);
+      throw new Error(
+        `the real node needs ${file} (${(e as Error).message})${key.startsWith('net/bridge') ? '; load the br_netfilter kernel module' : ''}`,
+      );
     }
     if (previous[key] !== value) await writeFile(file, value);
   }
@@ -65,13 +69,20 @@ export async function setUpNetwork(net: NodeNetwork = NODE_NETWORK): Promise<Rec
 }
 
 /** Remove the bridge and restore the sysctls; idempotent. */
-export async function tearDownNetwork(previous: Readonly<Record<string, string>>, net: NodeNetwork = NODE_NETWORK): Promise<void> {
+export async function tearDownNetwork(
+  previous: Readonly<Record<string, string>>,
+  net: NodeNetwork = NODE_NETWORK,
+): Promise<void> {
   if (await linkExists(net.bridge)) await runTool(IP, ['link', 'del', net.bridge], { timeoutMs: 10_000 });
-  for (const [key, value] of Object.entries(previous)) await writeFile(`/proc/sys/${key}`, value).catch(() => undefined);
+  for (const [key, value] of Object.entries(previous))
+    await writeFile(`/proc/sys/${key}`, value).catch(() => undefined);
 }
 
 /** A plain TCP forwarder (TLS passes through untouched) from `listen` to `target`. */
-export async function startForwarder(listen: { host: string; port: number }, target: { host: string; port: number }): Promise<{ close(): Promise<void> }> {
+export async function startForwarder(
+  listen: { host: string; port: number },
+  target: { host: string; port: number },
+): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection(target.port, target.host);
@@ -84,7 +95,9 @@ export async function startForwarder(listen: { host: string; port: number }, tar
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`forwarder ${listen.host}:${listen.port} -> ${target.host}:${target.port}: ${e.message}`)));
+    server.once('error', (e) =>
+      reject(new Error(`forwarder ${listen.host}:${listen.port} -> ${target.host}:${target.port}: ${e.message}`)),
+    );
     server.listen(listen.port, listen.host, () => resolve());
   });
   return {

@@ -15,7 +15,15 @@ import { HostRunner } from '@pmem-csi/runtime';
 import { REPO_ROOT } from '../cluster/components.js';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
-import { VERSION_ANNOTATION, conditionIs, crRef, describeStatus, waitStatus, workloadRefs, type PmemDeployment } from '../cluster/pmem-deployment.js';
+import {
+  VERSION_ANNOTATION,
+  conditionIs,
+  crRef,
+  describeStatus,
+  waitStatus,
+  workloadRefs,
+  type PmemDeployment,
+} from '../cluster/pmem-deployment.js';
 import { runTool } from '../cluster/processes.js';
 import { claimRef, pvRef, waitBound, waitGone, type PersistentVolume } from '../cluster/storage.js';
 import { sleep, waitFor } from '../cluster/wait.js';
@@ -24,7 +32,21 @@ import { NODE_NETWORK } from './network.js';
 import { POD_LOGS_SUBDIR } from './components.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
 import { builtImages, type BuiltImage } from './images.js';
-import { RolloutObserver, containerLog, crRunning, daemonSetRolled, deploymentRolled, imageOf, isLive, isReady, podState, type Invariant, type Milestone, type RolloutSnapshot, type Workload } from './rollout.js';
+import {
+  RolloutObserver,
+  containerLog,
+  crRunning,
+  daemonSetRolled,
+  deploymentRolled,
+  imageOf,
+  isLive,
+  isReady,
+  podState,
+  type Invariant,
+  type Milestone,
+  type RolloutSnapshot,
+  type Workload,
+} from './rollout.js';
 import { POD_LABEL, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
 
 const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
@@ -111,7 +133,8 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     }
     for (const l of loops) {
       const f = basename(l.backFile);
-      if (seenVolumeFiles.has(f) && (l.deleted || !l.backFile.startsWith(`${DRIVER_STATE_DIR}/`))) found.add(`${l.name} -> ${f}${l.deleted ? ' (deleted)' : ''}`);
+      if (seenVolumeFiles.has(f) && (l.deleted || !l.backFile.startsWith(`${DRIVER_STATE_DIR}/`)))
+        found.add(`${l.name} -> ${f}${l.deleted ? ' (deleted)' : ''}`);
     }
     return [...found].sort();
   };
@@ -120,29 +143,59 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const { kube } = cluster;
     const claim = `${prefix}-data`;
     await kube.apply(STORAGE_CLASS);
-    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
-    const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+    await kube.apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: claim, namespace: APP_NAMESPACE },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'pmem-real',
+        resources: { requests: { storage: '32Mi' } },
+      },
+    });
+    const mount = {
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
+      volumeMounts: [{ name: 'data', mountPath: '/data' }],
+    };
     const token = `${prefix}-${Date.now()}`;
-    for (const [pod, script] of [[`${prefix}-writer`, `echo ${token} > /data/f; sync; cat /data/f > /dev/termination-log`], [`${prefix}-reader`, 'cat /data/f > /dev/termination-log']] as const) {
-      await kube.create(scriptPod({ name: pod, namespace: APP_NAMESPACE, image: image('driver').ref, script, ...mount }));
+    for (const [pod, script] of [
+      [`${prefix}-writer`, `echo ${token} > /data/f; sync; cat /data/f > /dev/termination-log`],
+      [`${prefix}-reader`, 'cat /data/f > /dev/termination-log'],
+    ] as const) {
+      await kube.create(
+        scriptPod({ name: pod, namespace: APP_NAMESPACE, image: image('driver').ref, script, ...mount }),
+      );
       expect(await podResult(kube, podRef(pod, APP_NAMESPACE), 240_000, because)).toBe(token);
       await kube.delete(podRef(pod, APP_NAMESPACE));
       await waitGone(kube, podRef(pod, APP_NAMESPACE), 120_000);
     }
-    const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef(claim), namespace: APP_NAMESPACE })).spec.volumeName;
+    const pvName = (
+      await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef(claim), namespace: APP_NAMESPACE })
+    ).spec.volumeName;
     const handle = (await kube.must<PersistentVolume>(pvRef(pvName))).spec.csi?.volumeHandle ?? '';
     await kube.delete({ ...claimRef(claim), namespace: APP_NAMESPACE });
     await waitGone(kube, pvRef(pvName), 120_000, because);
-    await waitFor(`the emulated device file of ${handle} to be removed`, async () => ((await emulatedDevices()).includes(`${handle}.img`) ? undefined : true), { timeoutMs: 60_000 });
+    await waitFor(
+      `the emulated device file of ${handle} to be removed`,
+      async () => ((await emulatedDevices()).includes(`${handle}.img`) ? undefined : true),
+      { timeoutMs: 60_000 },
+    );
   };
   const driverNodePod = async (): Promise<Pod> => {
-    const pods = await cluster.kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: 'app.kubernetes.io/component=node' });
-    if (pods.length !== 1 || pods[0] === undefined) throw new Error(`expected one node driver pod, found ${pods.map((p) => p.metadata.name).join(', ') || 'none'}`);
+    const pods = await cluster.kube.list<Pod>('v1', 'Pod', {
+      namespace: DRIVER_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/component=node',
+    });
+    if (pods.length !== 1 || pods[0] === undefined)
+      throw new Error(`expected one node driver pod, found ${pods.map((p) => p.metadata.name).join(', ') || 'none'}`);
     return pods[0];
   };
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('the real-node tier runs containerd, the kubelet, mounts and loop devices: needs root (CI runs as root)');
+    if (process.getuid?.() !== 0)
+      throw new Error(
+        'the real-node tier runs containerd, the kubelet, mounts and loop devices: needs root (CI runs as root)',
+      );
     const built = builtImages(IMAGE_NAMES);
     images = built.images;
     for (const w of built.warnings) process.stdout.write(`${w}\n`);
@@ -160,13 +213,17 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   }, 600_000);
 
   afterAll(async () => {
-    if (node !== undefined && nodeLeft === undefined) nodeLeft = await node.stop().catch((e: Error) => [`stop failed: ${e.message}`]);
+    if (node !== undefined && nodeLeft === undefined)
+      nodeLeft = await node.stop().catch((e: Error) => [`stop failed: ${e.message}`]);
     // A failed run may leave volumes: their loop devices go with the node's clean-up above (and here).
-    for (const loop of await loopDevicesOfDriver().catch(() => [])) await runTool('losetup', ['--detach', loop.split(' ')[0] ?? '']).catch(() => undefined);
+    for (const loop of await loopDevicesOfDriver().catch(() => []))
+      await runTool('losetup', ['--detach', loop.split(' ')[0] ?? '']).catch(() => undefined);
     await rm(DRIVER_STATE_DIR, { recursive: true, force: true }).catch(() => undefined);
     await cluster?.delete().catch(() => undefined);
     printTimings('real node', timings);
-    process.stdout.write(`images: ${IMAGE_NAMES.map((n) => `${n} ${((images?.get(n)?.sizeBytes ?? 0) / 1e6).toFixed(0)} MB`).join(', ')}\n`);
+    process.stdout.write(
+      `images: ${IMAGE_NAMES.map((n) => `${n} ${((images?.get(n)?.sizeBytes ?? 0) / 1e6).toFixed(0)} MB`).join(', ')}\n`,
+    );
   }, 300_000);
 
   it('helm install: the operator pod runs, the driver pods run and are ready, the status reports it', async () => {
@@ -182,18 +239,48 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       imagePullPolicy: 'Never',
       logLevel: 4,
     };
-    await helm(['install', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE, '--create-namespace',
-      '--set', `operator.image.repository=${opRepo}`, '--set', `operator.image.tag=${opTag}`, '--set', 'operator.image.pullPolicy=Never',
-      '--set', `driver.image.repository=${drvRepo}`, '--set', `driver.image.tag=${drvTag}`,
-      '--set', 'deployment.create=true', '--set', `deployment.name=${CR_NAME}`, '--set-json', `deployment.spec=${JSON.stringify(spec)}`,
-      '--wait', '--timeout', '180s']);
+    await helm([
+      'install',
+      RELEASE,
+      CHART,
+      '--namespace',
+      OPERATOR_NAMESPACE,
+      '--create-namespace',
+      '--set',
+      `operator.image.repository=${opRepo}`,
+      '--set',
+      `operator.image.tag=${opTag}`,
+      '--set',
+      'operator.image.pullPolicy=Never',
+      '--set',
+      `driver.image.repository=${drvRepo}`,
+      '--set',
+      `driver.image.tag=${drvTag}`,
+      '--set',
+      'deployment.create=true',
+      '--set',
+      `deployment.name=${CR_NAME}`,
+      '--set-json',
+      `deployment.spec=${JSON.stringify(spec)}`,
+      '--wait',
+      '--timeout',
+      '180s',
+    ]);
     timings['helm install --wait (operator ready)'] = Date.now() - started;
-    const operatorPods = await podsReady(cluster.kube, { namespace: OPERATOR_NAMESPACE, selector: 'app.kubernetes.io/component=operator', count: 1, timeoutMs: 60_000 });
+    const operatorPods = await podsReady(cluster.kube, {
+      namespace: OPERATOR_NAMESPACE,
+      selector: 'app.kubernetes.io/component=operator',
+      count: 1,
+      timeoutMs: 60_000,
+    });
     expect(operatorPods[0]?.spec.nodeName).toBe(node?.name);
 
     const running = await waitStatus(cluster.kube, CR_NAME, {
       what: 'phase Running with both components Ready',
-      ok: (d) => d.status?.phase === 'Running' && (d.status.driverComponents ?? []).every((c) => c.status === 'Ready') && (d.status.driverComponents ?? []).length === 2,
+      ok: (d) =>
+        d.status?.phase === 'Running' &&
+        (d.status.driverComponents ?? []).every((c) => c.status === 'Ready') &&
+        (d.status.driverComponents ?? []).length === 2,
       timeoutMs: 240_000,
     });
     timings['driver Running (from helm install)'] = Date.now() - started;
@@ -202,31 +289,56 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       ['Controller', 'Ready', 1, 1],
       ['Node', 'Ready', 1, 1],
     ]);
-    for (const type of ['CertsReady', 'DriverDeployed', 'EmulatedPmem']) expect([type, conditionIs(running, type, 'True')]).toEqual([type, true]);
+    for (const type of ['CertsReady', 'DriverDeployed', 'EmulatedPmem'])
+      expect([type, conditionIs(running, type, 'True')]).toEqual([type, true]);
     // The operator issued the certificates itself: there is nothing user-supplied to verify.
     expect(status.conditions?.find((c) => c.type === 'CertsVerified')).toBeUndefined();
     const driverPods = await cluster.kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE });
-    expect(driverPods.map((p) => [p.spec.nodeName, p.status?.phase])).toEqual(driverPods.map(() => [node?.name, 'Running']));
+    expect(driverPods.map((p) => [p.spec.nodeName, p.status?.phase])).toEqual(
+      driverPods.map(() => [node?.name, 'Running']),
+    );
     expect(driverPods.length).toBe(2);
   }, 600_000);
 
   it('the kubelet registered the node plugin (CSINode by the kubelet) and capacity is published', async () => {
-    const csiNode = await waitFor(`CSINode ${node?.name} with driver ${DEFAULT_DRIVER_NAME}`, async () => {
-      const n = await cluster.kube.get<KubeObject & { spec: { drivers?: Array<{ name: string; nodeID: string; topologyKeys?: string[] }> } }>({ apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', name: node?.name ?? '' });
-      return n?.spec.drivers?.some((d) => d.name === DEFAULT_DRIVER_NAME) ? n : undefined;
-    }, { timeoutMs: 60_000 });
-    expect(csiNode.spec.drivers?.find((d) => d.name === DEFAULT_DRIVER_NAME)).toMatchObject({ nodeID: node?.name, topologyKeys: [topologyKey(DEFAULT_DRIVER_NAME)] });
+    const csiNode = await waitFor(
+      `CSINode ${node?.name} with driver ${DEFAULT_DRIVER_NAME}`,
+      async () => {
+        const n = await cluster.kube.get<
+          KubeObject & { spec: { drivers?: Array<{ name: string; nodeID: string; topologyKeys?: string[] }> } }
+        >({ apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', name: node?.name ?? '' });
+        return n?.spec.drivers?.some((d) => d.name === DEFAULT_DRIVER_NAME) ? n : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(csiNode.spec.drivers?.find((d) => d.name === DEFAULT_DRIVER_NAME)).toMatchObject({
+      nodeID: node?.name,
+      topologyKeys: [topologyKey(DEFAULT_DRIVER_NAME)],
+    });
     // Created by the kubelet (managed fields), not by a test.
-    expect((csiNode.metadata as { managedFields?: Array<{ manager: string }> }).managedFields?.map((f) => f.manager)).toContain('kubelet');
+    expect(
+      (csiNode.metadata as { managedFields?: Array<{ manager: string }> }).managedFields?.map((f) => f.manager),
+    ).toContain('kubelet');
     const nodeObject = await cluster.kube.must({ apiVersion: 'v1', kind: 'Node', name: node?.name ?? '' });
     expect(nodeObject.metadata.labels?.[topologyKey(DEFAULT_DRIVER_NAME)]).toBe(node?.name);
     // external-provisioner publishes capacity per StorageClass of the driver (and node topology).
     await cluster.kube.apply(STORAGE_CLASS);
-    const capacities = await waitFor('CSIStorageCapacity objects with capacity on the real node', async () => {
-      const all = await cluster.kube.list<KubeObject & { capacity?: string; nodeTopology?: { matchLabels?: Record<string, string> } }>('storage.k8s.io/v1', 'CSIStorageCapacity', { namespace: DRIVER_NAMESPACE });
-      const mine = all.filter((c) => c.nodeTopology?.matchLabels?.[topologyKey(DEFAULT_DRIVER_NAME)] === node?.name && c.capacity !== undefined && c.capacity !== '0');
-      return mine.length > 0 ? mine : undefined;
-    }, { timeoutMs: 120_000 });
+    const capacities = await waitFor(
+      'CSIStorageCapacity objects with capacity on the real node',
+      async () => {
+        const all = await cluster.kube.list<
+          KubeObject & { capacity?: string; nodeTopology?: { matchLabels?: Record<string, string> } }
+        >('storage.k8s.io/v1', 'CSIStorageCapacity', { namespace: DRIVER_NAMESPACE });
+        const mine = all.filter(
+          (c) =>
+            c.nodeTopology?.matchLabels?.[topologyKey(DEFAULT_DRIVER_NAME)] === node?.name &&
+            c.capacity !== undefined &&
+            c.capacity !== '0',
+        );
+        return mine.length > 0 ? mine : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     expect(capacities[0]?.capacity).toMatch(/^\d+(Ki|Mi|Gi)?$/);
   }, 240_000);
 
@@ -234,20 +346,59 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const started = Date.now();
     const { kube } = cluster;
     await kube.apply(STORAGE_CLASS);
-    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '64Mi' } } } });
-    const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+    await kube.apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: APP_NAMESPACE },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'pmem-real',
+        resources: { requests: { storage: '64Mi' } },
+      },
+    });
+    const mount = {
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+      volumeMounts: [{ name: 'data', mountPath: '/data' }],
+    };
     const token = `written-${Date.now()}`;
-    await kube.create(scriptPod({ name: 'writer', namespace: APP_NAMESPACE, image: image('driver').ref, script: `echo ${token} > /data/file; sync; df -P /data | tail -1 | awk '{print $2}' > /dev/termination-log`, ...mount }));
+    await kube.create(
+      scriptPod({
+        name: 'writer',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script: `echo ${token} > /data/file; sync; df -P /data | tail -1 | awk '{print $2}' > /dev/termination-log`,
+        ...mount,
+      }),
+    );
     const kib = await podResult(kube, podRef('writer', APP_NAMESPACE), 240_000, why);
     timings['PVC -> writer pod done'] = Date.now() - started;
     // A 64 MiB ext4 filesystem: its size in 1 KiB blocks, a little under 64 Mi for metadata.
     expect(Number(kib)).toBeGreaterThan(50_000);
     expect(Number(kib)).toBeLessThanOrEqual(65_536);
-    const pv = await waitBound(kube, 'data', 10_000).catch(async () => kube.must<PersistentVolume>(pvRef((await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('data'), namespace: APP_NAMESPACE })).spec.volumeName)));
+    const pv = await waitBound(kube, 'data', 10_000).catch(async () =>
+      kube.must<PersistentVolume>(
+        pvRef(
+          (
+            await kube.must<KubeObject & { spec: { volumeName: string } }>({
+              ...claimRef('data'),
+              namespace: APP_NAMESPACE,
+            })
+          ).spec.volumeName,
+        ),
+      ),
+    );
     await kube.delete(podRef('writer', APP_NAMESPACE));
     await waitGone(kube, podRef('writer', APP_NAMESPACE), 120_000);
 
-    await kube.create(scriptPod({ name: 'reader', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'cat /data/file > /dev/termination-log', ...mount }));
+    await kube.create(
+      scriptPod({
+        name: 'reader',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script: 'cat /data/file > /dev/termination-log',
+        ...mount,
+      }),
+    );
     expect(await podResult(kube, podRef('reader', APP_NAMESPACE), 180_000, why)).toBe(token);
     await kube.delete(podRef('reader', APP_NAMESPACE));
     await waitGone(kube, podRef('reader', APP_NAMESPACE), 120_000);
@@ -255,26 +406,47 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     await kube.delete({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: 'data', namespace: APP_NAMESPACE });
     await waitGone(kube, pvRef(pv.metadata.name), 120_000, why);
     const handle = pv.spec.csi?.volumeHandle ?? '';
-    await waitFor(`the emulated device file of ${handle} to be removed`, () => (existsSync(join(DRIVER_STATE_DIR, 'emulated', `${handle}.img`)) ? undefined : true), { timeoutMs: 60_000 });
+    await waitFor(
+      `the emulated device file of ${handle} to be removed`,
+      () => (existsSync(join(DRIVER_STATE_DIR, 'emulated', `${handle}.img`)) ? undefined : true),
+      { timeoutMs: 60_000 },
+    );
     timings['provisioning round trip'] = Date.now() - started;
   }, 600_000);
 
   it('a raw block volume: the pod sees a block device of the claimed size and writes to it', async () => {
     const started = Date.now();
     const { kube } = cluster;
-    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'block', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
-    await kube.create(scriptPod({
-      name: 'block-user',
-      namespace: APP_NAMESPACE,
-      image: image('driver').ref,
-      script: 'test -b /dev/pmem-block; echo block-data | dd of=/dev/pmem-block conv=fsync status=none; test "$(head -c 10 /dev/pmem-block)" = block-data; blockdev --getsize64 /dev/pmem-block > /dev/termination-log',
-      volumes: [{ name: 'block', persistentVolumeClaim: { claimName: 'block' } }],
-      volumeDevices: [{ name: 'block', devicePath: '/dev/pmem-block' }],
-    }));
-    expect(Number(await podResult(kube, podRef('block-user', APP_NAMESPACE), 240_000, why))).toBeGreaterThanOrEqual(32 * 1024 ** 2);
+    await kube.apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'block', namespace: APP_NAMESPACE },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        volumeMode: 'Block',
+        storageClassName: 'pmem-real',
+        resources: { requests: { storage: '32Mi' } },
+      },
+    });
+    await kube.create(
+      scriptPod({
+        name: 'block-user',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script:
+          'test -b /dev/pmem-block; echo block-data | dd of=/dev/pmem-block conv=fsync status=none; test "$(head -c 10 /dev/pmem-block)" = block-data; blockdev --getsize64 /dev/pmem-block > /dev/termination-log',
+        volumes: [{ name: 'block', persistentVolumeClaim: { claimName: 'block' } }],
+        volumeDevices: [{ name: 'block', devicePath: '/dev/pmem-block' }],
+      }),
+    );
+    expect(Number(await podResult(kube, podRef('block-user', APP_NAMESPACE), 240_000, why))).toBeGreaterThanOrEqual(
+      32 * 1024 ** 2,
+    );
     await kube.delete(podRef('block-user', APP_NAMESPACE));
     await waitGone(kube, podRef('block-user', APP_NAMESPACE), 120_000);
-    const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('block'), namespace: APP_NAMESPACE })).spec.volumeName;
+    const pvName = (
+      await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('block'), namespace: APP_NAMESPACE })
+    ).spec.volumeName;
     await kube.delete({ ...claimRef('block'), namespace: APP_NAMESPACE });
     await waitGone(kube, pvRef(pvName), 120_000, why);
     timings['raw block round trip'] = Date.now() - started;
@@ -283,21 +455,30 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   it('a CSI ephemeral inline volume lives and dies with its pod', async () => {
     const started = Date.now();
     const { kube } = cluster;
-    await kube.create(scriptPod({
-      name: 'ephemeral-user',
-      namespace: APP_NAMESPACE,
-      image: image('driver').ref,
-      script: "echo scratch > /scratch/f; test \"$(cat /scratch/f)\" = scratch; df -P /scratch | tail -1 | awk '{print $2}' > /dev/termination-log",
-      volumes: [{ name: 'scratch', csi: { driver: DEFAULT_DRIVER_NAME, fsType: 'ext4', volumeAttributes: { size: '32Mi' } } }],
-      volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
-    }));
+    await kube.create(
+      scriptPod({
+        name: 'ephemeral-user',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script:
+          'echo scratch > /scratch/f; test "$(cat /scratch/f)" = scratch; df -P /scratch | tail -1 | awk \'{print $2}\' > /dev/termination-log',
+        volumes: [
+          { name: 'scratch', csi: { driver: DEFAULT_DRIVER_NAME, fsType: 'ext4', volumeAttributes: { size: '32Mi' } } },
+        ],
+        volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+      }),
+    );
     const kib = Number(await podResult(kube, podRef('ephemeral-user', APP_NAMESPACE), 240_000, why));
     expect(kib).toBeGreaterThan(20_000);
     expect(kib).toBeLessThanOrEqual(32_768);
     await kube.delete(podRef('ephemeral-user', APP_NAMESPACE));
     await waitGone(kube, podRef('ephemeral-user', APP_NAMESPACE), 120_000);
     // Unpublished with the pod: no emulated device remains on the node.
-    await waitFor('no emulated device file left after the ephemeral pod', async () => ((await emulatedDevices()).length === 0 ? true : undefined), { timeoutMs: 60_000, describe: async () => (await emulatedDevices()).join(', ') });
+    await waitFor(
+      'no emulated device file left after the ephemeral pod',
+      async () => ((await emulatedDevices()).length === 0 ? true : undefined),
+      { timeoutMs: 60_000, describe: async () => (await emulatedDevices()).join(', ') },
+    );
     timings['ephemeral round trip'] = Date.now() - started;
   }, 400_000);
 
@@ -305,24 +486,55 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const started = Date.now();
     const { kube } = cluster;
     // A volume in use while the driver dies: it must be found again (same device, no second loop device).
-    await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'survivor', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
-    const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'survivor' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+    await kube.apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'survivor', namespace: APP_NAMESPACE },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'pmem-real',
+        resources: { requests: { storage: '32Mi' } },
+      },
+    });
+    const mount = {
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'survivor' } }],
+      volumeMounts: [{ name: 'data', mountPath: '/data' }],
+    };
     // It keeps running (and the volume staged and mounted) while the driver is killed.
-    await kube.create(scriptPod({ name: 'in-use', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'echo survived > /data/f; sync; touch /tmp/written; exec sleep 3600', readyWhenFile: '/tmp/written', ...mount }));
+    await kube.create(
+      scriptPod({
+        name: 'in-use',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script: 'echo survived > /data/f; sync; touch /tmp/written; exec sleep 3600',
+        readyWhenFile: '/tmp/written',
+        ...mount,
+      }),
+    );
     await podsReady(kube, { namespace: APP_NAMESPACE, selector: `${POD_LABEL}=in-use`, count: 1, timeoutMs: 240_000 });
     const loopsBefore = await loopDevicesOfDriver();
     expect(loopsBefore.length).toBe(1);
 
     // The node driver pod's pmem-driver container, found by the labels the kubelet gives it.
     const nodePodName = (await driverNodePod()).metadata.name;
-    const running = ((await node?.containerd.ctr(['tasks', 'list', '--quiet'])) ?? '').split('\n').filter((l) => l.trim() !== '');
+    const running = ((await node?.containerd.ctr(['tasks', 'list', '--quiet'])) ?? '')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     let target: string | undefined;
     for (const id of running) {
-      const info = JSON.parse((await node?.containerd.ctr(['containers', 'info', id])) ?? '{}') as { Labels?: Record<string, string> };
-      if (info.Labels?.['io.kubernetes.container.name'] === CONTAINER_NAMES.driver && info.Labels['io.kubernetes.pod.name'] === nodePodName) target = id;
+      const info = JSON.parse((await node?.containerd.ctr(['containers', 'info', id])) ?? '{}') as {
+        Labels?: Record<string, string>;
+      };
+      if (
+        info.Labels?.['io.kubernetes.container.name'] === CONTAINER_NAMES.driver &&
+        info.Labels['io.kubernetes.pod.name'] === nodePodName
+      )
+        target = id;
     }
     expect(target).toBeDefined();
-    const restarts = async (): Promise<number> => (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ?? -1;
+    const restarts = async (): Promise<number> =>
+      (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ??
+      -1;
     const restartsBefore = await restarts();
     // What the pod and the CR say, every 250 ms from the kill on: printed, and what the assertions read.
     const timeline: string[] = [];
@@ -342,10 +554,22 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     })();
     await node?.containerd.ctr(['tasks', 'kill', '--signal', 'SIGKILL', target ?? '']);
     try {
-      const notReady = await waitStatus(kube, CR_NAME, { what: 'the Node component NotReady', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'NotReady', timeoutMs: 60_000 });
-      expect(notReady.status?.driverComponents?.find((c) => c.component === 'Node')?.reason).toBe('0 of 1 node driver pods ready');
+      const notReady = await waitStatus(kube, CR_NAME, {
+        what: 'the Node component NotReady',
+        ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'NotReady',
+        timeoutMs: 60_000,
+      });
+      expect(notReady.status?.driverComponents?.find((c) => c.component === 'Node')?.reason).toBe(
+        '0 of 1 node driver pods ready',
+      );
       timings['driver killed -> NotReady reported'] = Date.now() - started;
-      await waitStatus(kube, CR_NAME, { what: 'the Node component Ready again', ok: (d) => d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'Ready' && d.status.phase === 'Running', timeoutMs: 120_000 });
+      await waitStatus(kube, CR_NAME, {
+        what: 'the Node component Ready again',
+        ok: (d) =>
+          d.status?.driverComponents?.find((c) => c.component === 'Node')?.status === 'Ready' &&
+          d.status.phase === 'Running',
+        timeoutMs: 120_000,
+      });
       timings['driver killed -> Ready again'] = Date.now() - started;
     } finally {
       sampling = false;
@@ -354,7 +578,15 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     }
     expect(await restarts()).toBe(restartsBefore + 1);
 
-    await kube.create(scriptPod({ name: 'after-kill', namespace: APP_NAMESPACE, image: image('driver').ref, script: 'cat /data/f > /dev/termination-log', ...mount }));
+    await kube.create(
+      scriptPod({
+        name: 'after-kill',
+        namespace: APP_NAMESPACE,
+        image: image('driver').ref,
+        script: 'cat /data/f > /dev/termination-log',
+        ...mount,
+      }),
+    );
     expect(await podResult(kube, podRef('after-kill', APP_NAMESPACE), 240_000, why)).toBe('survived');
     // The restarted driver recognised the loop device of the staged volume instead of attaching a second one.
     expect(await loopDevicesOfDriver()).toEqual(loopsBefore);
@@ -362,10 +594,20 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     expect(inUse.status?.containerStatuses?.[0]?.restartCount).toBe(0);
     for (const name of ['in-use', 'after-kill']) await kube.delete(podRef(name, APP_NAMESPACE));
     for (const name of ['in-use', 'after-kill']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
-    const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('survivor'), namespace: APP_NAMESPACE })).spec.volumeName;
+    const pvName = (
+      await kube.must<KubeObject & { spec: { volumeName: string } }>({
+        ...claimRef('survivor'),
+        namespace: APP_NAMESPACE,
+      })
+    ).spec.volumeName;
     await kube.delete({ ...claimRef('survivor'), namespace: APP_NAMESPACE });
     await waitGone(kube, pvRef(pvName), 120_000, why);
-    await waitFor('no emulated device and no loop device of the driver left', async () => ((await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor(
+      'no emulated device and no loop device of the driver left',
+      async () =>
+        (await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined,
+      { timeoutMs: 60_000 },
+    );
   }, 600_000);
 
   it('operator upgrade A -> B (helm upgrade) with a volume in use: DaemonSet and controller roll to B, never two controllers, the pod keeps mount and data, a new pod reads it', async () => {
@@ -375,35 +617,64 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     for (const w of upgraded.warnings) process.stdout.write(`${w}\n`);
     const imageB = (name: 'driver' | 'operator'): BuiltImage => {
       const i = upgraded.images.get(name);
-      if (i?.archive === undefined) throw new Error(`image ${name} ${UPGRADE_VERSION} missing or without an archive: bash e2e/tools/images.sh --version ${UPGRADE_VERSION}`);
+      if (i?.archive === undefined)
+        throw new Error(
+          `image ${name} ${UPGRADE_VERSION} missing or without an archive: bash e2e/tools/images.sh --version ${UPGRADE_VERSION}`,
+        );
       return i;
     };
-    const refs = { driverA: image('driver').ref, operatorA: image('operator').ref, driverB: imageB('driver').ref, operatorB: imageB('operator').ref };
-    expect([versionA, refs.driverB, refs.operatorB]).toEqual([splitRef(refs.operatorA)[1], `pmem-csi-driver:${UPGRADE_VERSION}`, `pmem-csi-operator:${UPGRADE_VERSION}`]);
+    const refs = {
+      driverA: image('driver').ref,
+      operatorA: image('operator').ref,
+      driverB: imageB('driver').ref,
+      operatorB: imageB('operator').ref,
+    };
+    expect([versionA, refs.driverB, refs.operatorB]).toEqual([
+      splitRef(refs.operatorA)[1],
+      `pmem-csi-driver:${UPGRADE_VERSION}`,
+      `pmem-csi-operator:${UPGRADE_VERSION}`,
+    ]);
     expect(versionA).not.toBe(UPGRADE_VERSION);
     // B onto the node, as a registry pull would bring it (the pods' pull policy is Never).
     let t0 = Date.now();
     await node?.containerd.importImages([imageB('driver').archive ?? '', imageB('operator').archive ?? '']);
     timings['upgrade: images B imported into containerd'] = Date.now() - t0;
     const label = (ref: string | undefined): string =>
-      ref === refs.driverA || ref === refs.operatorA ? 'A' : ref === refs.driverB || ref === refs.operatorB ? 'B' : (ref ?? '?');
+      ref === refs.driverA || ref === refs.operatorA
+        ? 'A'
+        : ref === refs.driverB || ref === refs.operatorB
+          ? 'B'
+          : (ref ?? '?');
     const workloads = workloadRefs(CR_NAME, DRIVER_NAMESPACE);
-    const selector = (component: string): string => `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=${component}`;
-    const controllerPods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('controller') });
-    const nodePods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('node') });
-    const operatorPods = (): Promise<Pod[]> => kube.list<Pod>('v1', 'Pod', { namespace: OPERATOR_NAMESPACE, labelSelector: 'app.kubernetes.io/component=operator' });
+    const selector = (component: string): string =>
+      `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=${component}`;
+    const controllerPods = (): Promise<Pod[]> =>
+      kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('controller') });
+    const nodePods = (): Promise<Pod[]> =>
+      kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector('node') });
+    const operatorPods = (): Promise<Pod[]> =>
+      kube.list<Pod>('v1', 'Pod', {
+        namespace: OPERATOR_NAMESPACE,
+        labelSelector: 'app.kubernetes.io/component=operator',
+      });
     const one = async (pods: Promise<Pod[]>, what: string): Promise<Pod> => {
       const all = await pods;
-      if (all.length !== 1 || all[0] === undefined) throw new Error(`expected one ${what} pod, found ${all.map((p) => p.metadata.name).join(', ') || 'none'}`);
+      if (all.length !== 1 || all[0] === undefined)
+        throw new Error(`expected one ${what} pod, found ${all.map((p) => p.metadata.name).join(', ') || 'none'}`);
       return all[0];
     };
 
     // Before: everything runs A.
     const nodeA = await one(nodePods(), 'node driver');
     const controllerA = await one(controllerPods(), 'controller');
-    expect([imageOf(nodeA, CONTAINER_NAMES.driver), imageOf(controllerA, CONTAINER_NAMES.driver), imageOf(await one(operatorPods(), 'operator'), 'pmem-csi-operator')]).toEqual([refs.driverA, refs.driverA, refs.operatorA]);
+    expect([
+      imageOf(nodeA, CONTAINER_NAMES.driver),
+      imageOf(controllerA, CONTAINER_NAMES.driver),
+      imageOf(await one(operatorPods(), 'operator'), 'pmem-csi-operator'),
+    ]).toEqual([refs.driverA, refs.driverA, refs.operatorA]);
     expect((await driverStatus<NodeDriverStatus>(nodeA)).version).toBe(versionA);
-    for (const w of [workloads.daemonSet, workloads.deployment]) expect((await kube.must(w)).metadata.annotations?.[VERSION_ANNOTATION]).toBe(versionA);
+    for (const w of [workloads.daemonSet, workloads.deployment])
+      expect((await kube.must(w)).metadata.annotations?.[VERSION_ANNOTATION]).toBe(versionA);
     expect((await kube.must<Workload>(workloads.deployment)).spec.strategy?.type).toBe('Recreate');
     const registrarImage = imageOf(nodeA, CONTAINER_NAMES.registrar);
     expect(registrarImage).toBe(image('registrar').ref);
@@ -415,29 +686,48 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     // Removed however the scenario ends: a volume left behind would fail the teardown's leak check too.
     let cleaned = false;
     try {
-      await kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'upgrade-data', namespace: APP_NAMESPACE }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'pmem-real', resources: { requests: { storage: '32Mi' } } } });
-      const mount = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'upgrade-data' } }], volumeMounts: [{ name: 'data', mountPath: '/data' }] };
+      await kube.apply({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'upgrade-data', namespace: APP_NAMESPACE },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'pmem-real',
+          resources: { requests: { storage: '32Mi' } },
+        },
+      });
+      const mount = {
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'upgrade-data' } }],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      };
       const token = `before-upgrade-${Date.now()}`;
-      await kube.create(scriptPod({
-        name: 'upgrade-user',
+      await kube.create(
+        scriptPod({
+          name: 'upgrade-user',
+          namespace: APP_NAMESPACE,
+          image: refs.driverA,
+          script: [
+            `echo ${token} > /data/f; sync; m0="$(grep ' /data ' /proc/mounts)"; touch /tmp/written; n=0`,
+            'while :; do',
+            '  m="$(grep \' /data \' /proc/mounts || true)"',
+            '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
+            '  d="$(cat /data/f 2>&1 || true)"',
+            `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
+            '  if ! { echo "$n" > /data/beat && sync /data/beat; }; then echo "writing /data/beat failed after $n checks" > /dev/termination-log; exit 1; fi',
+            '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
+            '  n=$((n+1)); sleep 0.2',
+            'done',
+          ].join('\n'),
+          readyWhenFile: '/tmp/written',
+          ...mount,
+        }),
+      );
+      const [userPod] = await podsReady(kube, {
         namespace: APP_NAMESPACE,
-        image: refs.driverA,
-        script: [
-          `echo ${token} > /data/f; sync; m0="$(grep ' /data ' /proc/mounts)"; touch /tmp/written; n=0`,
-          'while :; do',
-          '  m="$(grep \' /data \' /proc/mounts || true)"',
-          '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
-          '  d="$(cat /data/f 2>&1 || true)"',
-          `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
-          '  if ! { echo "$n" > /data/beat && sync /data/beat; }; then echo "writing /data/beat failed after $n checks" > /dev/termination-log; exit 1; fi',
-          '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
-          '  n=$((n+1)); sleep 0.2',
-          'done',
-        ].join('\n'),
-        readyWhenFile: '/tmp/written',
-        ...mount,
-      }));
-      const [userPod] = await podsReady(kube, { namespace: APP_NAMESPACE, selector: `${POD_LABEL}=upgrade-user`, count: 1, timeoutMs: 240_000 });
+        selector: `${POD_LABEL}=upgrade-user`,
+        count: 1,
+        timeoutMs: 240_000,
+      });
       const userUid = userPod?.metadata.uid;
       const loopsBefore = await loopDevicesOfDriver();
       expect(loopsBefore.length).toBe(1);
@@ -448,24 +738,67 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       let helmReturned = false;
       const milestones: Milestone[] = [
         { name: 'helm upgrade returned', holds: () => helmReturned },
-        { name: 'operator B ready', holds: (s) => s.operatorPods.length === 1 && s.operatorPods.every((p) => imageOf(p, 'pmem-csi-operator') === refs.operatorB && isReady(p)) },
-        { name: 'node driver A gone', holds: (s) => s.nodePods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA) },
-        { name: 'DaemonSet rolled', holds: (s) => daemonSetRolled(s.daemonSet, s.nodePods, CONTAINER_NAMES.driver, refs.driverB) },
-        { name: 'controller A gone', holds: (s) => s.controllerPods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA) },
-        { name: 'controller ready', holds: (s) => deploymentRolled(s.deployment, s.controllerPods, CONTAINER_NAMES.driver, refs.driverB) },
+        {
+          name: 'operator B ready',
+          holds: (s) =>
+            s.operatorPods.length === 1 &&
+            s.operatorPods.every((p) => imageOf(p, 'pmem-csi-operator') === refs.operatorB && isReady(p)),
+        },
+        {
+          name: 'node driver A gone',
+          holds: (s) => s.nodePods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA),
+        },
+        {
+          name: 'DaemonSet rolled',
+          holds: (s) => daemonSetRolled(s.daemonSet, s.nodePods, CONTAINER_NAMES.driver, refs.driverB),
+        },
+        {
+          name: 'controller A gone',
+          holds: (s) => s.controllerPods.every((p) => imageOf(p, CONTAINER_NAMES.driver) !== refs.driverA),
+        },
+        {
+          name: 'controller ready',
+          holds: (s) => deploymentRolled(s.deployment, s.controllerPods, CONTAINER_NAMES.driver, refs.driverB),
+        },
         {
           // Reported by the operator after both rolled: Running, both components Ready and computed since.
           name: 'CR Running',
           holds: (s, reached) => {
             if (!reached.has('DaemonSet rolled') || !reached.has('controller ready') || !crRunning(s.cr)) return false;
-            const rolledAt = started + Math.max(observer.reachedAt.get('DaemonSet rolled') ?? 0, observer.reachedAt.get('controller ready') ?? 0);
-            return (s.cr?.status?.driverComponents ?? []).every((c) => c.desired === c.ready && Date.parse(c.lastUpdated ?? '') >= Math.floor(rolledAt / 1000) * 1000 - 1000);
+            const rolledAt =
+              started +
+              Math.max(
+                observer.reachedAt.get('DaemonSet rolled') ?? 0,
+                observer.reachedAt.get('controller ready') ?? 0,
+              );
+            return (s.cr?.status?.driverComponents ?? []).every(
+              (c) =>
+                c.desired === c.ready && Date.parse(c.lastUpdated ?? '') >= Math.floor(rolledAt / 1000) * 1000 - 1000,
+            );
           },
         },
       ];
       const invariants: Invariant[] = [
-        { name: 'at most one controller', broken: (s) => (s.controllerPods.filter(isLive).length <= 1 ? undefined : s.controllerPods.filter(isLive).map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`).join(', ')) },
-        { name: 'at most one node driver', broken: (s) => (s.nodePods.filter(isLive).length <= 1 ? undefined : s.nodePods.filter(isLive).map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`).join(', ')) },
+        {
+          name: 'at most one controller',
+          broken: (s) =>
+            s.controllerPods.filter(isLive).length <= 1
+              ? undefined
+              : s.controllerPods
+                  .filter(isLive)
+                  .map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`)
+                  .join(', '),
+        },
+        {
+          name: 'at most one node driver',
+          broken: (s) =>
+            s.nodePods.filter(isLive).length <= 1
+              ? undefined
+              : s.nodePods
+                  .filter(isLive)
+                  .map((p) => `${p.metadata.name} ${podState(p, CONTAINER_NAMES.driver, label)}`)
+                  .join(', '),
+        },
         {
           name: 'the volume user keeps running',
           broken: (s) => {
@@ -475,21 +808,40 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
             // Running, its container never restarted (the script exits at once when the mount or the
             // data change); readiness is only a probe under load and not judged here.
             const running = p.status?.containerStatuses?.[0]?.state?.running !== undefined;
-            return p.metadata.uid === userUid && p.status?.phase === 'Running' && running && restarts === 0 ? undefined : `uid ${p.metadata.uid ?? '?'}, phase ${p.status?.phase ?? '-'}, container running ${String(running)}, restarts ${restarts ?? '?'}`;
+            return p.metadata.uid === userUid && p.status?.phase === 'Running' && running && restarts === 0
+              ? undefined
+              : `uid ${p.metadata.uid ?? '?'}, phase ${p.status?.phase ?? '-'}, container running ${String(running)}, restarts ${restarts ?? '?'}`;
           },
         },
       ];
       const take = async (): Promise<RolloutSnapshot> => {
         const [operator, controller, nodes, deployment, daemonSet, crNow, workload] = await Promise.all([
-          operatorPods(), controllerPods(), nodePods(), kube.get<Workload>(workloads.deployment), kube.get<Workload>(workloads.daemonSet), cr(), kube.get<Pod>(podRef('upgrade-user', APP_NAMESPACE)),
+          operatorPods(),
+          controllerPods(),
+          nodePods(),
+          kube.get<Workload>(workloads.deployment),
+          kube.get<Workload>(workloads.daemonSet),
+          cr(),
+          kube.get<Pod>(podRef('upgrade-user', APP_NAMESPACE)),
         ]);
-        return { ms: Date.now() - started, operatorPods: operator, controllerPods: controller, nodePods: nodes, deployment, daemonSet, cr: crNow, workload };
+        return {
+          ms: Date.now() - started,
+          operatorPods: operator,
+          controllerPods: controller,
+          nodePods: nodes,
+          deployment,
+          daemonSet,
+          cr: crNow,
+          workload,
+        };
       };
       const describe = (s: RolloutSnapshot): string => {
         const pods = (ps: readonly Pod[], c: string): string => `[${ps.map((p) => podState(p, c, label)).join(', ')}]`;
         const ds = s.daemonSet?.status;
         const dep = s.deployment?.status;
-        const comps = (s.cr?.status?.driverComponents ?? []).map((c) => `${c.component} ${c.status}${c.status === 'Ready' ? '' : ` (${c.reason ?? ''})`}`).join(', ');
+        const comps = (s.cr?.status?.driverComponents ?? [])
+          .map((c) => `${c.component} ${c.status}${c.status === 'Ready' ? '' : ` (${c.reason ?? ''})`}`)
+          .join(', ');
         return [
           `operator ${pods(s.operatorPods, 'pmem-csi-operator')}`,
           `controller ${pods(s.controllerPods, CONTAINER_NAMES.driver)}`,
@@ -504,26 +856,46 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       try {
         await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: await helm(['show', 'crds', CHART]) });
         // --reset-then-reuse-values: the release's own values (images, the PmemCSIDeployment) on top of
-      // the new chart's defaults. --reuse-values would take the old release's computed values whole,
-      // without the defaults of keys the new chart added: a chart that gained `monitoring` (3479e9a)
-      // then fails to render (nil pointer in templates/monitors.yaml), as a run here found when the
-      // chart changed between helm install and helm upgrade.
-      await helm(['upgrade', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE, '--reset-then-reuse-values',
-          '--set', `operator.image.tag=${UPGRADE_VERSION}`, '--set', `driver.image.tag=${UPGRADE_VERSION}`, '--wait', '--timeout', '180s']);
+        // the new chart's defaults. --reuse-values would take the old release's computed values whole,
+        // without the defaults of keys the new chart added: a chart that gained `monitoring` (3479e9a)
+        // then fails to render (nil pointer in templates/monitors.yaml), as a run here found when the
+        // chart changed between helm install and helm upgrade.
+        await helm([
+          'upgrade',
+          RELEASE,
+          CHART,
+          '--namespace',
+          OPERATOR_NAMESPACE,
+          '--reset-then-reuse-values',
+          '--set',
+          `operator.image.tag=${UPGRADE_VERSION}`,
+          '--set',
+          `driver.image.tag=${UPGRADE_VERSION}`,
+          '--wait',
+          '--timeout',
+          '180s',
+        ]);
         helmReturned = true;
         timings['upgrade: helm upgrade --wait'] = Date.now() - started;
-        await waitFor('the rollout to B (DaemonSet rolled, controller ready, then CR Running)', async () => (observer.reachedAt.has('CR Running') ? true : undefined), {
-          timeoutMs: 300_000,
-          intervalMs: 500,
-          describe: async () => `${observer.summary()}; last: ${observer.lines.at(-1) ?? ''}; ${await why()}`,
-        });
+        await waitFor(
+          'the rollout to B (DaemonSet rolled, controller ready, then CR Running)',
+          async () => (observer.reachedAt.has('CR Running') ? true : undefined),
+          {
+            timeoutMs: 300_000,
+            intervalMs: 500,
+            describe: async () => `${observer.summary()}; last: ${observer.lines.at(-1) ?? ''}; ${await why()}`,
+          },
+        );
         // A few more samples: the state after the rollout holds (no late restart of the volume user).
         await sleep(3_000);
       } finally {
         await observer.stop();
-        process.stdout.write(`operator upgrade ${versionA} (A) -> ${UPGRADE_VERSION} (B) with a volume in use, timeline (s from helm upgrade; ${observer.samples} samples, ${observer.failedSamples} failed):\n  ${observer.lines.join('\n  ')}\n  => ${observer.summary()}\n`);
+        process.stdout.write(
+          `operator upgrade ${versionA} (A) -> ${UPGRADE_VERSION} (B) with a volume in use, timeline (s from helm upgrade; ${observer.samples} samples, ${observer.failedSamples} failed):\n  ${observer.lines.join('\n  ')}\n  => ${observer.summary()}\n`,
+        );
       }
-      for (const m of ['DaemonSet rolled', 'controller ready', 'CR Running']) timings[`upgrade: ${m}`] = observer.reachedAt.get(m) ?? -1;
+      for (const m of ['DaemonSet rolled', 'controller ready', 'CR Running'])
+        timings[`upgrade: ${m}`] = observer.reachedAt.get(m) ?? -1;
       expect(observer.violations).toEqual([]);
       expect(observer.failedSamples).toBe(0);
       // Every milestone was reached; A's pods went before B's were ready.
@@ -532,14 +904,23 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       // After: the objects, the pods and the running binaries are B.
       for (const w of [workloads.daemonSet, workloads.deployment]) {
         const o = await kube.must<Workload>(w);
-        expect([w.kind, imageOf(o, CONTAINER_NAMES.driver), o.metadata.annotations?.[VERSION_ANNOTATION]]).toEqual([w.kind, refs.driverB, UPGRADE_VERSION]);
+        expect([w.kind, imageOf(o, CONTAINER_NAMES.driver), o.metadata.annotations?.[VERSION_ANNOTATION]]).toEqual([
+          w.kind,
+          refs.driverB,
+          UPGRADE_VERSION,
+        ]);
       }
       expect((await kube.must<Workload>(workloads.deployment)).spec.strategy?.type).toBe('Recreate');
       const operatorB = await one(operatorPods(), 'operator');
       expect([imageOf(operatorB, 'pmem-csi-operator'), isReady(operatorB)]).toEqual([refs.operatorB, true]);
       // B leads (its log, read from the kubelet's pod logs): when it started and took the Lease explains
       // the time between "operator B ready" and the first change of the driver objects.
-      const operatorLog = await containerLog(join(node?.dir ?? '', POD_LOGS_SUBDIR), OPERATOR_NAMESPACE, operatorB.metadata.name, 'pmem-csi-operator');
+      const operatorLog = await containerLog(
+        join(node?.dir ?? '', POD_LOGS_SUBDIR),
+        OPERATOR_NAMESPACE,
+        operatorB.metadata.name,
+        'pmem-csi-operator',
+      );
       const logAt = (what: string): string => {
         const l = operatorLog.find((x) => x.text.includes(what));
         return l === undefined ? `no '${what}' line` : `'${what}' at ${((l.at - started) / 1000).toFixed(1)} s`;
@@ -553,35 +934,70 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       for (const p of [nodeB, controllerB]) {
         const c = p.status?.containerStatuses?.find((x) => x.name === CONTAINER_NAMES.driver);
         // What containerd runs: B's image (by name and image ID), not A's.
-        expect([p.metadata.name, c?.image?.replace(/^docker\.io\/library\//, ''), c?.imageID?.includes(imageB('driver').id), c?.imageID?.includes(image('driver').id)]).toEqual([p.metadata.name, refs.driverB, true, false]);
+        expect([
+          p.metadata.name,
+          c?.image?.replace(/^docker\.io\/library\//, ''),
+          c?.imageID?.includes(imageB('driver').id),
+          c?.imageID?.includes(image('driver').id),
+        ]).toEqual([p.metadata.name, refs.driverB, true, false]);
       }
       // The sidecar is pinned in the spec: it did not change.
       expect(imageOf(nodeB, CONTAINER_NAMES.registrar)).toBe(registrarImage);
-      const nodeStatus = await waitFor('the node driver B to report its version and registration on /status', async () => {
-        const s = await driverStatus<NodeDriverStatus>(nodeB);
-        return s.registration?.registered === true ? s : undefined;
-      }, { timeoutMs: 60_000 });
+      const nodeStatus = await waitFor(
+        'the node driver B to report its version and registration on /status',
+        async () => {
+          const s = await driverStatus<NodeDriverStatus>(nodeB);
+          return s.registration?.registered === true ? s : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       expect(nodeStatus.version).toBe(UPGRADE_VERSION);
-      const controllerStatus = await waitFor(`the controller B to list node ${node?.name} available with version ${UPGRADE_VERSION}`, async () => {
-        const s = await driverStatus<ControllerDriverStatus>(controllerB);
-        return s.nodes.some((n) => n.nodeId === node?.name && n.state === 'available' && n.version === UPGRADE_VERSION) ? s : undefined;
-      }, { timeoutMs: 120_000 });
+      const controllerStatus = await waitFor(
+        `the controller B to list node ${node?.name} available with version ${UPGRADE_VERSION}`,
+        async () => {
+          const s = await driverStatus<ControllerDriverStatus>(controllerB);
+          return s.nodes.some(
+            (n) => n.nodeId === node?.name && n.state === 'available' && n.version === UPGRADE_VERSION,
+          )
+            ? s
+            : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
       expect(Date.parse(controllerStatus.startedAt)).toBeGreaterThanOrEqual(Math.floor(started / 1000) * 1000);
       const after = (await cr())?.status;
       expect(after?.phase).toBe('Running');
-      expect(after?.driverComponents?.map((c) => [c.component, c.status, c.desired, c.ready])).toEqual([['Controller', 'Ready', 1, 1], ['Node', 'Ready', 1, 1]]);
+      expect(after?.driverComponents?.map((c) => [c.component, c.status, c.desired, c.ready])).toEqual([
+        ['Controller', 'Ready', 1, 1],
+        ['Node', 'Ready', 1, 1],
+      ]);
 
       // The volume user: the same pod, never restarted, its mount and data checked throughout.
       const user = await kube.must<Pod>(podRef('upgrade-user', APP_NAMESPACE));
-      expect([user.metadata.uid, user.status?.phase, user.status?.containerStatuses?.[0]?.restartCount]).toEqual([userUid, 'Running', 0]);
+      expect([user.metadata.uid, user.status?.phase, user.status?.containerStatuses?.[0]?.restartCount]).toEqual([
+        userUid,
+        'Running',
+        0,
+      ]);
       // No second loop device: the driver B found A's device of the staged volume.
       expect(await loopDevicesOfDriver()).toEqual(loopsBefore);
 
       // A new pod mounts the volume after the upgrade (published by driver B), reads the data and
       // leaves /data/done; the volume user sees it through its own mount and ends reporting it.
       t0 = Date.now();
-      await kube.create(scriptPod({ name: 'upgrade-reader', namespace: APP_NAMESPACE, image: refs.driverB, script: 'echo "$(cat /data/f) beat=$(cat /data/beat)" > /dev/termination-log; echo read-by-upgrade-reader > /data/done; sync', ...mount }));
-      const read = /^(\S+) beat=(\d+)$/.exec(await podResult(kube, podRef('upgrade-reader', APP_NAMESPACE), 240_000, why));
+      await kube.create(
+        scriptPod({
+          name: 'upgrade-reader',
+          namespace: APP_NAMESPACE,
+          image: refs.driverB,
+          script:
+            'echo "$(cat /data/f) beat=$(cat /data/beat)" > /dev/termination-log; echo read-by-upgrade-reader > /data/done; sync',
+          ...mount,
+        }),
+      );
+      const read = /^(\S+) beat=(\d+)$/.exec(
+        await podResult(kube, podRef('upgrade-reader', APP_NAMESPACE), 240_000, why),
+      );
       // The file written before the upgrade, and the heartbeats the first pod wrote during it.
       expect([read?.[1], Number(read?.[2] ?? -1) > 0]).toEqual([token, true]);
       timings['upgrade: new pod read the volume'] = Date.now() - t0;
@@ -596,15 +1012,27 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
 
       for (const name of ['upgrade-user', 'upgrade-reader']) await kube.delete(podRef(name, APP_NAMESPACE));
       for (const name of ['upgrade-user', 'upgrade-reader']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
-      const pvName = (await kube.must<KubeObject & { spec: { volumeName: string } }>({ ...claimRef('upgrade-data'), namespace: APP_NAMESPACE })).spec.volumeName;
+      const pvName = (
+        await kube.must<KubeObject & { spec: { volumeName: string } }>({
+          ...claimRef('upgrade-data'),
+          namespace: APP_NAMESPACE,
+        })
+      ).spec.volumeName;
       await kube.delete({ ...claimRef('upgrade-data'), namespace: APP_NAMESPACE });
       await waitGone(kube, pvRef(pvName), 120_000, why);
-      await waitFor('no emulated device and no loop device of the driver left after the upgrade scenario', async () => ((await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined), { timeoutMs: 60_000 });
+      await waitFor(
+        'no emulated device and no loop device of the driver left after the upgrade scenario',
+        async () =>
+          (await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined,
+        { timeoutMs: 60_000 },
+      );
       cleaned = true;
     } finally {
       if (!cleaned) {
-        for (const name of ['upgrade-user', 'upgrade-reader']) await kube.delete(podRef(name, APP_NAMESPACE)).catch(() => false);
-        for (const name of ['upgrade-user', 'upgrade-reader']) await waitGone(kube, podRef(name, APP_NAMESPACE), 60_000).catch(() => undefined);
+        for (const name of ['upgrade-user', 'upgrade-reader'])
+          await kube.delete(podRef(name, APP_NAMESPACE)).catch(() => false);
+        for (const name of ['upgrade-user', 'upgrade-reader'])
+          await waitGone(kube, podRef(name, APP_NAMESPACE), 60_000).catch(() => undefined);
         await kube.delete({ ...claimRef('upgrade-data'), namespace: APP_NAMESPACE }).catch(() => false);
       }
     }
@@ -613,26 +1041,60 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   it("the drivers survive the operator's removal (helm uninstall); the chart keeps only what it documents", async () => {
     const started = Date.now();
     const { kube } = cluster;
-    const before = (await kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).map((p) => p.metadata.uid).sort();
+    const before = (await kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE }))
+      .map((p) => p.metadata.uid)
+      .sort();
     await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']);
-    await waitFor('the operator pod to be gone', async () => ((await kube.list('v1', 'Pod', { namespace: OPERATOR_NAMESPACE })).length === 0 ? true : undefined), { timeoutMs: 120_000 });
+    await waitFor(
+      'the operator pod to be gone',
+      async () => ((await kube.list('v1', 'Pod', { namespace: OPERATOR_NAMESPACE })).length === 0 ? true : undefined),
+      { timeoutMs: 120_000 },
+    );
     // Kept, as the chart documents (helm.sh/resource-policy: keep): the PmemCSIDeployment and the drivers' namespace; the CRD (crds/) is never deleted by helm.
     expect((await cr())?.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: DRIVER_NAMESPACE })).toBeDefined();
-    expect(await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'pmemcsideployments.pmem-csi.intel.com' })).toBeDefined();
+    expect(
+      await kube.get({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        name: 'pmemcsideployments.pmem-csi.intel.com',
+      }),
+    ).toBeDefined();
     // Gone: everything else of the release (the operator's Deployment, ServiceAccount, cluster RBAC).
     expect(await kube.list('apps/v1', 'Deployment', { namespace: OPERATOR_NAMESPACE })).toEqual([]);
-    expect(await kube.list('v1', 'ServiceAccount', { namespace: OPERATOR_NAMESPACE, labelSelector: 'app.kubernetes.io/component=operator' })).toEqual([]);
-    expect(await kube.list('rbac.authorization.k8s.io/v1', 'ClusterRole', { labelSelector: 'app.kubernetes.io/component=operator' })).toEqual([]);
+    expect(
+      await kube.list('v1', 'ServiceAccount', {
+        namespace: OPERATOR_NAMESPACE,
+        labelSelector: 'app.kubernetes.io/component=operator',
+      }),
+    ).toEqual([]);
+    expect(
+      await kube.list('rbac.authorization.k8s.io/v1', 'ClusterRole', {
+        labelSelector: 'app.kubernetes.io/component=operator',
+      }),
+    ).toEqual([]);
     // The same driver pods still run, and provisioning works without the operator.
-    const after = await podsReady(kube, { namespace: DRIVER_NAMESPACE, selector: 'app.kubernetes.io/instance=pmem-csi.intel.com', count: 2, timeoutMs: 30_000 });
+    const after = await podsReady(kube, {
+      namespace: DRIVER_NAMESPACE,
+      selector: 'app.kubernetes.io/instance=pmem-csi.intel.com',
+      count: 2,
+      timeoutMs: 30_000,
+    });
     expect(after.map((p) => p.metadata.uid).sort()).toEqual(before);
     await roundTrip('no-operator', why);
     timings['operator removed, provisioning round trip'] = Date.now() - started;
     // Deleting the kept PmemCSIDeployment removes the driver (owner references), leaving nothing of it.
     await kube.delete(crRef(CR_NAME));
-    await waitFor('the driver pods and the CSIDriver to be gone', async () =>
-      ((await kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 && (await kube.get({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: DEFAULT_DRIVER_NAME })) === undefined ? true : undefined), { timeoutMs: 180_000 });
+    await waitFor(
+      'the driver pods and the CSIDriver to be gone',
+      async () =>
+        (await kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 &&
+        (await kube.get({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: DEFAULT_DRIVER_NAME })) ===
+          undefined
+          ? true
+          : undefined,
+      { timeoutMs: 180_000 },
+    );
   }, 600_000);
 
   it('the kustomize driver base (emulated, no operator) runs the same provisioning case', async () => {
@@ -643,45 +1105,79 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const [provRepo, provTag] = splitRef(image('csi-provisioner').ref);
     const [regRepo, regTag] = splitRef(image('registrar').ref);
     // Our local images in place of the registry's (no registry is reachable), pulled never.
-    await writeFile(join(overlay, 'kustomization.yaml'), [
-      'apiVersion: kustomize.config.k8s.io/v1beta1',
-      'kind: Kustomization',
-      'resources:',
-      // kustomize takes bases by relative path only.
-      `  - ${relative(overlay, join(REPO_ROOT, 'deploy/kustomize/driver/emulated/testing'))}`,
-      'images:',
-      `  - {name: pmem-csi-driver, newName: ${drvRepo}, newTag: "${drvTag}"}`,
-      `  - {name: registry.k8s.io/sig-storage/csi-provisioner, newName: ${provRepo}, newTag: "${provTag}"}`,
-      `  - {name: registry.k8s.io/sig-storage/csi-node-driver-registrar, newName: ${regRepo}, newTag: "${regTag}"}`,
-      'patches:',
-      '  - target: {kind: DaemonSet}',
-      '    patch: |-',
-      '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
-      '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
-      '  - target: {kind: Deployment}',
-      '    patch: |-',
-      '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
-      '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
-      '',
-    ].join('\n'));
+    await writeFile(
+      join(overlay, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        // kustomize takes bases by relative path only.
+        `  - ${relative(overlay, join(REPO_ROOT, 'deploy/kustomize/driver/emulated/testing'))}`,
+        'images:',
+        `  - {name: pmem-csi-driver, newName: ${drvRepo}, newTag: "${drvTag}"}`,
+        `  - {name: registry.k8s.io/sig-storage/csi-provisioner, newName: ${provRepo}, newTag: "${provTag}"}`,
+        `  - {name: registry.k8s.io/sig-storage/csi-node-driver-registrar, newName: ${regRepo}, newTag: "${regTag}"}`,
+        'patches:',
+        '  - target: {kind: DaemonSet}',
+        '    patch: |-',
+        '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
+        '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
+        '  - target: {kind: Deployment}',
+        '    patch: |-',
+        '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
+        '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
+        '',
+      ].join('\n'),
+    );
     const manifests = (await runTool(toolPath('kustomize'), ['build', overlay], { timeoutMs: 60_000 })).stdout;
-    const certs = (await runTool(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'deploy/tools/make-certs.ts'), '--namespace', DRIVER_NAMESPACE], { cwd: REPO_ROOT, timeoutMs: 120_000 })).stdout;
-    await cluster.kubectl(['apply', '-f', '-'], { input: manifests.split('\n---\n').filter((d) => /\nkind: Namespace\n/.test(`\n${d}\n`)).join('\n---\n') });
+    const certs = (
+      await runTool(
+        process.execPath,
+        ['--import', 'tsx', join(REPO_ROOT, 'deploy/tools/make-certs.ts'), '--namespace', DRIVER_NAMESPACE],
+        { cwd: REPO_ROOT, timeoutMs: 120_000 },
+      )
+    ).stdout;
+    await cluster.kubectl(['apply', '-f', '-'], {
+      input: manifests
+        .split('\n---\n')
+        .filter((d) => /\nkind: Namespace\n/.test(`\n${d}\n`))
+        .join('\n---\n'),
+    });
     await cluster.kubectl(['apply', '-f', '-'], { input: certs });
     await cluster.kubectl(['apply', '-f', '-'], { input: manifests, timeoutMs: 120_000 });
-    await podsReady(cluster.kube, { namespace: DRIVER_NAMESPACE, selector: 'app.kubernetes.io/instance=pmem-csi.intel.com', count: 2, timeoutMs: 240_000 });
+    await podsReady(cluster.kube, {
+      namespace: DRIVER_NAMESPACE,
+      selector: 'app.kubernetes.io/instance=pmem-csi.intel.com',
+      count: 2,
+      timeoutMs: 240_000,
+    });
     timings['kustomize: driver pods ready'] = Date.now() - started;
     await roundTrip('kustomize', async () => '');
     timings['kustomize: provisioning round trip'] = Date.now() - started;
-    await cluster.kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], { input: manifests, timeoutMs: 240_000 });
-    await waitFor('the kustomize driver pods to be gone', async () => ((await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined), { timeoutMs: 180_000 });
+    await cluster.kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], {
+      input: manifests,
+      timeoutMs: 240_000,
+    });
+    await waitFor(
+      'the kustomize driver pods to be gone',
+      async () =>
+        (await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined,
+      { timeoutMs: 180_000 },
+    );
   }, 600_000);
 
   it('the teardown leaves no mounts, loop devices, containers, network devices, rules or processes', async () => {
-    await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']).catch(() => '');
+    await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']).catch(
+      () => '',
+    );
     // The PmemCSIDeployment is kept by helm (resource-policy keep): delete it, which removes the driver.
     await cluster.kube.delete(crRef(CR_NAME)).catch(() => false);
-    await waitFor('the driver pods to be gone', async () => ((await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined), { timeoutMs: 120_000 }).catch(() => undefined);
+    await waitFor(
+      'the driver pods to be gone',
+      async () =>
+        (await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined,
+      { timeoutMs: 120_000 },
+    ).catch(() => undefined);
     const started = Date.now();
     nodeLeft = (await node?.stop()) ?? ['no node'];
     timings['node teardown'] = Date.now() - started;

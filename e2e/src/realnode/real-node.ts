@@ -54,17 +54,23 @@ export interface RealNode {
   stop(): Promise<string[]>;
 }
 
-
-interface Mount { readonly target: string; readonly source: string }
+interface Mount {
+  readonly target: string;
+  readonly source: string;
+}
 
 /** Mount points (mountinfo field 5, octal escapes decoded), in the order they were mounted. */
 function mounts(): Mount[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l !== '').map((line) => {
-    const fields = line.split(' ');
-    const decode = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-    const dash = fields.indexOf('-');
-    return { target: decode(fields[4] ?? ''), source: decode(fields[dash + 2] ?? '') };
-  });
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((line) => {
+      const fields = line.split(' ');
+      const decode = (s: string): string =>
+        s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+      const dash = fields.indexOf('-');
+      return { target: decode(fields[4] ?? ''), source: decode(fields[dash + 2] ?? '') };
+    });
 }
 
 const under = (path: string, dir: string): boolean => path === dir || path.startsWith(`${dir}/`);
@@ -85,22 +91,31 @@ function processesMentioning(needle: string): Array<{ pid: number; cmd: string }
   return found;
 }
 
-interface LoopDevice { name: string; 'back-file': string | null }
+interface LoopDevice {
+  name: string;
+  'back-file': string | null;
+}
 
 async function loopDevicesUnder(dir: string): Promise<LoopDevice[]> {
   const { stdout } = await runTool('losetup', ['--json', '--list'], { timeoutMs: 20_000 });
   if (stdout.trim() === '') return [];
   const parsed = JSON.parse(stdout) as { loopdevices?: LoopDevice[] };
-  return (parsed.loopdevices ?? []).filter((d) => d['back-file'] !== null && under(d['back-file'].replace(/ \(deleted\)$/, ''), dir));
+  return (parsed.loopdevices ?? []).filter(
+    (d) => d['back-file'] !== null && under(d['back-file'].replace(/ \(deleted\)$/, ''), dir),
+  );
 }
 
 /** Unmount everything mounted below `dir` and the network namespaces created since `netnsBefore`, deepest first. */
 async function unmountAll(dir: string, netnsBefore: ReadonlySet<string>): Promise<void> {
   for (let round = 0; round < 5; round++) {
-    const targets = mounts().map((m) => m.target).filter((t) => under(t, dir) || (t.startsWith('/run/netns/cni-') && !netnsBefore.has(t)));
+    const targets = mounts()
+      .map((m) => m.target)
+      .filter((t) => under(t, dir) || (t.startsWith('/run/netns/cni-') && !netnsBefore.has(t)));
     if (targets.length === 0) return;
     for (const t of [...new Set(targets)].reverse()) {
-      await runTool('umount', [t], { timeoutMs: 30_000 }).catch(() => runTool('umount', ['--lazy', t], { timeoutMs: 30_000 }).catch(() => undefined));
+      await runTool('umount', [t], { timeoutMs: 30_000 }).catch(() =>
+        runTool('umount', ['--lazy', t], { timeoutMs: 30_000 }).catch(() => undefined),
+      );
     }
   }
 }
@@ -112,7 +127,8 @@ async function removePodCgroups(): Promise<void> {
   const walk = (d: string): string[] => {
     let out: string[] = [];
     try {
-      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(walk(join(d, e.name)), [join(d, e.name)]);
+      for (const e of readdirSync(d, { withFileTypes: true }))
+        if (e.isDirectory()) out = out.concat(walk(join(d, e.name)), [join(d, e.name)]);
     } catch {
       // not readable
     }
@@ -130,16 +146,23 @@ function processesAndMounts(dirs: readonly string[]): string[] {
   return [
     ...dirs.flatMap((dir) => processesMentioning(dir).map((p) => `process ${p.pid}: ${p.cmd.slice(0, 160)}`)),
     ...podProcesses().map((pid) => `process ${pid} in a pod cgroup`),
-    ...mounts().filter((m) => dirs.some((dir) => under(m.target, dir))).map((m) => `mount ${m.target} (${m.source})`),
+    ...mounts()
+      .filter((m) => dirs.some((dir) => under(m.target, dir)))
+      .map((m) => `mount ${m.target} (${m.source})`),
   ];
 }
 
 export async function leftovers(dirs: readonly string[]): Promise<string[]> {
   const found = processesAndMounts(dirs);
-  for (const dir of dirs) for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
-  const link = await runTool('ip', ['link', 'show', 'dev', NODE_NETWORK.bridge], { okCodes: [0, 1], timeoutMs: 10_000 });
+  for (const dir of dirs)
+    for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
+  const link = await runTool('ip', ['link', 'show', 'dev', NODE_NETWORK.bridge], {
+    okCodes: [0, 1],
+    timeoutMs: 10_000,
+  });
   if (link.code === 0) found.push(`network device ${NODE_NETWORK.bridge}`);
-  for (const { tool, table, rules, chains } of await kubeRules()) found.push(`${tool} ${table}: chains ${chains.join(', ') || '-'}; rules ${rules.join('; ') || '-'}`);
+  for (const { tool, table, rules, chains } of await kubeRules())
+    found.push(`${tool} ${table}: chains ${chains.join(', ') || '-'}; rules ${rules.join('; ') || '-'}`);
   return found;
 }
 
@@ -151,7 +174,9 @@ async function kubeRules(): Promise<Array<{ tool: string; table: string; rules: 
   const out = [];
   for (const tool of IPTABLES) {
     for (const table of TABLES) {
-      const { stdout } = await runTool(tool, ['-w', '5', '-t', table, '-S'], { timeoutMs: 20_000 }).catch(() => ({ stdout: '' }));
+      const { stdout } = await runTool(tool, ['-w', '5', '-t', table, '-S'], { timeoutMs: 20_000 }).catch(() => ({
+        stdout: '',
+      }));
       const lines = stdout.split('\n');
       const chains = lines.filter((l) => l.startsWith('-N KUBE-')).map((l) => l.slice(3));
       const rules = lines.filter((l) => l.startsWith('-A ') && !l.startsWith('-A KUBE-') && / -j KUBE-/.test(l));
@@ -164,8 +189,18 @@ async function kubeRules(): Promise<Array<{ tool: string; table: string; rules: 
 /** Remove the KUBE-* chains and the jumps to them that the kubelet and kube-proxy installed. */
 async function removeKubeRules(): Promise<void> {
   for (const { tool, table, rules, chains } of await kubeRules()) {
-    const run = (args: string[]): Promise<unknown> => runTool(tool, ['-w', '5', '-t', table, ...args], { timeoutMs: 20_000 }).catch(() => undefined);
-    for (const rule of rules) await run(['-D', ...rule.slice(3).split(' ').filter((w) => w !== '')].map((w) => w.replace(/^"(.*)"$/, '$1')));
+    const run = (args: string[]): Promise<unknown> =>
+      runTool(tool, ['-w', '5', '-t', table, ...args], { timeoutMs: 20_000 }).catch(() => undefined);
+    for (const rule of rules)
+      await run(
+        [
+          '-D',
+          ...rule
+            .slice(3)
+            .split(' ')
+            .filter((w) => w !== ''),
+        ].map((w) => w.replace(/^"(.*)"$/, '$1')),
+      );
     for (const chain of chains) await run(['-F', chain]);
     for (const chain of chains) await run(['-X', chain]);
   }
@@ -177,7 +212,8 @@ function podProcesses(): number[] {
   const pids: number[] = [];
   const walk = (d: string): void => {
     try {
-      for (const p of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (p.trim() !== '') pids.push(Number(p));
+      for (const p of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n'))
+        if (p.trim() !== '') pids.push(Number(p));
       for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
     } catch {
       // gone meanwhile, or no such hierarchy
@@ -188,7 +224,11 @@ function podProcesses(): number[] {
 }
 
 /** Best-effort removal of everything under `dir` and of the node's host state; returns what is left. */
-async function cleanUp(dirs: readonly string[], netnsBefore: ReadonlySet<string>, sysctls: Readonly<Record<string, string>>): Promise<string[]> {
+async function cleanUp(
+  dirs: readonly string[],
+  netnsBefore: ReadonlySet<string>,
+  sysctls: Readonly<Record<string, string>>,
+): Promise<string[]> {
   const [dir = ''] = dirs;
   for (const pid of [...podProcesses(), ...processesMentioning(dir).map((p) => p.pid)]) {
     try {
@@ -197,13 +237,19 @@ async function cleanUp(dirs: readonly string[], netnsBefore: ReadonlySet<string>
       // already gone
     }
   }
-  await waitFor(`processes of ${dir} to exit after SIGKILL`, () => (processesMentioning(dir).length === 0 ? true : undefined), { timeoutMs: 15_000 }).catch(() => undefined);
+  await waitFor(
+    `processes of ${dir} to exit after SIGKILL`,
+    () => (processesMentioning(dir).length === 0 ? true : undefined),
+    { timeoutMs: 15_000 },
+  ).catch(() => undefined);
   // kube-proxy's own clean-up first (its iptables mode; it fails on the nftables mode without `nft`,
   // which this node never used), then whatever the kubelet and it left.
   await cleanUpKubeProxy().catch(() => undefined);
   await removeKubeRules();
   for (const d of dirs) await unmountAll(d, netnsBefore);
-  for (const d of dirs) for (const loop of await loopDevicesUnder(d)) await runTool('losetup', ['--detach', loop.name], { timeoutMs: 20_000 }).catch(() => undefined);
+  for (const d of dirs)
+    for (const loop of await loopDevicesUnder(d))
+      await runTool('losetup', ['--detach', loop.name], { timeoutMs: 20_000 }).catch(() => undefined);
   await tearDownNetwork(sysctls).catch(() => undefined);
   await removePodCgroups();
   const left = await leftovers(dirs);
@@ -218,21 +264,31 @@ async function takeLock(): Promise<void> {
   if (existsSync(LOCK_FILE)) {
     const [pidText, ...oldDirs] = (await readFile(LOCK_FILE, 'utf8')).trim().split('\n');
     const pid = Number(pidText);
-    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid)) throw new Error(`a real node of process ${pid} runs on this machine (${LOCK_FILE}); one at a time (fixed bridge ${NODE_NETWORK.bridge} and ports)`);
+    if (Number.isInteger(pid) && pid > 0 && pidAlive(pid))
+      throw new Error(
+        `a real node of process ${pid} runs on this machine (${LOCK_FILE}); one at a time (fixed bridge ${NODE_NETWORK.bridge} and ports)`,
+      );
     const dirs = oldDirs.filter((d) => d !== '');
     if (dirs.length > 0) {
       const left = await cleanUp(dirs, new Set(), {});
-      if (left.length > 0) throw new Error(`could not clean up the real node left by dead process ${pid} in ${dirs.join(', ')}:\n  ${left.join('\n  ')}`);
+      if (left.length > 0)
+        throw new Error(
+          `could not clean up the real node left by dead process ${pid} in ${dirs.join(', ')}:\n  ${left.join('\n  ')}`,
+        );
     }
     await rm(LOCK_FILE, { force: true });
   }
   if (existsSync(KUBELET_DIR) && readdirSync(KUBELET_DIR).length > 0) {
-    throw new Error(`${KUBELET_DIR} exists and is not this tier's (no dead run of ours recorded it in ${LOCK_FILE}): is a kubelet installed on this machine? The real node would take over its directory; remove it or run elsewhere`);
+    throw new Error(
+      `${KUBELET_DIR} exists and is not this tier's (no dead run of ours recorded it in ${LOCK_FILE}): is a kubelet installed on this machine? The real node would take over its directory; remove it or run elsewhere`,
+    );
   }
 }
 
 const nodeReady = (n: KubeObject | undefined): boolean =>
-  ((n?.['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  ((n?.['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  );
 
 export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   await takeLock();
@@ -244,7 +300,11 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   await writeFile(LOCK_FILE, `${process.pid}\n${dir}\n${kubeletDir}\n`);
   await mkdir(logDir, { recursive: true });
   await mkdir(kubeletDir, { recursive: true });
-  const netnsBefore = new Set(mounts().map((m) => m.target).filter((t) => t.startsWith('/run/netns/')));
+  const netnsBefore = new Set(
+    mounts()
+      .map((m) => m.target)
+      .filter((t) => t.startsWith('/run/netns/')),
+  );
   const timings: Record<string, number> = {};
   let sysctls: Record<string, string> = {};
   let stopped: Promise<string[]> | undefined;
@@ -268,9 +328,14 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   try {
     sysctls = await phase('network', () => setUpNetwork());
     const server = new URL(o.cluster.server);
-    const forwarder = await startForwarder({ host: NODE_NETWORK.advertiseAddress, port: Number(server.port) }, { host: server.hostname, port: Number(server.port) });
+    const forwarder = await startForwarder(
+      { host: NODE_NETWORK.advertiseAddress, port: Number(server.port) },
+      { host: server.hostname, port: Number(server.port) },
+    );
     stops.push(() => forwarder.close());
-    const containerd = await phase('containerd', () => startContainerd(dir, NODE_NETWORK, o.sandboxImage, join(logDir, 'containerd.log')));
+    const containerd = await phase('containerd', () =>
+      startContainerd(dir, NODE_NETWORK, o.sandboxImage, join(logDir, 'containerd.log')),
+    );
     stops.push(async () => {
       await containerd.removeAll();
       await containerd.stop();
@@ -279,10 +344,23 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     const agents = { cluster: o.cluster, net: NODE_NETWORK, dir, logDir };
     const coredns = await phase('coredns', () => startCoreDns(agents));
     stops.push(() => coredns.stop());
-    const kubelet = await phase('kubelet', () => startKubelet(agents, { nodeName: name, rootDir: kubeletDir, nodeDir: dir, containerdSocket: containerd.paths.socket, labels: o.labels ?? {} }));
+    const kubelet = await phase('kubelet', () =>
+      startKubelet(agents, {
+        nodeName: name,
+        rootDir: kubeletDir,
+        nodeDir: dir,
+        containerdSocket: containerd.paths.socket,
+        labels: o.labels ?? {},
+      }),
+    );
     stops.push(() => kubelet.stop());
-    await phase('node Ready', () => waitFor(`node ${name} to register and become Ready (kubelet log: ${kubelet.logFile})`, async () =>
-      (nodeReady(await o.cluster.kube.get({ apiVersion: 'v1', kind: 'Node', name })) ? true : undefined), { timeoutMs: 120_000, intervalMs: 500 }));
+    await phase('node Ready', () =>
+      waitFor(
+        `node ${name} to register and become Ready (kubelet log: ${kubelet.logFile})`,
+        async () => (nodeReady(await o.cluster.kube.get({ apiVersion: 'v1', kind: 'Node', name })) ? true : undefined),
+        { timeoutMs: 120_000, intervalMs: 500 },
+      ),
+    );
     // After the Node exists: kube-proxy waits for its Node object (up to ~30 s) before it is healthy.
     const proxy = await phase('kube-proxy', () => startKubeProxy(agents, name));
     // Stopped after the kubelet (stops run in reverse): nothing restarts containers while they are removed.

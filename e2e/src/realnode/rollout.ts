@@ -73,26 +73,50 @@ const observed = (w: Workload): boolean => (w.status?.observedGeneration ?? -1) 
  * scheduled pod is updated, ready and available, and the pods that exist are exactly those: ready,
  * with that image, none terminating.
  */
-export function daemonSetRolled(ds: Workload | undefined, pods: readonly Pod[], container: string, image: string): boolean {
+export function daemonSetRolled(
+  ds: Workload | undefined,
+  pods: readonly Pod[],
+  container: string,
+  image: string,
+): boolean {
   if (ds === undefined || imageOf(ds, container) !== image || !observed(ds)) return false;
   const s = ds.status ?? {};
   const desired = s.desiredNumberScheduled ?? -1;
-  return desired > 0 && s.updatedNumberScheduled === desired && s.numberReady === desired && s.numberAvailable === desired &&
-    pods.length === desired && pods.every((p) => imageOf(p, container) === image && isReady(p) && p.metadata.deletionTimestamp === undefined);
+  return (
+    desired > 0 &&
+    s.updatedNumberScheduled === desired &&
+    s.numberReady === desired &&
+    s.numberAvailable === desired &&
+    pods.length === desired &&
+    pods.every((p) => imageOf(p, container) === image && isReady(p) && p.metadata.deletionTimestamp === undefined)
+  );
 }
 
 /** The Deployment has rolled to `image`: observed, all replicas updated, ready and available, its only pods are new and ready. */
-export function deploymentRolled(d: Workload | undefined, pods: readonly Pod[], container: string, image: string): boolean {
+export function deploymentRolled(
+  d: Workload | undefined,
+  pods: readonly Pod[],
+  container: string,
+  image: string,
+): boolean {
   if (d === undefined || imageOf(d, container) !== image || !observed(d)) return false;
   const s = d.status ?? {};
   const want = d.spec.replicas ?? 1;
-  return s.updatedReplicas === want && s.readyReplicas === want && s.availableReplicas === want && (s.replicas ?? 0) === want &&
-    pods.length === want && pods.every((p) => imageOf(p, container) === image && isReady(p) && p.metadata.deletionTimestamp === undefined);
+  return (
+    s.updatedReplicas === want &&
+    s.readyReplicas === want &&
+    s.availableReplicas === want &&
+    (s.replicas ?? 0) === want &&
+    pods.length === want &&
+    pods.every((p) => imageOf(p, container) === image && isReady(p) && p.metadata.deletionTimestamp === undefined)
+  );
 }
 
 /** Phase Running with every driver component Ready. */
 export const crRunning = (cr: PmemDeployment | undefined): boolean =>
-  cr?.status?.phase === 'Running' && (cr.status.driverComponents ?? []).length > 0 && (cr.status.driverComponents ?? []).every((c) => c.status === 'Ready');
+  cr?.status?.phase === 'Running' &&
+  (cr.status.driverComponents ?? []).length > 0 &&
+  (cr.status.driverComponents ?? []).every((c) => c.status === 'Ready');
 
 export interface Milestone {
   readonly name: string;
@@ -161,7 +185,10 @@ export class RolloutObserver {
   /** The milestones by the time they were reached, then those not reached ("-"). */
   summary(): string {
     const at = (m: Milestone): number => this.reachedAt.get(m.name) ?? Number.POSITIVE_INFINITY;
-    return [...this.milestones].sort((x, y) => at(x) - at(y)).map((m) => `${m.name} ${this.seconds(m.name)?.toFixed(1) ?? '-'} s`).join(', ');
+    return [...this.milestones]
+      .sort((x, y) => at(x) - at(y))
+      .map((m) => `${m.name} ${this.seconds(m.name)?.toFixed(1) ?? '-'} s`)
+      .join(', ');
   }
 
   async stop(): Promise<void> {
@@ -211,7 +238,9 @@ export class RolloutObserver {
  */
 export function podState(p: Pod, container: string, label: (image: string | undefined) => string): string {
   const ready = isReady(p) ? 'ready' : (p.status?.phase ?? 'no phase');
-  const exits = (p.status?.containerStatuses ?? []).flatMap((c) => (c.state?.terminated === undefined ? [] : [`${c.name} ${c.state.terminated.exitCode}`]));
+  const exits = (p.status?.containerStatuses ?? []).flatMap((c) =>
+    c.state?.terminated === undefined ? [] : [`${c.name} ${c.state.terminated.exitCode}`],
+  );
   return `${label(imageOf(p, container))} ${ready}${p.metadata.deletionTimestamp === undefined ? '' : ' terminating'}${exits.length === 0 ? '' : ` (exit ${exits.join(', ')})`}`;
 }
 
@@ -238,11 +267,18 @@ export function parseCriLog(text: string): LogLine[] {
  * (<podLogsDir>/<namespace>_<pod>_<uid>/<container>/<restart>.log), every restart in order.
  * Throws naming the directory when the pod or container has none.
  */
-export async function containerLog(podLogsDir: string, namespace: string, pod: string, container: string): Promise<LogLine[]> {
+export async function containerLog(
+  podLogsDir: string,
+  namespace: string,
+  pod: string,
+  container: string,
+): Promise<LogLine[]> {
   const podDir = (await readdir(podLogsDir)).find((d) => d.startsWith(`${namespace}_${pod}_`));
   if (podDir === undefined) throw new Error(`no log directory of pod ${namespace}/${pod} in ${podLogsDir}`);
   const dir = join(podLogsDir, podDir, container);
-  const files = (await readdir(dir)).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+  const files = (await readdir(dir))
+    .filter((f) => /^\d+\.log$/.test(f))
+    .sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
   if (files.length === 0) throw new Error(`no log file of container ${container} in ${dir}`);
   const lines: LogLine[] = [];
   for (const f of files) lines.push(...parseCriLog(await readFile(join(dir, f), 'utf8')));

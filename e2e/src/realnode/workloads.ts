@@ -14,7 +14,11 @@ export interface PodStatus {
     /** The image the container runtime runs (normalised name) and its ID. */
     image?: string;
     imageID?: string;
-    state?: { running?: object; waiting?: { reason?: string; message?: string }; terminated?: { exitCode: number; reason?: string; message?: string } };
+    state?: {
+      running?: object;
+      waiting?: { reason?: string; message?: string };
+      terminated?: { exitCode: number; reason?: string; message?: string };
+    };
   }>;
 }
 export interface Pod extends KubeObject {
@@ -28,7 +32,16 @@ export const podRef = (name: string, namespace: string): Ref => ({ apiVersion: '
 export const POD_LABEL = 'e2e.pmem-csi.intel.com/pod';
 
 /** A short-lived pod on the real node that runs `script` with /bin/sh and reports through its termination message. */
-export function scriptPod(o: { name: string; namespace: string; image: string; script: string; volumes?: unknown[]; volumeMounts?: unknown[]; volumeDevices?: unknown[]; readyWhenFile?: string }): KubeObject {
+export function scriptPod(o: {
+  name: string;
+  namespace: string;
+  image: string;
+  script: string;
+  volumes?: unknown[];
+  volumeMounts?: unknown[];
+  volumeDevices?: unknown[];
+  readyWhenFile?: string;
+}): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -37,17 +50,21 @@ export function scriptPod(o: { name: string; namespace: string; image: string; s
       restartPolicy: 'Never',
       nodeSelector: { storage: 'pmem' },
       terminationGracePeriodSeconds: 1,
-      containers: [{
-        name: 'main',
-        image: o.image,
-        imagePullPolicy: 'Never',
-        command: ['/bin/sh', '-c', `set -e; ${o.script}`],
-        terminationMessagePolicy: 'File',
-        ...(o.volumeMounts === undefined ? {} : { volumeMounts: o.volumeMounts }),
-        ...(o.volumeDevices === undefined ? {} : { volumeDevices: o.volumeDevices }),
-        // For a pod that keeps running: ready once the script has written this file.
-        ...(o.readyWhenFile === undefined ? {} : { readinessProbe: { exec: { command: ['test', '-f', o.readyWhenFile] }, periodSeconds: 1 } }),
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: o.image,
+          imagePullPolicy: 'Never',
+          command: ['/bin/sh', '-c', `set -e; ${o.script}`],
+          terminationMessagePolicy: 'File',
+          ...(o.volumeMounts === undefined ? {} : { volumeMounts: o.volumeMounts }),
+          ...(o.volumeDevices === undefined ? {} : { volumeDevices: o.volumeDevices }),
+          // For a pod that keeps running: ready once the script has written this file.
+          ...(o.readyWhenFile === undefined
+            ? {}
+            : { readinessProbe: { exec: { command: ['test', '-f', o.readyWhenFile] }, periodSeconds: 1 } }),
+        },
+      ],
       ...(o.volumes === undefined ? {} : { volumes: o.volumes }),
     },
   };
@@ -57,32 +74,58 @@ type ContainerState = NonNullable<NonNullable<PodStatus['containerStatuses']>[nu
 
 function describeState(state: ContainerState | undefined): string {
   if (state?.waiting !== undefined) return `waiting ${state.waiting.reason ?? ''} ${state.waiting.message ?? ''}`;
-  if (state?.terminated !== undefined) return `terminated ${state.terminated.exitCode} ${state.terminated.message ?? ''}`;
+  if (state?.terminated !== undefined)
+    return `terminated ${state.terminated.exitCode} ${state.terminated.message ?? ''}`;
   return state?.running !== undefined ? 'running' : '-';
 }
 
 const describePod = (p: Pod | undefined): string =>
-  p === undefined ? 'pod absent' : `phase ${p.status?.phase ?? '-'}, node ${p.spec.nodeName ?? '-'}, container ${describeState(p.status?.containerStatuses?.[0]?.state)}`;
+  p === undefined
+    ? 'pod absent'
+    : `phase ${p.status?.phase ?? '-'}, node ${p.spec.nodeName ?? '-'}, container ${describeState(p.status?.containerStatuses?.[0]?.state)}`;
 
-const terminationMessage = (p: Pod | undefined): string => (p?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '').trim();
+const terminationMessage = (p: Pod | undefined): string =>
+  (p?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '').trim();
 
 /** Wait until the pod Succeeded; returns its termination message. Fails at once if it Failed. */
-export async function podResult(kube: Kube, ref: Ref, timeoutMs: number, why: () => Promise<string> | string = () => ''): Promise<string> {
+export async function podResult(
+  kube: Kube,
+  ref: Ref,
+  timeoutMs: number,
+  why: () => Promise<string> | string = () => '',
+): Promise<string> {
   let last: Pod | undefined;
-  return waitFor(`pod ${ref.namespace}/${ref.name} to succeed`, async () => {
-    last = await kube.get<Pod>(ref);
-    const phase = last?.status?.phase;
-    if (phase === 'Failed') throw new WaitAborted(`pod ${ref.namespace}/${ref.name} failed: ${describePod(last)}`);
-    return phase === 'Succeeded' ? terminationMessage(last) : undefined;
-  }, { timeoutMs, intervalMs: 500, describe: async () => `${describePod(last)}; ${await why()}` });
+  return waitFor(
+    `pod ${ref.namespace}/${ref.name} to succeed`,
+    async () => {
+      last = await kube.get<Pod>(ref);
+      const phase = last?.status?.phase;
+      if (phase === 'Failed') throw new WaitAborted(`pod ${ref.namespace}/${ref.name} failed: ${describePod(last)}`);
+      return phase === 'Succeeded' ? terminationMessage(last) : undefined;
+    },
+    { timeoutMs, intervalMs: 500, describe: async () => `${describePod(last)}; ${await why()}` },
+  );
 }
 
 /** Wait until every container of the pods matching `selector` is ready; returns them. */
-export async function podsReady(kube: Kube, { namespace, selector, count, timeoutMs }: { namespace: string; selector: string; count: number; timeoutMs: number }): Promise<Pod[]> {
+export async function podsReady(
+  kube: Kube,
+  { namespace, selector, count, timeoutMs }: { namespace: string; selector: string; count: number; timeoutMs: number },
+): Promise<Pod[]> {
   let last: Pod[] = [];
-  return waitFor(`${count} pod(s) ${selector} in ${namespace} to be Running and ready`, async () => {
-    last = await kube.list<Pod>('v1', 'Pod', { namespace, labelSelector: selector });
-    const ready = last.filter((p) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.ready));
-    return ready.length === count && last.length === count ? ready : undefined;
-  }, { timeoutMs, intervalMs: 500, describe: () => last.map((p) => `${p.metadata.name}: ${describePod(p)}`).join('; ') || 'no pods' });
+  return waitFor(
+    `${count} pod(s) ${selector} in ${namespace} to be Running and ready`,
+    async () => {
+      last = await kube.list<Pod>('v1', 'Pod', { namespace, labelSelector: selector });
+      const ready = last.filter(
+        (p) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.ready),
+      );
+      return ready.length === count && last.length === count ? ready : undefined;
+    },
+    {
+      timeoutMs,
+      intervalMs: 500,
+      describe: () => last.map((p) => `${p.metadata.name}: ${describePod(p)}`).join('; ') || 'no pods',
+    },
+  );
 }

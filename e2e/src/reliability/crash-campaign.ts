@@ -19,7 +19,12 @@ const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const HOST = new HostRunner();
 
 /** Codes a CSI caller (external-provisioner, kubelet) retries: the peer is gone, busy or settling. */
-const RETRIED: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.ABORTED, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED]);
+const RETRIED: ReadonlySet<number> = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.ABORTED,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.CANCELLED,
+]);
 
 export const STEPS = ['create', 'stage', 'publish', 'unpublish', 'unstage', 'delete'] as const;
 export type Step = (typeof STEPS)[number];
@@ -79,7 +84,8 @@ export function random(seed: number): () => number {
 /** Mount points below `dir` (from /proc/self/mountinfo, octal escapes decoded). */
 export async function mountsBelow(dir: string): Promise<string[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8');
-  const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  const unescape = (s: string): string =>
+    s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
   return text
     .split('\n')
     .map((line) => unescape(line.split(' ')[4] ?? ''))
@@ -88,7 +94,9 @@ export async function mountsBelow(dir: string): Promise<string[]> {
 
 /** Loop devices whose backing file is (or was) below `dir`. */
 export async function loopDevicesBelow(dir: string): Promise<string[]> {
-  return (await listLoopDevices(HOST)).filter((l) => l.backFile.startsWith(`${dir}/`)).map((l) => `${l.name} -> ${l.backFile}${l.deleted ? ' (deleted)' : ''}`);
+  return (await listLoopDevices(HOST))
+    .filter((l) => l.backFile.startsWith(`${dir}/`))
+    .map((l) => `${l.name} -> ${l.backFile}${l.deleted ? ' (deleted)' : ''}`);
 }
 
 /** Regular files below `dir` whose name ends in ".img" (emulated volumes' backing files). */
@@ -170,7 +178,10 @@ async function holdersOf(finding: string): Promise<string> {
   const device = /(\/dev\/loop\d+)/.exec(finding)?.[1];
   if (device === undefined) return '';
   const holders = await openersOf(device);
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(` ${device} `)).map((l) => l.split(' ')[4] ?? '');
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .filter((l) => l.includes(` ${device} `))
+    .map((l) => l.split(' ')[4] ?? '');
   const majMin = (await readFile(`/sys/block/${device.slice('/dev/'.length)}/dev`, 'utf8').catch(() => '')).trim();
   const elsewhere = majMin === '' ? [] : await namespacesMounting(majMin);
   const other = elsewhere.length === 0 ? '' : `; mounted in other mount namespaces: ${elsewhere.join(', ')}`;
@@ -178,7 +189,8 @@ async function holdersOf(finding: string): Promise<string> {
 }
 
 /** A DeleteVolume answer "device in use" (retried for a while, as external-provisioner does). */
-const inUse = (e: unknown): boolean => isServiceError(e) && e.code === grpc.status.FAILED_PRECONDITION && / is in use /.test(e.details);
+const inUse = (e: unknown): boolean =>
+  isServiceError(e) && e.code === grpc.status.FAILED_PRECONDITION && / is in use /.test(e.details);
 
 const codeName = (code: number): string => grpc.status[code] ?? String(code);
 
@@ -222,9 +234,13 @@ export class CrashCampaign {
     const lane = async (): Promise<void> => {
       while (next < this.#o.cycles && Date.now() < until) {
         const cycle = next++;
-        const crash = this.#o.crashes !== false && this.#rand() * this.#o.crashEvery < 1 ? this.#planCrash(cycle) : undefined;
+        const crash =
+          this.#o.crashes !== false && this.#rand() * this.#o.crashEvery < 1 ? this.#planCrash(cycle) : undefined;
         await this.#cycle(cycle, crash);
-        if (++done % 25 === 0) this.#o.log(`  ${done}${this.#o.durationMs === undefined ? `/${this.#o.cycles}` : ''} cycles, ${this.#crashes.length} crashes, ${this.#retriedOps} retried operations, ${this.#findings.length} findings`);
+        if (++done % 25 === 0)
+          this.#o.log(
+            `  ${done}${this.#o.durationMs === undefined ? `/${this.#o.cycles}` : ''} cycles, ${this.#crashes.length} crashes, ${this.#retriedOps} retried operations, ${this.#findings.length} findings`,
+          );
       }
     };
     await Promise.all(Array.from({ length: this.#o.lanes }, lane));
@@ -244,7 +260,8 @@ export class CrashCampaign {
     // The controller one time in four: each of its restarts costs a settle period (every node must
     // have registered again before it may answer for absent volumes), a node's only its start.
     const nodes = this.#stack.nodes.map((n) => n.id);
-    const victim = this.#rand() < 0.25 ? 'controller' : (nodes[Math.floor(this.#rand() * nodes.length)] ?? 'controller');
+    const victim =
+      this.#rand() < 0.25 ? 'controller' : (nodes[Math.floor(this.#rand() * nodes.length)] ?? 'controller');
     const step = STEPS[Math.floor(this.#rand() * STEPS.length)] ?? 'create';
     // 0: before the call is sent; otherwise a few milliseconds into it.
     const delayMs = this.#rand() < 0.25 ? 0 : Math.floor(this.#rand() * 40);
@@ -273,7 +290,10 @@ export class CrashCampaign {
       this.#crashing = true;
       this.#crashes.push(crash);
       if (crash.delayMs === 0) await this.#kill(crash.victim);
-      else killed = new Promise<void>((resolve) => setTimeout(resolve, crash.delayMs)).then(() => this.#kill(crash.victim));
+      else
+        killed = new Promise<void>((resolve) => setTimeout(resolve, crash.delayMs)).then(() =>
+          this.#kill(crash.victim),
+        );
     }
     // In flight from the first attempt to the last retry: between two attempts the operation may
     // already have happened on the node (its answer lost in a crash).
@@ -283,7 +303,8 @@ export class CrashCampaign {
       const outcome = await this.#retried(`${step} ${v.name}`, op);
       await killed;
       if (outcome !== undefined) {
-        const crashed = v.crash === undefined ? 'no crash in this cycle' : `this cycle's crash: ${JSON.stringify(v.crash)}`;
+        const crashed =
+          v.crash === undefined ? 'no crash in this cycle' : `this cycle's crash: ${JSON.stringify(v.crash)}`;
         this.#findings.push(`${outcome} [${crashed}]${await holdersOf(outcome)}`);
         return false;
       }
@@ -335,11 +356,13 @@ export class CrashCampaign {
           await new Promise((resolve) => setTimeout(resolve, 500));
           continue;
         }
-        if (!isServiceError(e) || !RETRIED.has(e.code)) return `${what}: ${isServiceError(e) ? `${codeName(e.code)} ${e.details}` : String(e)}`;
+        if (!isServiceError(e) || !RETRIED.has(e.code))
+          return `${what}: ${isServiceError(e) ? `${codeName(e.code)} ${e.details}` : String(e)}`;
         this.#retriesByCode[codeName(e.code)] = (this.#retriesByCode[codeName(e.code)] ?? 0) + 1;
         if (!retried) this.#retriedOps++;
         retried = true;
-        if (Date.now() > deadline) return `${what}: still ${codeName(e.code)} after ${this.#o.opTimeoutMs / 1000} s (${e.details})`;
+        if (Date.now() > deadline)
+          return `${what}: still ${codeName(e.code)} after ${this.#o.opTimeoutMs / 1000} s (${e.details})`;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -356,8 +379,23 @@ export class CrashCampaign {
     const id = v.id ?? '';
     const calls: Record<Step, () => Promise<unknown>> = {
       create: () => this.#create(v),
-      stage: () => this.#node(v).stage({ volume_id: id, staging_target_path: v.staging, volume_capability: cap, publish_context: {}, volume_context: {} }),
-      publish: () => this.#node(v).publish({ volume_id: id, staging_target_path: v.staging, target_path: v.target, volume_capability: cap, readonly: false, volume_context: {} }),
+      stage: () =>
+        this.#node(v).stage({
+          volume_id: id,
+          staging_target_path: v.staging,
+          volume_capability: cap,
+          publish_context: {},
+          volume_context: {},
+        }),
+      publish: () =>
+        this.#node(v).publish({
+          volume_id: id,
+          staging_target_path: v.staging,
+          target_path: v.target,
+          volume_capability: cap,
+          readonly: false,
+          volume_context: {},
+        }),
       unpublish: () => this.#node(v).unpublish(id, v.target),
       unstage: () => this.#node(v).unstage(id, v.staging),
       delete: () => this.#delete(v),
@@ -366,9 +404,15 @@ export class CrashCampaign {
   }
 
   async #create(v: Volume): Promise<unknown> {
-    const r = await this.#ctl.createVolume({ name: v.name, capacity_range: { required_bytes: String(16 * MiB) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'false' } });
+    const r = await this.#ctl.createVolume({
+      name: v.name,
+      capacity_range: { required_bytes: String(16 * MiB) },
+      volume_capabilities: [mountCapability('ext4')],
+      parameters: { eraseafter: 'false' },
+    });
     const id = r.volume?.volume_id;
-    if (v.id !== undefined && v.id !== id) this.#findings.push(`create ${v.name}: a retry answered volume ${id ?? '(none)'}, an earlier answer was ${v.id}`);
+    if (v.id !== undefined && v.id !== id)
+      this.#findings.push(`create ${v.name}: a retry answered volume ${id ?? '(none)'}, an earlier answer was ${v.id}`);
     v.id = id;
     v.node = r.volume?.accessible_topology[0]?.segments[KEY];
     this.#held.set(v.name, v);
@@ -394,13 +438,19 @@ export class CrashCampaign {
     if (want === undefined) return true;
     const got = { staging: await count(v.staging), target: await count(v.target) };
     if (got.staging === want.staging && got.target === want.target) return true;
-    this.#findings.push(`${step} ${v.name}: mounts staging ${got.staging} target ${got.target}, one success leaves staging ${want.staging} target ${want.target}`);
+    this.#findings.push(
+      `${step} ${v.name}: mounts staging ${got.staging} target ${got.target}, one success leaves staging ${want.staging} target ${want.target}`,
+    );
     return false;
   }
 
   /** After a restart: the controller, once settled, lists exactly the volumes the campaign holds. */
   async #afterCrash(crash: Crash): Promise<void> {
-    await this.#stack.ready(this.#o.opTimeoutMs).catch((e: unknown) => this.#findings.push(`after crash ${JSON.stringify(crash)}: stack not ready: ${String(e)}`));
+    await this.#stack
+      .ready(this.#o.opTimeoutMs)
+      .catch((e: unknown) =>
+        this.#findings.push(`after crash ${JSON.stringify(crash)}: stack not ready: ${String(e)}`),
+      );
     const listed = await this.#retried('ListVolumes', async () => this.#ctl.listVolumes());
     if (listed !== undefined) {
       this.#findings.push(listed);
@@ -414,10 +464,14 @@ export class CrashCampaign {
     const creating = this.#creating.size;
     const ids = new Set((await this.#ctl.listVolumes()).entries.map((e) => e.volume?.volume_id ?? ''));
     const heldAfter = new Set([...this.#held.values()].map((v) => v.id ?? ''));
-    const lost = heldBefore.filter((id) => !ids.has(id) && !deleting.has(id) && !this.#deleting.has(id) && heldAfter.has(id));
+    const lost = heldBefore.filter(
+      (id) => !ids.has(id) && !deleting.has(id) && !this.#deleting.has(id) && heldAfter.has(id),
+    );
     const extra = [...ids].filter((id) => !heldAfter.has(id));
     if (lost.length > 0 || extra.length > Math.max(creating, this.#creating.size)) {
-      this.#findings.push(`after crash ${JSON.stringify(crash)}: lost ${JSON.stringify(lost)}, extra ${JSON.stringify(extra)} (${creating} creates in flight)`);
+      this.#findings.push(
+        `after crash ${JSON.stringify(crash)}: lost ${JSON.stringify(lost)}, extra ${JSON.stringify(extra)} (${creating} creates in flight)`,
+      );
     }
   }
 }

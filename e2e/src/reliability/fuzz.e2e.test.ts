@@ -18,21 +18,69 @@ const MiB = 1024 ** 2;
 const RUNS = Number(process.env['PMEM_CSI_FUZZ_RUNS'] ?? '') > 0 ? Number(process.env['PMEM_CSI_FUZZ_RUNS']) : 200;
 const dir = join(tmpdir(), 'pmem-csi-e2e-fuzz');
 const mountDir = join(tmpdir(), 'pmem-csi-e2e-fuzz-mounts');
-const env = useStack(dir, 'fake', [['f1', 512 * MiB], ['f2', 512 * MiB]]);
+const env = useStack(dir, 'fake', [
+  ['f1', 512 * MiB],
+  ['f2', 512 * MiB],
+]);
 
-const HOSTILE = ['', '.', '..', '../..', '/', '/etc', '/proc', 'a\u0000b', 'pvc\nx', '$(id)', 'a/b', 'x'.repeat(129), 'y'.repeat(5000), '😀'.repeat(40)];
+const HOSTILE = [
+  '',
+  '.',
+  '..',
+  '../..',
+  '/',
+  '/etc',
+  '/proc',
+  'a\u0000b',
+  'pvc\nx',
+  '$(id)',
+  'a/b',
+  'x'.repeat(129),
+  'y'.repeat(5000),
+  '😀'.repeat(40),
+];
 const nasty = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ unit: 'binary', maxLength: 200 }));
-const int64 = fc.oneof(fc.constantFrom('0', '-1', '1', String(64 * MiB), '9223372036854775807', '-9223372036854775808'), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String));
+const int64 = fc.oneof(
+  fc.constantFrom('0', '-1', '1', String(64 * MiB), '9223372036854775807', '-9223372036854775808'),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String),
+);
 const capability = fc.record(
   {
-    mount: fc.record({ fs_type: fc.oneof(fc.constantFrom('ext4', 'xfs', 'btrfs', ''), nasty), mount_flags: fc.array(fc.oneof(fc.constantFrom('ro', 'dax', 'remount', 'defaults,exec'), nasty), { maxLength: 3 }) }, { requiredKeys: [] }),
+    mount: fc.record(
+      {
+        fs_type: fc.oneof(fc.constantFrom('ext4', 'xfs', 'btrfs', ''), nasty),
+        mount_flags: fc.array(fc.oneof(fc.constantFrom('ro', 'dax', 'remount', 'defaults,exec'), nasty), {
+          maxLength: 3,
+        }),
+      },
+      { requiredKeys: [] },
+    ),
     block: fc.constant({}),
-    access_mode: fc.record({ mode: fc.oneof(fc.constantFrom<string | number>('SINGLE_NODE_WRITER', 'MULTI_NODE_MULTI_WRITER', 'UNKNOWN'), fc.integer({ min: 8, max: 1000 })) }, { requiredKeys: [] }),
+    access_mode: fc.record(
+      {
+        mode: fc.oneof(
+          fc.constantFrom<string | number>('SINGLE_NODE_WRITER', 'MULTI_NODE_MULTI_WRITER', 'UNKNOWN'),
+          fc.integer({ min: 8, max: 1000 }),
+        ),
+      },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: [] },
 );
-const params = fc.dictionary(fc.oneof(fc.constantFrom('usage', 'eraseafter', 'persistencyModel', 'cacheSize', 'csi.storage.k8s.io/ephemeral', 'size'), nasty), fc.oneof(fc.constantFrom('true', 'AppDirect', 'normal', '64Mi'), nasty), { maxKeys: 3 });
-const path = fc.oneof(fc.constantFrom('stage', 'pods/p/mount').map((p) => join(mountDir, p)), fc.constantFrom('/', '/etc', '/proc', 'relative', `${mountDir}/../x`), nasty);
+const params = fc.dictionary(
+  fc.oneof(
+    fc.constantFrom('usage', 'eraseafter', 'persistencyModel', 'cacheSize', 'csi.storage.k8s.io/ephemeral', 'size'),
+    nasty,
+  ),
+  fc.oneof(fc.constantFrom('true', 'AppDirect', 'normal', '64Mi'), nasty),
+  { maxKeys: 3 },
+);
+const path = fc.oneof(
+  fc.constantFrom('stage', 'pods/p/mount').map((p) => join(mountDir, p)),
+  fc.constantFrom('/', '/etc', '/proc', 'relative', `${mountDir}/../x`),
+  nasty,
+);
 const GENERAL = ['OK', 'INVALID_ARGUMENT', 'ABORTED', 'UNAVAILABLE'];
 
 type Target = 'controller' | 'node';
@@ -48,45 +96,155 @@ const RPCS: Readonly<Record<string, Spec>> = {
     target: 'controller',
     service: 'Controller',
     arb: fc.oneof(
-      fc.record({ name: fc.oneof(fc.constantFrom('pvc-fz-1', 'pvc-fz-2'), nasty), capacity_range: fc.record({ required_bytes: int64, limit_bytes: int64 }, { requiredKeys: [] }), volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params }, { requiredKeys: [] }),
+      fc.record(
+        {
+          name: fc.oneof(fc.constantFrom('pvc-fz-1', 'pvc-fz-2'), nasty),
+          capacity_range: fc.record({ required_bytes: int64, limit_bytes: int64 }, { requiredKeys: [] }),
+          volume_capabilities: fc.array(capability, { maxLength: 2 }),
+          parameters: params,
+        },
+        { requiredKeys: [] },
+      ),
       // Valid ones too, so OK, ALREADY_EXISTS and RESOURCE_EXHAUSTED are reached and the created volumes are checked for leaks.
       fc.record({
         name: fc.constantFrom('pvc-fz-1', 'pvc-fz-2', 'pvc-fz-3'),
-        capacity_range: fc.record({ required_bytes: fc.constantFrom('1', String(16 * MiB), String(64 * MiB), String(600 * MiB)) }),
+        capacity_range: fc.record({
+          required_bytes: fc.constantFrom('1', String(16 * MiB), String(64 * MiB), String(600 * MiB)),
+        }),
         volume_capabilities: fc.constant([{ mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }]),
         parameters: fc.constantFrom({}, { eraseafter: 'false' }),
       }),
     ),
     codes: [...GENERAL, 'ALREADY_EXISTS', 'RESOURCE_EXHAUSTED', 'OUT_OF_RANGE', 'NOT_FOUND'],
   },
-  'controller DeleteVolume': { target: 'controller', service: 'Controller', arb: fc.record({ volume_id: nasty }, { requiredKeys: [] }), codes: [...GENERAL, 'FAILED_PRECONDITION'] },
-  'controller ValidateVolumeCapabilities': { target: 'controller', service: 'Controller', arb: fc.record({ volume_id: nasty, volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND'] },
-  'controller ListVolumes': { target: 'controller', service: 'Controller', arb: fc.record({ max_entries: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), starting_token: nasty }, { requiredKeys: [] }), codes: GENERAL },
-  'controller GetCapacity': { target: 'controller', service: 'Controller', arb: fc.record({ volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params, accessible_topology: fc.record({ segments: fc.dictionary(nasty, nasty, { maxKeys: 2 }) }) }, { requiredKeys: [] }), codes: GENERAL },
-  'controller ControllerGetVolume': { target: 'controller', service: 'Controller', arb: fc.record({ volume_id: nasty }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND'] },
-  'controller ControllerPublishVolume': { target: 'controller', service: 'Controller', arb: fc.record({ volume_id: nasty, node_id: nasty }, { requiredKeys: [] }), codes: ['UNIMPLEMENTED'] },
+  'controller DeleteVolume': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record({ volume_id: nasty }, { requiredKeys: [] }),
+    codes: [...GENERAL, 'FAILED_PRECONDITION'],
+  },
+  'controller ValidateVolumeCapabilities': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record(
+      { volume_id: nasty, volume_capabilities: fc.array(capability, { maxLength: 2 }), parameters: params },
+      { requiredKeys: [] },
+    ),
+    codes: [...GENERAL, 'NOT_FOUND'],
+  },
+  'controller ListVolumes': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record(
+      { max_entries: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), starting_token: nasty },
+      { requiredKeys: [] },
+    ),
+    codes: GENERAL,
+  },
+  'controller GetCapacity': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record(
+      {
+        volume_capabilities: fc.array(capability, { maxLength: 2 }),
+        parameters: params,
+        accessible_topology: fc.record({ segments: fc.dictionary(nasty, nasty, { maxKeys: 2 }) }),
+      },
+      { requiredKeys: [] },
+    ),
+    codes: GENERAL,
+  },
+  'controller ControllerGetVolume': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record({ volume_id: nasty }, { requiredKeys: [] }),
+    codes: [...GENERAL, 'NOT_FOUND'],
+  },
+  'controller ControllerPublishVolume': {
+    target: 'controller',
+    service: 'Controller',
+    arb: fc.record({ volume_id: nasty, node_id: nasty }, { requiredKeys: [] }),
+    codes: ['UNIMPLEMENTED'],
+  },
   'node Probe': { target: 'node', service: 'Identity', arb: fc.record({}), codes: ['OK'] },
-  'node NodeStageVolume': { target: 'node', service: 'Node', arb: fc.record({ volume_id: nasty, staging_target_path: path, volume_capability: capability, volume_context: params }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'OUT_OF_RANGE'] },
+  'node NodeStageVolume': {
+    target: 'node',
+    service: 'Node',
+    arb: fc.record(
+      { volume_id: nasty, staging_target_path: path, volume_capability: capability, volume_context: params },
+      { requiredKeys: [] },
+    ),
+    codes: [...GENERAL, 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'OUT_OF_RANGE'],
+  },
   'node NodePublishVolume': {
     target: 'node',
     service: 'Node',
-    arb: fc.record({ volume_id: nasty, staging_target_path: path, target_path: path, volume_capability: capability, readonly: fc.boolean(), volume_context: params }, { requiredKeys: [] }),
+    arb: fc.record(
+      {
+        volume_id: nasty,
+        staging_target_path: path,
+        target_path: path,
+        volume_capability: capability,
+        readonly: fc.boolean(),
+        volume_context: params,
+      },
+      { requiredKeys: [] },
+    ),
     codes: [...GENERAL, 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'RESOURCE_EXHAUSTED'],
   },
-  'node NodeUnpublishVolume': { target: 'node', service: 'Node', arb: fc.record({ volume_id: nasty, target_path: path }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND', 'FAILED_PRECONDITION'] },
-  'node NodeUnstageVolume': { target: 'node', service: 'Node', arb: fc.record({ volume_id: nasty, staging_target_path: path }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND', 'FAILED_PRECONDITION'] },
-  'node NodeGetVolumeStats': { target: 'node', service: 'Node', arb: fc.record({ volume_id: nasty, volume_path: path }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND'] },
-  'node NodeExpandVolume': { target: 'node', service: 'Node', arb: fc.record({ volume_id: nasty, volume_path: path, capacity_range: fc.record({ required_bytes: int64 }) }, { requiredKeys: [] }), codes: [...GENERAL, 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED'] },
+  'node NodeUnpublishVolume': {
+    target: 'node',
+    service: 'Node',
+    arb: fc.record({ volume_id: nasty, target_path: path }, { requiredKeys: [] }),
+    codes: [...GENERAL, 'NOT_FOUND', 'FAILED_PRECONDITION'],
+  },
+  'node NodeUnstageVolume': {
+    target: 'node',
+    service: 'Node',
+    arb: fc.record({ volume_id: nasty, staging_target_path: path }, { requiredKeys: [] }),
+    codes: [...GENERAL, 'NOT_FOUND', 'FAILED_PRECONDITION'],
+  },
+  'node NodeGetVolumeStats': {
+    target: 'node',
+    service: 'Node',
+    arb: fc.record({ volume_id: nasty, volume_path: path }, { requiredKeys: [] }),
+    codes: [...GENERAL, 'NOT_FOUND'],
+  },
+  'node NodeExpandVolume': {
+    target: 'node',
+    service: 'Node',
+    arb: fc.record(
+      { volume_id: nasty, volume_path: path, capacity_range: fc.record({ required_bytes: int64 }) },
+      { requiredKeys: [] },
+    ),
+    codes: [...GENERAL, 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED'],
+  },
   'node NodeGetInfo': { target: 'node', service: 'Node', arb: fc.record({}), codes: ['OK'] },
 };
 
-function rawCall(client: grpc.Client, def: grpc.ServiceDefinition, method: string, req: object): Promise<{ code: string; details: string; response: unknown }> {
+function rawCall(
+  client: grpc.Client,
+  def: grpc.ServiceDefinition,
+  method: string,
+  req: object,
+): Promise<{ code: string; details: string; response: unknown }> {
   const m = def[method];
   if (m === undefined) throw new Error(`no method ${method} in the service definition`);
   return new Promise((resolve) => {
-    client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, req, { deadline: Date.now() + 30_000 }, (err, res) => {
-      resolve(err ? { code: grpc.status[err.code] ?? String(err.code), details: err.details, response: undefined } : { code: 'OK', details: '', response: res });
-    });
+    client.makeUnaryRequest(
+      m.path,
+      m.requestSerialize,
+      m.responseDeserialize,
+      req,
+      { deadline: Date.now() + 30_000 },
+      (err, res) => {
+        resolve(
+          err
+            ? { code: grpc.status[err.code] ?? String(err.code), details: err.details, response: undefined }
+            : { code: 'OK', details: '', response: res },
+        );
+      },
+    );
   });
 }
 
@@ -127,7 +285,10 @@ describe('R4: fuzzing over the real sockets (local stack, fake devices)', () => 
           const row = tally.get(rpc) ?? new Map<string, number>();
           row.set(out.code, (row.get(out.code) ?? 0) + 1);
           tally.set(rpc, row);
-          if (!spec.codes.includes(out.code)) throw new Error(`${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${JSON.stringify(req).slice(0, 400)}`);
+          if (!spec.codes.includes(out.code))
+            throw new Error(
+              `${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${JSON.stringify(req).slice(0, 400)}`,
+            );
           const id = (out.response as { volume?: { volume_id?: string } } | undefined)?.volume?.volume_id;
           if (method === 'CreateVolume' && id) created.add(id);
         }),
@@ -135,9 +296,15 @@ describe('R4: fuzzing over the real sockets (local stack, fake devices)', () => 
       );
     }
     // Every process still runs and answers.
-    for (const p of stack.processes) expect({ name: p.name, exitCode: p.child.exitCode, signal: p.child.signalCode }).toEqual({ name: p.name, exitCode: null, signal: null });
+    for (const p of stack.processes)
+      expect({ name: p.name, exitCode: p.child.exitCode, signal: p.child.signalCode }).toEqual({
+        name: p.name,
+        exitCode: null,
+        signal: null,
+      });
     for (const c of [ctl, ...nodes]) expect((await rawCall(c, proto.Identity.service, 'Probe', {})).code).toBe('OK');
-    for (const id of created) expect((await rawCall(ctl, proto.Controller.service, 'DeleteVolume', { volume_id: id })).code).toBe('OK');
+    for (const id of created)
+      expect((await rawCall(ctl, proto.Controller.service, 'DeleteVolume', { volume_id: id })).code).toBe('OK');
     const after = await inventory(stack, env.ctl(), mountDir);
     const total = [...tally.values()].reduce((n, row) => n + [...row.values()].reduce((a, b) => a + b, 0), 0);
     process.stdout.write(

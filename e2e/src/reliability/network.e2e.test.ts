@@ -21,11 +21,18 @@ const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const dir = join(tmpdir(), 'pmem-csi-e2e-network');
 /** What a CSI caller retries: the peer is gone or slow, or the operation is still in progress. */
-const RETRIABLE: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.ABORTED]);
+const RETRIABLE: ReadonlySet<number> = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.ABORTED,
+]);
 /** The caller's own deadline per call (external-provisioner's --timeout, shorter here). */
 const CALL_MS = 8_000;
 
-const env = useStack(dir, 'fake', [['n1', 512 * MiB], ['n2', 512 * MiB]]);
+const env = useStack(dir, 'fake', [
+  ['n1', 512 * MiB],
+  ['n2', 512 * MiB],
+]);
 let stack: LocalStack;
 let ctl: ControllerCsi;
 let raw: ControllerClient;
@@ -37,7 +44,9 @@ beforeAll(async () => {
   ctl = env.ctl();
   raw = new (loadCsi().csi.v1.Controller)(grpcAddress(stack.controllerSocket), grpc.credentials.createInsecure());
   await run('iptables', ['--version']).catch((e: unknown) => {
-    throw new Error(`these cases blackhole ports with iptables, which is not usable here (${String(e)}); CI runs as root with iptables installed`);
+    throw new Error(
+      `these cases blackhole ports with iptables, which is not usable here (${String(e)}); CI runs as root with iptables installed`,
+    );
   });
 });
 
@@ -58,7 +67,9 @@ function request(name: string, node: string): csi.CreateVolumeRequest {
 }
 
 /** One call with the caller's deadline: its answer or its gRPC code. */
-async function attempt<T>(call: (deadlineMs: number) => Promise<T>): Promise<{ ok: T } | { code: number; details: string }> {
+async function attempt<T>(
+  call: (deadlineMs: number) => Promise<T>,
+): Promise<{ ok: T } | { code: number; details: string }> {
   try {
     return { ok: await call(CALL_MS) };
   } catch (e) {
@@ -76,8 +87,10 @@ const nodeProcess = (name: string) => {
 };
 const flag = (args: readonly string[], name: string): string => args[args.indexOf(name) + 1] ?? '';
 const portOf = (address: string): string => address.split(':').pop() ?? '';
-const ids = async (): Promise<string[]> => (await ctl.listVolumes()).entries.map((e) => e.volume?.volume_id ?? '').sort();
-const state = async (node: string): Promise<string | undefined> => (await fetchStatus(stack.statusUrl, 3000)).nodes.find((n) => n.nodeId === node)?.state;
+const ids = async (): Promise<string[]> =>
+  (await ctl.listVolumes()).entries.map((e) => e.volume?.volume_id ?? '').sort();
+const state = async (node: string): Promise<string | undefined> =>
+  (await fetchStatus(stack.statusUrl, 3000)).nodes.find((n) => n.nodeId === node)?.state;
 
 async function blackhole(port: string): Promise<() => Promise<void>> {
   const rule = ['INPUT', '-i', 'lo', '-p', 'tcp', '--dport', port, '-j', 'DROP'];
@@ -93,7 +106,10 @@ async function blackhole(port: string): Promise<() => Promise<void>> {
 function expectRetriable(what: string, r: { ok: unknown } | { code: number; details: string }): void {
   const line = 'ok' in r ? `${what}: OK` : `${what}: ${grpc.status[r.code]} (${r.details.slice(0, 120)})`;
   report.push(line);
-  expect({ what, code: 'ok' in r ? 'OK' : grpc.status[r.code] }).toEqual({ what, code: expect.stringMatching(/^(UNAVAILABLE|DEADLINE_EXCEEDED|ABORTED)$/) });
+  expect({ what, code: 'ok' in r ? 'OK' : grpc.status[r.code] }).toEqual({
+    what,
+    code: expect.stringMatching(/^(UNAVAILABLE|DEADLINE_EXCEEDED|ABORTED)$/),
+  });
   if (!('ok' in r)) expect(RETRIABLE.has(r.code)).toBe(true);
 }
 
@@ -104,7 +120,8 @@ async function healed<T>(what: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (e) {
-      if (isServiceError(e) && e.code === grpc.status.DEADLINE_EXCEEDED) throw Object.assign(e, { code: grpc.status.UNAVAILABLE });
+      if (isServiceError(e) && e.code === grpc.status.DEADLINE_EXCEEDED)
+        throw Object.assign(e, { code: grpc.status.UNAVAILABLE });
       throw e;
     }
   }, 120_000);
@@ -159,7 +176,11 @@ describe('R2: network faults between controller and node', () => {
     const restore = await blackhole(registryPort);
     const started = Date.now();
     try {
-      await waitUntil('n1 to become unavailable after its lease ran out', async () => ((await state('n1')) !== 'available' ? true : undefined), 60_000);
+      await waitUntil(
+        'n1 to become unavailable after its lease ran out',
+        async () => ((await state('n1')) !== 'available' ? true : undefined),
+        60_000,
+      );
       report.push(`registry blackholed: n1 unavailable after ${((Date.now() - started) / 1000).toFixed(1)} s`);
       expectRetriable('lease expired: DeleteVolume of a volume on n1', await remove(keptId));
       const placed = await create(request('r2-lease-new', 'n1'));
@@ -171,7 +192,11 @@ describe('R2: network faults between controller and node', () => {
       await restore();
     }
     const back = Date.now();
-    await waitUntil('n1 to register again by itself', async () => ((await state('n1')) === 'available' ? true : undefined), 60_000);
+    await waitUntil(
+      'n1 to register again by itself',
+      async () => ((await state('n1')) === 'available' ? true : undefined),
+      60_000,
+    );
     report.push(`registry unblocked: n1 available again after ${((Date.now() - back) / 1000).toFixed(1)} s`);
     await healed('re-registered: DeleteVolume retried', () => ctl.deleteVolume(keptId));
     await stack.ready();

@@ -19,7 +19,10 @@ const SAMPLE_MS = 30_000;
 function minutes(): number {
   const raw = process.env['PMEM_CSI_SOAK_MINUTES'] ?? '30';
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || n > 7 * 24 * 60) throw new Error(`PMEM_CSI_SOAK_MINUTES must be a number of minutes above 0 and at most 10080 (a week), got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n) || n <= 0 || n > 7 * 24 * 60)
+    throw new Error(
+      `PMEM_CSI_SOAK_MINUTES must be a number of minutes above 0 and at most 10080 (a week), got ${JSON.stringify(raw)}`,
+    );
   return n;
 }
 
@@ -82,8 +85,13 @@ async function main(): Promise<number> {
   await rm(dir, { recursive: true, force: true });
   await rm(mountDir, { recursive: true, force: true });
   const log = (line: string): void => void process.stdout.write(`${line}\n`);
-  log(`soak: ${durationMin} min of volume life cycles on emulated PMEM (local stack in ${dir}), samples every ${SAMPLE_MS / 1000} s`);
-  const stack = await startLocalStack(dir, 'emulated', createLogger({ level: 'warn' }), [['s1', 512 * MiB], ['s2', 512 * MiB]]);
+  log(
+    `soak: ${durationMin} min of volume life cycles on emulated PMEM (local stack in ${dir}), samples every ${SAMPLE_MS / 1000} s`,
+  );
+  const stack = await startLocalStack(dir, 'emulated', createLogger({ level: 'warn' }), [
+    ['s1', 512 * MiB],
+    ['s2', 512 * MiB],
+  ]);
   const ctl = new ControllerCsi(stack.controllerSocket);
   const stop = (): void => {
     log('soak: interrupted, stopping the stack');
@@ -99,11 +107,25 @@ async function main(): Promise<number> {
     const timer = setInterval(() => {
       void sample(stack, started).then((s) => {
         samples.push(s);
-        log(`  t=${(s.atMs / 60_000).toFixed(1)} min ${Object.entries(s.values).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+        log(
+          `  t=${(s.atMs / 60_000).toFixed(1)} min ${Object.entries(s.values)
+            .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+            .join(', ')}`,
+        );
       });
     }, SAMPLE_MS);
     const seed = Date.now() % 1_000_000;
-    const campaign = new CrashCampaign(stack, ctl, { cycles: Number.MAX_SAFE_INTEGER, lanes: 2, crashEvery: 1, seed, mountDir, opTimeoutMs: 120_000, log, durationMs: durationMin * 60_000, crashes: false });
+    const campaign = new CrashCampaign(stack, ctl, {
+      cycles: Number.MAX_SAFE_INTEGER,
+      lanes: 2,
+      crashEvery: 1,
+      seed,
+      mountDir,
+      opTimeoutMs: 120_000,
+      log,
+      durationMs: durationMin * 60_000,
+      crashes: false,
+    });
     let result;
     try {
       result = await campaign.run();
@@ -122,11 +144,18 @@ async function main(): Promise<number> {
       return `  ${name}: ${first.toFixed(1)} -> ${last.toFixed(1)}, drift ${drift === undefined ? 'n/a (too few samples)' : `${drift >= 0 ? '+' : ''}${drift.toFixed(1)} MiB/h`} (${pts.length} samples)`;
     });
     const leaked = JSON.stringify(after) !== JSON.stringify(before);
-    log(`soak: ${result.cycles} life cycles in ${(result.durationMs / 60_000).toFixed(1)} min (${((result.cycles * 3_600_000) / result.durationMs).toFixed(0)} per hour), ${result.retriedOps} retried operations, ${result.findings.length} findings`);
+    log(
+      `soak: ${result.cycles} life cycles in ${(result.durationMs / 60_000).toFixed(1)} min (${((result.cycles * 3_600_000) / result.durationMs).toFixed(0)} per hour), ${result.retriedOps} retried operations, ${result.findings.length} findings`,
+    );
     for (const f of result.findings) log(`  finding: ${f}`);
     log(`soak: memory (${samples.length} samples)\n${lines.join('\n')}`);
-    log(`soak: leak check — volumes ${before.volumes.length} -> ${after.volumes.length}, loop devices ${before.loopDevices.length} -> ${after.loopDevices.length}, image files ${before.imageFiles.length} -> ${after.imageFiles.length}, mounts ${before.mounts.length} -> ${after.mounts.length}, capacity ${JSON.stringify(before.capacity)} -> ${JSON.stringify(after.capacity)}${leaked ? ' LEAK' : ''}`);
-    await writeFile(join(tmpdir(), 'pmem-csi-soak-report.json'), `${JSON.stringify({ durationMin, result: { ...result, crashes: undefined }, samples, before, after }, null, 2)}\n`);
+    log(
+      `soak: leak check — volumes ${before.volumes.length} -> ${after.volumes.length}, loop devices ${before.loopDevices.length} -> ${after.loopDevices.length}, image files ${before.imageFiles.length} -> ${after.imageFiles.length}, mounts ${before.mounts.length} -> ${after.mounts.length}, capacity ${JSON.stringify(before.capacity)} -> ${JSON.stringify(after.capacity)}${leaked ? ' LEAK' : ''}`,
+    );
+    await writeFile(
+      join(tmpdir(), 'pmem-csi-soak-report.json'),
+      `${JSON.stringify({ durationMin, result: { ...result, crashes: undefined }, samples, before, after }, null, 2)}\n`,
+    );
     log(`soak: samples and result in ${join(tmpdir(), 'pmem-csi-soak-report.json')}`);
     return result.findings.length > 0 || leaked ? 1 : 0;
   } finally {

@@ -27,7 +27,13 @@ export class Campaign {
   summary(): string {
     const n = (v: CaseOutcome['verdict']): number => this.outcomes.filter((o) => o.verdict === v).length;
     const tried = this.outcomes.length - n('not offered');
-    const extra = n('not offered') > 0 ? `, ${n('not offered')} not offered by the client (${this.outcomes.filter((o) => o.verdict === 'not offered').map((o) => o.name).join(', ')})` : '';
+    const extra =
+      n('not offered') > 0
+        ? `, ${n('not offered')} not offered by the client (${this.outcomes
+            .filter((o) => o.verdict === 'not offered')
+            .map((o) => o.name)
+            .join(', ')})`
+        : '';
     return `${this.title}: ${tried} cases tried, ${n('refused')} refused as expected, ${n('accepted')} accepted as expected (controls), ${n('failed')} failures${extra}`;
   }
 
@@ -61,7 +67,12 @@ export async function logLines(file: string): Promise<LogLine[]> {
 }
 
 /** Wait (≤ `ms`) for a log line after the first `skip` lines that matches `pred`. */
-export async function waitForLogLine(file: string, skip: number, pred: (l: LogLine) => boolean, ms = 3000): Promise<LogLine | undefined> {
+export async function waitForLogLine(
+  file: string,
+  skip: number,
+  pred: (l: LogLine) => boolean,
+  ms = 3000,
+): Promise<LogLine | undefined> {
   const deadline = Date.now() + ms;
   for (;;) {
     const found = (await logLines(file)).slice(skip).find(pred);

@@ -36,14 +36,59 @@ export async function startCampaignDrivers(dir: string, pki: CampaignPki): Promi
     node: await writeTlsSet(join(dir, 'tls', 'node'), pki.ca.certPem, pki.nodeController),
   };
   const [registryPort, nodeControllerPort, statusPort] = [await freePort(), await freePort(), await freePort()];
-  const node_ = (args: string[]): string[] => ['--conditions=@pmem-csi/source', '--import', 'tsx', MAIN, ...args, '--log-format', 'json'];
-  const controller = startHostProcess('controller', process.execPath, node_(['--mode', 'controller', '--endpoint', `unix://${join(dir, 'controller.sock')}`,
-    ...tls(files.controller), '--registry-listen', `127.0.0.1:${registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', '6']),
-  { logFile: join(dir, 'logs', 'controller.log') });
-  const node = startHostProcess('node', process.execPath, node_(['--mode', 'node', '--nodeid', NODE_ID, '--device-mode', 'fake', '--endpoint', `unix://${join(dir, 'node.sock')}`,
-    ...tls(files.node), '--state-dir', join(dir, 'node-state'), '--emulated-size', String(1024 ** 3),
-    '--node-controller-listen', `127.0.0.1:${nodeControllerPort}`, '--advertised-endpoint', `127.0.0.1:${nodeControllerPort}`, '--registry-endpoint', `127.0.0.1:${registryPort}`]),
-  { logFile: join(dir, 'logs', 'node.log') });
+  const node_ = (args: string[]): string[] => [
+    '--conditions=@pmem-csi/source',
+    '--import',
+    'tsx',
+    MAIN,
+    ...args,
+    '--log-format',
+    'json',
+  ];
+  const controller = startHostProcess(
+    'controller',
+    process.execPath,
+    node_([
+      '--mode',
+      'controller',
+      '--endpoint',
+      `unix://${join(dir, 'controller.sock')}`,
+      ...tls(files.controller),
+      '--registry-listen',
+      `127.0.0.1:${registryPort}`,
+      '--metrics-listen',
+      `127.0.0.1:${statusPort}`,
+      '--lease-seconds',
+      '6',
+    ]),
+    { logFile: join(dir, 'logs', 'controller.log') },
+  );
+  const node = startHostProcess(
+    'node',
+    process.execPath,
+    node_([
+      '--mode',
+      'node',
+      '--nodeid',
+      NODE_ID,
+      '--device-mode',
+      'fake',
+      '--endpoint',
+      `unix://${join(dir, 'node.sock')}`,
+      ...tls(files.node),
+      '--state-dir',
+      join(dir, 'node-state'),
+      '--emulated-size',
+      String(1024 ** 3),
+      '--node-controller-listen',
+      `127.0.0.1:${nodeControllerPort}`,
+      '--advertised-endpoint',
+      `127.0.0.1:${nodeControllerPort}`,
+      '--registry-endpoint',
+      `127.0.0.1:${registryPort}`,
+    ]),
+    { logFile: join(dir, 'logs', 'node.log') },
+  );
   const statusUrl = `http://127.0.0.1:${statusPort}`;
   const stop = async (): Promise<void> => {
     await node.stop();
@@ -54,10 +99,15 @@ export async function startCampaignDrivers(dir: string, pki: CampaignPki): Promi
     return s.nodes.some((n) => n.nodeId === NODE_ID && n.state === 'available');
   };
   try {
-    await waitUntil(`node ${NODE_ID} to register with the controller over mutual TLS (logs in ${join(dir, 'logs')})`, async () => {
-      for (const p of [controller, node]) if (p.exited() !== undefined) throw new Error(`${p.name} ${p.exited()}: ${p.log().slice(-2000)}`);
-      return (await nodeAvailable()) ? true : undefined;
-    }, 90_000);
+    await waitUntil(
+      `node ${NODE_ID} to register with the controller over mutual TLS (logs in ${join(dir, 'logs')})`,
+      async () => {
+        for (const p of [controller, node])
+          if (p.exited() !== undefined) throw new Error(`${p.name} ${p.exited()}: ${p.log().slice(-2000)}`);
+        return (await nodeAvailable()) ? true : undefined;
+      },
+      90_000,
+    );
   } catch (e) {
     await stop();
     throw e;

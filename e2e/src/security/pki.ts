@@ -37,7 +37,11 @@ export interface HostileCerts {
 }
 
 /** A leaf certificate for `dnsName` signed by `ca` (30 days from `now` unless told otherwise). */
-export const leaf = (ca: CertificateAndKey, dnsName: string, o: { now?: Date; validityDays?: number } = {}): Promise<CertificateAndKey> =>
+export const leaf = (
+  ca: CertificateAndKey,
+  dnsName: string,
+  o: { now?: Date; validityDays?: number } = {},
+): Promise<CertificateAndKey> =>
   createLeaf({ ca, dnsName, validityDays: o.validityDays ?? 30, keyBits, ...(o.now ? { now: o.now } : {}) });
 
 /** Make the campaign's PKI (about 2 s of key generation off the event loop). */

@@ -32,7 +32,10 @@ export interface ProbeResult {
 }
 
 /** HTTP/2 client preface and an empty SETTINGS frame. */
-const H2_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const H2_PREFACE = Buffer.concat([
+  Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+  Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+]);
 
 /** Connect with `client` to 127.0.0.1:`port`; never rejects. */
 export function probeTls(port: number, client: TlsClient, timeoutMs = 5000): Promise<ProbeResult> {
@@ -54,7 +57,12 @@ export function probeTls(port: number, client: TlsClient, timeoutMs = 5000): Pro
       });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      resolve({ accepted: false, notOffered: true, ...(err.code ? { code: err.code } : {}), detail: `this client cannot offer it: ${err.message}` });
+      resolve({
+        accepted: false,
+        notOffered: true,
+        ...(err.code ? { code: err.code } : {}),
+        detail: `this client cannot offer it: ${err.message}`,
+      });
       return;
     }
     let done = false;
@@ -69,11 +77,18 @@ export function probeTls(port: number, client: TlsClient, timeoutMs = 5000): Pro
     };
     const timer = setTimeout(() => finish({ accepted: false, detail: `no answer within ${timeoutMs} ms` }), timeoutMs);
     socket.once('secureConnect', () => socket.write(H2_PREFACE));
-    socket.once('data', () => finish({ accepted: true, detail: `HTTP/2 over ${String(socket.getProtocol())} ${socket.getCipher().name}` }));
+    socket.once('data', () =>
+      finish({ accepted: true, detail: `HTTP/2 over ${String(socket.getProtocol())} ${socket.getCipher().name}` }),
+    );
     socket.once('error', (e: NodeJS.ErrnoException) => {
       // Errors raised by this client's own OpenSSL before anything was sent are "not offered".
       const local = e.code === 'ERR_SSL_NO_PROTOCOLS_AVAILABLE' || e.code === 'ERR_SSL_NO_CIPHERS_AVAILABLE';
-      finish({ accepted: false, ...(local ? { notOffered: true } : {}), ...(e.code ? { code: e.code } : {}), detail: e.message.trim() });
+      finish({
+        accepted: false,
+        ...(local ? { notOffered: true } : {}),
+        ...(e.code ? { code: e.code } : {}),
+        detail: e.message.trim(),
+      });
     });
     socket.once('close', () => finish({ accepted: false, detail: 'closed by the server without an alert' }));
   });
@@ -90,18 +105,46 @@ export interface OpensslProbe {
 
 /** `openssl s_client` against 127.0.0.1:`port`: accepted when a cipher was negotiated. */
 export async function probeOpenssl(port: number, p: OpensslProbe): Promise<ProbeResult> {
-  const run = await runTool('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', p.servername, '-CAfile', p.caFile, '-cert', p.certFile, '-key', p.keyFile, ...p.args], {
-    timeoutMs: 15_000,
-    okCodes: [0, 1],
-  });
+  const run = await runTool(
+    'openssl',
+    [
+      's_client',
+      '-connect',
+      `127.0.0.1:${port}`,
+      '-servername',
+      p.servername,
+      '-CAfile',
+      p.caFile,
+      '-cert',
+      p.certFile,
+      '-key',
+      p.keyFile,
+      ...p.args,
+    ],
+    {
+      timeoutMs: 15_000,
+      okCodes: [0, 1],
+    },
+  );
   const text = `${run.stdout}\n${run.stderr}`;
   if (/no cipher match|no ciphers available|no protocols available|unknown option|Call to SSL_CONF_cmd/.test(text)) {
-    return { accepted: false, notOffered: true, detail: `this openssl cannot offer it: ${text.split('\n').find((l) => /error|unknown/i.test(l)) ?? ''}` };
+    return {
+      accepted: false,
+      notOffered: true,
+      detail: `this openssl cannot offer it: ${text.split('\n').find((l) => /error|unknown/i.test(l)) ?? ''}`,
+    };
   }
   const cipher = /Cipher is (\S+)/.exec(text)?.[1];
   const accepted = cipher !== undefined && cipher !== '(NONE)' && run.code === 0;
-  const alert = /alert ([a-z ]+?)(?::|\n|$)/.exec(text)?.[1] ?? /error:[0-9A-F]+:SSL routines::([a-z ]+)/.exec(text)?.[1];
-  return { accepted, ...(alert ? { code: alert } : {}), detail: accepted ? `negotiated ${cipher}` : (text.split('\n').find((l) => /error|alert/i.test(l)) ?? `exit code ${run.code}`) };
+  const alert =
+    /alert ([a-z ]+?)(?::|\n|$)/.exec(text)?.[1] ?? /error:[0-9A-F]+:SSL routines::([a-z ]+)/.exec(text)?.[1];
+  return {
+    accepted,
+    ...(alert ? { code: alert } : {}),
+    detail: accepted
+      ? `negotiated ${cipher}`
+      : (text.split('\n').find((l) => /error|alert/i.test(l)) ?? `exit code ${run.code}`),
+  };
 }
 
 export interface CallResult {
@@ -118,7 +161,11 @@ export function clientCredentials(caPem: string, pair?: CertificateAndKey): grpc
 }
 
 /** One real call on each server kind: registry RenewController (for a node nobody registered), node-controller ControllerGetCapabilities. */
-export async function grpcCall(server: { kind: 'registry' | 'node-controller'; port: number; servername: string }, creds: grpc.ChannelCredentials, timeoutMs = 5000): Promise<CallResult> {
+export async function grpcCall(
+  server: { kind: 'registry' | 'node-controller'; port: number; servername: string },
+  creds: grpc.ChannelCredentials,
+  timeoutMs = 5000,
+): Promise<CallResult> {
   const options = { 'grpc.ssl_target_name_override': server.servername, 'grpc.default_authority': server.servername };
   const client =
     server.kind === 'registry'
@@ -128,7 +175,8 @@ export async function grpcCall(server: { kind: 'registry' | 'node-controller'; p
   try {
     await new Promise<void>((resolve, reject) => {
       const cb = (err: grpc.ServiceError | null): void => (err ? reject(err) : resolve());
-      if ('RenewController' in client) client.RenewController({ node_id: 'campaign-probe', registration_id: 'none' }, { deadline }, cb);
+      if ('RenewController' in client)
+        client.RenewController({ node_id: 'campaign-probe', registration_id: 'none' }, { deadline }, cb);
       else client.ControllerGetCapabilities({}, { deadline }, cb);
     });
     return { ok: true, details: 'OK' };
@@ -142,5 +190,11 @@ export async function grpcCall(server: { kind: 'registry' | 'node-controller'; p
 
 /** Whether a call got past TLS and the identity check (any answer from the service itself counts). */
 export function reachedService(r: CallResult): boolean {
-  return r.ok || (r.code !== grpc.status.UNAVAILABLE && r.code !== grpc.status.UNAUTHENTICATED && r.code !== grpc.status.PERMISSION_DENIED && r.code !== grpc.status.DEADLINE_EXCEEDED);
+  return (
+    r.ok ||
+    (r.code !== grpc.status.UNAVAILABLE &&
+      r.code !== grpc.status.UNAUTHENTICATED &&
+      r.code !== grpc.status.PERMISSION_DENIED &&
+      r.code !== grpc.status.DEADLINE_EXCEEDED)
+  );
 }

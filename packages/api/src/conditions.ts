@@ -43,7 +43,9 @@ export function upsertCondition(
   clock: ConditionClock,
 ): DeploymentCondition[] {
   if (!isValidConditionReason(update.reason)) {
-    throw new RangeError(`condition ${update.type}: reason ${JSON.stringify(update.reason)} must be CamelCase (${CONDITION_REASON_PATTERN}, at most ${CONDITION_REASON_MAX_LENGTH} characters)`);
+    throw new RangeError(
+      `condition ${update.type}: reason ${JSON.stringify(update.reason)} must be CamelCase (${CONDITION_REASON_PATTERN}, at most ${CONDITION_REASON_MAX_LENGTH} characters)`,
+    );
   }
   const list = conditions ?? [];
   const previous = list.find((c) => c.type === update.type);
@@ -52,14 +54,21 @@ export function upsertCondition(
     status: update.status,
     observedGeneration: clock.generation,
     lastTransitionTime:
-      previous !== undefined && previous.status === update.status ? previous.lastTransitionTime : formatTimestamp(clock.now),
+      previous !== undefined && previous.status === update.status
+        ? previous.lastTransitionTime
+        : formatTimestamp(clock.now),
     reason: update.reason,
     message: truncate(update.message, CONDITION_MESSAGE_MAX_LENGTH),
   };
-  return previous === undefined ? [...list.map((c) => ({ ...c })), next] : list.map((c) => (c.type === update.type ? next : { ...c }));
+  return previous === undefined
+    ? [...list.map((c) => ({ ...c })), next]
+    : list.map((c) => (c.type === update.type ? next : { ...c }));
 }
 
-export function getCondition(conditions: readonly DeploymentCondition[] | undefined, type: ConditionType): DeploymentCondition | undefined {
+export function getCondition(
+  conditions: readonly DeploymentCondition[] | undefined,
+  type: ConditionType,
+): DeploymentCondition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 

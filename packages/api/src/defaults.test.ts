@@ -51,8 +51,12 @@ describe('withDefaults', () => {
   });
 
   it('uses the operator image for the driver unless the spec pins one', () => {
-    expect(withDefaults({}, { operatorImage: 'registry.example.com/pmem:v3' }).image).toBe('registry.example.com/pmem:v3');
-    expect(withDefaults({ image: 'pinned/driver:v1' }, { operatorImage: OPERATOR_IMAGE }).image).toBe('pinned/driver:v1');
+    expect(withDefaults({}, { operatorImage: 'registry.example.com/pmem:v3' }).image).toBe(
+      'registry.example.com/pmem:v3',
+    );
+    expect(withDefaults({ image: 'pinned/driver:v1' }, { operatorImage: OPERATOR_IMAGE }).image).toBe(
+      'pinned/driver:v1',
+    );
   });
 
   it('keeps every set field, including an explicit empty nodeSelector and pmemPercentage 0', () => {
@@ -90,7 +94,10 @@ describe('withDefaults', () => {
   });
 
   it('never mutates the input and shares no objects with it or with the defaults', () => {
-    const spec = deepFreeze<PmemCSIDeploymentSpec>({ labels: { a: 'b' }, nodeDriverResources: { requests: { cpu: '1' } } });
+    const spec = deepFreeze<PmemCSIDeploymentSpec>({
+      labels: { a: 'b' },
+      nodeDriverResources: { requests: { cpu: '1' } },
+    });
     const snapshot = structuredClone(spec);
     const result = withDefaults(spec, { operatorImage: OPERATOR_IMAGE });
     expect(spec).toEqual(snapshot);

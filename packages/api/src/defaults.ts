@@ -2,7 +2,13 @@
 // operator's builders consume. Pure: the input is never mutated and the result shares no objects
 // with it, so callers may freeze, cache or compare either side.
 import { EMULATED_SIZE_RANGE, SPEC_DEFAULTS, type ResourceField } from './crd/values.js';
-import type { DeviceMode, ImagePullPolicy, LogFormat, PmemCSIDeploymentSpec, ResourceRequirements } from './generated/pmemcsideployment.js';
+import type {
+  DeviceMode,
+  ImagePullPolicy,
+  LogFormat,
+  PmemCSIDeploymentSpec,
+  ResourceRequirements,
+} from './generated/pmemcsideployment.js';
 import { parseQuantityBytes } from './quantity.js';
 
 export const DEFAULT_PROVISIONER_IMAGE = 'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0';
@@ -22,7 +28,8 @@ export const DEFAULT_RESOURCES: Readonly<Record<ResourceField, ResourceRequireme
 type CertificateFields = 'caCert' | 'registryCert' | 'registryKey' | 'nodeControllerCert' | 'nodeControllerKey';
 
 /** A spec in which every field except the optional user certificates has a value. */
-export type DefaultedSpec = Required<Omit<PmemCSIDeploymentSpec, CertificateFields>> & Pick<PmemCSIDeploymentSpec, CertificateFields>;
+export type DefaultedSpec = Required<Omit<PmemCSIDeploymentSpec, CertificateFields>> &
+  Pick<PmemCSIDeploymentSpec, CertificateFields>;
 
 export interface DefaultsContext {
   /** The operator's own image: the driver image unless the spec pins one. */

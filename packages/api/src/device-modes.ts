@@ -17,7 +17,9 @@ type Modes = typeof MODES;
 /** Every device mode of the node driver. */
 export type VolumeDeviceMode = keyof Modes;
 /** The device modes a PmemCSIDeployment may choose (the CRD's enum). */
-export type OfferedDeviceMode = { [M in VolumeDeviceMode]: Modes[M]['offered'] extends true ? M : never }[VolumeDeviceMode];
+export type OfferedDeviceMode = {
+  [M in VolumeDeviceMode]: Modes[M]['offered'] extends true ? M : never;
+}[VolumeDeviceMode];
 /** The device modes whose node driver manages the node's real PMEM. */
 export type PmemDeviceMode = { [M in VolumeDeviceMode]: Modes[M]['pmem'] extends true ? M : never }[VolumeDeviceMode];
 

@@ -5,7 +5,12 @@ export * from './crd/identity.js';
 export * from './crd/values.js';
 export type { JSONSchemaProps, JSONSchemaType, JSONValue } from './crd/json-schema.js';
 export { pmemCsiDeploymentSchema } from './crd/schema.js';
-export { pmemCsiDeploymentCrd, printerColumns, type CustomResourceDefinition, type PrinterColumn } from './crd/definition.js';
+export {
+  pmemCsiDeploymentCrd,
+  printerColumns,
+  type CustomResourceDefinition,
+  type PrinterColumn,
+} from './crd/definition.js';
 export * from './defaults.js';
 export * from './validate.js';
 export { isDnsSubdomain, isImageReference, isLabelKey, isLabelValue } from './validation/syntax.js';

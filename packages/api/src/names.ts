@@ -155,7 +155,11 @@ export function selectorLabels(crName: string, component: DriverComponentLabel):
 }
 
 /** All labels the operator sets on its objects: user labels first, so ours win on conflicts. */
-export function objectLabels(crName: string, component: DriverComponentLabel | undefined, userLabels: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function objectLabels(
+  crName: string,
+  component: DriverComponentLabel | undefined,
+  userLabels: Readonly<Record<string, string>> = {},
+): Record<string, string> {
   return {
     ...userLabels,
     [LABEL_KEYS.name]: APP_NAME,

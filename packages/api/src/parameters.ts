@@ -60,7 +60,15 @@ const K = PARAMETER_KEYS;
 const ALLOWED_KEYS: Readonly<Record<VolumeParameterOrigin, readonly string[]>> = {
   createVolume: [K.eraseAfter, K.kataContainers, K.usage, K.persistencyModel],
   ephemeral: [K.size, K.eraseAfter, K.kataContainers, K.usage],
-  volumeContext: [K.eraseAfter, K.kataContainers, K.usage, K.persistencyModel, K.name, K.deviceMode, PROVISIONER_IDENTITY_KEY],
+  volumeContext: [
+    K.eraseAfter,
+    K.kataContainers,
+    K.usage,
+    K.persistencyModel,
+    K.name,
+    K.deviceMode,
+    PROVISIONER_IDENTITY_KEY,
+  ],
 };
 const ORIGIN_LABELS: Readonly<Record<VolumeParameterOrigin, string>> = {
   createVolume: 'StorageClass parameters',
@@ -83,7 +91,9 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
   [K.usage]: (value, d) => oneOf(value, VOLUME_USAGES, (u) => (d.usage = u)),
   [K.deviceMode]: (value, d) => oneOf(value, VOLUME_DEVICE_MODES, (m) => (d.deviceMode = m)),
   [K.persistencyModel]: (value) =>
-    value === 'normal' ? undefined : `${quote(value)} is not supported${value === 'cache' ? ' (cache volumes were removed)' : ''}; allowed values: normal`,
+    value === 'normal'
+      ? undefined
+      : `${quote(value)} is not supported${value === 'cache' ? ' (cache volumes were removed)' : ''}; allowed values: normal`,
   [K.name]: (value, d) => {
     if (value === '') return 'must not be empty';
     d.name = value;
@@ -103,7 +113,10 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
 };
 
 /** Parses `params` as given in `origin`; reports every bad key, not just the first. */
-export function parseVolumeParameters(params: Readonly<Record<string, string>>, origin: VolumeParameterOrigin): ParameterResult {
+export function parseVolumeParameters(
+  params: Readonly<Record<string, string>>,
+  origin: VolumeParameterOrigin,
+): ParameterResult {
   const draft: Draft = { eraseAfter: true, kataContainers: false, usage: 'AppDirect', passthrough: {} };
   const problems: ParameterProblem[] = [];
   for (const key of Object.keys(params).sort()) {
@@ -114,7 +127,11 @@ export function parseVolumeParameters(params: Readonly<Record<string, string>>, 
     problems.push({ key: K.size, message: `parameter "${K.size}" is required for ephemeral volumes (${SIZE_HINT})` });
   }
   if (problems.length > 0) {
-    return { ok: false, problems, message: `invalid ${ORIGIN_LABELS[origin]}: ${problems.map((p) => p.message).join('; ')}` };
+    return {
+      ok: false,
+      problems,
+      message: `invalid ${ORIGIN_LABELS[origin]}: ${problems.map((p) => p.message).join('; ')}`,
+    };
   }
   return { ok: true, value: draft };
 }

@@ -34,7 +34,8 @@ const SUB_UNIT_SUFFIXES: Readonly<Record<string, string>> = { m: '10^-3', u: '10
 const EXAMPLES = 'e.g. 1Gi, 100Mi, 2G, 1.5Gi or 1073741824';
 const TOO_LARGE = `is too large: at most ${Number.MAX_SAFE_INTEGER} bytes are supported`;
 
-export type QuantityResult = { readonly ok: true; readonly value: number } | { readonly ok: false; readonly message: string };
+export type QuantityResult =
+  { readonly ok: true; readonly value: number } | { readonly ok: false; readonly message: string };
 
 /** True when the apiserver would accept `input` as a quantity (CPU "100m" included). */
 export function isQuantity(input: string): boolean {
@@ -48,12 +49,16 @@ export function isQuantity(input: string): boolean {
 export function parseQuantityBytes(input: string): QuantityResult {
   const q = JSON.stringify(input);
   if (!isQuantity(input)) {
-    return fail(`quantity ${q} is not valid: expected a number with an optional suffix Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P, E or an exponent (${EXAMPLES})`);
+    return fail(
+      `quantity ${q} is not valid: expected a number with an optional suffix Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P, E or an exponent (${EXAMPLES})`,
+    );
   }
   const [, sign = '', whole = '', fraction = '', suffix = ''] = PARTS_RE.exec(input) ?? [];
   const subUnit = SUB_UNIT_SUFFIXES[suffix];
   if (subUnit !== undefined) {
-    return fail(`quantity ${q} uses the suffix "${suffix}" (${subUnit}), which cannot express bytes; use M (10^6) or Mi (2^20)`);
+    return fail(
+      `quantity ${q} uses the suffix "${suffix}" (${subUnit}), which cannot express bytes; use M (10^6) or Mi (2^20)`,
+    );
   }
   const numerator = BigInt(`${whole}${fraction}` || '0');
   if (sign === '-' && numerator !== 0n) {

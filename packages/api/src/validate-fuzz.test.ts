@@ -19,16 +19,20 @@ describe('validateDeployment on generated malformed objects (R4)', () => {
         const found = validateDeployment(obj);
         byWhy.set(why, (byWhy.get(why) ?? 0) + 1);
         problems += found.length;
-        if (found.length === 0) throw new Error(`no problem found in ${JSON.stringify(obj).slice(0, 300)} (bad on purpose: ${why})`);
+        if (found.length === 0)
+          throw new Error(`no problem found in ${JSON.stringify(obj).slice(0, 300)} (bad on purpose: ${why})`);
         for (const p of found) {
-          if (!/^(metadata|spec)(\.|\[|$)/.test(p.path)) throw new Error(`problem without a field path: ${JSON.stringify(p)}`);
+          if (!/^(metadata|spec)(\.|\[|$)/.test(p.path))
+            throw new Error(`problem without a field path: ${JSON.stringify(p)}`);
           if (!p.message.includes(p.path)) throw new Error(`message does not name its path ${p.path}: ${p.message}`);
           if (p.message.includes(SECRET)) throw new Error(`message echoes key material: ${p.path}`);
         }
       }),
       { numRuns: RUNS },
     );
-    process.stdout.write(`validateDeployment fuzz: ${RUNS} malformed objects, ${problems} problems; by bad field: ${[...byWhy].map(([k, n]) => `${k} ${n}`).join(', ')}\n`);
+    process.stdout.write(
+      `validateDeployment fuzz: ${RUNS} malformed objects, ${problems} problems; by bad field: ${[...byWhy].map(([k, n]) => `${k} ${n}`).join(', ')}\n`,
+    );
     expect(byWhy.size).toBeGreaterThan(10);
   });
 });

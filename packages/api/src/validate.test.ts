@@ -5,7 +5,8 @@ const SPEC_FIELDS =
 const IMAGE = 'an image reference [registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 const LABEL_KEYS =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
-const LABEL_VALUES = "label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty)";
+const LABEL_VALUES =
+  "label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty)";
 const EMULATED_SIZE = 'quantities from 64Mi (67108864 bytes) to 1Ti (1099511627776 bytes), e.g. 4Gi or 512Mi';
 const QUANTITIES = 'non-negative quantities such as 100m, 0.5, 250Mi or 1Gi';
 const DRIVER_NAME =
@@ -14,12 +15,19 @@ const CERTS = 'PEM-encoded certificates (BEGIN CERTIFICATE)';
 const KEY = 'an unencrypted PEM-encoded private key (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)';
 
 // Shape-only PEM fixtures: validation does no cryptography.
-const BODY = 'MIIBszCCAVmgAwIBAgIUQk1FTS1DU0ktVEVTVC1GSVhUVVJFMAoGCCqGSM49BAMC\nMBIxEDAOBgNVBAMMB3BtZW0tY2EwHhcNMjYwMTAxMDAwMDAwWhcNMjcwMTAxMDAw\nMDAwWjA=';
+const BODY =
+  'MIIBszCCAVmgAwIBAgIUQk1FTS1DU0ktVEVTVC1GSVhUVVJFMAoGCCqGSM49BAMC\nMBIxEDAOBgNVBAMMB3BtZW0tY2EwHhcNMjYwMTAxMDAwMDAwWhcNMjcwMTAxMDAw\nMDAwWjA=';
 const pem = (type: string, body = BODY): string => `-----BEGIN ${type}-----\n${body}\n-----END ${type}-----\n`;
 const CERT = pem('CERTIFICATE');
 const SECRET_BODY = 'U0VDUkVULUtFWS1NQVRFUklBTC1ETy1OT1QtTE9H';
 const PRIVATE_KEY = pem('PRIVATE KEY', SECRET_BODY);
-const ALL_CERTS = { caCert: CERT, registryCert: CERT + CERT, registryKey: PRIVATE_KEY, nodeControllerCert: CERT, nodeControllerKey: pem('EC PRIVATE KEY', SECRET_BODY) };
+const ALL_CERTS = {
+  caCert: CERT,
+  registryCert: CERT + CERT,
+  registryKey: PRIVATE_KEY,
+  nodeControllerCert: CERT,
+  nodeControllerKey: pem('EC PRIVATE KEY', SECRET_BODY),
+};
 
 function problem(path: string, value: string, allowed: string): { path: string; message: string } {
   return { path, message: `${path}: unsupported value ${value}; allowed values: ${allowed}` };
@@ -78,7 +86,9 @@ describe('validateSpec', () => {
   });
 
   it('uses the given path prefix', () => {
-    expect(validateSpec({ deviceMode: 'fake' }, 'items[0].spec')).toEqual([problem('items[0].spec.deviceMode', '"fake"', 'lvm, direct, emulated')]);
+    expect(validateSpec({ deviceMode: 'fake' }, 'items[0].spec')).toEqual([
+      problem('items[0].spec.deviceMode', '"fake"', 'lvm, direct, emulated'),
+    ]);
   });
 
   type Case = [field: string, value: unknown, expected: { path: string; message: string }[]];
@@ -103,13 +113,59 @@ describe('validateSpec', () => {
     ['logLevel', '3', [problem('spec.logLevel', '"3"', 'integers from 0 to 10')]],
     ['pmemPercentage', 101, [problem('spec.pmemPercentage', '101', 'integers from 0 to 100 (0 means 100)')]],
     ['pmemPercentage', -5, [problem('spec.pmemPercentage', '-5', 'integers from 0 to 100 (0 means 100)')]],
-    ['controllerReplicas', 0, [problem('spec.controllerReplicas', '0', 'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)')]],
-    ['controllerReplicas', 1.5, [problem('spec.controllerReplicas', '1.5', 'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)')]],
-    ['controllerReplicas', 2, [problem('spec.controllerReplicas', '2', 'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)')]],
-    ['maxUnavailable', 0, [problem('spec.maxUnavailable', '0', 'an integer of at least 1 or a percentage from 1% to 100%')]],
-    ['maxUnavailable', '0%', [problem('spec.maxUnavailable', '"0%"', 'an integer of at least 1 or a percentage from 1% to 100%')]],
-    ['maxUnavailable', '101%', [problem('spec.maxUnavailable', '"101%"', 'an integer of at least 1 or a percentage from 1% to 100%')]],
-    ['maxUnavailable', '2', [problem('spec.maxUnavailable', '"2"', 'an integer of at least 1 or a percentage from 1% to 100%')]],
+    [
+      'controllerReplicas',
+      0,
+      [
+        problem(
+          'spec.controllerReplicas',
+          '0',
+          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
+        ),
+      ],
+    ],
+    [
+      'controllerReplicas',
+      1.5,
+      [
+        problem(
+          'spec.controllerReplicas',
+          '1.5',
+          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
+        ),
+      ],
+    ],
+    [
+      'controllerReplicas',
+      2,
+      [
+        problem(
+          'spec.controllerReplicas',
+          '2',
+          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
+        ),
+      ],
+    ],
+    [
+      'maxUnavailable',
+      0,
+      [problem('spec.maxUnavailable', '0', 'an integer of at least 1 or a percentage from 1% to 100%')],
+    ],
+    [
+      'maxUnavailable',
+      '0%',
+      [problem('spec.maxUnavailable', '"0%"', 'an integer of at least 1 or a percentage from 1% to 100%')],
+    ],
+    [
+      'maxUnavailable',
+      '101%',
+      [problem('spec.maxUnavailable', '"101%"', 'an integer of at least 1 or a percentage from 1% to 100%')],
+    ],
+    [
+      'maxUnavailable',
+      '2',
+      [problem('spec.maxUnavailable', '"2"', 'an integer of at least 1 or a percentage from 1% to 100%')],
+    ],
     ['image', '', [problem('spec.image', '""', IMAGE)]],
     ['image', 'my image:v1', [problem('spec.image', '"my image:v1"', IMAGE)]],
     ['image', 'intel/PMEM-csi:v1', [problem('spec.image', '"intel/PMEM-csi:v1"', IMAGE)]],
@@ -119,34 +175,117 @@ describe('validateSpec', () => {
     ['image', 42, [problem('spec.image', '42', IMAGE)]],
     ['provisionerImage', 'a\tb', [problem('spec.provisionerImage', '"a\\tb"', IMAGE)]],
     ['nodeRegistrarImage', ' registrar', [problem('spec.nodeRegistrarImage', '" registrar"', IMAGE)]],
-    ['kubeletDir', 'var/lib/kubelet', [problem('spec.kubeletDir', '"var/lib/kubelet"', "an absolute path without '.' or '..' segments")]],
-    ['kubeletDir', '/var/lib/../kubelet', [problem('spec.kubeletDir', '"/var/lib/../kubelet"', "an absolute path without '.' or '..' segments")]],
+    [
+      'kubeletDir',
+      'var/lib/kubelet',
+      [problem('spec.kubeletDir', '"var/lib/kubelet"', "an absolute path without '.' or '..' segments")],
+    ],
+    [
+      'kubeletDir',
+      '/var/lib/../kubelet',
+      [problem('spec.kubeletDir', '"/var/lib/../kubelet"', "an absolute path without '.' or '..' segments")],
+    ],
     ['kubeletDir', '', [problem('spec.kubeletDir', '""', "an absolute path without '.' or '..' segments")]],
-    ['nodeSelector', 'storage=pmem', [problem('spec.nodeSelector', '"storage=pmem"', 'a map of label keys to label values')]],
-    ['nodeSelector', { 'bad key': 'x' }, [{ path: 'spec.nodeSelector', message: `spec.nodeSelector: unsupported key "bad key"; allowed keys: ${LABEL_KEYS}` }]],
-    ['nodeSelector', { 'Example.com/x': 'x' }, [{ path: 'spec.nodeSelector', message: `spec.nodeSelector: unsupported key "Example.com/x"; allowed keys: ${LABEL_KEYS}` }]],
-    ['nodeSelector', { [`k${'x'.repeat(70)}`]: 'x' }, [{ path: 'spec.nodeSelector', message: `spec.nodeSelector: unsupported key "k${'x'.repeat(60)}..."; allowed keys: ${LABEL_KEYS}` }]],
-    ['nodeSelector', { [`k${'x'.repeat(63)}`]: 'x' }, [{ path: 'spec.nodeSelector', message: `spec.nodeSelector: unsupported key "k${'x'.repeat(63)}"; allowed keys: ${LABEL_KEYS}` }]],
+    [
+      'nodeSelector',
+      'storage=pmem',
+      [problem('spec.nodeSelector', '"storage=pmem"', 'a map of label keys to label values')],
+    ],
+    [
+      'nodeSelector',
+      { 'bad key': 'x' },
+      [
+        {
+          path: 'spec.nodeSelector',
+          message: `spec.nodeSelector: unsupported key "bad key"; allowed keys: ${LABEL_KEYS}`,
+        },
+      ],
+    ],
+    [
+      'nodeSelector',
+      { 'Example.com/x': 'x' },
+      [
+        {
+          path: 'spec.nodeSelector',
+          message: `spec.nodeSelector: unsupported key "Example.com/x"; allowed keys: ${LABEL_KEYS}`,
+        },
+      ],
+    ],
+    [
+      'nodeSelector',
+      { [`k${'x'.repeat(70)}`]: 'x' },
+      [
+        {
+          path: 'spec.nodeSelector',
+          message: `spec.nodeSelector: unsupported key "k${'x'.repeat(60)}..."; allowed keys: ${LABEL_KEYS}`,
+        },
+      ],
+    ],
+    [
+      'nodeSelector',
+      { [`k${'x'.repeat(63)}`]: 'x' },
+      [
+        {
+          path: 'spec.nodeSelector',
+          message: `spec.nodeSelector: unsupported key "k${'x'.repeat(63)}"; allowed keys: ${LABEL_KEYS}`,
+        },
+      ],
+    ],
     ['nodeSelector', { storage: 'pm em' }, [problem('spec.nodeSelector["storage"]', '"pm em"', LABEL_VALUES)]],
     ['nodeSelector', { storage: true }, [problem('spec.nodeSelector["storage"]', 'true', LABEL_VALUES)]],
-    ['labels', { 'a/b/c': 'x', ok: '-bad' }, [
-      { path: 'spec.labels', message: `spec.labels: unsupported key "a/b/c"; allowed keys: ${LABEL_KEYS}` },
-      problem('spec.labels["ok"]', '"-bad"', LABEL_VALUES),
-    ]],
-    ['labels', { 'app.kubernetes.io/instance': 'mine' }, [{
-      path: 'spec.labels',
-      message:
-        'spec.labels: unsupported key "app.kubernetes.io/instance"; allowed keys: any label key except those the operator sets itself (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of, app.kubernetes.io/managed-by)',
-    }]],
-    ['controllerDriverResources', 'small', [problem('spec.controllerDriverResources', '"small"', 'an object with limits and/or requests')]],
-    ['nodeDriverResources', { request: {} }, [{ path: 'spec.nodeDriverResources.request', message: 'spec.nodeDriverResources.request: unknown field; allowed fields: limits, requests' }]],
-    ['provisionerResources', { limits: ['1Gi'] }, [problem('spec.provisionerResources.limits', '["1Gi"]', 'a map of resource names to quantities')]],
-    ['nodeRegistrarResources', { requests: { cpu: 'lots', memory: '-1Gi', storage: -1, 'bad name': '1' } }, [
-      problem('spec.nodeRegistrarResources.requests["cpu"]', '"lots"', QUANTITIES),
-      problem('spec.nodeRegistrarResources.requests["memory"]', '"-1Gi"', QUANTITIES),
-      problem('spec.nodeRegistrarResources.requests["storage"]', '-1', QUANTITIES),
-      { path: 'spec.nodeRegistrarResources.requests', message: 'spec.nodeRegistrarResources.requests: unsupported key "bad name"; allowed keys: resource names such as cpu, memory, ephemeral-storage or hugepages-2Mi' },
-    ]],
+    [
+      'labels',
+      { 'a/b/c': 'x', ok: '-bad' },
+      [
+        { path: 'spec.labels', message: `spec.labels: unsupported key "a/b/c"; allowed keys: ${LABEL_KEYS}` },
+        problem('spec.labels["ok"]', '"-bad"', LABEL_VALUES),
+      ],
+    ],
+    [
+      'labels',
+      { 'app.kubernetes.io/instance': 'mine' },
+      [
+        {
+          path: 'spec.labels',
+          message:
+            'spec.labels: unsupported key "app.kubernetes.io/instance"; allowed keys: any label key except those the operator sets itself (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/component, app.kubernetes.io/part-of, app.kubernetes.io/managed-by)',
+        },
+      ],
+    ],
+    [
+      'controllerDriverResources',
+      'small',
+      [problem('spec.controllerDriverResources', '"small"', 'an object with limits and/or requests')],
+    ],
+    [
+      'nodeDriverResources',
+      { request: {} },
+      [
+        {
+          path: 'spec.nodeDriverResources.request',
+          message: 'spec.nodeDriverResources.request: unknown field; allowed fields: limits, requests',
+        },
+      ],
+    ],
+    [
+      'provisionerResources',
+      { limits: ['1Gi'] },
+      [problem('spec.provisionerResources.limits', '["1Gi"]', 'a map of resource names to quantities')],
+    ],
+    [
+      'nodeRegistrarResources',
+      { requests: { cpu: 'lots', memory: '-1Gi', storage: -1, 'bad name': '1' } },
+      [
+        problem('spec.nodeRegistrarResources.requests["cpu"]', '"lots"', QUANTITIES),
+        problem('spec.nodeRegistrarResources.requests["memory"]', '"-1Gi"', QUANTITIES),
+        problem('spec.nodeRegistrarResources.requests["storage"]', '-1', QUANTITIES),
+        {
+          path: 'spec.nodeRegistrarResources.requests',
+          message:
+            'spec.nodeRegistrarResources.requests: unsupported key "bad name"; allowed keys: resource names such as cpu, memory, ephemeral-storage or hugepages-2Mi',
+        },
+      ],
+    ],
   ])('%s = %j', (field, value, expected) => {
     expect(validateSpec({ [field]: value })).toEqual(expected);
   });
@@ -158,7 +297,10 @@ describe('validateSpec', () => {
     });
 
     it('requires all five or none', () => {
-      expect(validateSpec({ caCert: CERT, registryCert: CERT, registryKey: PRIVATE_KEY })).toEqual([missing('nodeControllerCert'), missing('nodeControllerKey')]);
+      expect(validateSpec({ caCert: CERT, registryCert: CERT, registryKey: PRIVATE_KEY })).toEqual([
+        missing('nodeControllerCert'),
+        missing('nodeControllerKey'),
+      ]);
       expect(validateSpec({ ...ALL_CERTS, nodeControllerKey: '' })).toEqual([missing('nodeControllerKey')]);
     });
 
@@ -171,11 +313,17 @@ describe('validateSpec', () => {
       ['registryKey', CERT, KEY],
       ['registryKey', PRIVATE_KEY + PRIVATE_KEY, KEY],
       ['registryKey', pem('ENCRYPTED PRIVATE KEY', SECRET_BODY), KEY],
-      ['nodeControllerKey', pem('RSA PRIVATE KEY', `Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\n${SECRET_BODY}`), KEY],
+      [
+        'nodeControllerKey',
+        pem('RSA PRIVATE KEY', `Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\n${SECRET_BODY}`),
+        KEY,
+      ],
       ['nodeControllerKey', `-----BEGIN RSA PRIVATE KEY-----\n${SECRET_BODY}\n-----END EC PRIVATE KEY-----`, KEY],
     ])('checks the PEM shape of %s and never shows the value', (field, value, allowed) => {
       const problems = validateSpec({ ...ALL_CERTS, [field]: value });
-      expect(problems).toEqual([{ path: `spec.${field}`, message: `spec.${field}: invalid value (not shown); allowed values: ${allowed}` }]);
+      expect(problems).toEqual([
+        { path: `spec.${field}`, message: `spec.${field}: invalid value (not shown); allowed values: ${allowed}` },
+      ]);
       expect(JSON.stringify(problems)).not.toContain('U0VDUkVU');
     });
 
@@ -192,7 +340,12 @@ describe('validateSpec', () => {
 });
 
 describe('validateDeployment', () => {
-  const valid = { apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', metadata: { name: 'pmem-csi.intel.com' }, spec: { deviceMode: 'lvm' } };
+  const valid = {
+    apiVersion: 'pmem-csi.intel.com/v1beta1',
+    kind: 'PmemCSIDeployment',
+    metadata: { name: 'pmem-csi.intel.com' },
+    spec: { deviceMode: 'lvm' },
+  };
 
   it('accepts a valid object, also without apiVersion/kind or spec', () => {
     expect(validateDeployment(valid)).toEqual([]);
@@ -202,15 +355,27 @@ describe('validateDeployment', () => {
   it.each<[unknown, { path: string; message: string }[]]>([
     [null, [problem('object', 'null', 'a PmemCSIDeployment object')]],
     ['x', [problem('object', '"x"', 'a PmemCSIDeployment object')]],
-    [{ ...valid, apiVersion: 'pmem-csi.intel.com/v1alpha1' }, [problem('apiVersion', '"pmem-csi.intel.com/v1alpha1"', 'pmem-csi.intel.com/v1beta1')]],
+    [
+      { ...valid, apiVersion: 'pmem-csi.intel.com/v1alpha1' },
+      [problem('apiVersion', '"pmem-csi.intel.com/v1alpha1"', 'pmem-csi.intel.com/v1beta1')],
+    ],
     [{ ...valid, kind: 'Deployment' }, [problem('kind', '"Deployment"', 'PmemCSIDeployment')]],
     [{ ...valid, metadata: {} }, [problem('metadata.name', '(missing)', DRIVER_NAME)]],
     [{ ...valid, metadata: undefined }, [problem('metadata.name', '(missing)', DRIVER_NAME)]],
     [{ ...valid, metadata: { name: 'PMEM' } }, [problem('metadata.name', '"PMEM"', DRIVER_NAME)]],
-    [{ ...valid, metadata: { name: '1pmem.example.com' } }, [problem('metadata.name', '"1pmem.example.com"', DRIVER_NAME)]],
-    [{ ...valid, metadata: { name: 'pmem..example.com' } }, [problem('metadata.name', '"pmem..example.com"', DRIVER_NAME)]],
+    [
+      { ...valid, metadata: { name: '1pmem.example.com' } },
+      [problem('metadata.name', '"1pmem.example.com"', DRIVER_NAME)],
+    ],
+    [
+      { ...valid, metadata: { name: 'pmem..example.com' } },
+      [problem('metadata.name', '"pmem..example.com"', DRIVER_NAME)],
+    ],
     [{ ...valid, metadata: { name: 'pmem-' } }, [problem('metadata.name', '"pmem-"', DRIVER_NAME)]],
-    [{ ...valid, metadata: { name: `a${'b'.repeat(52)}` } }, [problem('metadata.name', `"a${'b'.repeat(52)}"`, DRIVER_NAME)]],
+    [
+      { ...valid, metadata: { name: `a${'b'.repeat(52)}` } },
+      [problem('metadata.name', `"a${'b'.repeat(52)}"`, DRIVER_NAME)],
+    ],
     [{ ...valid, spec: { deviceMode: 'fake' } }, [problem('spec.deviceMode', '"fake"', 'lvm, direct, emulated')]],
     [{ ...valid, spec: 'x' }, [problem('spec', '"x"', 'an object')]],
   ])('%j', (obj, expected) => {

@@ -62,7 +62,10 @@ function checkCertificatesComplete(spec: Record<string, unknown>, path: string):
   const allowed = `all of ${CERTIFICATE_FIELDS.join(', ')}, or none`;
   return missing.map((field) => {
     const fieldPath = `${path}.${field}`;
-    return { path: fieldPath, message: `${fieldPath}: required because another certificate field is set; allowed values: ${allowed}` };
+    return {
+      path: fieldPath,
+      message: `${fieldPath}: required because another certificate field is set; allowed values: ${allowed}`,
+    };
   });
 }
 

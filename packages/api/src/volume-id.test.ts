@@ -33,8 +33,12 @@ describe('volumeIdProblem and volumeNameProblem: one rule for the ids the contro
     expect(volumeIdProblem(volumeIdForName('..'))).toBe(
       `volume id "${volumeIdForName('..')}" does not have the form <1-6 of A-Z a-z 0-9 + _ . -, not starting with "." or "-">-<56 hex digits>`,
     );
-    expect(volumeIdProblem(`a_mlog-${'0'.repeat(56)}`)).toBe(`volume id "a_mlog-${'0'.repeat(56)}" contains "_mlog", which LVM reserves in volume names`);
-    expect(volumeIdProblem(`pvmove-${'0'.repeat(56)}`)).toBe(`volume id "pvmove-${'0'.repeat(56)}" contains "pvmove", which LVM reserves in volume names`);
+    expect(volumeIdProblem(`a_mlog-${'0'.repeat(56)}`)).toBe(
+      `volume id "a_mlog-${'0'.repeat(56)}" contains "_mlog", which LVM reserves in volume names`,
+    );
+    expect(volumeIdProblem(`pvmove-${'0'.repeat(56)}`)).toBe(
+      `volume id "pvmove-${'0'.repeat(56)}" contains "pvmove", which LVM reserves in volume names`,
+    );
     expect(volumeIdProblem(`abcdefg-${'0'.repeat(56)}`)).toMatch(/does not have the form/);
     expect(volumeIdProblem(`abc-${'0'.repeat(55)}`)).toMatch(/does not have the form/);
   });
@@ -49,9 +53,18 @@ describe('volumeIdProblem and volumeNameProblem: one rule for the ids the contro
     ['..', `name ".." starts with "." or "-"; ${RULE}`],
     ['.hidden', `name ".hidden" starts with "." or "-"; ${RULE}`],
     ['-rf', `name "-rf" starts with "." or "-"; ${RULE}`],
-    ['pvmove-data', `name "pvmove-data" yields a volume id no node accepts (volume id "${volumeIdForName('pvmove-data')}" contains "pvmove", which LVM reserves in volume names); ${RULE}`],
-    ['a mlog', `name "a mlog" yields a volume id no node accepts (volume id "${volumeIdForName('a mlog')}" contains "_mlog", which LVM reserves in volume names); ${RULE}`],
-    ['😀😀😀😀😀😀', `name "😀😀😀😀😀😀" has a character outside the Basic Multilingual Plane among its first 6 characters; ${RULE}`],
+    [
+      'pvmove-data',
+      `name "pvmove-data" yields a volume id no node accepts (volume id "${volumeIdForName('pvmove-data')}" contains "pvmove", which LVM reserves in volume names); ${RULE}`,
+    ],
+    [
+      'a mlog',
+      `name "a mlog" yields a volume id no node accepts (volume id "${volumeIdForName('a mlog')}" contains "_mlog", which LVM reserves in volume names); ${RULE}`,
+    ],
+    [
+      '😀😀😀😀😀😀',
+      `name "😀😀😀😀😀😀" has a character outside the Basic Multilingual Plane among its first 6 characters; ${RULE}`,
+    ],
     ['tab\there', `name "tab\\there" is fine`],
     ['bell\u0007', `name "bell\\u0007" contains a control character; ${RULE}`],
     ['x'.repeat(129), `name is 129 bytes long; ${RULE}`],
@@ -74,7 +87,28 @@ describe('volumeIdProblem and volumeNameProblem: one rule for the ids the contro
   it('property: every name it accepts yields an id of at most 63 bytes that it accepts (20,000 names)', () => {
     const names = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 140 }),
-      fc.string({ unit: fc.constantFrom('.', '-', '_', 'm', 'l', 'o', 'g', 'p', 'v', 'e', 't', 'a', 'd', ' ', '😀', 'ä', '\u0007'), maxLength: 12 }),
+      fc.string({
+        unit: fc.constantFrom(
+          '.',
+          '-',
+          '_',
+          'm',
+          'l',
+          'o',
+          'g',
+          'p',
+          'v',
+          'e',
+          't',
+          'a',
+          'd',
+          ' ',
+          '😀',
+          'ä',
+          '\u0007',
+        ),
+        maxLength: 12,
+      }),
       fc.string({ unit: 'grapheme', maxLength: 40 }),
     );
     fc.assert(

@@ -33,7 +33,22 @@ export const MAX_VOLUME_NAME_BYTES = 128;
 const BANNED_NAME_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 
 /** Strings LVM reserves inside LV names (lvm(8), VALID NAMES), and the prefixes it reserves. */
-export const LVM_RESERVED_SUBSTRINGS = ['_cdata', '_cmeta', '_corig', '_iorig', '_mimage', '_mlog', '_pmspare', '_rimage', '_rmeta', '_tdata', '_tmeta', '_vdata', '_vorigin', '_wcorig'] as const;
+export const LVM_RESERVED_SUBSTRINGS = [
+  '_cdata',
+  '_cmeta',
+  '_corig',
+  '_iorig',
+  '_mimage',
+  '_mlog',
+  '_pmspare',
+  '_rimage',
+  '_rmeta',
+  '_tdata',
+  '_tmeta',
+  '_vdata',
+  '_vorigin',
+  '_wcorig',
+] as const;
 const LVM_RESERVED_PREFIXES = ['pvmove', 'snapshot'] as const;
 
 /**
@@ -47,8 +62,10 @@ export function volumeIdProblem(id: string): string | undefined {
   if (!VOLUME_ID.test(id)) {
     return `volume id ${JSON.stringify(id)} does not have the form <1-6 of A-Z a-z 0-9 + _ . -, not starting with "." or "-">-<56 hex digits>`;
   }
-  const reserved = LVM_RESERVED_SUBSTRINGS.find((r) => id.includes(r)) ?? LVM_RESERVED_PREFIXES.find((p) => id.startsWith(p));
-  if (reserved !== undefined) return `volume id ${JSON.stringify(id)} contains ${JSON.stringify(reserved)}, which LVM reserves in volume names`;
+  const reserved =
+    LVM_RESERVED_SUBSTRINGS.find((r) => id.includes(r)) ?? LVM_RESERVED_PREFIXES.find((p) => id.startsWith(p));
+  if (reserved !== undefined)
+    return `volume id ${JSON.stringify(id)} contains ${JSON.stringify(reserved)}, which LVM reserves in volume names`;
   return undefined;
 }
 
@@ -64,7 +81,8 @@ function prefixOf(name: string): string {
 
 /** Why `name` yields no usable id, in words about the name (undefined: it does). */
 function nameIdProblem(name: string): string | undefined {
-  if (/[\u{10000}-\u{10FFFF}]/u.test(prefixOf(name))) return 'has a character outside the Basic Multilingual Plane among its first 6 characters';
+  if (/[\u{10000}-\u{10FFFF}]/u.test(prefixOf(name)))
+    return 'has a character outside the Basic Multilingual Plane among its first 6 characters';
   if (/^[.-]/.test(name)) return 'starts with "." or "-"';
   const problem = volumeIdProblem(volumeIdForName(name));
   return problem === undefined ? undefined : `yields a volume id no node accepts (${problem})`;
@@ -78,7 +96,8 @@ export function volumeNameProblem(name: string, field = 'name'): string | undefi
   if (name === '') return `${field} is required`;
   const bytes = new TextEncoder().encode(name).length;
   if (bytes > MAX_VOLUME_NAME_BYTES) return `${field} is ${bytes} bytes long; ${NAME_RULE}`;
-  if (BANNED_NAME_CHARS.test(name)) return `${field} ${JSON.stringify(name)} contains a control character; ${NAME_RULE}`;
+  if (BANNED_NAME_CHARS.test(name))
+    return `${field} ${JSON.stringify(name)} contains a control character; ${NAME_RULE}`;
   const problem = nameIdProblem(name);
   return problem === undefined ? undefined : `${field} ${JSON.stringify(name)} ${problem}; ${NAME_RULE}`;
 }

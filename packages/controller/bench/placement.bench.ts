@@ -27,7 +27,13 @@ const out = (line: string): void => void process.stdout.write(`${line}\n`);
 function stubConnections(): NodeConnections {
   const stub = {
     createVolume: (_node: string, req: csi.CreateVolumeRequest) =>
-      Promise.resolve({ volume_id: '', capacity_bytes: String(req.capacity_range?.required_bytes ?? 0), volume_context: { name: req.name ?? '' }, content_source: null, accessible_topology: [] }),
+      Promise.resolve({
+        volume_id: '',
+        capacity_bytes: String(req.capacity_range?.required_bytes ?? 0),
+        volume_context: { name: req.name ?? '' },
+        content_source: null,
+        accessible_topology: [],
+      }),
     getCapacity: () => Promise.resolve({ available: 100 * GiB, maxVolumeSize: 100 * GiB }),
   };
   return stub as unknown as NodeConnections;
@@ -39,19 +45,53 @@ function deps(nodes: number): ControllerDeps {
   for (let i = 0; i < nodes; i++) {
     const nodeId = `node-${String(i).padStart(5, '0')}`;
     const size = (1 + ((i * 7919) % 997)) * GiB;
-    const reg = registry.register({ nodeId, endpoint: `10.0.${i >> 8}.${i & 255}:10001`, capacity: { maxVolumeSize: size, available: size, managed: size, total: size }, deviceMode: 'fake', version: 'bench' });
+    const reg = registry.register({
+      nodeId,
+      endpoint: `10.0.${i >> 8}.${i & 255}:10001`,
+      capacity: { maxVolumeSize: size, available: size, managed: size, total: size },
+      deviceMode: 'fake',
+      version: 'bench',
+    });
     registry.markListed(nodeId, reg.registrationId);
   }
   return {
-    driverName: 'pmem-csi.intel.com', topologyKey: KEY, registry, index: new VolumeIndex(), connections,
+    driverName: 'pmem-csi.intel.com',
+    topologyKey: KEY,
+    registry,
+    index: new VolumeIndex(),
+    connections,
     capacity: new CapacityRefresher({ registry, connections, log: nullLogger }),
-    settle: new SettleClock(0), defaultVolumeSize: GiB, nameLocks: new KeyedLocks(), volumeLocks: new KeyedLocks(), log: nullLogger,
+    settle: new SettleClock(0),
+    defaultVolumeSize: GiB,
+    nameLocks: new KeyedLocks(),
+    volumeLocks: new KeyedLocks(),
+    log: nullLogger,
   };
 }
 
-const ctx: CallContext = { signal: new AbortController().signal, deadline: undefined, log: nullLogger, method: 'CreateVolume' };
+const ctx: CallContext = {
+  signal: new AbortController().signal,
+  deadline: undefined,
+  log: nullLogger,
+  method: 'CreateVolume',
+};
 const request = (name: string): csi.CreateVolumeRequest__Output =>
-  ({ name, capacity_range: { required_bytes: String(GiB), limit_bytes: '0' }, volume_capabilities: [{ mount: { fs_type: 'ext4', mount_flags: [], volume_mount_group: '' }, access_mode: { mode: 'SINGLE_NODE_WRITER' }, access_type: 'mount' }], parameters: {}, secrets: {}, volume_content_source: null, accessibility_requirements: null, mutable_parameters: {} }) as unknown as csi.CreateVolumeRequest__Output;
+  ({
+    name,
+    capacity_range: { required_bytes: String(GiB), limit_bytes: '0' },
+    volume_capabilities: [
+      {
+        mount: { fs_type: 'ext4', mount_flags: [], volume_mount_group: '' },
+        access_mode: { mode: 'SINGLE_NODE_WRITER' },
+        access_type: 'mount',
+      },
+    ],
+    parameters: {},
+    secrets: {},
+    volume_content_source: null,
+    accessibility_requirements: null,
+    mutable_parameters: {},
+  }) as unknown as csi.CreateVolumeRequest__Output;
 
 function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -94,7 +134,9 @@ function everyNode(d: ControllerDeps): PlacementRequest['requirements'] {
 }
 
 async function main(): Promise<void> {
-  out(`placement: CreateVolume in process with the node call stubbed (Node.js ${process.version}); ${CREATES} creates per node count`);
+  out(
+    `placement: CreateVolume in process with the node call stubbed (Node.js ${process.version}); ${CREATES} creates per node count`,
+  );
   out('(cpu = process CPU per operation, the figure that counts on a shared machine; p50/p99 = wall time)');
   out('                 CreateVolume             placement: no topology        all nodes in topology');
   out('nodes  cpu ms/create  p50 ms  p99 ms      cpu ms   p50 ms   p99 ms      cpu ms   p50 ms   p99 ms');
@@ -102,7 +144,9 @@ async function main(): Promise<void> {
     const d = deps(n);
     await measureCreate(d, `warm-${n}`);
     const create = await measureCreate(d, `pvc-${n}`);
-    out(`${String(n).padStart(5)}  ${create}     ${measurePlacement(d, null)}     ${measurePlacement(d, everyNode(d))}`);
+    out(
+      `${String(n).padStart(5)}  ${create}     ${measurePlacement(d, null)}     ${measurePlacement(d, everyNode(d))}`,
+    );
     await d.capacity.stop();
   }
 }

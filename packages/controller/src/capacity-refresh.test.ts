@@ -38,7 +38,11 @@ function setup(): { registry: NodeRegistry; node: ControlledNode; refresher: Cap
     registry.markListed(nodeId, reg.registrationId);
   }
   const node = new ControlledNode();
-  return { registry, node, refresher: new CapacityRefresher({ registry, connections: node, delayMs: 0, log: nullLogger }) };
+  return {
+    registry,
+    node,
+    refresher: new CapacityRefresher({ registry, connections: node, delayMs: 0, log: nullLogger }),
+  };
 }
 
 describe('CapacityRefresher', () => {

@@ -47,7 +47,10 @@ export function volumeCondition(deps: ControllerDeps, rec: VolumeRecord): csi.Vo
   const view = deps.registry.view(rec.nodeId);
   if (isReachable(view)) return { abnormal: false, message: `on node ${JSON.stringify(rec.nodeId)}` };
   const why = view === undefined ? 'never registered' : (view.reason ?? view.state);
-  return { abnormal: true, message: `node ${JSON.stringify(rec.nodeId)} that holds the volume is not available (${why})` };
+  return {
+    abnormal: true,
+    message: `node ${JSON.stringify(rec.nodeId)} that holds the volume is not available (${why})`,
+  };
 }
 
 /** The volume's record. @throws NotFoundError when provably absent, UnavailableError when it may exist */
@@ -55,6 +58,7 @@ export function lookupVolume(deps: ControllerDeps, volumeId: string): VolumeReco
   const rec = deps.index.get(volumeId);
   if (rec !== undefined) return rec;
   const doubt = absenceDoubt(deps.settle, deps.registry.nodesNotAvailable());
-  if (doubt !== undefined) throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known (yet): ${doubt}`);
+  if (doubt !== undefined)
+    throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known (yet): ${doubt}`);
   throw new NotFoundError(`volume ${JSON.stringify(volumeId)} does not exist`);
 }

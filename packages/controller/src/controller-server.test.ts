@@ -1,7 +1,14 @@
 import { volumeIdForName } from '@pmem-csi/api';
 import { unary, type csi } from '@pmem-csi/runtime';
 import type { FakeNode } from './testing/fake-node.js';
-import { call, createRequest, failure, startFakeNode, startTestController, type TestController } from './testing/harness.js';
+import {
+  call,
+  createRequest,
+  failure,
+  startFakeNode,
+  startTestController,
+  type TestController,
+} from './testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
@@ -28,7 +35,8 @@ describe('CSI Controller queries and Identity', () => {
     const sortedIds = names.map(volumeIdForName).sort();
 
     beforeEach(async () => {
-      for (const name of names) await call.create(tc.csi, createRequest(name, { capacity_range: { required_bytes: String(GiB / 2) } }));
+      for (const name of names)
+        await call.create(tc.csi, createRequest(name, { capacity_range: { required_bytes: String(GiB / 2) } }));
     });
 
     it('pages through all volumes in id order', async () => {
@@ -41,7 +49,10 @@ describe('CSI Controller queries and Identity', () => {
         for (const e of page.entries) {
           seen.push(e.volume?.volume_id ?? '');
           expect(e.volume?.accessible_topology).toHaveLength(1);
-          expect(e.status?.volume_condition).toEqual({ abnormal: false, message: `on node ${JSON.stringify(e.volume?.accessible_topology[0]?.segments[KEY])}` });
+          expect(e.status?.volume_condition).toEqual({
+            abnormal: false,
+            message: `on node ${JSON.stringify(e.volume?.accessible_topology[0]?.segments[KEY])}`,
+          });
         }
         token = page.next_token;
       } while (token !== '');
@@ -63,7 +74,10 @@ describe('CSI Controller queries and Identity', () => {
         code: 'ABORTED',
         details: 'starting_token "invalid-token" is not valid; list again without a token',
       });
-      expect(await failure(call.list(tc.csi, { max_entries: -1 }))).toEqual({ code: 'INVALID_ARGUMENT', details: 'max_entries must not be negative, got -1' });
+      expect(await failure(call.list(tc.csi, { max_entries: -1 }))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        details: 'max_entries must not be negative, got -1',
+      });
     });
   });
 
@@ -74,17 +88,21 @@ describe('CSI Controller queries and Identity', () => {
         maximum_volume_size: { value: String(3 * GiB) },
         minimum_volume_size: null,
       });
-      expect(await call.capacity(tc.csi, { volume_capabilities: [mount], parameters: { eraseafter: 'true' } })).toEqual({
-        available_capacity: String(8 * GiB),
-        maximum_volume_size: { value: String(5 * GiB) },
-        minimum_volume_size: null,
-      });
+      expect(await call.capacity(tc.csi, { volume_capabilities: [mount], parameters: { eraseafter: 'true' } })).toEqual(
+        {
+          available_capacity: String(8 * GiB),
+          maximum_volume_size: { value: String(5 * GiB) },
+          minimum_volume_size: null,
+        },
+      );
     });
 
     it('answers 0 for unknown and unavailable nodes and for foreign segments', async () => {
       const zero = { available_capacity: '0', maximum_volume_size: { value: '0' }, minimum_volume_size: null };
       expect(await call.capacity(tc.csi, { accessible_topology: { segments: { [KEY]: 'n9' } } })).toEqual(zero);
-      expect(await call.capacity(tc.csi, { accessible_topology: { segments: { 'topology.kubernetes.io/zone': 'a' } } })).toEqual(zero);
+      expect(
+        await call.capacity(tc.csi, { accessible_topology: { segments: { 'topology.kubernetes.io/zone': 'a' } } }),
+      ).toEqual(zero);
       await n2.renew();
       tc.clock.advance(30_000);
       await n2.renew(); // re-registers n2 only
@@ -94,14 +112,21 @@ describe('CSI Controller queries and Identity', () => {
     });
 
     it('validates capabilities and parameters like CreateVolume', async () => {
-      expect(await failure(call.capacity(tc.csi, { volume_capabilities: [{ block: {}, access_mode: { mode: 'MULTI_NODE_READER_ONLY' } }] }))).toEqual({
+      expect(
+        await failure(
+          call.capacity(tc.csi, {
+            volume_capabilities: [{ block: {}, access_mode: { mode: 'MULTI_NODE_READER_ONLY' } }],
+          }),
+        ),
+      ).toEqual({
         code: 'INVALID_ARGUMENT',
         details:
           'volume_capabilities[0].access_mode MULTI_NODE_READER_ONLY is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER',
       });
       expect(await failure(call.capacity(tc.csi, { parameters: { usage: 'Turbo' } }))).toEqual({
         code: 'INVALID_ARGUMENT',
-        details: 'invalid StorageClass parameters: parameter "usage": "Turbo" is not supported; allowed values: AppDirect, FileIO',
+        details:
+          'invalid StorageClass parameters: parameter "usage": "Turbo" is not supported; allowed values: AppDirect, FileIO',
       });
     });
   });
@@ -113,7 +138,11 @@ describe('CSI Controller queries and Identity', () => {
     });
 
     it('confirms supported capabilities', async () => {
-      const req = { volume_id: id, volume_capabilities: [mount, { block: {}, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' as const } }], parameters: { usage: 'AppDirect' } };
+      const req = {
+        volume_id: id,
+        volume_capabilities: [mount, { block: {}, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' as const } }],
+        parameters: { usage: 'AppDirect' },
+      };
       const res = await call.validate(tc.csi, req);
       expect(res.message).toBe('');
       expect(res.confirmed?.volume_capabilities).toHaveLength(2);
@@ -121,12 +150,19 @@ describe('CSI Controller queries and Identity', () => {
     });
 
     it('does not confirm multi-node modes or bad parameters, and says why', async () => {
-      expect(await call.validate(tc.csi, { volume_id: id, volume_capabilities: [{ mount: {}, access_mode: { mode: 'MULTI_NODE_MULTI_WRITER' } }] })).toEqual({
+      expect(
+        await call.validate(tc.csi, {
+          volume_id: id,
+          volume_capabilities: [{ mount: {}, access_mode: { mode: 'MULTI_NODE_MULTI_WRITER' } }],
+        }),
+      ).toEqual({
         confirmed: null,
         message:
           'volume_capabilities[0].access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER',
       });
-      expect(await call.validate(tc.csi, { volume_id: id, volume_capabilities: [mount], parameters: { cacheSize: '1Gi' } })).toEqual({
+      expect(
+        await call.validate(tc.csi, { volume_id: id, volume_capabilities: [mount], parameters: { cacheSize: '1Gi' } }),
+      ).toEqual({
         confirmed: null,
         message:
           'invalid StorageClass parameters: parameter "cacheSize" is not supported: cache persistency was removed; omit it and use persistencyModel "normal" (or no persistencyModel)',
@@ -134,8 +170,14 @@ describe('CSI Controller queries and Identity', () => {
     });
 
     it('answers NOT_FOUND for unknown volumes and INVALID_ARGUMENT for missing fields', async () => {
-      expect(await failure(call.validate(tc.csi, { volume_id: 'nope', volume_capabilities: [mount] }))).toEqual({ code: 'NOT_FOUND', details: 'volume "nope" does not exist' });
-      expect(await failure(call.validate(tc.csi, { volume_id: '', volume_capabilities: [mount] }))).toEqual({ code: 'INVALID_ARGUMENT', details: 'volume_id is required' });
+      expect(await failure(call.validate(tc.csi, { volume_id: 'nope', volume_capabilities: [mount] }))).toEqual({
+        code: 'NOT_FOUND',
+        details: 'volume "nope" does not exist',
+      });
+      expect(await failure(call.validate(tc.csi, { volume_id: '', volume_capabilities: [mount] }))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        details: 'volume_id is required',
+      });
       expect(await failure(call.validate(tc.csi, { volume_id: id, volume_capabilities: [] }))).toEqual({
         code: 'INVALID_ARGUMENT',
         details: 'volume_capabilities is required: give at least one capability',
@@ -161,11 +203,15 @@ describe('CSI Controller queries and Identity', () => {
     });
 
     it('answers NOT_FOUND for unknown volumes, UNAVAILABLE when a node could hold it', async () => {
-      expect(await failure(call.get(tc.csi, 'nope'))).toEqual({ code: 'NOT_FOUND', details: 'volume "nope" does not exist' });
+      expect(await failure(call.get(tc.csi, 'nope'))).toEqual({
+        code: 'NOT_FOUND',
+        details: 'volume "nope" does not exist',
+      });
       await n1.unregister();
       expect(await failure(call.get(tc.csi, 'nope'))).toEqual({
         code: 'UNAVAILABLE',
-        details: 'volume "nope" is not known (yet): node "n1" (the node unregistered (shut down)) is not available and could hold it; retry',
+        details:
+          'volume "nope" is not known (yet): node "n1" (the node unregistered (shut down)) is not available and could hold it; retry',
       });
     });
   });
@@ -185,21 +231,41 @@ describe('CSI Controller queries and Identity', () => {
 
     it('answers UNIMPLEMENTED for what it does not offer', async () => {
       const c = tc.csi;
-      const publish = unary<csi.ControllerPublishVolumeRequest, csi.ControllerPublishVolumeResponse__Output>(c, c.ControllerPublishVolume, { volume_id: 'v', node_id: 'n1' }, { timeoutMs: 5000 });
-      expect(await failure(publish)).toEqual({ code: 'UNIMPLEMENTED', details: 'Controller.ControllerPublishVolume is not implemented by this driver' });
+      const publish = unary<csi.ControllerPublishVolumeRequest, csi.ControllerPublishVolumeResponse__Output>(
+        c,
+        c.ControllerPublishVolume,
+        { volume_id: 'v', node_id: 'n1' },
+        { timeoutMs: 5000 },
+      );
+      expect(await failure(publish)).toEqual({
+        code: 'UNIMPLEMENTED',
+        details: 'Controller.ControllerPublishVolume is not implemented by this driver',
+      });
     });
 
     it('identifies the plugin and is ready', async () => {
       const id = tc.identity;
       const timeout = { timeoutMs: 5000 };
-      expect(await unary<csi.GetPluginInfoRequest, csi.GetPluginInfoResponse__Output>(id, id.GetPluginInfo, {}, timeout)).toEqual({
+      expect(
+        await unary<csi.GetPluginInfoRequest, csi.GetPluginInfoResponse__Output>(id, id.GetPluginInfo, {}, timeout),
+      ).toEqual({
         name: 'pmem-csi.intel.com',
         vendor_version: '1.2.3',
         manifest: {},
       });
-      const caps = await unary<csi.GetPluginCapabilitiesRequest, csi.GetPluginCapabilitiesResponse__Output>(id, id.GetPluginCapabilities, {}, timeout);
-      expect(caps.capabilities.map((c) => c.service?.type)).toEqual(['CONTROLLER_SERVICE', 'VOLUME_ACCESSIBILITY_CONSTRAINTS']);
-      expect(await unary<csi.ProbeRequest, csi.ProbeResponse__Output>(id, id.Probe, {}, timeout)).toEqual({ ready: { value: true } });
+      const caps = await unary<csi.GetPluginCapabilitiesRequest, csi.GetPluginCapabilitiesResponse__Output>(
+        id,
+        id.GetPluginCapabilities,
+        {},
+        timeout,
+      );
+      expect(caps.capabilities.map((c) => c.service?.type)).toEqual([
+        'CONTROLLER_SERVICE',
+        'VOLUME_ACCESSIBILITY_CONSTRAINTS',
+      ]);
+      expect(await unary<csi.ProbeRequest, csi.ProbeResponse__Output>(id, id.Probe, {}, timeout)).toEqual({
+        ready: { value: true },
+      });
     });
   });
 });
@@ -222,4 +288,3 @@ describe('a controller with another driver name', () => {
     }
   });
 });
-

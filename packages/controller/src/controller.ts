@@ -131,7 +131,11 @@ function buildStatus(deps: ControllerDeps, index: VolumeIndex): ControllerStatus
 function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetrics): ControllerDeps {
   const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
   const registry = new NodeRegistry({
-    leaseSeconds: opts.leaseSeconds, maxLeaseSeconds: opts.maxLeaseSeconds, renewalsPerSecond: opts.renewalsPerSecond, now: opts.now, log,
+    leaseSeconds: opts.leaseSeconds,
+    maxLeaseSeconds: opts.maxLeaseSeconds,
+    renewalsPerSecond: opts.renewalsPerSecond,
+    now: opts.now,
+    log,
     onLeaseExpired: () => metrics.leaseExpiries.inc(),
   });
   const settleMs = opts.settleMs ?? settleMsFor(registry.baseLeaseSeconds, registry.maxLeaseSeconds);
@@ -165,7 +169,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const metrics = new ControllerMetrics(opts.metrics);
   const deps = buildDeps(opts, log, metrics);
   const reconciler = new NodeReconciler({
-    registry: deps.registry, index: deps.index, connections: deps.connections, log, maxConcurrentListings: opts.maxConcurrentListings,
+    registry: deps.registry,
+    index: deps.index,
+    connections: deps.connections,
+    log,
+    maxConcurrentListings: opts.maxConcurrentListings,
   });
   let ready = false;
 
@@ -177,7 +185,13 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     createRegistryService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
   );
   const csiServer = metrics.operations.createServer(deps.driverName);
-  const identity = createIdentityService({ driverName: deps.driverName, version: opts.vendorVersion ?? DRIVER_VERSION, plugin: { role: 'controller' }, ready: () => ready, log });
+  const identity = createIdentityService({
+    driverName: deps.driverName,
+    version: opts.vendorVersion ?? DRIVER_VERSION,
+    plugin: { role: 'controller' },
+    ready: () => ready,
+    log,
+  });
   csiServer.addService(loadCsi().csi.v1.Identity.service, identity);
   csiServer.addService(loadCsi().csi.v1.Controller.service, createControllerService(deps, log));
 

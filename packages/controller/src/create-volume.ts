@@ -35,10 +35,14 @@ export function planCreate(req: csi.CreateVolumeRequest__Output, defaultSize: nu
 const COMPARED = [PARAMETER_KEYS.usage, PARAMETER_KEYS.kataContainers] as const;
 
 function parameterMismatch(existing: VolumeRecord, plan: CreatePlan): string | undefined {
-  const want: Record<(typeof COMPARED)[number], string> = { usage: plan.parameters.usage, kataContainers: String(plan.parameters.kataContainers) };
+  const want: Record<(typeof COMPARED)[number], string> = {
+    usage: plan.parameters.usage,
+    kataContainers: String(plan.parameters.kataContainers),
+  };
   for (const key of COMPARED) {
     const have = existing.volumeContext[key];
-    if (have !== undefined && have !== want[key]) return `${key} ${JSON.stringify(have)}, not ${JSON.stringify(want[key])}`;
+    if (have !== undefined && have !== want[key])
+      return `${key} ${JSON.stringify(have)}, not ${JSON.stringify(want[key])}`;
   }
   return undefined;
 }
@@ -46,7 +50,9 @@ function parameterMismatch(existing: VolumeRecord, plan: CreatePlan): string | u
 function existingVolume(deps: ControllerDeps, plan: CreatePlan, rec: VolumeRecord): csi.CreateVolumeResponse {
   const where = `volume ${JSON.stringify(plan.name)} already exists on node ${JSON.stringify(rec.nodeId)}`;
   if (!sizeFits(rec.capacityBytes, plan.size)) {
-    throw new AlreadyExistsError(`${where} with ${formatBytes(rec.capacityBytes)}; the request asks for ${describeRange(plan.size)}`);
+    throw new AlreadyExistsError(
+      `${where} with ${formatBytes(rec.capacityBytes)}; the request asks for ${describeRange(plan.size)}`,
+    );
   }
   const mismatch = parameterMismatch(rec, plan);
   if (mismatch !== undefined) throw new AlreadyExistsError(`${where} with ${mismatch}`);
@@ -68,14 +74,19 @@ function nodeRequest(plan: CreatePlan): csi.CreateVolumeRequest {
   };
 }
 
-type Attempt = { readonly ok: true; readonly response: csi.CreateVolumeResponse } | { readonly ok: false; readonly refusal: string };
+type Attempt =
+  { readonly ok: true; readonly response: csi.CreateVolumeResponse } | { readonly ok: false; readonly refusal: string };
 
 /** Forward to one node: success, a RESOURCE_EXHAUSTED refusal (try the next), or a thrown error. */
 async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
   try {
     const volume = await deps.connections.createVolume(nodeId, nodeRequest(plan), ctx.signal);
     if (volume.volume_id !== plan.volumeId) {
-      ctx.log.warn('node returned an unexpected volume id', { node: nodeId, expected: plan.volumeId, got: volume.volume_id });
+      ctx.log.warn('node returned an unexpected volume id', {
+        node: nodeId,
+        expected: plan.volumeId,
+        got: volume.volume_id,
+      });
     }
     const listed = recordFromVolume(nodeId, volume);
     const rec: VolumeRecord = { ...listed, name: plan.name, capacityBytes: listed.capacityBytes || plan.size.size };
@@ -97,7 +108,12 @@ async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, c
 }
 
 /** Resolve an earlier create with unknown outcome by asking the same node again (it is idempotent). */
-async function retryUncertain(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
+async function retryUncertain(
+  deps: ControllerDeps,
+  plan: CreatePlan,
+  nodeId: string,
+  ctx: CallContext,
+): Promise<Attempt> {
   const view = deps.registry.view(nodeId);
   if (view?.state !== 'available') {
     throw new UnavailableError(
@@ -108,7 +124,12 @@ async function retryUncertain(deps: ControllerDeps, plan: CreatePlan, nodeId: st
 }
 
 /** Try the placement candidates in order; `refusals` collects RESOURCE_EXHAUSTED answers. */
-async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallContext, skip: { node?: string; refusals: string[] }): Promise<csi.CreateVolumeResponse> {
+async function placeAndCreate(
+  deps: ControllerDeps,
+  plan: CreatePlan,
+  ctx: CallContext,
+  skip: { node?: string; refusals: string[] },
+): Promise<csi.CreateVolumeResponse> {
   const placement: PlacementRequest = {
     topologyKey: deps.topologyKey,
     requirements: plan.request.accessibility_requirements,
@@ -121,7 +142,10 @@ async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallC
     if (node.nodeId === skip.node) continue;
     const attempt = await tryNode(deps, plan, node.nodeId, ctx);
     if (attempt.ok) return attempt.response;
-    ctx.log.info('node refused the volume (stale capacity); trying the next candidate', { node: node.nodeId, reason: attempt.refusal });
+    ctx.log.info('node refused the volume (stale capacity); trying the next candidate', {
+      node: node.nodeId,
+      reason: attempt.refusal,
+    });
     refusals.push(attempt.refusal);
   }
   if (refusals.length === 0) throw new ResourceExhaustedError(noRoomMessage(placement));
@@ -129,7 +153,11 @@ async function placeAndCreate(deps: ControllerDeps, plan: CreatePlan, ctx: CallC
 }
 
 /** CreateVolume after validation, holding the locks. */
-export async function createVolumeLocked(deps: ControllerDeps, plan: CreatePlan, ctx: CallContext): Promise<csi.CreateVolumeResponse> {
+export async function createVolumeLocked(
+  deps: ControllerDeps,
+  plan: CreatePlan,
+  ctx: CallContext,
+): Promise<csi.CreateVolumeResponse> {
   const existing = deps.index.get(plan.volumeId) ?? deps.index.findByName(plan.name);
   if (existing !== undefined) return existingVolume(deps, plan, existing);
   const doubt = creationDoubt(deps.settle, deps.registry.nodesWithUnknownVolumes());

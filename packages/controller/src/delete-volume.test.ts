@@ -1,7 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
 import type { FakeNode } from './testing/fake-node.js';
-import { call, createRequest, failure, nodeState, startFakeNode, startTestController, TestClock, waitFor, type TestController } from './testing/harness.js';
+import {
+  call,
+  createRequest,
+  failure,
+  nodeState,
+  startFakeNode,
+  startTestController,
+  TestClock,
+  waitFor,
+  type TestController,
+} from './testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 describe('DeleteVolume', () => {
@@ -31,7 +41,7 @@ describe('DeleteVolume', () => {
     expect(n1.calls.DeleteVolume).toBe(1);
   });
 
-  it('answers UNAVAILABLE while the owner\'s lease has expired, and succeeds once it is back', async () => {
+  it("answers UNAVAILABLE while the owner's lease has expired, and succeeds once it is back", async () => {
     const expiry = tc.controller.status().nodes.find((n) => n.nodeId === 'n1')?.leaseExpiresAt;
     tc.clock.advance(30_000);
     expect(await failure(call.delete(tc.csi, id))).toEqual({
@@ -66,7 +76,10 @@ describe('DeleteVolume', () => {
 
   it('returns other node errors and keeps the volume', async () => {
     n1.failNext('DeleteVolume', grpc.status.FAILED_PRECONDITION, 'volume is in use');
-    expect(await failure(call.delete(tc.csi, id))).toEqual({ code: 'FAILED_PRECONDITION', details: 'node "n1": volume is in use' });
+    expect(await failure(call.delete(tc.csi, id))).toEqual({
+      code: 'FAILED_PRECONDITION',
+      details: 'node "n1": volume is in use',
+    });
     expect((await call.list(tc.csi)).entries.map((e) => e.volume?.volume_id)).toEqual([id]);
   });
 
@@ -85,17 +98,30 @@ describe('DeleteVolume', () => {
 
   it('sends the delete to the node where a create had an unknown outcome', async () => {
     n1.failNext('CreateVolume', grpc.status.DEADLINE_EXCEEDED, 'took too long');
-    expect(await failure(call.create(tc.csi, createRequest('pvc-2')))).toEqual({ code: 'DEADLINE_EXCEEDED', details: 'node "n1": took too long' });
+    expect(await failure(call.create(tc.csi, createRequest('pvc-2')))).toEqual({
+      code: 'DEADLINE_EXCEEDED',
+      details: 'node "n1": took too long',
+    });
     await call.delete(tc.csi, volumeIdForName('pvc-2'));
     expect([n1.calls.DeleteVolume, n2.calls.DeleteVolume]).toEqual([1, 0]);
   });
 
   it('rejects a missing id and concurrent deletes of one volume', async () => {
-    expect(await failure(call.delete(tc.csi, ''))).toEqual({ code: 'INVALID_ARGUMENT', details: 'volume_id is required' });
+    expect(await failure(call.delete(tc.csi, ''))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      details: 'volume_id is required',
+    });
     n1.delay('DeleteVolume', 200);
     const [a, b] = await Promise.allSettled([call.delete(tc.csi, id), call.delete(tc.csi, id)]);
-    const outcomes = [a, b].map((r) => (r.status === 'fulfilled' ? 'ok' : `${(r.reason as grpc.ServiceError).code} ${(r.reason as grpc.ServiceError).details}`));
-    expect(outcomes.sort()).toEqual([`${grpc.status.ABORTED} an operation on volume "${id}" is already in progress`, 'ok']);
+    const outcomes = [a, b].map((r) =>
+      r.status === 'fulfilled'
+        ? 'ok'
+        : `${(r.reason as grpc.ServiceError).code} ${(r.reason as grpc.ServiceError).details}`,
+    );
+    expect(outcomes.sort()).toEqual([
+      `${grpc.status.ABORTED} an operation on volume "${id}" is already in progress`,
+      'ok',
+    ]);
   });
 });
 
@@ -107,7 +133,8 @@ describe('DeleteVolume during the settle period', () => {
       clock.advance(7_000);
       expect(await failure(call.delete(tc.csi, 'vol-x'))).toEqual({
         code: 'UNAVAILABLE',
-        details: 'volume "vol-x" is not known and cannot be proven gone: controller started 7s ago and is still collecting volumes from nodes; retry',
+        details:
+          'volume "vol-x" is not known and cannot be proven gone: controller started 7s ago and is still collecting volumes from nodes; retry',
       });
       clock.advance(38_000);
       await call.delete(tc.csi, 'vol-x');

@@ -10,7 +10,10 @@ import { NodeUnreachableError } from './node-errors.js';
 import { absenceDoubt } from './volume-index.js';
 
 function unreachable(nodeId: string, volumeId: string, why: string, cause?: unknown): UnavailableError {
-  return new UnavailableError(`node ${JSON.stringify(nodeId)} that holds volume ${JSON.stringify(volumeId)} is not reachable (${why}); retry`, { cause });
+  return new UnavailableError(
+    `node ${JSON.stringify(nodeId)} that holds volume ${JSON.stringify(volumeId)} is not reachable (${why}); retry`,
+    { cause },
+  );
 }
 
 /** The node that holds or may hold the volume: its index owner, or where a create had an unknown outcome. */
@@ -23,12 +26,14 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
   const nodeId = ownerOf(deps, volumeId);
   if (nodeId === undefined) {
     const doubt = absenceDoubt(deps.settle, deps.registry.nodesNotAvailable());
-    if (doubt !== undefined) throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known and cannot be proven gone: ${doubt}`);
+    if (doubt !== undefined)
+      throw new UnavailableError(`volume ${JSON.stringify(volumeId)} is not known and cannot be proven gone: ${doubt}`);
     ctx.log.info('volume unknown on every node; nothing to delete', { volume: volumeId });
     return;
   }
   const view = deps.registry.view(nodeId);
-  if (!isReachable(view)) throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
+  if (!isReachable(view))
+    throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
   let outcome: 'deleted' | 'notFound';
   try {
     outcome = await deps.connections.deleteVolume(nodeId, volumeId, ctx.signal);
@@ -41,5 +46,8 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
   deps.index.clearUncertain(volumeId);
   if (outcome === 'deleted' && size !== undefined) deps.registry.adjustCapacity(nodeId, size);
   deps.capacity.schedule(nodeId);
-  ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', { volume: volumeId, node: nodeId });
+  ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', {
+    volume: volumeId,
+    node: nodeId,
+  });
 }

@@ -1,5 +1,11 @@
 // Central CSI controller service, node registry and volume placement.
-export { startController, type ControllerOptions, type ControllerStatus, type NodeStatus, type RunningController } from './controller.js';
+export {
+  startController,
+  type ControllerOptions,
+  type ControllerStatus,
+  type NodeStatus,
+  type RunningController,
+} from './controller.js';
 export { type NodeCredentialsFactory, type NodeConnectionOptions } from './node-client.js';
 export { DEFAULT_LEASE_SECONDS, type NodeState } from './node-registry.js';
 export { CONTROLLER_CAPABILITIES } from './controller-server.js';

@@ -32,7 +32,8 @@ export class ControllerMetrics {
 
   /** `registry`: the process's (createProcessRegistry); a library user without one gets a private registry. */
   constructor(registry?: Registry) {
-    this.registry = registry ?? createProcessRegistry({ component: 'controller', version: 'library', processMetrics: false });
+    this.registry =
+      registry ?? createProcessRegistry({ component: 'controller', version: 'library', processMetrics: false });
     const registers = [this.registry];
     this.operations = new CsiOperationMetrics(this.registry);
     this.leaseExpiries = new Counter({

@@ -12,7 +12,11 @@ describe('NodeConnections', () => {
   beforeEach(async () => {
     node = new FakeNode({ nodeId: 'n1', freeBytes: 4 * GiB });
     await node.start();
-    conns = new NodeConnections({ credentials: () => grpc.credentials.createInsecure(), idleMs: 30_000, now: () => now });
+    conns = new NodeConnections({
+      credentials: () => grpc.credentials.createInsecure(),
+      idleMs: 30_000,
+      now: () => now,
+    });
   });
 
   afterEach(async () => {
@@ -21,7 +25,11 @@ describe('NodeConnections', () => {
   });
 
   const create = (name: string) =>
-    conns.createVolume('n1', { name, capacity_range: { required_bytes: String(GiB) }, volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+    conns.createVolume('n1', {
+      name,
+      capacity_range: { required_bytes: String(GiB) },
+      volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    });
 
   it('connects on the first call, not on registration', async () => {
     conns.connect('n1', node.endpoint);

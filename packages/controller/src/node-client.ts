@@ -13,7 +13,16 @@
 // may have changed a node's volumes decides if the inventory the node sends when it registers can
 // replace a listing (reconciler.ts).
 import type * as grpc from '@grpc/grpc-js';
-import { GRPC_OPTIONS, loadCsi, NotFoundError, nullLogger, unary, type ControllerClient, type csi, type Logger } from '@pmem-csi/runtime';
+import {
+  GRPC_OPTIONS,
+  loadCsi,
+  NotFoundError,
+  nullLogger,
+  unary,
+  type ControllerClient,
+  type csi,
+  type Logger,
+} from '@pmem-csi/runtime';
 import { fromNodeError, NodeUnreachableError } from './node-errors.js';
 
 /** Channel credentials for a node endpoint ("host:port"); mTLS in production, insecure in tests. */
@@ -46,7 +55,11 @@ export interface NodeMutations {
 export const DEFAULT_NODE_IDLE_MS = 30_000;
 
 // A lost node should be retried soon after it comes back, not after grpc-js's default 120 s backoff.
-const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = { ...GRPC_OPTIONS, 'grpc.max_reconnect_backoff_ms': 5000, 'grpc.initial_reconnect_backoff_ms': 500 };
+const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  ...GRPC_OPTIONS,
+  'grpc.max_reconnect_backoff_ms': 5000,
+  'grpc.initial_reconnect_backoff_ms': 500,
+};
 const MAX_LIST_PAGES = 100_000;
 
 interface Connection {
@@ -107,16 +120,22 @@ export class NodeConnections {
   /** Forward CreateVolume. @throws domain errors naming the node (see node-errors.ts) */
   async createVolume(nodeId: string, req: csi.CreateVolumeRequest, signal?: AbortSignal): Promise<csi.Volume__Output> {
     const res = await this.#mutate(nodeId, 'CreateVolume', (client) =>
-      unary<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(client, client.CreateVolume, req, { timeoutMs: this.#mutateMs, signal }),
+      unary<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(client, client.CreateVolume, req, {
+        timeoutMs: this.#mutateMs,
+        signal,
+      }),
     );
-    if (res.volume === null) throw fromNodeError(nodeId, 'CreateVolume', new Error('the node answered without a volume'));
+    if (res.volume === null)
+      throw fromNodeError(nodeId, 'CreateVolume', new Error('the node answered without a volume'));
     return res.volume;
   }
 
   /** Forward DeleteVolume; resolves 'notFound' when the node says the volume does not exist. */
   async deleteVolume(nodeId: string, volumeId: string, signal?: AbortSignal): Promise<'deleted' | 'notFound'> {
     try {
-      await this.#mutate(nodeId, 'DeleteVolume', (client) => unary(client, client.DeleteVolume, { volume_id: volumeId }, { timeoutMs: this.#mutateMs, signal }));
+      await this.#mutate(nodeId, 'DeleteVolume', (client) =>
+        unary(client, client.DeleteVolume, { volume_id: volumeId }, { timeoutMs: this.#mutateMs, signal }),
+      );
       return 'deleted';
     } catch (err) {
       if (err instanceof NotFoundError) return 'notFound';
@@ -127,9 +146,17 @@ export class NodeConnections {
   /** The node's GetCapacity: free bytes and the largest volume it can create now. */
   async getCapacity(nodeId: string, signal?: AbortSignal): Promise<{ available: number; maxVolumeSize: number }> {
     const res = await this.#call(nodeId, 'GetCapacity', (client) =>
-      unary<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(client, client.GetCapacity, {}, { timeoutMs: this.#queryMs, signal }),
+      unary<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(
+        client,
+        client.GetCapacity,
+        {},
+        { timeoutMs: this.#queryMs, signal },
+      ),
     );
-    return { available: Number(res.available_capacity), maxVolumeSize: Number(res.maximum_volume_size?.value ?? res.available_capacity) };
+    return {
+      available: Number(res.available_capacity),
+      maxVolumeSize: Number(res.maximum_volume_size?.value ?? res.available_capacity),
+    };
   }
 
   /** Every volume of the node, all pages; each page has its own deadline. */
@@ -140,12 +167,16 @@ export class NodeConnections {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const req = { max_entries: this.#opts.listPageSize ?? 500, starting_token: token };
       const res = await this.#call(nodeId, 'ListVolumes', (client) =>
-        unary<csi.ListVolumesRequest, csi.ListVolumesResponse__Output>(client, client.ListVolumes, req, { timeoutMs: this.#queryMs, signal }),
+        unary<csi.ListVolumesRequest, csi.ListVolumesResponse__Output>(client, client.ListVolumes, req, {
+          timeoutMs: this.#queryMs,
+          signal,
+        }),
       );
       for (const entry of res.entries) if (entry.volume !== null) volumes.push(entry.volume);
       token = res.next_token;
       if (token === '') return volumes;
-      if (seen.has(token)) throw fromNodeError(nodeId, 'ListVolumes', new Error(`the node repeated page token ${JSON.stringify(token)}`));
+      if (seen.has(token))
+        throw fromNodeError(nodeId, 'ListVolumes', new Error(`the node repeated page token ${JSON.stringify(token)}`));
       seen.add(token);
     }
     throw fromNodeError(nodeId, 'ListVolumes', new Error(`more than ${MAX_LIST_PAGES} pages`));
@@ -207,7 +238,10 @@ export class NodeConnections {
   #clientOf(conn: Connection): ControllerClient {
     if (conn.client !== undefined) return conn.client;
     const Controller = loadCsi().csi.v1.Controller;
-    conn.client = new Controller(conn.endpoint, this.#opts.credentials(conn.endpoint), { ...DEFAULT_CHANNEL_OPTIONS, ...this.#opts.channelOptions });
+    conn.client = new Controller(conn.endpoint, this.#opts.credentials(conn.endpoint), {
+      ...DEFAULT_CHANNEL_OPTIONS,
+      ...this.#opts.channelOptions,
+    });
     this.#open++;
     if (this.#sweeper === undefined) {
       this.#sweeper = setInterval(() => this.closeIdle(), Math.max(100, Math.floor(this.#idleMs / 2)));

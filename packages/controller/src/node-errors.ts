@@ -67,11 +67,13 @@ export class NodeUnreachableError extends UnavailableError {
 /** Convert the error of a call to node `nodeId` into a domain error that names the node. */
 export function fromNodeError(nodeId: string, method: string, err: unknown): DomainError {
   const node = JSON.stringify(nodeId);
-  if (!isServiceError(err)) return new InternalError(`${method} on node ${node} failed: ${errorMessage(err)}`, { cause: err });
+  if (!isServiceError(err))
+    return new InternalError(`${method} on node ${node} failed: ${errorMessage(err)}`, { cause: err });
   if (err.code === grpc.status.UNAVAILABLE) {
     return new NodeUnreachableError(nodeId, err.details, { cause: err });
   }
-  if (err.code === grpc.status.CANCELLED) return new AbortedError(`${method} on node ${node} was cancelled: ${err.details}`, { cause: err });
+  if (err.code === grpc.status.CANCELLED)
+    return new AbortedError(`${method} on node ${node} was cancelled: ${err.details}`, { cause: err });
   const Class = BY_CODE[err.code] ?? InternalError;
   return new Class(`node ${node}: ${err.details}`, { cause: err });
 }

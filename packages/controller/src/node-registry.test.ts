@@ -22,7 +22,10 @@ describe('NodeRegistry', () => {
     now += 29_999;
     expect(r.view('n1')?.state).toBe('available');
     now += 1;
-    expect(r.view('n1')).toMatchObject({ state: 'unavailable', reason: `the lease expired at ${new Date(now).toISOString()} without renewal` });
+    expect(r.view('n1')).toMatchObject({
+      state: 'unavailable',
+      reason: `the lease expired at ${new Date(now).toISOString()} without renewal`,
+    });
   });
 
   it('refuses renewals of unknown or expired registrations with NOT_FOUND', () => {
@@ -30,10 +33,15 @@ describe('NodeRegistry', () => {
     const reg = r.register(input);
     const expected = new NotFoundError('unknown registration for node "n1"; register again');
     expect(() => r.renew('n1', 'other', undefined)).toThrow(expected);
-    expect(() => r.renew('n2', reg.registrationId, undefined)).toThrow(new NotFoundError('unknown registration for node "n2"; register again'));
+    expect(() => r.renew('n2', reg.registrationId, undefined)).toThrow(
+      new NotFoundError('unknown registration for node "n2"; register again'),
+    );
     now += 30_000;
     expect(() => r.renew('n1', reg.registrationId, undefined)).toThrow(expected);
-    expect(r.view('n1')).toMatchObject({ state: 'unavailable', reason: 'the lease expired before it was renewed; waiting for the node to register again' });
+    expect(r.view('n1')).toMatchObject({
+      state: 'unavailable',
+      reason: 'the lease expired before it was renewed; waiting for the node to register again',
+    });
   });
 
   it('a re-registration supersedes the old one; revoke and unregister keep the node known', () => {
@@ -62,10 +70,11 @@ describe('NodeRegistry', () => {
       }
       return { r, regs };
     }
-    const order = (r: NodeRegistry, minSize = 0, allow?: (id: string) => boolean) => [...r.largestFirst(minSize, allow)].map((n) => n.nodeId);
+    const order = (r: NodeRegistry, minSize = 0, allow?: (id: string) => boolean) =>
+      [...r.largestFirst(minSize, allow)].map((n) => n.nodeId);
 
     it('is largest maximum volume size first, ties by node id in code-unit order (not locale order)', () => {
-      const { r } = cluster({ b: 5, a: 5, B: 5, c: 9, 'ä': 5, d: 1 });
+      const { r } = cluster({ b: 5, a: 5, B: 5, c: 9, ä: 5, d: 1 });
       expect(order(r)).toEqual(['c', 'B', 'a', 'b', 'ä', 'd']);
       expect(order(r, 5)).toEqual(['c', 'B', 'a', 'b', 'ä']);
       expect(order(r, 10)).toEqual([]);
@@ -100,7 +109,10 @@ describe('NodeRegistry', () => {
       expect(r.isAvailable('n1')).toBe(true);
       expect(r.isAvailable('n2')).toBe(false);
       expect(r.nodesNotAvailable().map((n) => [n.nodeId, n.state])).toEqual([
-        ['n2', 'unavailable'], ['n3', 'unregistered'], ['n4', 'unavailable'], ['n5', 'unavailable'],
+        ['n2', 'unavailable'],
+        ['n3', 'unregistered'],
+        ['n4', 'unavailable'],
+        ['n5', 'unavailable'],
       ]);
     });
 
@@ -115,7 +127,7 @@ describe('NodeRegistry', () => {
     });
   });
 
-  it('knows in O(1) whether every node\'s volumes are known', () => {
+  it("knows in O(1) whether every node's volumes are known", () => {
     const r = registry();
     expect(r.nodesWithUnknownVolumes()).toEqual([]);
     const a = r.register({ ...input, nodeId: 'a' });
@@ -142,7 +154,9 @@ describe('NodeRegistry', () => {
     const o = { leaseSeconds: 30, maxLeaseSeconds: 120, renewalsPerSecond: 200 };
 
     it('keeps renewals at the configured rate between the base and the longest lease', () => {
-      expect([1, 2000, 2001, 5000, 8000, 100_000].map((n) => leaseSecondsFor(n, o))).toEqual([30, 30, 31, 75, 120, 120]);
+      expect([1, 2000, 2001, 5000, 8000, 100_000].map((n) => leaseSecondsFor(n, o))).toEqual([
+        30, 30, 31, 75, 120, 120,
+      ]);
       expect(leaseSecondsFor(5000, { ...o, maxLeaseSeconds: 30 })).toBe(30);
       const defaults = new NodeRegistry({ now: () => now });
       for (let i = 0; i < 5000; i++) defaults.register({ ...input, nodeId: `n${i}` });
@@ -174,7 +188,12 @@ describe('NodeRegistry', () => {
   });
 
   describe('adjustCapacity', () => {
-    const c = (maxVolumeSize: number, available: number, managed = 100): Capacity => ({ maxVolumeSize, available, managed, total: 200 });
+    const c = (maxVolumeSize: number, available: number, managed = 100): Capacity => ({
+      maxVolumeSize,
+      available,
+      managed,
+      total: 200,
+    });
 
     it('moves the free bytes by the volume size, clamped to [0, managed]', () => {
       expect(adjustCapacity(c(40, 40), -10)).toEqual(c(30, 30));

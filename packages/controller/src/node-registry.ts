@@ -103,7 +103,10 @@ export function settleMsFor(leaseSeconds: number, maxLeaseSeconds: number): numb
 }
 
 /** The lease for a cluster of `nodes` (see the header). */
-export function leaseSecondsFor(nodes: number, o: { leaseSeconds: number; maxLeaseSeconds: number; renewalsPerSecond: number }): number {
+export function leaseSecondsFor(
+  nodes: number,
+  o: { leaseSeconds: number; maxLeaseSeconds: number; renewalsPerSecond: number },
+): number {
   const wanted = Math.ceil((3 * nodes) / o.renewalsPerSecond);
   return Math.max(o.leaseSeconds, Math.min(o.maxLeaseSeconds, wanted));
 }
@@ -122,7 +125,8 @@ export function adjustCapacity(c: Capacity, delta: number): Capacity {
   let maxVolumeSize: number;
   if (c.maxVolumeSize >= c.available) maxVolumeSize = available;
   else if (delta > 0) maxVolumeSize = Math.max(c.maxVolumeSize, delta);
-  else if (-delta > c.maxVolumeSize) maxVolumeSize = c.maxVolumeSize; // did not fit the largest extent: came from elsewhere
+  else if (-delta > c.maxVolumeSize)
+    maxVolumeSize = c.maxVolumeSize; // did not fit the largest extent: came from elsewhere
   else maxVolumeSize = c.maxVolumeSize + delta;
   return { ...c, available, maxVolumeSize: Math.min(maxVolumeSize, available) };
 }
@@ -224,9 +228,21 @@ export class NodeRegistry {
     const registrationId = randomUUID();
     const previousEndpoint = old !== undefined && old.endpoint !== input.endpoint ? old.endpoint : undefined;
     const rec: NodeRecord = old ?? {
-      nodeId: input.nodeId, endpoint: input.endpoint, registrationId: undefined, capacity: input.capacity, entry: { maxVolumeSize: input.capacity.maxVolumeSize, nodeId: input.nodeId },
-      capacityStamp: 0, deviceMode: input.deviceMode, version: input.version, registeredAt: now, leaseExpiresAt: now, listed: false,
-      volumesKnown: false, unregistered: false, reason: undefined, expiryLogged: false,
+      nodeId: input.nodeId,
+      endpoint: input.endpoint,
+      registrationId: undefined,
+      capacity: input.capacity,
+      entry: { maxVolumeSize: input.capacity.maxVolumeSize, nodeId: input.nodeId },
+      capacityStamp: 0,
+      deviceMode: input.deviceMode,
+      version: input.version,
+      registeredAt: now,
+      leaseExpiresAt: now,
+      listed: false,
+      volumesKnown: false,
+      unregistered: false,
+      reason: undefined,
+      expiryLogged: false,
     };
     if (old === undefined) {
       this.#nodes.set(input.nodeId, rec);
@@ -235,8 +251,16 @@ export class NodeRegistry {
     }
     const leaseSeconds = this.leaseSeconds;
     Object.assign(rec, {
-      endpoint: input.endpoint, deviceMode: input.deviceMode, version: input.version, registrationId, registeredAt: now,
-      leaseExpiresAt: now + leaseSeconds * 1000, listed: false, unregistered: false, reason: undefined, expiryLogged: false,
+      endpoint: input.endpoint,
+      deviceMode: input.deviceMode,
+      version: input.version,
+      registrationId,
+      registeredAt: now,
+      leaseExpiresAt: now + leaseSeconds * 1000,
+      listed: false,
+      unregistered: false,
+      reason: undefined,
+      expiryLogged: false,
     });
     this.#setCapacity(rec, input.capacity);
     return { nodeId: input.nodeId, registrationId, endpoint: input.endpoint, previousEndpoint, leaseSeconds };
@@ -380,7 +404,10 @@ export class NodeRegistry {
       if (rec.registrationId !== undefined && now >= rec.leaseExpiresAt && !rec.expiryLogged) {
         rec.expiryLogged = true;
         this.#onLeaseExpired?.(rec.nodeId);
-        this.#log.warn('node lease expired; node unavailable, its volumes stay attributed to it', { node: rec.nodeId, endpoint: rec.endpoint });
+        this.#log.warn('node lease expired; node unavailable, its volumes stay attributed to it', {
+          node: rec.nodeId,
+          endpoint: rec.endpoint,
+        });
       }
     }
   }
@@ -410,7 +437,8 @@ export class NodeRegistry {
 
   #current(nodeId: string, registrationId: string): NodeRecord {
     const rec = this.#nodes.get(nodeId);
-    if (rec === undefined || rec.registrationId === undefined || rec.registrationId !== registrationId) throw unknownRegistration(nodeId);
+    if (rec === undefined || rec.registrationId === undefined || rec.registrationId !== registrationId)
+      throw unknownRegistration(nodeId);
     return rec;
   }
 
@@ -448,7 +476,7 @@ function reasonFor(rec: NodeRecord, state: NodeState): string | undefined {
     case 'available':
       return undefined;
     case 'syncing':
-      return 'listing the node\'s volumes';
+      return "listing the node's volumes";
     default:
       return rec.reason ?? `the lease expired at ${new Date(rec.leaseExpiresAt).toISOString()} without renewal`;
   }

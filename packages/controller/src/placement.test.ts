@@ -1,6 +1,14 @@
 import type { NodeView } from './node-registry.js';
 import { NodeRegistry } from './node-registry.js';
-import { candidates, noRoomMessage, placementCandidates, placementNodesOf, segmentNode, type PlacementNodes, type PlacementRequest } from './placement.js';
+import {
+  candidates,
+  noRoomMessage,
+  placementCandidates,
+  placementNodesOf,
+  segmentNode,
+  type PlacementNodes,
+  type PlacementRequest,
+} from './placement.js';
 import { GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
@@ -63,8 +71,12 @@ describe('placement', () => {
     expect(noRoomMessage(req(1, { requisite: topo('n9'), preferred: [] }))).toBe(
       'no node can hold 1 GiB: no registered node matches the requisite topology (segments must be {"pmem-csi.intel.com/node": <node>})',
     );
-    expect(noRoomMessage(req(1, { requisite: topo('n4'), preferred: [] }))).toBe('no node can hold 1 GiB: no candidate node is available ("n4": the lease expired)');
-    expect(noRoomMessage({ ...req(1), nodes: placementNodesOf([]) })).toBe('no node can hold 1 GiB: no node has registered');
+    expect(noRoomMessage(req(1, { requisite: topo('n4'), preferred: [] }))).toBe(
+      'no node can hold 1 GiB: no candidate node is available ("n4": the lease expired)',
+    );
+    expect(noRoomMessage({ ...req(1), nodes: placementNodesOf([]) })).toBe(
+      'no node can hold 1 GiB: no node has registered',
+    );
   });
 
   describe('from the registry', () => {
@@ -83,8 +95,17 @@ describe('placement', () => {
     it('gives the same order as the policy: preferred first, then largest first, ties by code units', () => {
       const r = registry({ n1: 2, n2: 6, n3: 4, N9: 4, 'n-b': 4 });
       expect(fromRegistry(r, 1)).toEqual(['n2', 'N9', 'n-b', 'n3', 'n1']);
-      expect(fromRegistry(r, 3, { requisite: topo('n1', 'n3', 'n2'), preferred: topo('n3', 'n1') })).toEqual(['n3', 'n2']);
-      expect(fromRegistry(r, 1, { requisite: [], preferred: topo('n1', 'n1', 'zz') })).toEqual(['n1', 'n2', 'N9', 'n-b', 'n3']);
+      expect(fromRegistry(r, 3, { requisite: topo('n1', 'n3', 'n2'), preferred: topo('n3', 'n1') })).toEqual([
+        'n3',
+        'n2',
+      ]);
+      expect(fromRegistry(r, 1, { requisite: [], preferred: topo('n1', 'n1', 'zz') })).toEqual([
+        'n1',
+        'n2',
+        'N9',
+        'n-b',
+        'n3',
+      ]);
     });
 
     it('with every node in requisite and preferred (immediate binding in a big cluster)', () => {
@@ -92,11 +113,16 @@ describe('placement', () => {
       for (let i = 0; i < 2000; i++) sizes[`node-${i}`] = 1 + (i % 50);
       const r = registry(sizes);
       const all = topo(...Object.keys(sizes));
-      const first = candidates({ topologyKey: KEY, requirements: { requisite: all, preferred: [...all.slice(1000), ...all.slice(0, 1000)] }, nodes: r, size: GiB }).next();
+      const first = candidates({
+        topologyKey: KEY,
+        requirements: { requisite: all, preferred: [...all.slice(1000), ...all.slice(0, 1000)] },
+        nodes: r,
+        size: GiB,
+      }).next();
       expect(first.value?.nodeId).toBe('node-1000');
-      expect(noRoomMessage({ topologyKey: KEY, requirements: { requisite: all, preferred: [] }, nodes: r, size: 51 * GiB })).toBe(
-        'no node can hold 51 GiB; the largest volume available is 50 GiB (node "node-1049")',
-      );
+      expect(
+        noRoomMessage({ topologyKey: KEY, requirements: { requisite: all, preferred: [] }, nodes: r, size: 51 * GiB }),
+      ).toBe('no node can hold 51 GiB; the largest volume available is 50 GiB (node "node-1049")');
     });
 
     it('looks only at the nodes it hands out: the first candidate costs one view, whatever the preferred list', () => {
@@ -109,7 +135,12 @@ describe('placement', () => {
         list: () => r.list(),
       };
       const preferred = topo('n3', ...Array.from({ length: 1000 }, (_, i) => `other-${i}`));
-      const it = candidates({ topologyKey: KEY, requirements: { requisite: [], preferred }, nodes: counting, size: GiB });
+      const it = candidates({
+        topologyKey: KEY,
+        requirements: { requisite: [], preferred },
+        nodes: counting,
+        size: GiB,
+      });
       expect(it.next().value?.nodeId).toBe('n3');
       expect(views).toBe(1);
     });

@@ -47,18 +47,26 @@ const codeUnitOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 
 /** PlacementNodes over a fixed list of views (tests, tools). */
 export function placementNodesOf(views: readonly NodeView[]): PlacementNodes {
   const byId = new Map(views.map((n) => [n.nodeId, n]));
-  const sorted = [...views].sort((a, b) => b.capacity.maxVolumeSize - a.capacity.maxVolumeSize || codeUnitOrder(a.nodeId, b.nodeId));
+  const sorted = [...views].sort(
+    (a, b) => b.capacity.maxVolumeSize - a.capacity.maxVolumeSize || codeUnitOrder(a.nodeId, b.nodeId),
+  );
   return {
     size: byId.size,
     view: (nodeId) => byId.get(nodeId),
     largestFirst: (minSize, allow) =>
-      sorted.filter((n) => n.state === 'available' && n.capacity.maxVolumeSize >= minSize && (allow === undefined || allow(n.nodeId))),
+      sorted.filter(
+        (n) =>
+          n.state === 'available' && n.capacity.maxVolumeSize >= minSize && (allow === undefined || allow(n.nodeId)),
+      ),
     list: () => [...views].sort((a, b) => codeUnitOrder(a.nodeId, b.nodeId)),
   };
 }
 
 /** The node a topology segment names, or undefined when it has other keys or no node. */
-export function segmentNode(segments: Readonly<Record<string, string>> | undefined, topologyKey: string): string | undefined {
+export function segmentNode(
+  segments: Readonly<Record<string, string>> | undefined,
+  topologyKey: string,
+): string | undefined {
   if (segments === undefined || !Object.hasOwn(segments, topologyKey)) return undefined;
   let keys = 0;
   for (const key in segments) if (Object.hasOwn(segments, key)) keys++; // no array per segment: requisite lists can name 5,000 nodes
@@ -67,7 +75,10 @@ export function segmentNode(segments: Readonly<Record<string, string>> | undefin
 }
 
 /** The distinct nodes that `topologies` name, in order. */
-function* nodesOf(topologies: readonly csi.Topology__Output[] | undefined, topologyKey: string): Generator<string, void, undefined> {
+function* nodesOf(
+  topologies: readonly csi.Topology__Output[] | undefined,
+  topologyKey: string,
+): Generator<string, void, undefined> {
   const seen = new Set<string>();
   for (const t of topologies ?? []) {
     const id = segmentNode(t.segments, topologyKey);

@@ -27,10 +27,21 @@ describe('NodeReconciler', () => {
   it('runs at most maxConcurrentListings listings; the other nodes wait in order and stay syncing', async () => {
     const registry = new NodeRegistry();
     const listings = new ControlledListings();
-    const reconciler = new NodeReconciler({ registry, index: new VolumeIndex(), connections: listings, log: nullLogger, maxConcurrentListings: 2 });
+    const reconciler = new NodeReconciler({
+      registry,
+      index: new VolumeIndex(),
+      connections: listings,
+      log: nullLogger,
+      maxConcurrentListings: 2,
+    });
     const cap = { maxVolumeSize: 1, available: 1, managed: 1, total: 1 };
-    const register = (nodeId: string) => reconciler.nodeRegistered(registry.register({ nodeId, endpoint: 'h:1', capacity: cap, deviceMode: 'fake', version: 't' }));
-    expect(['a', 'b', 'c', 'd'].map(register)).toEqual(Array(4).fill({ via: 'listing', why: 'the node sent no inventory' }));
+    const register = (nodeId: string) =>
+      reconciler.nodeRegistered(
+        registry.register({ nodeId, endpoint: 'h:1', capacity: cap, deviceMode: 'fake', version: 't' }),
+      );
+    expect(['a', 'b', 'c', 'd'].map(register)).toEqual(
+      Array(4).fill({ via: 'listing', why: 'the node sent no inventory' }),
+    );
     register('c'); // registers again while waiting: the older registration is dropped, not listed
     expect([listings.started, reconciler.queued]).toEqual([['a', 'b'], 3]);
     listings.finish('b');

@@ -109,13 +109,14 @@ export class NodeReconciler {
 
   /** Why the inventory cannot replace a listing, or undefined when it can (see the header). */
   #inventoryProblem(nodeId: string, inventory: Inventory): string | undefined {
-    if (inventory.records.length !== inventory.count) return `the inventory names ${inventory.records.length} of ${inventory.count} volumes`;
+    if (inventory.records.length !== inventory.count)
+      return `the inventory names ${inventory.records.length} of ${inventory.count} volumes`;
     const { index, connections } = this.#deps;
     const mutations = connections.mutations(nodeId);
     if (mutations.running > 0) return 'a create or delete on the node is in progress';
     if (mutations.started === 0) return undefined;
     if (inventory.count === 0 && index.countOn(nodeId) === 0 && !index.hasUncertainOn(nodeId)) return undefined;
-    return 'this controller has changed the node\'s volumes; the inventory may predate that';
+    return "this controller has changed the node's volumes; the inventory may predate that";
   }
 
   #applyInventory(reg: Registration, inventory: Inventory): void {
@@ -152,7 +153,11 @@ export class NodeReconciler {
 
   #reportConflicts(nodeId: string, conflicts: readonly string[]): void {
     for (const id of conflicts) {
-      this.#deps.log.error('volume is reported by two nodes; keeping the first owner', { node: nodeId, volume: id, owner: this.#deps.index.get(id)?.nodeId });
+      this.#deps.log.error('volume is reported by two nodes; keeping the first owner', {
+        node: nodeId,
+        volume: id,
+        owner: this.#deps.index.get(id)?.nodeId,
+      });
     }
   }
 
@@ -182,7 +187,9 @@ export class NodeReconciler {
     } catch (err) {
       const reason = `listing the node's volumes failed: ${errorMessage(err)}`;
       if (registry.revoke(reg.nodeId, reg.registrationId, reason)) {
-        log.warn('node volume listing failed; registration revoked, the node will register again', { error: errorMessage(err) });
+        log.warn('node volume listing failed; registration revoked, the node will register again', {
+          error: errorMessage(err),
+        });
       }
     } finally {
       index.endListing(reg.nodeId);

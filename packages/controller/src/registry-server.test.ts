@@ -1,12 +1,26 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadRegistry, PermissionDeniedError, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
 import { FakeNode } from './testing/fake-node.js';
-import { call, failure, nodeState, startFakeNode, startTestController, waitFor, type TestController } from './testing/harness.js';
+import {
+  call,
+  failure,
+  nodeState,
+  startFakeNode,
+  startTestController,
+  waitFor,
+  type TestController,
+} from './testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 type RegisterReq = registry.RegisterControllerRequest;
-const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) => res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node'];
-const capacity = { max_volume_size: String(4 * GiB), available: String(4 * GiB), managed: String(8 * GiB), total: String(16 * GiB) };
+const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) =>
+  res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node'];
+const capacity = {
+  max_volume_size: String(4 * GiB),
+  available: String(4 * GiB),
+  managed: String(8 * GiB),
+  total: String(16 * GiB),
+};
 
 function registryClient(tc: TestController): RegistryClient {
   return new (loadRegistry().pmemcsi.registry.v1.Registry)(tc.registryAddress, grpc.credentials.createInsecure());
@@ -15,9 +29,16 @@ function registryClient(tc: TestController): RegistryClient {
 const register = (c: RegistryClient, req: RegisterReq) =>
   unary<RegisterReq, registry.RegisterControllerReply__Output>(c, c.RegisterController, req, { timeoutMs: 5000 });
 const renew = (c: RegistryClient, req: registry.RenewControllerRequest) =>
-  unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(c, c.RenewController, req, { timeoutMs: 5000 });
+  unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(c, c.RenewController, req, {
+    timeoutMs: 5000,
+  });
 const unregister = (c: RegistryClient, req: registry.UnregisterControllerRequest) =>
-  unary<registry.UnregisterControllerRequest, registry.UnregisterControllerReply__Output>(c, c.UnregisterController, req, { timeoutMs: 5000 });
+  unary<registry.UnregisterControllerRequest, registry.UnregisterControllerReply__Output>(
+    c,
+    c.UnregisterController,
+    req,
+    { timeoutMs: 5000 },
+  );
 
 describe('registry server', () => {
   let tc: TestController;
@@ -65,16 +86,28 @@ describe('registry server', () => {
     ]);
     expect(status.volumes).toBe(5);
     const listed = await call.list(tc.csi);
-    expect(listed.entries.map((e) => e.volume?.accessible_topology)).toEqual(Array(5).fill([{ segments: { 'pmem-csi.intel.com/node': 'n1' } }]));
+    expect(listed.entries.map((e) => e.volume?.accessible_topology)).toEqual(
+      Array(5).fill([{ segments: { 'pmem-csi.intel.com/node': 'n1' } }]),
+    );
   });
 
   it('answers with the lease and renews it, updating the capacity', async () => {
     const node = new FakeNode({ nodeId: 'n9' });
     nodes.push(node);
-    const reply = await register(client, { node_id: 'n9', endpoint: await node.start(), capacity, device_mode: 'fake', version: 'v' });
+    const reply = await register(client, {
+      node_id: 'n9',
+      endpoint: await node.start(),
+      capacity,
+      device_mode: 'fake',
+      version: 'v',
+    });
     expect(reply.lease_seconds).toBe('30');
     await tc.controller.idle();
-    const renewed = await renew(client, { node_id: 'n9', registration_id: reply.registration_id, capacity: { ...capacity, max_volume_size: String(GiB) } });
+    const renewed = await renew(client, {
+      node_id: 'n9',
+      registration_id: reply.registration_id,
+      capacity: { ...capacity, max_volume_size: String(GiB) },
+    });
     expect(renewed).toEqual({ lease_seconds: '30' });
     expect(tc.controller.status().nodes[0]?.capacity.maxVolumeSize).toBe(GiB);
   });
@@ -95,16 +128,31 @@ describe('registry server', () => {
     const cases: Array<[RegisterReq, string]> = [
       [{ node_id: '', endpoint: '127.0.0.1:1', capacity }, 'node_id is required'],
       [{ node_id: 'n1', endpoint: '', capacity }, 'endpoint is required'],
-      [{ node_id: 'n1', endpoint: 'no-port', capacity }, 'endpoint "no-port" must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)'],
-      [{ node_id: 'n1', endpoint: 'host:70000', capacity }, 'endpoint "host:70000" must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)'],
+      [
+        { node_id: 'n1', endpoint: 'no-port', capacity },
+        'endpoint "no-port" must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)',
+      ],
+      [
+        { node_id: 'n1', endpoint: 'host:70000', capacity },
+        'endpoint "host:70000" must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)',
+      ],
       [{ node_id: 'n1', endpoint: 'host:1' }, 'capacity is required'],
-      [{ node_id: 'n1', endpoint: 'host:1', capacity: { ...capacity, available: '-5' } }, 'capacity.available must not be negative, got -5'],
+      [
+        { node_id: 'n1', endpoint: 'host:1', capacity: { ...capacity, available: '-5' } },
+        'capacity.available must not be negative, got -5',
+      ],
     ];
     for (const [req, details] of cases) {
       expect(await failure(register(client, req))).toEqual({ code: 'INVALID_ARGUMENT', details });
     }
-    expect(await failure(renew(client, { node_id: 'n1', registration_id: '' }))).toEqual({ code: 'INVALID_ARGUMENT', details: 'registration_id is required' });
-    expect(await failure(unregister(client, { node_id: '', registration_id: 'x' }))).toEqual({ code: 'INVALID_ARGUMENT', details: 'node_id is required' });
+    expect(await failure(renew(client, { node_id: 'n1', registration_id: '' }))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      details: 'registration_id is required',
+    });
+    expect(await failure(unregister(client, { node_id: '', registration_id: 'x' }))).toEqual({
+      code: 'INVALID_ARGUMENT',
+      details: 'node_id is required',
+    });
     expect(tc.controller.status().nodes).toEqual([]);
     // IPv6 and DNS names are fine
     await register(client, { node_id: 'v6', endpoint: '[::1]:10001', capacity });
@@ -113,19 +161,29 @@ describe('registry server', () => {
 
   it('a node that stops renewing becomes unavailable but keeps its volumes; renewing later re-registers it', async () => {
     const node = await fakeNode('n1');
-    await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+    await call.create(tc.csi, {
+      name: 'pvc-1',
+      volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    });
     const expiry = tc.controller.status().nodes[0]?.leaseExpiresAt;
     tc.clock.advance(30_000);
-    expect(tc.controller.status().nodes[0]).toMatchObject({ state: 'unavailable', reason: `the lease expired at ${expiry} without renewal`, volumes: 1 });
+    expect(tc.controller.status().nodes[0]).toMatchObject({
+      state: 'unavailable',
+      reason: `the lease expired at ${expiry} without renewal`,
+      volumes: 1,
+    });
     await node.renew(); // NOT_FOUND → registers again → volumes listed again
     expect(node.registrations).toHaveLength(2);
     await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available again');
     expect(tc.controller.status().nodes[0]?.volumes).toBe(1);
   });
 
-  it('reconciles on every registration: volumes added or removed behind the controller\'s back', async () => {
+  it("reconciles on every registration: volumes added or removed behind the controller's back", async () => {
     const node = await fakeNode('n1');
-    await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+    await call.create(tc.csi, {
+      name: 'pvc-1',
+      volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    });
     node.volumes.clear();
     node.addVolume('pvc-2', GiB);
     await node.register();
@@ -143,7 +201,10 @@ describe('registry server', () => {
     await node.register();
     await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available');
     expect(tc.controller.status().nodes[0]?.endpoint).toBe(node.endpoint);
-    await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+    await call.create(tc.csi, {
+      name: 'pvc-1',
+      volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    });
     expect(node.volumes.size).toBe(1);
   });
 
@@ -155,7 +216,10 @@ describe('registry server', () => {
     node.useRegistry(tc.registryAddress);
     await node.register();
     await tc.controller.idle();
-    expect(tc.controller.status().nodes[0]).toMatchObject({ state: 'unavailable', reason: 'listing the node\'s volumes failed: node "n1": disk on fire' });
+    expect(tc.controller.status().nodes[0]).toMatchObject({
+      state: 'unavailable',
+      reason: 'listing the node\'s volumes failed: node "n1": disk on fire',
+    });
     await node.renew();
     await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available');
   });
@@ -164,7 +228,9 @@ describe('registry server', () => {
     const reply = await register(client, { node_id: 'n9', endpoint: '127.0.0.1:1', capacity });
     await tc.controller.idle();
     expect(tc.controller.status().nodes[0]?.state).toBe('unavailable');
-    expect(tc.controller.status().nodes[0]?.reason).toMatch(/^listing the node's volumes failed: node "n9" is not reachable: .+/);
+    expect(tc.controller.status().nodes[0]?.reason).toMatch(
+      /^listing the node's volumes failed: node "n9" is not reachable: .+/,
+    );
     expect(await failure(renew(client, { node_id: 'n9', registration_id: reply.registration_id }))).toEqual({
       code: 'NOT_FOUND',
       details: 'unknown registration for node "n9"; register again',
@@ -173,10 +239,19 @@ describe('registry server', () => {
 
   it('unregistering keeps the node and its volumes known', async () => {
     const node = await fakeNode('n1');
-    await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+    await call.create(tc.csi, {
+      name: 'pvc-1',
+      volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    });
     await node.unregister();
-    expect(tc.controller.status().nodes[0]).toMatchObject({ state: 'unregistered', reason: 'the node unregistered (shut down)', volumes: 1 });
-    expect(await failure(node.renew().then(() => unregister(client, { node_id: 'n1', registration_id: 'gone' })))).toEqual({
+    expect(tc.controller.status().nodes[0]).toMatchObject({
+      state: 'unregistered',
+      reason: 'the node unregistered (shut down)',
+      volumes: 1,
+    });
+    expect(
+      await failure(node.renew().then(() => unregister(client, { node_id: 'n1', registration_id: 'gone' }))),
+    ).toEqual({
       code: 'NOT_FOUND',
       details: 'unknown registration for node "n1"; register again',
     });
@@ -214,15 +289,28 @@ describe('registration with a volume inventory', () => {
     const n2 = await node('n2', 'count');
     await n1.register();
     await n2.register();
-    expect(tc.controller.status().nodes.map((n) => [n.nodeId, n.state, n.volumes])).toEqual([['n1', 'available', 2], ['n2', 'available', 0]]);
+    expect(tc.controller.status().nodes.map((n) => [n.nodeId, n.state, n.volumes])).toEqual([
+      ['n1', 'available', 2],
+      ['n2', 'available', 0],
+    ]);
     await tc.controller.idle();
     expect([n1.calls.ListVolumes, n2.calls.ListVolumes]).toEqual([0, 0]);
     const listed = await call.list(tc.csi);
-    expect(listed.entries.map((e) => [e.volume?.volume_context['name'], e.volume?.capacity_bytes])).toEqual([['pvc-a', String(GiB)], ['pvc-b', String(GiB)]]);
+    expect(listed.entries.map((e) => [e.volume?.volume_context['name'], e.volume?.capacity_bytes])).toEqual([
+      ['pvc-a', String(GiB)],
+      ['pvc-b', String(GiB)],
+    ]);
     expect(nodeOf(await call.create(tc.csi, { name: 'pvc-c', volume_capabilities: block }))).toBe('n2');
     // an existing volume from the inventory is found by name (idempotent CreateVolume)
-    expect((await call.create(tc.csi, { name: 'pvc-a', capacity_range: { required_bytes: String(GiB) }, volume_capabilities: block })).volume?.volume_id)
-      .toBe(listed.entries[0]?.volume?.volume_id);
+    expect(
+      (
+        await call.create(tc.csi, {
+          name: 'pvc-a',
+          capacity_range: { required_bytes: String(GiB) },
+          volume_capabilities: block,
+        })
+      ).volume?.volume_id,
+    ).toBe(listed.entries[0]?.volume?.volume_id);
     expect(n1.calls.CreateVolume).toBe(0);
   });
 
@@ -231,12 +319,15 @@ describe('registration with a volume inventory', () => {
     const counted = await node('counted', 'count', ['pvc-b', 'pvc-c']);
     await old.register();
     await counted.register();
-    await waitFor(() => nodeState(tc, 'old') === 'available' && nodeState(tc, 'counted') === 'available', 'both available');
+    await waitFor(
+      () => nodeState(tc, 'old') === 'available' && nodeState(tc, 'counted') === 'available',
+      'both available',
+    );
     expect([old.calls.ListVolumes, counted.calls.ListVolumes]).toEqual([1, 1]);
     expect(tc.controller.status().volumes).toBe(3);
   });
 
-  it('after this controller changed a node\'s volumes, a re-registration with volumes is listed again', async () => {
+  it("after this controller changed a node's volumes, a re-registration with volumes is listed again", async () => {
     const n1 = await node('n1', 'full');
     await n1.register();
     const created = await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: block });
@@ -264,16 +355,26 @@ describe('registration with a volume inventory', () => {
   });
 
   it('validates the inventory, naming the field', async () => {
-    const v = (volume_id: string, capacity_bytes = String(GiB)) => ({ volume_id, capacity_bytes, volume_context: { name: volume_id } });
+    const v = (volume_id: string, capacity_bytes = String(GiB)) => ({
+      volume_id,
+      capacity_bytes,
+      volume_context: { name: volume_id },
+    });
     const cases: Array<[registry.VolumeInventory, string]> = [
       [{ count: '-1' }, 'inventory.count must be a non-negative integer below 10^15, got "-1"'],
-      [{ count: '1', volumes: [v('a'), v('b')] }, 'inventory.count (1) must not be smaller than the number of inventory.volumes (2)'],
+      [
+        { count: '1', volumes: [v('a'), v('b')] },
+        'inventory.count (1) must not be smaller than the number of inventory.volumes (2)',
+      ],
       [{ count: '2', volumes: [v('a'), v('')] }, 'inventory.volumes[1].volume_id is required'],
       [{ count: '2', volumes: [v('a'), v('a')] }, 'inventory.volumes[1].volume_id "a" appears more than once'],
       [{ count: '1', volumes: [v('a', '-5')] }, 'inventory.volumes[0].capacity_bytes must not be negative, got -5'],
     ];
     for (const [inventory, details] of cases) {
-      expect(await failure(register(client, { node_id: 'n1', endpoint: '127.0.0.1:1', capacity, inventory }))).toEqual({ code: 'INVALID_ARGUMENT', details });
+      expect(await failure(register(client, { node_id: 'n1', endpoint: '127.0.0.1:1', capacity, inventory }))).toEqual({
+        code: 'INVALID_ARGUMENT',
+        details,
+      });
     }
     expect(tc.controller.status().nodes).toEqual([]);
   });
@@ -287,12 +388,19 @@ describe('lease scaling', () => {
       const leases: string[] = [];
       const ids: string[] = [];
       for (const nodeId of ['n1', 'n2', 'n3', 'n4']) {
-        const reply = await register(client, { node_id: nodeId, endpoint: '127.0.0.1:1', capacity, inventory: { count: '0' } });
+        const reply = await register(client, {
+          node_id: nodeId,
+          endpoint: '127.0.0.1:1',
+          capacity,
+          inventory: { count: '0' },
+        });
         leases.push(reply.lease_seconds);
         ids.push(reply.registration_id);
       }
       expect(leases).toEqual(['30', '60', '90', '90']);
-      expect(await renew(client, { node_id: 'n1', registration_id: ids[0] ?? '', capacity })).toEqual({ lease_seconds: '90' });
+      expect(await renew(client, { node_id: 'n1', registration_id: ids[0] ?? '', capacity })).toEqual({
+        lease_seconds: '90',
+      });
       tc.clock.advance(89_000); // the test clock also moves with real time
       expect(nodeState(tc, 'n1')).toBe('available');
       expect(nodeState(tc, 'n2')).toBe('unavailable'); // granted 60 s, never renewed
@@ -334,7 +442,10 @@ describe('registry with a real 1 s lease', () => {
       await node.register();
       node.startRenewing(); // every 333 ms
       await waitFor(() => nodeState(tc, 'n1') === 'available', 'n1 available');
-      await call.create(tc.csi, { name: 'pvc-1', volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] });
+      await call.create(tc.csi, {
+        name: 'pvc-1',
+        volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+      });
       await new Promise((r) => setTimeout(r, 1500));
       expect(nodeState(tc, 'n1')).toBe('available');
       node.stopRenewing();

@@ -5,7 +5,14 @@
 // validate, touch one record and log nothing. The peer check (client cert SAN
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
-import { adaptService, InvalidArgumentError, loadRegistry, type Logger, type registry, type RegistryHandlers } from '@pmem-csi/runtime';
+import {
+  adaptService,
+  InvalidArgumentError,
+  loadRegistry,
+  type Logger,
+  type registry,
+  type RegistryHandlers,
+} from '@pmem-csi/runtime';
 import type { NodeRegistry } from './node-registry.js';
 import { recordFromVolume, type Inventory, type NodeReconciler } from './reconciler.js';
 import { formatBytes, parseBytes, type Capacity } from '@pmem-csi/csi';
@@ -25,7 +32,9 @@ export function checkEndpoint(endpoint: string): string {
   const m = ENDPOINT.exec(endpoint);
   const port = m === null ? 0 : Number(m[1]);
   if (port < 1 || port > 65535) {
-    throw new InvalidArgumentError(`endpoint ${JSON.stringify(endpoint)} must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)`);
+    throw new InvalidArgumentError(
+      `endpoint ${JSON.stringify(endpoint)} must be host:port with a port from 1 to 65535 (e.g. 10.0.0.5:10001)`,
+    );
   }
   return endpoint;
 }
@@ -47,7 +56,8 @@ export function parseCapacity(capacity: registry.Capacity__Output): Capacity {
 
 function parseCount(value: string, field: string): number {
   const n = /^\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${field} must be a non-negative integer below 10^15, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`${field} must be a non-negative integer below 10^15, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -55,13 +65,16 @@ function parseCount(value: string, field: string): number {
 export function parseInventory(nodeId: string, inventory: registry.VolumeInventory__Output): Inventory {
   const count = parseCount(inventory.count, 'inventory.count');
   if (inventory.volumes.length > count) {
-    throw new InvalidArgumentError(`inventory.count (${count}) must not be smaller than the number of inventory.volumes (${inventory.volumes.length})`);
+    throw new InvalidArgumentError(
+      `inventory.count (${count}) must not be smaller than the number of inventory.volumes (${inventory.volumes.length})`,
+    );
   }
   const seen = new Set<string>();
   const records = inventory.volumes.map((volume, i) => {
     const field = `inventory.volumes[${i}]`;
     if (volume.volume_id === '') throw new InvalidArgumentError(`${field}.volume_id is required`);
-    if (seen.has(volume.volume_id)) throw new InvalidArgumentError(`${field}.volume_id ${JSON.stringify(volume.volume_id)} appears more than once`);
+    if (seen.has(volume.volume_id))
+      throw new InvalidArgumentError(`${field}.volume_id ${JSON.stringify(volume.volume_id)} appears more than once`);
     seen.add(volume.volume_id);
     return recordFromVolume(nodeId, volume, `${field}.capacity_bytes`);
   });
@@ -85,18 +98,29 @@ export function createRegistryService(deps: RegistryServiceDeps): RegistryHandle
         if (req.capacity === null) throw new InvalidArgumentError('capacity is required');
         const capacity = parseCapacity(req.capacity);
         const inventory = req.inventory === null ? undefined : parseInventory(nodeId, req.inventory);
-        const reg = registry.register({ nodeId, endpoint, capacity, deviceMode: req.device_mode, version: req.version });
-        const source = reconciler.nodeRegistered(reg, inventory);
-        log.info(source.via === 'inventory' ? 'node registered with its volume inventory; node available' : 'node registered; listing its volumes', {
-          node: nodeId,
+        const reg = registry.register({
+          nodeId,
           endpoint,
-          previousEndpoint: reg.previousEndpoint,
+          capacity,
           deviceMode: req.device_mode,
           version: req.version,
-          leaseSeconds: reg.leaseSeconds,
-          ...(source.via === 'inventory' ? { volumes: inventory?.count } : { why: source.why }),
-          ...capacityFields(capacity),
         });
+        const source = reconciler.nodeRegistered(reg, inventory);
+        log.info(
+          source.via === 'inventory'
+            ? 'node registered with its volume inventory; node available'
+            : 'node registered; listing its volumes',
+          {
+            node: nodeId,
+            endpoint,
+            previousEndpoint: reg.previousEndpoint,
+            deviceMode: req.device_mode,
+            version: req.version,
+            leaseSeconds: reg.leaseSeconds,
+            ...(source.via === 'inventory' ? { volumes: inventory?.count } : { why: source.why }),
+            ...capacityFields(capacity),
+          },
+        );
         return { registration_id: reg.registrationId, lease_seconds: String(reg.leaseSeconds) };
       },
       RenewController: async (req) => {

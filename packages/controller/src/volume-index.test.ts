@@ -1,7 +1,20 @@
 import type { NodeView } from './node-registry.js';
-import { absenceDoubt, creationDoubt, MAX_NODES_NAMED, SettleClock, VolumeIndex, type VolumeRecord } from './volume-index.js';
+import {
+  absenceDoubt,
+  creationDoubt,
+  MAX_NODES_NAMED,
+  SettleClock,
+  VolumeIndex,
+  type VolumeRecord,
+} from './volume-index.js';
 
-const rec = (volumeId: string, nodeId = 'n1', capacityBytes = 100): VolumeRecord => ({ volumeId, nodeId, name: `name-${volumeId}`, capacityBytes, volumeContext: {} });
+const rec = (volumeId: string, nodeId = 'n1', capacityBytes = 100): VolumeRecord => ({
+  volumeId,
+  nodeId,
+  name: `name-${volumeId}`,
+  capacityBytes,
+  volumeContext: {},
+});
 
 function view(nodeId: string, state: NodeView['state'], volumesKnown = true, reason?: string): NodeView {
   return {
@@ -19,7 +32,7 @@ function view(nodeId: string, state: NodeView['state'], volumesKnown = true, rea
 }
 
 describe('VolumeIndex', () => {
-  it('replaces a node\'s volumes with its listing and reports what changed', () => {
+  it("replaces a node's volumes with its listing and reports what changed", () => {
     const index = new VolumeIndex();
     index.add(rec('a'));
     index.add(rec('b'));
@@ -133,8 +146,12 @@ describe('settle and absence policy', () => {
     let now = 1_000_000;
     const settle = new SettleClock(45_000, () => now);
     now += 12_500;
-    expect(creationDoubt(settle, [])).toBe('controller started 12s ago and is still collecting volumes from nodes; retry');
-    expect(absenceDoubt(settle, [])).toBe('controller started 12s ago and is still collecting volumes from nodes; retry');
+    expect(creationDoubt(settle, [])).toBe(
+      'controller started 12s ago and is still collecting volumes from nodes; retry',
+    );
+    expect(absenceDoubt(settle, [])).toBe(
+      'controller started 12s ago and is still collecting volumes from nodes; retry',
+    );
     now += 40_000;
     expect(settle.settled()).toBe(true);
     expect(creationDoubt(settle, [view('n1', 'available')])).toBeUndefined();
@@ -142,16 +159,29 @@ describe('settle and absence policy', () => {
 
   it('creation needs every known node listed; absence needs every known node available', () => {
     const settle = new SettleClock(0);
-    const nodes = [view('n1', 'available'), view('n2', 'unavailable', true, 'the lease expired'), view('n3', 'syncing', false, 'listing the node\'s volumes')];
-    expect(creationDoubt(settle, nodes)).toBe('the volumes of node "n3" (listing the node\'s volumes) are not known yet; retry');
-    expect(absenceDoubt(settle, nodes)).toBe('node "n2" (the lease expired), node "n3" (listing the node\'s volumes) are not available and could hold it; retry');
+    const nodes = [
+      view('n1', 'available'),
+      view('n2', 'unavailable', true, 'the lease expired'),
+      view('n3', 'syncing', false, "listing the node's volumes"),
+    ];
+    expect(creationDoubt(settle, nodes)).toBe(
+      'the volumes of node "n3" (listing the node\'s volumes) are not known yet; retry',
+    );
+    expect(absenceDoubt(settle, nodes)).toBe(
+      'node "n2" (the lease expired), node "n3" (listing the node\'s volumes) are not available and could hold it; retry',
+    );
     expect(absenceDoubt(settle, [view('n1', 'available')])).toBeUndefined();
   });
 
   it('names at most MAX_NODES_NAMED nodes and counts the rest', () => {
     const settle = new SettleClock(0);
-    const many = Array.from({ length: MAX_NODES_NAMED + 3 }, (_, i) => view(`n${String(i).padStart(2, '0')}`, 'syncing', false, 'listing'));
-    const named = many.slice(0, MAX_NODES_NAMED).map((n) => `node "${n.nodeId}" (listing)`).join(', ');
+    const many = Array.from({ length: MAX_NODES_NAMED + 3 }, (_, i) =>
+      view(`n${String(i).padStart(2, '0')}`, 'syncing', false, 'listing'),
+    );
+    const named = many
+      .slice(0, MAX_NODES_NAMED)
+      .map((n) => `node "${n.nodeId}" (listing)`)
+      .join(', ');
     expect(creationDoubt(settle, many)).toBe(`the volumes of ${named} and 3 more nodes are not known yet; retry`);
     expect(absenceDoubt(settle, many)).toBe(`${named} and 3 more nodes are not available and could hold it; retry`);
   });

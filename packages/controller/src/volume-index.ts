@@ -144,7 +144,8 @@ export class VolumeIndex {
     const { removed, keptNewer } = this.#dropUnlisted(nodeId, applied.ids, since);
     // Uncertain creates older than the listing are settled by it (listed → indexed, absent →
     // never made). Tombstones go when the last running listing of the node ends (endListing).
-    for (const [id, stamp] of this.#uncertain) if (stamp.nodeId === nodeId && stamp.seq <= since) this.#uncertain.delete(id);
+    for (const [id, stamp] of this.#uncertain)
+      if (stamp.nodeId === nodeId && stamp.seq <= since) this.#uncertain.delete(id);
     return { added: applied.added, removed, unchanged: applied.unchanged, keptNewer, conflicts: applied.conflicts };
   }
 
@@ -162,7 +163,11 @@ export class VolumeIndex {
     return this.#byId.size;
   }
 
-  #applyListed(nodeId: string, listed: readonly VolumeRecord[], since: number): { ids: Set<string>; added: number; unchanged: number; conflicts: string[] } {
+  #applyListed(
+    nodeId: string,
+    listed: readonly VolumeRecord[],
+    since: number,
+  ): { ids: Set<string>; added: number; unchanged: number; conflicts: string[] } {
     const result = { ids: new Set<string>(), added: 0, unchanged: 0, conflicts: [] as string[] };
     for (const record of listed) {
       if (this.#deletedSince(record.volumeId, nodeId, since)) continue;
@@ -262,7 +267,10 @@ export class SettleClock {
 export const MAX_NODES_NAMED = 20;
 
 function describeNodes(nodes: readonly NodeView[]): string {
-  const named = nodes.slice(0, MAX_NODES_NAMED).map((n) => `node ${JSON.stringify(n.nodeId)} (${n.reason ?? n.state})`).join(', ');
+  const named = nodes
+    .slice(0, MAX_NODES_NAMED)
+    .map((n) => `node ${JSON.stringify(n.nodeId)} (${n.reason ?? n.state})`)
+    .join(', ');
   return nodes.length > MAX_NODES_NAMED ? `${named} and ${nodes.length - MAX_NODES_NAMED} more nodes` : named;
 }
 

@@ -12,7 +12,13 @@ function request(name: string): csi.CreateVolumeRequest__Output {
   return {
     name,
     capacity_range: null,
-    volume_capabilities: [{ access_type: 'mount', mount: { fs_type: 'ext4', mount_flags: [], volume_mount_group: '' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    volume_capabilities: [
+      {
+        access_type: 'mount',
+        mount: { fs_type: 'ext4', mount_flags: [], volume_mount_group: '' },
+        access_mode: { mode: 'SINGLE_NODE_WRITER' },
+      },
+    ],
     parameters: {},
     secrets: {},
     volume_content_source: null,
@@ -31,22 +37,30 @@ function outcome(name: string): { id: string } | { refused: string } {
 }
 
 describe('CreateVolume names', () => {
-  it.each(['..', '.', '-x', 'pvmove-1', '_tmeta-data', '😀😀😀😀😀😀', 'a\u0000b', 'n'.repeat(129), 'n'.repeat(5000)])('%j is refused with INVALID_ARGUMENT naming `name`', (name) => {
-    const got = outcome(name);
-    expect(got).toEqual({ refused: volumeNameProblem(name) });
-    expect('refused' in got && got.refused.startsWith('name ')).toBe(true);
-    expect('refused' in got && got.refused.length).toBeLessThan(1200); // never the whole of a huge name
-  });
+  it.each(['..', '.', '-x', 'pvmove-1', '_tmeta-data', '😀😀😀😀😀😀', 'a\u0000b', 'n'.repeat(129), 'n'.repeat(5000)])(
+    '%j is refused with INVALID_ARGUMENT naming `name`',
+    (name) => {
+      const got = outcome(name);
+      expect(got).toEqual({ refused: volumeNameProblem(name) });
+      expect('refused' in got && got.refused.startsWith('name ')).toBe(true);
+      expect('refused' in got && got.refused.length).toBeLessThan(1200); // never the whole of a huge name
+    },
+  );
 
   it('external-provisioner names and the CSI maximum of 128 bytes are accepted', () => {
-    expect(outcome('pvc-0a1b2c3d-4e5f-6789-abcd-ef0123456789')).toEqual({ id: volumeIdForName('pvc-0a1b2c3d-4e5f-6789-abcd-ef0123456789') });
+    expect(outcome('pvc-0a1b2c3d-4e5f-6789-abcd-ef0123456789')).toEqual({
+      id: volumeIdForName('pvc-0a1b2c3d-4e5f-6789-abcd-ef0123456789'),
+    });
     expect(outcome('n'.repeat(128))).toEqual({ id: volumeIdForName('n'.repeat(128)) });
   });
 
   it('property: a name the controller accepts yields an id the nodes accept; a refused one is refused by the shared rule (20,000 names)', () => {
     const names = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 140 }),
-      fc.string({ unit: fc.constantFrom('.', '-', '_', 'p', 'v', 'm', 'o', 'e', 'l', 'g', 't', 'a', '😀', ' ', '\u0007'), maxLength: 10 }),
+      fc.string({
+        unit: fc.constantFrom('.', '-', '_', 'p', 'v', 'm', 'o', 'e', 'l', 'g', 't', 'a', '😀', ' ', '\u0007'),
+        maxLength: 10,
+      }),
       fc.uuid().map((u) => `pvc-${u}`),
     );
     fc.assert(

@@ -13,14 +13,19 @@ function validationProblem(req: csi.ValidateVolumeCapabilitiesRequest__Output): 
   if (!params.ok) return params.message;
   const context = parseVolumeParameters(req.volume_context, 'volumeContext');
   if (!context.ok) return context.message;
-  if (Object.keys(req.mutable_parameters ?? {}).length > 0) return 'mutable_parameters are not supported by this driver';
+  if (Object.keys(req.mutable_parameters ?? {}).length > 0)
+    return 'mutable_parameters are not supported by this driver';
   return undefined;
 }
 
 /** Confirm the capabilities when all are supported; otherwise an unconfirmed answer with the reason. */
-export function validateVolumeCapabilities(deps: ControllerDeps, req: csi.ValidateVolumeCapabilitiesRequest__Output): csi.ValidateVolumeCapabilitiesResponse {
+export function validateVolumeCapabilities(
+  deps: ControllerDeps,
+  req: csi.ValidateVolumeCapabilitiesRequest__Output,
+): csi.ValidateVolumeCapabilitiesResponse {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  if (req.volume_capabilities.length === 0) throw new InvalidArgumentError('volume_capabilities is required: give at least one capability');
+  if (req.volume_capabilities.length === 0)
+    throw new InvalidArgumentError('volume_capabilities is required: give at least one capability');
   lookupVolume(deps, volumeId);
   const problem = validationProblem(req);
   if (problem !== undefined) return { confirmed: null, message: problem };
@@ -36,7 +41,10 @@ export function validateVolumeCapabilities(deps: ControllerDeps, req: csi.Valida
 }
 
 /** The volume with its condition (abnormal while its node is unreachable). */
-export function controllerGetVolume(deps: ControllerDeps, req: csi.ControllerGetVolumeRequest__Output): csi.ControllerGetVolumeResponse {
+export function controllerGetVolume(
+  deps: ControllerDeps,
+  req: csi.ControllerGetVolumeRequest__Output,
+): csi.ControllerGetVolumeResponse {
   const rec = lookupVolume(deps, requireField(req.volume_id, 'volume_id'));
   return {
     volume: toCsiVolume(deps, rec),

@@ -16,7 +16,11 @@ function ensureProjectGraph(): void {
     readCachedProjectGraph();
     return;
   } catch {
-    const res = spawnSync('npx', ['nx', 'show', 'projects'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NX_DAEMON: 'false' } });
+    const res = spawnSync('npx', ['nx', 'show', 'projects'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, NX_DAEMON: 'false' },
+    });
     if (res.status !== 0) throw new Error(`could not create the Nx project graph: ${res.stderr}`);
   }
   readCachedProjectGraph();
@@ -24,7 +28,10 @@ function ensureProjectGraph(): void {
 
 /** The lint messages (rule: message) for a probe file with `code` in package `pkg`. */
 async function lintProbe(pkg: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({ cwd: ROOT, overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}`] }] });
+  const eslint = new ESLint({
+    cwd: ROOT,
+    overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}`] }],
+  });
   const [result] = await eslint.lintText(code, { filePath: `${ROOT}packages/${pkg}/src/${PROBE}` });
   return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message.split('\n')[0]}`);
 }
@@ -38,29 +45,48 @@ describe('@pmem-csi/csi boundaries', () => {
     ["import { readFileSync } from 'node:fs';\nexport const probe = readFileSync;\n", 'node:fs'],
     ["import { spawn } from 'child_process';\nexport const probe = spawn;\n", 'child_process'],
     ["import * as net from 'node:net';\nexport const probe = net;\n", 'node:net'],
-  ])('refuses Node built-ins with I/O (%#: %s)', async (code, mod) => {
-    await expect(lintProbe('csi', code)).resolves.toEqual([`no-restricted-imports: '${mod}' import is restricted from being used by a pattern. ${PURE}`]);
-  }, 60_000);
+  ])(
+    'refuses Node built-ins with I/O (%#: %s)',
+    async (code, mod) => {
+      await expect(lintProbe('csi', code)).resolves.toEqual([
+        `no-restricted-imports: '${mod}' import is restricted from being used by a pattern. ${PURE}`,
+      ]);
+    },
+    60_000,
+  );
 
   it('refuses gRPC and the Kubernetes client', async () => {
-    await expect(lintProbe('csi', "import * as grpc from '@grpc/grpc-js';\nexport const probe = grpc;\n")).resolves.toEqual([
+    await expect(
+      lintProbe('csi', "import * as grpc from '@grpc/grpc-js';\nexport const probe = grpc;\n"),
+    ).resolves.toEqual([
       '@nx/enforce-module-boundaries: A project tagged with "scope:csi" is not allowed to import "@grpc/grpc-js"',
     ]);
-    await expect(lintProbe('csi', "import * as k8s from '@kubernetes/client-node';\nexport const probe = k8s;\n")).resolves.toEqual([
+    await expect(
+      lintProbe('csi', "import * as k8s from '@kubernetes/client-node';\nexport const probe = k8s;\n"),
+    ).resolves.toEqual([
       '@nx/enforce-module-boundaries: A project tagged with "scope:csi" is not allowed to import "@kubernetes/client-node"',
     ]);
   }, 60_000);
 
   it('refuses the runtime (which depends on it)', async () => {
-    const messages = await lintProbe('csi', "import { createLogger } from '@pmem-csi/runtime';\nexport const probe = createLogger;\n");
+    const messages = await lintProbe(
+      'csi',
+      "import { createLogger } from '@pmem-csi/runtime';\nexport const probe = createLogger;\n",
+    );
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(/^@nx\/enforce-module-boundaries: (Circular dependency between "csi" and "runtime"|A project tagged with "scope:csi" can only depend on libs tagged with "scope:api")/);
+    expect(messages[0]).toMatch(
+      /^@nx\/enforce-module-boundaries: (Circular dependency between "csi" and "runtime"|A project tagged with "scope:csi" can only depend on libs tagged with "scope:api")/,
+    );
   }, 60_000);
 
   it('allows the api, and lets controller, node and operator import it (controls)', async () => {
-    await expect(lintProbe('csi', "import { volumeIdForName } from '@pmem-csi/api';\nexport const probe = volumeIdForName;\n")).resolves.toEqual([]);
+    await expect(
+      lintProbe('csi', "import { volumeIdForName } from '@pmem-csi/api';\nexport const probe = volumeIdForName;\n"),
+    ).resolves.toEqual([]);
     for (const pkg of ['controller', 'node', 'operator', 'driver', 'runtime']) {
-      await expect(lintProbe(pkg, "import { formatBytes } from '@pmem-csi/csi';\nexport const probe = formatBytes;\n")).resolves.toEqual([]);
+      await expect(
+        lintProbe(pkg, "import { formatBytes } from '@pmem-csi/csi';\nexport const probe = formatBytes;\n"),
+      ).resolves.toEqual([]);
     }
   }, 120_000);
 });

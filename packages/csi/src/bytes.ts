@@ -24,13 +24,17 @@ export type Int64Field = string | number | { toString(): string } | null | undef
 export function parseBytes(value: Int64Field, field: string): number {
   if (value === undefined || value === null || value === '') return 0;
   const text = String(value);
-  if (!/^-?\d+$/.test(text)) throw new InvalidArgumentError(`${field} must be an integer number of bytes, got ${JSON.stringify(text)}`);
+  if (!/^-?\d+$/.test(text))
+    throw new InvalidArgumentError(`${field} must be an integer number of bytes, got ${JSON.stringify(text)}`);
   if (text.startsWith('-')) {
     if (/^-0+$/.test(text)) return 0;
     throw new InvalidArgumentError(`${field} must not be negative, got ${text}`);
   }
   const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new OutOfRangeError(`${field} ${text} is too large; the maximum supported is ${Number.MAX_SAFE_INTEGER} bytes`);
+  if (!Number.isSafeInteger(n))
+    throw new OutOfRangeError(
+      `${field} ${text} is too large; the maximum supported is ${Number.MAX_SAFE_INTEGER} bytes`,
+    );
   return n;
 }
 

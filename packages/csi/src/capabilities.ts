@@ -7,7 +7,12 @@
 import { InvalidArgumentError } from './errors.js';
 import type { VolumeCapabilityInput } from './wire.js';
 
-export const SUPPORTED_ACCESS_MODES = ['SINGLE_NODE_WRITER', 'SINGLE_NODE_READER_ONLY', 'SINGLE_NODE_SINGLE_WRITER', 'SINGLE_NODE_MULTI_WRITER'] as const;
+export const SUPPORTED_ACCESS_MODES = [
+  'SINGLE_NODE_WRITER',
+  'SINGLE_NODE_READER_ONLY',
+  'SINGLE_NODE_SINGLE_WRITER',
+  'SINGLE_NODE_MULTI_WRITER',
+] as const;
 
 /** Filesystems the node can create; an empty fs_type means DEFAULT_FS_TYPE. */
 export const SUPPORTED_FS_TYPES = ['ext4', 'xfs'] as const;
@@ -27,14 +32,17 @@ export function isFsType(fsType: string): fsType is FsType {
 export function fsTypeOf(requested: string, field: string): FsType {
   if (requested === '') return DEFAULT_FS_TYPE;
   if (isFsType(requested)) return requested;
-  throw new InvalidArgumentError(`${field} ${JSON.stringify(requested)} is not supported; allowed: ${SUPPORTED_FS_TYPES.join(', ')} (or empty for ${DEFAULT_FS_TYPE})`);
+  throw new InvalidArgumentError(
+    `${field} ${JSON.stringify(requested)} is not supported; allowed: ${SUPPORTED_FS_TYPES.join(', ')} (or empty for ${DEFAULT_FS_TYPE})`,
+  );
 }
 
 /** Why capability `cap` (at `field`) is unsupported, or undefined when it is supported. */
 export function capabilityProblem(cap: VolumeCapabilityInput, field: string): string | undefined {
   const mode = cap.access_mode?.mode;
   if (mode === undefined || mode === 'UNKNOWN') return `${field}.access_mode is required; allowed: ${ALLOWED_MODES}`;
-  if (!MODES.has(mode)) return `${field}.access_mode ${mode} is not supported: PMEM volumes are local to one node; allowed: ${ALLOWED_MODES}`;
+  if (!MODES.has(mode))
+    return `${field}.access_mode ${mode} is not supported: PMEM volumes are local to one node; allowed: ${ALLOWED_MODES}`;
   if (cap.access_type === 'block') return undefined;
   if (cap.access_type !== 'mount') return `${field} needs an access_type: mount or block`;
   const fsType = cap.mount?.fs_type ?? '';
@@ -45,7 +53,10 @@ export function capabilityProblem(cap: VolumeCapabilityInput, field: string): st
 }
 
 /** The first problem among `caps`, or undefined when all are supported. */
-export function capabilitiesProblem(caps: readonly VolumeCapabilityInput[], field = 'volume_capabilities'): string | undefined {
+export function capabilitiesProblem(
+  caps: readonly VolumeCapabilityInput[],
+  field = 'volume_capabilities',
+): string | undefined {
   for (const [i, cap] of caps.entries()) {
     const problem = capabilityProblem(cap, `${field}[${i}]`);
     if (problem !== undefined) return problem;
@@ -55,7 +66,8 @@ export function capabilitiesProblem(caps: readonly VolumeCapabilityInput[], fiel
 
 /** Throw InvalidArgument unless every capability is supported (and, when `required`, there is one). */
 export function checkCapabilities(caps: readonly VolumeCapabilityInput[], required: boolean): void {
-  if (required && caps.length === 0) throw new InvalidArgumentError('volume_capabilities is required: give at least one capability');
+  if (required && caps.length === 0)
+    throw new InvalidArgumentError('volume_capabilities is required: give at least one capability');
   const problem = capabilitiesProblem(caps);
   if (problem !== undefined) throw new InvalidArgumentError(problem);
 }

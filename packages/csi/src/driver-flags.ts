@@ -6,7 +6,16 @@
 // layout): `--mode controller` (CSI controller + registry), `--mode node` (CSI node service +
 // node-controller service). Every bad flag gives a problem naming the flag and what is allowed;
 // all problems are reported at once.
-import { DEFAULT_DRIVER_NAME, LOG_FORMATS, METRICS_PORT, NODE_CONTROLLER_PORT, REGISTRY_PORT, VOLUME_DEVICE_MODES, isDnsSubdomain, type VolumeDeviceMode } from '@pmem-csi/api';
+import {
+  DEFAULT_DRIVER_NAME,
+  LOG_FORMATS,
+  METRICS_PORT,
+  NODE_CONTROLLER_PORT,
+  REGISTRY_PORT,
+  VOLUME_DEVICE_MODES,
+  isDnsSubdomain,
+  type VolumeDeviceMode,
+} from '@pmem-csi/api';
 import { GiB, MiB } from './bytes.js';
 
 export const DRIVER_MODES = ['controller', 'node'] as const;
@@ -91,26 +100,175 @@ const TEXT = { type: 'string' } as const;
 
 /** Every flag, in the order the operator renders them. */
 export const DRIVER_FLAGS: readonly DriverFlag[] = [
-  { name: 'mode', key: 'mode', modes: BOTH, kind: { type: 'enum', values: DRIVER_MODES }, valueName: 'MODE', description: 'controller (CSI controller + registry) or node (CSI node service + node-controller)', required: true },
-  { name: 'drivername', key: 'driverName', modes: BOTH, kind: { type: 'dnsSubdomain' }, valueName: 'NAME', description: 'CSI driver name', defaultValue: DEFAULT_DRIVER_NAME },
-  { name: 'endpoint', key: 'csiEndpoint', modes: BOTH, kind: TEXT, valueName: 'ENDPOINT', description: 'CSI socket, unix:///path/csi.sock', required: true },
-  { name: 'ca-file', key: 'caFile', modes: BOTH, kind: TEXT, valueName: 'FILE', description: 'CA certificate (mutual TLS)', required: true },
-  { name: 'cert-file', key: 'certFile', modes: BOTH, kind: TEXT, valueName: 'FILE', description: 'this component\'s certificate (mutual TLS)', required: true },
-  { name: 'key-file', key: 'keyFile', modes: BOTH, kind: TEXT, valueName: 'FILE', description: 'this component\'s private key (mutual TLS)', required: true },
-  { name: 'log-format', key: 'logFormat', modes: BOTH, kind: { type: 'enum', values: LOG_FORMATS }, valueName: 'FORMAT', description: 'text or json', defaultValue: 'text' },
-  { name: 'v', key: 'verbosity', modes: BOTH, kind: { type: 'int', min: 0, max: 10 }, valueName: 'LEVEL', description: 'log verbosity 0..10', defaultValue: '3' },
-  { name: 'registry-listen', key: 'registryListen', modes: CONTROLLER, kind: HOST_PORT, valueName: 'HOST:PORT', description: 'registry address (mutual TLS)', defaultValue: `0.0.0.0:${REGISTRY_PORT}` },
-  { name: 'lease-seconds', key: 'leaseSeconds', modes: CONTROLLER, kind: { type: 'int', min: 3, max: 3600 }, valueName: 'N', description: 'registration lease of the nodes', defaultValue: '30' },
-  { name: 'nodeid', key: 'nodeId', modes: NODE, kind: TEXT, valueName: 'NAME', description: 'this node\'s name', required: true },
-  { name: 'device-mode', key: 'deviceMode', modes: NODE, kind: { type: 'enum', values: VOLUME_DEVICE_MODES }, valueName: 'MODE', description: VOLUME_DEVICE_MODES.join(', '), defaultValue: 'lvm', legacyNames: ['deviceMode'] },
-  { name: 'pmem-percentage', key: 'pmemPercentage', modes: NODE, kind: { type: 'int', min: 0, max: 100 }, valueName: 'PERCENT', description: 'share of PMEM to use, 0..100 (0 = 100)', defaultValue: '100' },
-  { name: 'emulated-size', key: 'emulatedSize', modes: NODE, kind: { type: 'int', min: 64 * MiB, max: Number.MAX_SAFE_INTEGER }, valueName: 'BYTES', description: 'emulated PMEM pool (emulated and fake modes)', defaultValue: String(4 * GiB) },
-  { name: 'state-dir', key: 'stateDir', modes: NODE, kind: TEXT, valueName: 'DIR', description: 'node state (default /var/lib/<drivername>)', defaultValue: (_mode, raw) => `/var/lib/${raw['drivername'] ?? DEFAULT_DRIVER_NAME}` },
-  { name: 'node-controller-listen', key: 'nodeControllerListen', modes: NODE, kind: HOST_PORT, valueName: 'HOST:PORT', description: 'node-controller address (mutual TLS)', defaultValue: `0.0.0.0:${NODE_CONTROLLER_PORT}` },
-  { name: 'advertised-endpoint', key: 'advertisedEndpoint', modes: NODE, kind: HOST_PORT, valueName: 'HOST:PORT', description: 'where the controller reaches this node', required: true },
-  { name: 'registry-endpoint', key: 'registryEndpoint', modes: NODE, kind: HOST_PORT, valueName: 'HOST:PORT', description: 'the controller\'s registry', required: true },
   {
-    name: 'metrics-listen', key: 'metricsListen', modes: BOTH, kind: HOST_PORT, valueName: 'HOST:PORT',
+    name: 'mode',
+    key: 'mode',
+    modes: BOTH,
+    kind: { type: 'enum', values: DRIVER_MODES },
+    valueName: 'MODE',
+    description: 'controller (CSI controller + registry) or node (CSI node service + node-controller)',
+    required: true,
+  },
+  {
+    name: 'drivername',
+    key: 'driverName',
+    modes: BOTH,
+    kind: { type: 'dnsSubdomain' },
+    valueName: 'NAME',
+    description: 'CSI driver name',
+    defaultValue: DEFAULT_DRIVER_NAME,
+  },
+  {
+    name: 'endpoint',
+    key: 'csiEndpoint',
+    modes: BOTH,
+    kind: TEXT,
+    valueName: 'ENDPOINT',
+    description: 'CSI socket, unix:///path/csi.sock',
+    required: true,
+  },
+  {
+    name: 'ca-file',
+    key: 'caFile',
+    modes: BOTH,
+    kind: TEXT,
+    valueName: 'FILE',
+    description: 'CA certificate (mutual TLS)',
+    required: true,
+  },
+  {
+    name: 'cert-file',
+    key: 'certFile',
+    modes: BOTH,
+    kind: TEXT,
+    valueName: 'FILE',
+    description: "this component's certificate (mutual TLS)",
+    required: true,
+  },
+  {
+    name: 'key-file',
+    key: 'keyFile',
+    modes: BOTH,
+    kind: TEXT,
+    valueName: 'FILE',
+    description: "this component's private key (mutual TLS)",
+    required: true,
+  },
+  {
+    name: 'log-format',
+    key: 'logFormat',
+    modes: BOTH,
+    kind: { type: 'enum', values: LOG_FORMATS },
+    valueName: 'FORMAT',
+    description: 'text or json',
+    defaultValue: 'text',
+  },
+  {
+    name: 'v',
+    key: 'verbosity',
+    modes: BOTH,
+    kind: { type: 'int', min: 0, max: 10 },
+    valueName: 'LEVEL',
+    description: 'log verbosity 0..10',
+    defaultValue: '3',
+  },
+  {
+    name: 'registry-listen',
+    key: 'registryListen',
+    modes: CONTROLLER,
+    kind: HOST_PORT,
+    valueName: 'HOST:PORT',
+    description: 'registry address (mutual TLS)',
+    defaultValue: `0.0.0.0:${REGISTRY_PORT}`,
+  },
+  {
+    name: 'lease-seconds',
+    key: 'leaseSeconds',
+    modes: CONTROLLER,
+    kind: { type: 'int', min: 3, max: 3600 },
+    valueName: 'N',
+    description: 'registration lease of the nodes',
+    defaultValue: '30',
+  },
+  {
+    name: 'nodeid',
+    key: 'nodeId',
+    modes: NODE,
+    kind: TEXT,
+    valueName: 'NAME',
+    description: "this node's name",
+    required: true,
+  },
+  {
+    name: 'device-mode',
+    key: 'deviceMode',
+    modes: NODE,
+    kind: { type: 'enum', values: VOLUME_DEVICE_MODES },
+    valueName: 'MODE',
+    description: VOLUME_DEVICE_MODES.join(', '),
+    defaultValue: 'lvm',
+    legacyNames: ['deviceMode'],
+  },
+  {
+    name: 'pmem-percentage',
+    key: 'pmemPercentage',
+    modes: NODE,
+    kind: { type: 'int', min: 0, max: 100 },
+    valueName: 'PERCENT',
+    description: 'share of PMEM to use, 0..100 (0 = 100)',
+    defaultValue: '100',
+  },
+  {
+    name: 'emulated-size',
+    key: 'emulatedSize',
+    modes: NODE,
+    kind: { type: 'int', min: 64 * MiB, max: Number.MAX_SAFE_INTEGER },
+    valueName: 'BYTES',
+    description: 'emulated PMEM pool (emulated and fake modes)',
+    defaultValue: String(4 * GiB),
+  },
+  {
+    name: 'state-dir',
+    key: 'stateDir',
+    modes: NODE,
+    kind: TEXT,
+    valueName: 'DIR',
+    description: 'node state (default /var/lib/<drivername>)',
+    defaultValue: (_mode, raw) => `/var/lib/${raw['drivername'] ?? DEFAULT_DRIVER_NAME}`,
+  },
+  {
+    name: 'node-controller-listen',
+    key: 'nodeControllerListen',
+    modes: NODE,
+    kind: HOST_PORT,
+    valueName: 'HOST:PORT',
+    description: 'node-controller address (mutual TLS)',
+    defaultValue: `0.0.0.0:${NODE_CONTROLLER_PORT}`,
+  },
+  {
+    name: 'advertised-endpoint',
+    key: 'advertisedEndpoint',
+    modes: NODE,
+    kind: HOST_PORT,
+    valueName: 'HOST:PORT',
+    description: 'where the controller reaches this node',
+    required: true,
+  },
+  {
+    name: 'registry-endpoint',
+    key: 'registryEndpoint',
+    modes: NODE,
+    kind: HOST_PORT,
+    valueName: 'HOST:PORT',
+    description: "the controller's registry",
+    required: true,
+  },
+  {
+    name: 'metrics-listen',
+    key: 'metricsListen',
+    modes: BOTH,
+    kind: HOST_PORT,
+    valueName: 'HOST:PORT',
     description: `/healthz /readyz /status /metrics ("" = off; default 0.0.0.0:${METRICS_PORT} for the controller, off for a node)`,
     defaultValue: (mode) => (mode === 'controller' ? `0.0.0.0:${METRICS_PORT}` : ''),
   },
@@ -131,7 +289,8 @@ export class FlagError extends Error {
 function hostPort(flag: string, v: string, problems: string[]): string {
   const unbracketed = /^([0-9a-fA-F]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(v);
   const value = unbracketed ? `[${unbracketed[1]}]:${unbracketed[2]}` : v;
-  if (value !== '' && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(value)) problems.push(`--${flag}: "${v}" must be HOST:PORT`);
+  if (value !== '' && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(value))
+    problems.push(`--${flag}: "${v}" must be HOST:PORT`);
   return value;
 }
 
@@ -140,14 +299,17 @@ function convert(flag: DriverFlag, raw: string, problems: string[]): string | nu
   switch (k.type) {
     case 'int': {
       const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n) || n < k.min || n > k.max) problems.push(`--${flag.name}: "${raw}" is not an integer in ${k.min}..${k.max}`);
+      if (!Number.isSafeInteger(n) || n < k.min || n > k.max)
+        problems.push(`--${flag.name}: "${raw}" is not an integer in ${k.min}..${k.max}`);
       return n;
     }
     case 'enum':
-      if (!k.values.includes(raw)) problems.push(`--${flag.name}: "${raw}" is not allowed; allowed values: ${k.values.join(', ')}`);
+      if (!k.values.includes(raw))
+        problems.push(`--${flag.name}: "${raw}" is not allowed; allowed values: ${k.values.join(', ')}`);
       return raw;
     case 'dnsSubdomain':
-      if (!isDnsSubdomain(raw)) problems.push(`--${flag.name}: "${raw}" must be a DNS subdomain (lower-case letters, digits, '-', '.')`);
+      if (!isDnsSubdomain(raw))
+        problems.push(`--${flag.name}: "${raw}" must be a DNS subdomain (lower-case letters, digits, '-', '.')`);
       return raw;
     case 'hostPort':
       return hostPort(flag.name, raw, problems);
@@ -196,7 +358,9 @@ export function parseDriverFlags(raw: RawFlags): DriverConfig {
 
 /** The arguments an installer passes: the mode and any subset of its configuration (values may hold $(VAR) references). */
 export type DriverArgs =
-  | ({ readonly mode: 'controller' } & { readonly [K in Exclude<keyof ControllerConfig, 'mode'>]?: ControllerConfig[K] })
+  | ({ readonly mode: 'controller' } & {
+      readonly [K in Exclude<keyof ControllerConfig, 'mode'>]?: ControllerConfig[K];
+    })
   | ({ readonly mode: 'node' } & { readonly [K in Exclude<keyof NodeConfig, 'mode'>]?: NodeConfig[K] | string });
 
 /** Render `args` as --flag=value arguments, in DRIVER_FLAGS order (mode first). */
@@ -214,7 +378,10 @@ export function renderDriverArgs(args: DriverArgs): string[] {
 /** The value of flag `name` in rendered arguments (also its legacy spellings, with one or two dashes), if present. */
 export function driverArgValue(args: readonly string[], name: string): string | undefined {
   const flag = DRIVER_FLAGS.find((f) => f.name === name);
-  if (flag === undefined) throw new RangeError(`pmem-csi-driver has no flag --${name}; flags: ${DRIVER_FLAGS.map((f) => `--${f.name}`).join(', ')}`);
+  if (flag === undefined)
+    throw new RangeError(
+      `pmem-csi-driver has no flag --${name}; flags: ${DRIVER_FLAGS.map((f) => `--${f.name}`).join(', ')}`,
+    );
   const names = [flag.name, ...(flag.legacyNames ?? [])];
   for (const [i, arg] of args.entries()) {
     const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);

@@ -5,7 +5,17 @@
 import type { VolumeDeviceMode as DeviceMode } from '@pmem-csi/api';
 
 /** Tools of the stage/publish/expand path (every mode whose devices can be mounted). */
-export const FILESYSTEM_TOOLS = ['mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'mkfs.xfs', 'xfs_io', 'xfs_growfs'] as const;
+export const FILESYSTEM_TOOLS = [
+  'mount',
+  'umount',
+  'findmnt',
+  'blkid',
+  'mkfs.ext4',
+  'resize2fs',
+  'mkfs.xfs',
+  'xfs_io',
+  'xfs_growfs',
+] as const;
 
 /** The device tools of each mode (the device managers check them again in setup()). */
 export const MODE_TOOLS: Readonly<Record<DeviceMode, readonly string[]>> = {

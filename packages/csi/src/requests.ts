@@ -7,7 +7,13 @@
 // DEFAULT_VOLUME_SIZE is asked for, capped by limit_bytes when only a limit is given. The controller
 // forwards that explicit size, so placement and node allocation agree on one number; the node may
 // round up (alignment) but never above the limit.
-import { parseVolumeParameters, volumeIdForName, volumeNameProblem, type VolumeParameterOrigin, type VolumeParameters } from '@pmem-csi/api';
+import {
+  parseVolumeParameters,
+  volumeIdForName,
+  volumeNameProblem,
+  type VolumeParameterOrigin,
+  type VolumeParameters,
+} from '@pmem-csi/api';
 import { DEFAULT_VOLUME_SIZE, formatBytes, parseBytes } from './bytes.js';
 import { checkCapabilities } from './capabilities.js';
 import { InvalidArgumentError } from './errors.js';
@@ -46,13 +52,18 @@ export function sizeRange(range: CapacityRangeInput | null | undefined, field = 
   const required = parseBytes(range?.required_bytes, `${field}.required_bytes`);
   const limit = parseBytes(range?.limit_bytes, `${field}.limit_bytes`);
   if (limit > 0 && limit < required) {
-    throw new InvalidArgumentError(`${field}.limit_bytes (${formatBytes(limit)}) must not be smaller than ${field}.required_bytes (${formatBytes(required)})`);
+    throw new InvalidArgumentError(
+      `${field}.limit_bytes (${formatBytes(limit)}) must not be smaller than ${field}.required_bytes (${formatBytes(required)})`,
+    );
   }
   return { required, limit };
 }
 
 /** Validate capacity_range and pick the size to create: required, else the default capped by the limit. */
-export function sizeRequest(range: CapacityRangeInput | null | undefined, defaultSize: number = DEFAULT_VOLUME_SIZE): SizeRequest {
+export function sizeRequest(
+  range: CapacityRangeInput | null | undefined,
+  defaultSize: number = DEFAULT_VOLUME_SIZE,
+): SizeRequest {
   const { required, limit } = sizeRange(range);
   if (required > 0) return { required, limit, size: required };
   return { required, limit, size: limit > 0 ? Math.min(limit, defaultSize) : defaultSize };
@@ -71,7 +82,10 @@ export function describeRange(range: SizeRange): string {
 }
 
 /** Parse parameters of `origin`; bad keys or values → InvalidArgument listing every problem. */
-export function checkParameters(params: Readonly<Record<string, string>>, origin: VolumeParameterOrigin): VolumeParameters {
+export function checkParameters(
+  params: Readonly<Record<string, string>>,
+  origin: VolumeParameterOrigin,
+): VolumeParameters {
   const result = parseVolumeParameters(params, origin);
   if (!result.ok) throw new InvalidArgumentError(result.message);
   return result.value;
@@ -108,7 +122,9 @@ export function planCreateVolume(req: CreateVolumeInput, defaultSize: number = D
   const parameters = checkParameters(req.parameters, 'createVolume');
   checkContentSource(req.volume_content_source);
   if (Object.keys(req.mutable_parameters ?? {}).length > 0) {
-    throw new InvalidArgumentError('mutable_parameters are not supported by this driver (no MODIFY_VOLUME capability); omit them');
+    throw new InvalidArgumentError(
+      'mutable_parameters are not supported by this driver (no MODIFY_VOLUME capability); omit them',
+    );
   }
   return { name, volumeId: volumeIdForName(name), size, parameters };
 }

@@ -39,47 +39,74 @@ async function main(): Promise<void> {
   const log = createLogger({ level: 'error' });
   const csiSocket = `unix://${join(dir, 'controller.sock')}`;
   const controller = await startController({
-    csiEndpoint: csiSocket, registryAddress: '127.0.0.1:0', registryCredentials: grpc.ServerCredentials.createInsecure(),
-    nodeCredentials: () => grpc.credentials.createInsecure(), log, settleMs: 200,
+    csiEndpoint: csiSocket,
+    registryAddress: '127.0.0.1:0',
+    registryCredentials: grpc.ServerCredentials.createInsecure(),
+    nodeCredentials: () => grpc.credentials.createInsecure(),
+    log,
+    settleMs: 200,
   });
   const nodes: NodeDriver[] = [];
   for (let i = 0; i < NODES; i++) {
-    nodes.push(await startNodeDriver({
-      driverName: 'pmem-csi.intel.com', nodeId: `soak-${i}`, deviceMode: 'fake', deviceOptions: { fakeSize: 64 * 1024 * MiB },
-      stateDir: join(dir, `node-${i}`), csiEndpoint: `unix://${join(dir, `node-${i}.sock`)}`, nodeControllerAddress: '127.0.0.1:0',
-      registryAddress: `127.0.0.1:${controller.registryPort}`,
-      serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log,
-    }));
+    nodes.push(
+      await startNodeDriver({
+        driverName: 'pmem-csi.intel.com',
+        nodeId: `soak-${i}`,
+        deviceMode: 'fake',
+        deviceOptions: { fakeSize: 64 * 1024 * MiB },
+        stateDir: join(dir, `node-${i}`),
+        csiEndpoint: `unix://${join(dir, `node-${i}.sock`)}`,
+        nodeControllerAddress: '127.0.0.1:0',
+        registryAddress: `127.0.0.1:${controller.registryPort}`,
+        serverCredentials: grpc.ServerCredentials.createInsecure(),
+        channelCredentials: grpc.credentials.createInsecure(),
+        log,
+      }),
+    );
   }
-  await waitUntil(`registration of ${NODES} nodes`, () => {
-    const s = controller.status();
-    return Promise.resolve(s.settled && s.nodes.filter((n) => n.state === 'available').length === NODES ? true : undefined);
-  }, 30_000);
+  await waitUntil(
+    `registration of ${NODES} nodes`,
+    () => {
+      const s = controller.status();
+      return Promise.resolve(
+        s.settled && s.nodes.filter((n) => n.state === 'available').length === NODES ? true : undefined,
+      );
+    },
+    30_000,
+  );
 
   const client = new ControllerCsi(csiSocket);
   let serial = 0;
   const pair = async (latencies: number[]): Promise<void> => {
     const name = `soak-${serial++}`;
     const t0 = performance.now();
-    const res = await client.createVolume({ name, capacity_range: { required_bytes: String(4 * MiB) }, volume_capabilities: [mountCapability('ext4')] });
+    const res = await client.createVolume({
+      name,
+      capacity_range: { required_bytes: String(4 * MiB) },
+      volume_capabilities: [mountCapability('ext4')],
+    });
     const t1 = performance.now();
     await client.deleteVolume(res.volume?.volume_id ?? '');
     latencies.push(t1 - t0, performance.now() - t1);
   };
 
-  out(`soak: controller + ${NODES} fake nodes in one process (Node.js ${process.version}); ${ROUNDS} rounds x ${PAIRS} create+delete pairs, ${CONCURRENCY} in flight`);
+  out(
+    `soak: controller + ${NODES} fake nodes in one process (Node.js ${process.version}); ${ROUNDS} rounds x ${PAIRS} create+delete pairs, ${CONCURRENCY} in flight`,
+  );
   out('round  ops/s  p50 ms  p99 ms  heapUsed MiB  rss MiB  external MiB  volumes left');
   const heaps: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const latencies: number[] = [];
     let next = 0;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < PAIRS) {
-        next++;
-        await pair(latencies);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < PAIRS) {
+          next++;
+          await pair(latencies);
+        }
+      }),
+    );
     const seconds = (performance.now() - t0) / 1000;
     fullGc();
     await new Promise((r) => setTimeout(r, 100));
@@ -88,9 +115,18 @@ async function main(): Promise<void> {
     heaps.push(m.heapUsed);
     latencies.sort((a, b) => a - b);
     const left = controller.status().volumes;
-    out(`${String(round).padStart(5)}  ${String(Math.round((2 * PAIRS) / seconds)).padStart(5)}  ${percentile(latencies, 50).toFixed(1).padStart(6)}  ${
-      percentile(latencies, 99).toFixed(1).padStart(6)}  ${(m.heapUsed / MiB).toFixed(1).padStart(12)}  ${(m.rss / MiB).toFixed(0).padStart(7)}  ${
-      (m.external / MiB).toFixed(1).padStart(12)}  ${String(left).padStart(12)}`);
+    out(
+      `${String(round).padStart(5)}  ${String(Math.round((2 * PAIRS) / seconds)).padStart(5)}  ${percentile(latencies, 50).toFixed(1).padStart(6)}  ${percentile(
+        latencies,
+        99,
+      )
+        .toFixed(1)
+        .padStart(6)}  ${(m.heapUsed / MiB).toFixed(1).padStart(12)}  ${(m.rss / MiB).toFixed(0).padStart(7)}  ${(
+        m.external / MiB
+      )
+        .toFixed(1)
+        .padStart(12)}  ${String(left).padStart(12)}`,
+    );
   }
   if (heaps.length >= 3) {
     // Least-squares slope of heapUsed over the rounds after the warm-up round: robust to GC noise.
@@ -98,10 +134,13 @@ async function main(): Promise<void> {
     const xs = ys.map((_, i) => i);
     const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
     const my = ys.reduce((a, b) => a + b, 0) / ys.length;
-    const slope = xs.reduce((a, x, i) => a + (x - mx) * ((ys[i] ?? 0) - my), 0) / xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+    const slope =
+      xs.reduce((a, x, i) => a + (x - mx) * ((ys[i] ?? 0) - my), 0) / xs.reduce((a, x) => a + (x - mx) ** 2, 0);
     const perThousandOps = slope / ((2 * PAIRS) / 1000);
-    out(`heap trend after the warm-up round (least squares over rounds 2-${heaps.length}): ${(perThousandOps / 1024).toFixed(2)} KiB per 1000 operations`
-      + ` (${((slope * (heaps.length - 1)) / MiB).toFixed(2)} MiB over ${(heaps.length - 1) * 2 * PAIRS} operations)`);
+    out(
+      `heap trend after the warm-up round (least squares over rounds 2-${heaps.length}): ${(perThousandOps / 1024).toFixed(2)} KiB per 1000 operations` +
+        ` (${((slope * (heaps.length - 1)) / MiB).toFixed(2)} MiB over ${(heaps.length - 1) * 2 * PAIRS} operations)`,
+    );
   }
   client.close();
   for (const n of nodes) await n.stop();
@@ -110,6 +149,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`soak.bench: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`soak.bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

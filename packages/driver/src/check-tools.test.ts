@@ -21,7 +21,9 @@ describe('check-tools', () => {
     expect(r.out.filter((l) => l.startsWith('lvm '))).toEqual(lvm.map((t) => `lvm ${t} /usr/sbin/${t}`));
     expect(r.out.filter((l) => l.startsWith('fake '))).toEqual([]);
     const total = ['lvm', 'direct', 'emulated', 'fake'] as const;
-    expect(r.out.at(-1)).toBe(`check-tools: ${total.reduce((n, m) => n + nodeTools(m).length, 0)} tool lookups in device modes lvm, direct, emulated, fake: all found`);
+    expect(r.out.at(-1)).toBe(
+      `check-tools: ${total.reduce((n, m) => n + nodeTools(m).length, 0)} tool lookups in device modes lvm, direct, emulated, fake: all found`,
+    );
     expect(r.err).toEqual([]);
   });
 
@@ -32,13 +34,18 @@ describe('check-tools', () => {
     expect(r.out).toContain('emulated xfs_io MISSING (Debian package xfsprogs)');
     expect(r.out).toContain('emulated losetup /usr/sbin/losetup');
     expect(r.out.some((l) => l.startsWith('lvm '))).toBe(false);
-    expect(r.err).toEqual(['check-tools: ' + `${nodeTools('direct').length + nodeTools('emulated').length} tool lookups in device modes direct, emulated: missing ndctl, xfs_io`]);
+    expect(r.err).toEqual([
+      'check-tools: ' +
+        `${nodeTools('direct').length + nodeTools('emulated').length} tool lookups in device modes direct, emulated: missing ndctl, xfs_io`,
+    ]);
   });
 
   it('rejects an unknown mode with the allowed ones and checks nothing', () => {
     const r = run(['lvm', 'pmem'], () => true);
     expect(r.code).toBe(2);
     expect(r.out).toEqual([]);
-    expect(r.err[0]).toBe('check-tools: unknown device mode "pmem"; allowed: lvm, direct, emulated, fake\nusage: pmem-csi-driver check-tools [lvm|direct|emulated|fake ...]');
+    expect(r.err[0]).toBe(
+      'check-tools: unknown device mode "pmem"; allowed: lvm, direct, emulated, fake\nusage: pmem-csi-driver check-tools [lvm|direct|emulated|fake ...]',
+    );
   });
 });

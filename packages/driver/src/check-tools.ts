@@ -23,7 +23,9 @@ const isMode = (m: string): m is VolumeDeviceMode => (VOLUME_DEVICE_MODES as rea
 export function checkTools(argv: readonly string[], deps: CheckToolsDeps): number {
   const unknown = argv.filter((m) => !isMode(m));
   if (unknown.length > 0) {
-    deps.err(`check-tools: unknown device mode ${unknown.map((m) => `"${m}"`).join(', ')}; allowed: ${VOLUME_DEVICE_MODES.join(', ')}\n${CHECK_TOOLS_USAGE}`);
+    deps.err(
+      `check-tools: unknown device mode ${unknown.map((m) => `"${m}"`).join(', ')}; allowed: ${VOLUME_DEVICE_MODES.join(', ')}\n${CHECK_TOOLS_USAGE}`,
+    );
     return 2;
   }
   const modes = argv.length === 0 ? VOLUME_DEVICE_MODES : argv.filter(isMode);

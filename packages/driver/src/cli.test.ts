@@ -26,7 +26,8 @@ async function run(argv: string[]): Promise<Run> {
   })
     .exitOverride()
     .configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (err += s) });
-  for (const sub of program.commands) sub.exitOverride().configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (err += s) });
+  for (const sub of program.commands)
+    sub.exitOverride().configureOutput({ writeOut: (s) => void (out += s), writeErr: (s) => void (err += s) });
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
@@ -55,28 +56,105 @@ async function problems(argv: string[]): Promise<readonly string[]> {
 describe('pmem-csi-driver command line', () => {
   it('parses controller mode with defaults', async () => {
     expect(await parseFlags(['--mode', 'controller', '--endpoint', 'unix:///csi/csi.sock', ...tls])).toEqual({
-      mode: 'controller', driverName: 'pmem-csi.intel.com', csiEndpoint: 'unix:///csi/csi.sock',
-      caFile: '/c/ca.crt', certFile: '/c/tls.crt', keyFile: '/c/tls.key', logFormat: 'text', verbosity: 3,
-      registryListen: '0.0.0.0:10000', leaseSeconds: 30, metricsListen: '0.0.0.0:10010',
+      mode: 'controller',
+      driverName: 'pmem-csi.intel.com',
+      csiEndpoint: 'unix:///csi/csi.sock',
+      caFile: '/c/ca.crt',
+      certFile: '/c/tls.crt',
+      keyFile: '/c/tls.key',
+      logFormat: 'text',
+      verbosity: 3,
+      registryListen: '0.0.0.0:10000',
+      leaseSeconds: 30,
+      metricsListen: '0.0.0.0:10010',
     });
   });
 
   it('parses node mode; pmem-percentage 0 means 100', async () => {
-    const c = await parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1', '--device-mode', 'emulated',
-      '--pmem-percentage', '0', '--advertised-endpoint', '10.0.0.5:10001', '--registry-endpoint', 'pmem-csi-intel-com-controller:10000', '--log-format', 'json']);
-    expect(c).toMatchObject({ mode: 'node', nodeId: 'n1', deviceMode: 'emulated', pmemPercentage: 100, stateDir: '/var/lib/pmem-csi.intel.com',
-      nodeControllerListen: '0.0.0.0:10001', logFormat: 'json', metricsListen: '' });
-    const withMetrics = await parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1',
-      '--advertised-endpoint', '10.0.0.5:10001', '--registry-endpoint', 'c:10000', '--metrics-listen', '0.0.0.0:10011']);
+    const c = await parseFlags([
+      '--mode',
+      'node',
+      '--endpoint',
+      '/k/csi.sock',
+      ...tls,
+      '--nodeid',
+      'n1',
+      '--device-mode',
+      'emulated',
+      '--pmem-percentage',
+      '0',
+      '--advertised-endpoint',
+      '10.0.0.5:10001',
+      '--registry-endpoint',
+      'pmem-csi-intel-com-controller:10000',
+      '--log-format',
+      'json',
+    ]);
+    expect(c).toMatchObject({
+      mode: 'node',
+      nodeId: 'n1',
+      deviceMode: 'emulated',
+      pmemPercentage: 100,
+      stateDir: '/var/lib/pmem-csi.intel.com',
+      nodeControllerListen: '0.0.0.0:10001',
+      logFormat: 'json',
+      metricsListen: '',
+    });
+    const withMetrics = await parseFlags([
+      '--mode',
+      'node',
+      '--endpoint',
+      '/k/csi.sock',
+      ...tls,
+      '--nodeid',
+      'n1',
+      '--advertised-endpoint',
+      '10.0.0.5:10001',
+      '--registry-endpoint',
+      'c:10000',
+      '--metrics-listen',
+      '0.0.0.0:10011',
+    ]);
     expect(withMetrics).toMatchObject({ metricsListen: '0.0.0.0:10011' });
-    expect(await problems(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1', '--advertised-endpoint', '10.0.0.5:10001',
-      '--registry-endpoint', 'c:10000', '--metrics-listen', 'everywhere'])).toEqual(['--metrics-listen: "everywhere" must be HOST:PORT']);
+    expect(
+      await problems([
+        '--mode',
+        'node',
+        '--endpoint',
+        '/k/csi.sock',
+        ...tls,
+        '--nodeid',
+        'n1',
+        '--advertised-endpoint',
+        '10.0.0.5:10001',
+        '--registry-endpoint',
+        'c:10000',
+        '--metrics-listen',
+        'everywhere',
+      ]),
+    ).toEqual(['--metrics-listen: "everywhere" must be HOST:PORT']);
   });
 
   it('reports every problem, naming the flag and what is allowed', async () => {
-    expect(await problems(['--mode', 'node', '--device-mode', 'ram', '--pmem-percentage', '101', '--log-format', 'xml', '--v', 'x',
-      '--registry-endpoint', 'nohost', '--drivername', 'Bad_Name'])).toEqual([
-      '--drivername: "Bad_Name" must be a DNS subdomain (lower-case letters, digits, \'-\', \'.\')',
+    expect(
+      await problems([
+        '--mode',
+        'node',
+        '--device-mode',
+        'ram',
+        '--pmem-percentage',
+        '101',
+        '--log-format',
+        'xml',
+        '--v',
+        'x',
+        '--registry-endpoint',
+        'nohost',
+        '--drivername',
+        'Bad_Name',
+      ]),
+    ).toEqual([
+      "--drivername: \"Bad_Name\" must be a DNS subdomain (lower-case letters, digits, '-', '.')",
       '--endpoint is required',
       '--ca-file is required',
       '--cert-file is required',
@@ -92,25 +170,47 @@ describe('pmem-csi-driver command line', () => {
   });
 
   it('brackets an IPv6 pod IP in HOST:PORT flags', async () => {
-    const c = await parseFlags(['--mode', 'node', '--endpoint', '/k/csi.sock', ...tls, '--nodeid', 'n1',
-      '--advertised-endpoint', 'fd00:10:244::5:10001', '--registry-endpoint', '[fd00::1]:10000']);
+    const c = await parseFlags([
+      '--mode',
+      'node',
+      '--endpoint',
+      '/k/csi.sock',
+      ...tls,
+      '--nodeid',
+      'n1',
+      '--advertised-endpoint',
+      'fd00:10:244::5:10001',
+      '--registry-endpoint',
+      '[fd00::1]:10000',
+    ]);
     expect(c).toMatchObject({ advertisedEndpoint: '[fd00:10:244::5]:10001', registryEndpoint: '[fd00::1]:10000' });
   });
 
   it('requires a known mode and rejects unknown flags, listing the valid ones', async () => {
-    expect(await problems([...tls, '--endpoint', '/s'])).toEqual(['--mode is required; allowed values: controller, node']);
-    expect(await problems(['--mode', 'both', ...tls, '--endpoint', '/s'])).toEqual(['--mode: "both" is not allowed; allowed values: controller, node']);
+    expect(await problems([...tls, '--endpoint', '/s'])).toEqual([
+      '--mode is required; allowed values: controller, node',
+    ]);
+    expect(await problems(['--mode', 'both', ...tls, '--endpoint', '/s'])).toEqual([
+      '--mode: "both" is not allowed; allowed values: controller, node',
+    ]);
     let err = '';
-    await expect(run(['--mode', 'node', '--bogus']).catch((e: unknown) => {
-      err = e instanceof CommanderError ? e.message : String(e);
-      throw e;
-    })).rejects.toMatchObject({ code: 'commander.unknownOption', exitCode: 1 });
+    await expect(
+      run(['--mode', 'node', '--bogus']).catch((e: unknown) => {
+        err = e instanceof CommanderError ? e.message : String(e);
+        throw e;
+      }),
+    ).rejects.toMatchObject({ code: 'commander.unknownOption', exitCode: 1 });
     expect(err).toBe("error: unknown option '--bogus'");
   });
 
   it('shows the valid options after an unknown one', async () => {
     let stderr = '';
-    const program = driverProgram({ driver: async () => undefined, local: async () => undefined, status: async () => undefined, checkTools: async () => undefined })
+    const program = driverProgram({
+      driver: async () => undefined,
+      local: async () => undefined,
+      status: async () => undefined,
+      checkTools: async () => undefined,
+    })
       .exitOverride()
       .configureOutput({ writeErr: (s) => void (stderr += s), writeOut: () => undefined });
     await expect(program.parseAsync(['--bogus'], { from: 'user' })).rejects.toBeInstanceOf(CommanderError);
@@ -123,8 +223,19 @@ describe('pmem-csi-driver command line', () => {
     const help = await run(['--help']);
     expect(help.config).toBeUndefined();
     expect(help.out).toMatch(/^usage: pmem-csi-driver --mode controller\|node \[flags\]/);
-    for (const name of ['mode', 'drivername', 'endpoint', 'nodeid', 'device-mode', 'emulated-size', 'state-dir', 'metrics-listen']) expect(help.out).toContain(`--${name} <`);
-    for (const command of ['local [--keep]', 'status [--url URL]', 'check-tools [MODE ...]']) expect(help.out).toContain(`pmem-csi-driver ${command}`);
+    for (const name of [
+      'mode',
+      'drivername',
+      'endpoint',
+      'nodeid',
+      'device-mode',
+      'emulated-size',
+      'state-dir',
+      'metrics-listen',
+    ])
+      expect(help.out).toContain(`--${name} <`);
+    for (const command of ['local [--keep]', 'status [--url URL]', 'check-tools [MODE ...]'])
+      expect(help.out).toContain(`pmem-csi-driver ${command}`);
     expect((await run(['--version'])).out).toMatch(/^pmem-csi-driver \d+\.\d+\.\d+/);
     const localHelp = await run(['local', '--help']);
     expect(localHelp.local).toBeUndefined();
@@ -132,7 +243,11 @@ describe('pmem-csi-driver command line', () => {
   });
 
   it('parses the subcommands into typed options', async () => {
-    expect((await run(['local', '--keep', '--state-dir', 'here'])).local).toEqual({ keep: true, fake: false, stateDir: 'here' });
+    expect((await run(['local', '--keep', '--state-dir', 'here'])).local).toEqual({
+      keep: true,
+      fake: false,
+      stateDir: 'here',
+    });
     expect((await run(['local'])).local).toEqual({ keep: false, fake: false, stateDir: undefined });
     expect((await run(['status', '--url', 'http://h:1'])).status).toEqual({ url: 'http://h:1', stateDir: undefined });
     expect((await run(['check-tools', 'lvm', 'direct'])).modes).toEqual(['lvm', 'direct']);

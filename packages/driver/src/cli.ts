@@ -5,7 +5,14 @@
 // help follows the error); the flag values are validated by parseDriverFlags, which reports every
 // problem at once naming the flag and what is allowed.
 import { VOLUME_DEVICE_MODES } from '@pmem-csi/api';
-import { DRIVER_FLAGS, DRIVER_VERSION, parseDriverFlags, type DriverConfig, type DriverFlag, type RawFlags } from '@pmem-csi/csi';
+import {
+  DRIVER_FLAGS,
+  DRIVER_VERSION,
+  parseDriverFlags,
+  type DriverConfig,
+  type DriverFlag,
+  type RawFlags,
+} from '@pmem-csi/csi';
 import { Command, InvalidArgumentError as InvalidOptionValue, Option } from 'commander';
 
 /** The options of `pmem-csi-driver local`. */
@@ -31,12 +38,17 @@ export interface CliActions {
 }
 
 function flagOption(flag: DriverFlag): Option {
-  const defaultText = typeof flag.defaultValue === 'string' ? ` (default ${flag.defaultValue === '' ? '""' : flag.defaultValue})` : '';
+  const defaultText =
+    typeof flag.defaultValue === 'string' ? ` (default ${flag.defaultValue === '' ? '""' : flag.defaultValue})` : '';
   const modes = flag.modes.length === 1 ? `[${flag.modes[0]}] ` : '';
-  return new Option(`--${flag.name} <${flag.valueName}>`, `${modes}${flag.description}${flag.required === true ? ' (required)' : ''}${defaultText}`);
+  return new Option(
+    `--${flag.name} <${flag.valueName}>`,
+    `${modes}${flag.description}${flag.required === true ? ' (required)' : ''}${defaultText}`,
+  );
 }
 
-const STATE_DIR_HELP = 'sockets, certificates, node state, logs and the lock (default: $PMEM_CSI_LOCAL_DIR, else <tmpdir>/pmem-csi-local); one stack per directory';
+const STATE_DIR_HELP =
+  'sockets, certificates, node state, logs and the lock (default: $PMEM_CSI_LOCAL_DIR, else <tmpdir>/pmem-csi-local); one stack per directory';
 
 function stateDir(value: string): string {
   if (value === '') throw new InvalidOptionValue('a directory is required (omit --state-dir for the default)');
@@ -58,27 +70,36 @@ export function driverProgram(actions: CliActions): Command {
     .allowExcessArguments(false)
     // Options before a subcommand are the driver's, after it the subcommand's (both have --state-dir).
     .enablePositionalOptions();
-  program.addHelpText('after', `
+  program.addHelpText(
+    'after',
+    `
 Synopsis:
   pmem-csi-driver --mode controller|node [flags]            run the driver
   pmem-csi-driver local [--keep] [--fake] [--state-dir DIR]  the whole stack on this machine (npm start)
   pmem-csi-driver status [--url URL] [--state-dir DIR]       registered nodes, capacity and volumes
   pmem-csi-driver check-tools [MODE ...]                     the node's host tools found here
-  pmem-csi-driver <command> --help                           the options of one command`);
+  pmem-csi-driver <command> --help                           the options of one command`,
+  );
   const options = DRIVER_FLAGS.map((flag) => ({ flag, option: flagOption(flag) }));
   for (const { option } of options) program.addOption(option);
   program.action(async () => {
     const values = program.opts<Record<string, string | undefined>>();
-    const raw: RawFlags = Object.fromEntries(options.map(({ flag, option }) => [flag.name, values[option.attributeName()]]));
+    const raw: RawFlags = Object.fromEntries(
+      options.map(({ flag, option }) => [flag.name, values[option.attributeName()]]),
+    );
     await actions.driver(parseDriverFlags(raw));
   });
   program
     .command('local')
-    .description('the whole stack on this machine (npm start): a controller and three nodes on emulated PMEM, then a demonstration')
+    .description(
+      'the whole stack on this machine (npm start): a controller and three nodes on emulated PMEM, then a demonstration',
+    )
     .option('--keep', 'keep the stack running after the demonstration, until Ctrl-C (SIGINT) or SIGTERM')
     .option('--fake', 'fake in-memory devices even as root (default: emulated PMEM on loop devices as root)')
     .option('--state-dir <DIR>', STATE_DIR_HELP, stateDir)
-    .action(async (o: { keep?: true; fake?: true; stateDir?: string }) => actions.local({ keep: o.keep === true, fake: o.fake === true, stateDir: o.stateDir }));
+    .action(async (o: { keep?: true; fake?: true; stateDir?: string }) =>
+      actions.local({ keep: o.keep === true, fake: o.fake === true, stateDir: o.stateDir }),
+    );
   program
     .command('status')
     .description('registered nodes, capacity and volumes of a running controller')

@@ -2,7 +2,13 @@
 export { driverProgram, type CliActions, type LocalFlags, type StatusFlags } from './cli.js';
 export * from './modes.js';
 export * from './status-table.js';
-export { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer, type StatusSource } from './status-http.js';
+export {
+  controllerStatusSource,
+  nodeStatusSource,
+  serveStatus,
+  type StatusServer,
+  type StatusSource,
+} from './status-http.js';
 export { startLocalStack, chooseDeviceMode, NODE_SIZES, type LocalStack, type LocalNode } from './local/stack.js';
 export { fetchStatus } from './local/status-command.js';
 export { makeLocalCerts, type LocalCerts, type LocalCertsOptions } from './local/certs.js';

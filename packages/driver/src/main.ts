@@ -21,17 +21,22 @@ function watchLocalStack(shutdown: (reason: string) => void): void {
 async function runDriver(config: DriverConfig): Promise<void> {
   // Each mode's package loads only when it runs (start-up time of the driver itself).
   const { runController, runNode } = await import('./modes.js');
-  const log = createLogger({ format: config.logFormat, level: levelFromVerbosity(config.verbosity) }).child({ mode: config.mode });
+  const log = createLogger({ format: config.logFormat, level: levelFromVerbosity(config.verbosity) }).child({
+    mode: config.mode,
+  });
   const stop = config.mode === 'controller' ? await runController(config, log) : await runNode(config, log);
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    stop().then(() => process.exit(0), (e: unknown) => {
-      log.error('shutdown failed', { error: errorMessage(e) });
-      process.exit(1);
-    });
+    stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error('shutdown failed', { error: errorMessage(e) });
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

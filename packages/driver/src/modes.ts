@@ -8,7 +8,14 @@
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
 import { DRIVER_VERSION } from '@pmem-csi/csi';
 import {
-  channelCredentialsFromSource, createProcessRegistry, grpcAddress, registerCertificateExpiry, serverCredentialsFromSource, TlsFileSource, type Logger, type TlsFiles,
+  channelCredentialsFromSource,
+  createProcessRegistry,
+  grpcAddress,
+  registerCertificateExpiry,
+  serverCredentialsFromSource,
+  TlsFileSource,
+  type Logger,
+  type TlsFiles,
 } from '@pmem-csi/runtime';
 import type { ControllerConfig, NodeConfig } from '@pmem-csi/csi';
 import { controllerStatusSource, nodeStatusSource, serveStatus } from './status-http.js';
@@ -39,11 +46,18 @@ export async function runController(c: ControllerConfig, log: Logger): Promise<(
     log,
     metrics,
   });
-  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, controllerStatusSource(controller)).catch(async (e: unknown) => {
-    await controller.stop();
-    throw e;
+  const status =
+    c.metricsListen === ''
+      ? undefined
+      : await serveStatus(c.metricsListen, controllerStatusSource(controller)).catch(async (e: unknown) => {
+          await controller.stop();
+          throw e;
+        });
+  log.info('controller running', {
+    csiEndpoint: c.csiEndpoint,
+    registryPort: controller.registryPort,
+    ...(status ? { status: status.url } : {}),
   });
-  log.info('controller running', { csiEndpoint: c.csiEndpoint, registryPort: controller.registryPort, ...(status ? { status: status.url } : {}) });
   return async () => {
     await status?.close();
     await controller.stop();
@@ -72,11 +86,19 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     version: DRIVER_VERSION,
     metrics,
   });
-  const status = c.metricsListen === '' ? undefined : await serveStatus(c.metricsListen, nodeStatusSource(node)).catch(async (e: unknown) => {
-    await node.stop();
-    throw e;
+  const status =
+    c.metricsListen === ''
+      ? undefined
+      : await serveStatus(c.metricsListen, nodeStatusSource(node)).catch(async (e: unknown) => {
+          await node.stop();
+          throw e;
+        });
+  log.info('node driver running', {
+    nodeId: c.nodeId,
+    deviceMode: c.deviceMode,
+    nodeControllerPort: node.nodeControllerPort,
+    ...(status ? { status: status.url } : {}),
   });
-  log.info('node driver running', { nodeId: c.nodeId, deviceMode: c.deviceMode, nodeControllerPort: node.nodeControllerPort, ...(status ? { status: status.url } : {}) });
   return async () => {
     await status?.close();
     await node.stop();

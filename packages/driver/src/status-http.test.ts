@@ -4,10 +4,25 @@ import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, createRequest, failure, startFakeNode, startTestController, waitFor, type TestController } from '@pmem-csi/controller/testing';
+import {
+  call,
+  createRequest,
+  failure,
+  startFakeNode,
+  startTestController,
+  waitFor,
+  type TestController,
+} from '@pmem-csi/controller/testing';
 import type { FakeNode } from '@pmem-csi/controller/testing';
 import type { NodeDriver, NodeStatus } from '@pmem-csi/node';
-import { createLogger, createProcessRegistry, loadCsi, unary, type ControllerClient, type csi } from '@pmem-csi/runtime';
+import {
+  createLogger,
+  createProcessRegistry,
+  loadCsi,
+  unary,
+  type ControllerClient,
+  type csi,
+} from '@pmem-csi/runtime';
 import { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer } from './status-http.js';
 
 const GiB = 1024 ** 3;
@@ -36,8 +51,11 @@ function sample(text: string, series: string): number | undefined {
 /** Every sample line belongs to a family declared with # TYPE (the exposition is well formed). */
 function expectWellFormed(text: string): void {
   const families = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? ''] as const);
-  const names = new Set(families.flatMap(([n, t]) => (t === 'histogram' ? [`${n}_bucket`, `${n}_sum`, `${n}_count`] : [n])));
-  for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) expect(names).toContain(line.split(/[{ ]/)[0]);
+  const names = new Set(
+    families.flatMap(([n, t]) => (t === 'histogram' ? [`${n}_bucket`, `${n}_sum`, `${n}_count`] : [n])),
+  );
+  for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#')))
+    expect(names).toContain(line.split(/[{ ]/)[0]);
 }
 
 const ops = (driver: string, method: string, code: string, suffix = 'count'): string =>
@@ -67,15 +85,25 @@ describe('serveStatus', () => {
     expect(await fetchText(`${server.url}/readyz`)).toMatchObject({ code: 200, body: 'ok\n' });
     expect(await fetchText(`${server.url}/status`)).toMatchObject({ code: 200, type: 'application/json' });
     expect(JSON.parse((await fetchText(`${server.url}/status`)).body)).toEqual({ nodeId: 'n1' });
-    expect(await fetchText(`${server.url}/metrics?x=1`)).toMatchObject({ code: 200, type: 'text/plain; version=0.0.4; charset=utf-8' });
+    expect(await fetchText(`${server.url}/metrics?x=1`)).toMatchObject({
+      code: 200,
+      type: 'text/plain; version=0.0.4; charset=utf-8',
+    });
     expect(await fetchText(`${server.url}/metrics`, 'POST')).toMatchObject({ code: 405, body: 'only GET\n' });
-    expect(await fetchText(`${server.url}/secrets`)).toMatchObject({ code: 404, body: 'endpoints: /healthz /readyz /status /metrics\n' });
+    expect(await fetchText(`${server.url}/secrets`)).toMatchObject({
+      code: 404,
+      body: 'endpoints: /healthz /readyz /status /metrics\n',
+    });
   });
 
   it('a status that cannot be read → 503 with the reason, and the server keeps serving', async () => {
     fail = true;
     try {
-      expect(await fetchText(`${server.url}/status`)).toEqual({ code: 503, type: 'text/plain', body: 'status unavailable: device manager did not answer within 10000 ms\n' });
+      expect(await fetchText(`${server.url}/status`)).toEqual({
+        code: 503,
+        type: 'text/plain',
+        body: 'status unavailable: device manager did not answer within 10000 ms\n',
+      });
     } finally {
       fail = false;
     }
@@ -84,7 +112,9 @@ describe('serveStatus', () => {
 
   it('a port in use → the listen error', async () => {
     const port = new URL(server.url).port;
-    await expect(serveStatus(`127.0.0.1:${port}`, { status: () => ({}), metrics: () => '' })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await expect(serveStatus(`127.0.0.1:${port}`, { status: () => ({}), metrics: () => '' })).rejects.toMatchObject({
+      code: 'EADDRINUSE',
+    });
   });
 });
 
@@ -108,7 +138,9 @@ describe('the controller on its status endpoint', () => {
 
   it('registry gauges, volumes and CSI operations move with the work done', async () => {
     const before = await scrape();
-    expect(sample(before, `pmem_csi_build_info{component="controller",version="9.9.9",node_version="${process.version}"}`)).toBe(1);
+    expect(
+      sample(before, `pmem_csi_build_info{component="controller",version="9.9.9",node_version="${process.version}"}`),
+    ).toBe(1);
     expect(sample(before, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(sample(before, 'pmem_csi_controller_nodes{state="available"}')).toBe(0);
     expect(sample(before, 'pmem_csi_controller_volumes')).toBe(0);
@@ -119,9 +151,14 @@ describe('the controller on its status endpoint', () => {
     expect(sample(registered, 'pmem_csi_controller_nodes{state="available"}')).toBe(1);
     expect(sample(registered, 'pmem_csi_controller_node_available{node="n1"}')).toBe(1);
     expect(sample(registered, 'pmem_csi_controller_node_capacity_bytes{node="n1",kind="available"}')).toBe(4 * GiB);
-    expect(sample(registered, ops('pmem-csi.intel.com', '/pmemcsi.registry.v1.Registry/RegisterController', 'OK'))).toBe(1);
+    expect(
+      sample(registered, ops('pmem-csi.intel.com', '/pmemcsi.registry.v1.Registry/RegisterController', 'OK')),
+    ).toBe(1);
 
-    const created = await call.create(tc.csi, createRequest('pvc-metrics', { capacity_range: { required_bytes: String(GiB) } }));
+    const created = await call.create(
+      tc.csi,
+      createRequest('pvc-metrics', { capacity_range: { required_bytes: String(GiB) } }),
+    );
     expect((await failure(call.create(tc.csi, { name: '' }))).code).toBe('INVALID_ARGUMENT');
     const after = await scrape();
     expect(sample(after, 'pmem_csi_controller_volumes')).toBe(1);
@@ -144,7 +181,9 @@ describe('the controller on its status endpoint', () => {
     await waitFor(() => tc.controller.status().nodes[0]?.state === 'available', 'n1 to become available again');
     const again = await scrape();
     expect(sample(again, 'pmem_csi_controller_lease_expiries_total')).toBe(1);
-    expect(sample(again, ops('pmem-csi.intel.com', '/pmemcsi.registry.v1.Registry/RenewController', 'NotFound'))).toBe(1);
+    expect(sample(again, ops('pmem-csi.intel.com', '/pmemcsi.registry.v1.Registry/RenewController', 'NotFound'))).toBe(
+      1,
+    );
     expect(sample(again, 'pmem_csi_controller_nodes{state="available"}')).toBe(1);
   });
 });
@@ -161,14 +200,23 @@ describe('a node driver (fake devices, no registry) on its status endpoint', () 
     // Imported the way modes.ts does (the driver loads a mode's package only when it runs that mode).
     const { startNodeDriver } = await import('@pmem-csi/node');
     node = await startNodeDriver({
-      driverName: 'pmem-csi.intel.com', nodeId: 'n1', deviceMode: 'fake', deviceOptions: { fakeSize: 4 * GiB }, stateDir: join(dir, 'state'),
-      csiEndpoint: `unix://${join(dir, 'csi.sock')}`, nodeControllerAddress: '127.0.0.1:0',
-      serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(),
+      driverName: 'pmem-csi.intel.com',
+      nodeId: 'n1',
+      deviceMode: 'fake',
+      deviceOptions: { fakeSize: 4 * GiB },
+      stateDir: join(dir, 'state'),
+      csiEndpoint: `unix://${join(dir, 'csi.sock')}`,
+      nodeControllerAddress: '127.0.0.1:0',
+      serverCredentials: grpc.ServerCredentials.createInsecure(),
+      channelCredentials: grpc.credentials.createInsecure(),
       log: createLogger({ sink: () => undefined }),
       metrics: createProcessRegistry({ component: 'node', version: '9.9.9' }),
     });
     server = await serveStatus('127.0.0.1:0', nodeStatusSource(node));
-    client = new (loadCsi().csi.v1.Controller)(`127.0.0.1:${node.nodeControllerPort}`, grpc.credentials.createInsecure());
+    client = new (loadCsi().csi.v1.Controller)(
+      `127.0.0.1:${node.nodeControllerPort}`,
+      grpc.credentials.createInsecure(),
+    );
   });
 
   afterAll(async () => {
@@ -180,42 +228,62 @@ describe('a node driver (fake devices, no registry) on its status endpoint', () 
 
   it('/status and /metrics report its capacity and volumes', async () => {
     const status = JSON.parse((await fetchText(`${server.url}/status`)).body) as NodeStatus;
-    expect(status).toEqual({ nodeId: 'n1', deviceMode: 'fake', version: '0.1.0', capacity: await node.deviceManager.getCapacity(), volumes: { persistent: 0, ephemeral: 0 } });
+    expect(status).toEqual({
+      nodeId: 'n1',
+      deviceMode: 'fake',
+      version: '0.1.0',
+      capacity: await node.deviceManager.getCapacity(),
+      volumes: { persistent: 0, ephemeral: 0 },
+    });
     expect(status.capacity.total).toBe(4 * GiB);
     const metrics = await scrape();
     expect(sample(metrics, 'pmem_csi_node_capacity_bytes{node="n1",kind="total"}')).toBe(4 * GiB);
     expect(sample(metrics, 'pmem_csi_node_capacity_bytes{node="n1",kind="used"}')).toBe(0);
     expect(sample(metrics, 'pmem_csi_node_volumes{node="n1",kind="persistent"}')).toBe(0);
     expect(sample(metrics, 'pmem_csi_node_orphaned_devices{node="n1"}')).toBe(0);
-    expect(sample(metrics, `pmem_csi_build_info{component="node",version="9.9.9",node_version="${process.version}"}`)).toBe(1);
+    expect(
+      sample(metrics, `pmem_csi_build_info{component="node",version="9.9.9",node_version="${process.version}"}`),
+    ).toBe(1);
     expect(metrics).not.toMatch(/^pmem_csi_node_registered\{/m); // no registry configured
     expectWellFormed(metrics);
   });
 
   it('device operations and CSI calls are timed; capacity and volumes follow', async () => {
     const create = (req: csi.CreateVolumeRequest): Promise<csi.CreateVolumeResponse__Output> =>
-      unary<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(client, client.CreateVolume, req, { timeoutMs: 10_000 });
+      unary<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(client, client.CreateVolume, req, {
+        timeoutMs: 10_000,
+      });
     const req = (name: string, erase: boolean): csi.CreateVolumeRequest => ({
-      name, capacity_range: { required_bytes: String(GiB) }, parameters: { eraseafter: String(erase) },
+      name,
+      capacity_range: { required_bytes: String(GiB) },
+      parameters: { eraseafter: String(erase) },
       volume_capabilities: [{ mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
     });
     const a = await create(req('pvc-a', true));
     const b = await create(req('pvc-b', false));
-    await expect(create({ ...req('pvc-huge', false), capacity_range: { required_bytes: String(64 * GiB) } }))
-      .rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
+    await expect(
+      create({ ...req('pvc-huge', false), capacity_range: { required_bytes: String(64 * GiB) } }),
+    ).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
     const mid = await scrape();
     expect(sample(mid, 'pmem_csi_node_volumes{node="n1",kind="persistent"}')).toBe(2);
     expect(sample(mid, 'pmem_csi_node_capacity_bytes{node="n1",kind="used"}')).toBe(2 * GiB);
-    expect(sample(mid, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="create",result="ok"}')).toBe(2);
+    expect(sample(mid, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="create",result="ok"}')).toBe(
+      2,
+    );
     expect(sample(mid, ops('pmem-csi.intel.com', '/csi.v1.Controller/CreateVolume', 'OK'))).toBe(2);
     expect(sample(mid, ops('pmem-csi.intel.com', '/csi.v1.Controller/CreateVolume', 'ResourceExhausted'))).toBe(1);
 
-    const del = (id: string): Promise<unknown> => unary(client, client.DeleteVolume, { volume_id: id }, { timeoutMs: 10_000 });
+    const del = (id: string): Promise<unknown> =>
+      unary(client, client.DeleteVolume, { volume_id: id }, { timeoutMs: 10_000 });
     await del(a.volume?.volume_id ?? '');
     await del(b.volume?.volume_id ?? '');
     const after = await scrape();
-    expect(sample(after, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="erase",result="ok"}')).toBe(1);
-    expect(sample(after, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="delete",result="ok"}')).toBe(1);
+    expect(sample(after, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="erase",result="ok"}')).toBe(
+      1,
+    );
+    expect(
+      sample(after, 'pmem_csi_node_device_operation_seconds_count{node="n1",operation="delete",result="ok"}'),
+    ).toBe(1);
     expect(sample(after, 'pmem_csi_node_volumes{node="n1",kind="persistent"}')).toBe(0);
     expect(sample(after, 'pmem_csi_node_capacity_bytes{node="n1",kind="used"}')).toBe(0);
     expect(sample(after, ops('pmem-csi.intel.com', '/csi.v1.Controller/DeleteVolume', 'OK'))).toBe(2);

@@ -24,7 +24,10 @@ export interface StatusSource {
 }
 
 /** The controller's endpoints: its status, and its process registry (series of controller/src/metrics.ts). */
-export function controllerStatusSource(controller: { status(): ControllerStatus; readonly metrics: Registry }): StatusSource {
+export function controllerStatusSource(controller: {
+  status(): ControllerStatus;
+  readonly metrics: Registry;
+}): StatusSource {
   return { status: () => controller.status(), metrics: () => metricsText(controller.metrics) };
 }
 

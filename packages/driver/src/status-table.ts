@@ -17,15 +17,25 @@ export function humanSize(bytes: number): string {
 /** Lay out rows as aligned columns. */
 export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: readonly string[]): string => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (r: readonly string[]): string =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 /** The node table of a controller status. */
 export function renderStatus(s: ControllerStatus): string {
   const rows = s.nodes.map((n) => [
-    n.nodeId, n.state, n.deviceMode, n.endpoint, humanSize(n.capacity.total), humanSize(n.capacity.available),
-    humanSize(n.capacity.maxVolumeSize), String(n.volumes),
+    n.nodeId,
+    n.state,
+    n.deviceMode,
+    n.endpoint,
+    humanSize(n.capacity.total),
+    humanSize(n.capacity.available),
+    humanSize(n.capacity.maxVolumeSize),
+    String(n.volumes),
   ]);
   const head = `driver ${s.driverName}: ${s.nodes.length} node(s), ${s.volumes} volume(s)${s.settled ? '' : ' (still collecting volumes from nodes)'}`;
   return `${head}\n${table(['NODE', 'STATE', 'MODE', 'ENDPOINT', 'TOTAL', 'FREE', 'MAX VOLUME', 'VOLUMES'], rows)}`;

@@ -108,8 +108,12 @@ class PerFileGroupedDirSync implements BenchStore {
 }
 
 const record = (volumeId: string): VolumeRecord => ({
-  volumeId, name: `pvc-${volumeId}`, size: 8 * 1024 * 1024, deviceMode: 'fake',
-  parameters: { eraseafter: 'true', kataContainers: 'false', usage: 'AppDirect' }, createdAt: new Date().toISOString(),
+  volumeId,
+  name: `pvc-${volumeId}`,
+  size: 8 * 1024 * 1024,
+  deviceMode: 'fake',
+  parameters: { eraseafter: 'true', kataContainers: 'false', usage: 'AppDirect' },
+  createdAt: new Date().toISOString(),
 });
 
 interface Figures {
@@ -120,15 +124,17 @@ interface Figures {
 
 async function drive(store: BenchStore, pairs: number, concurrency: number, prefix: string): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < pairs) {
-      const id = `${prefix}-${next++}`;
-      await store.get(id);
-      await store.put(record(id));
-      await store.get(id);
-      await store.delete(id);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < pairs) {
+        const id = `${prefix}-${next++}`;
+        await store.get(id);
+        await store.put(record(id));
+        await store.get(id);
+        await store.delete(id);
+      }
+    }),
+  );
 }
 
 async function measure(make: (dir: string, count: () => void) => BenchStore, concurrency: number): Promise<Figures> {
@@ -144,7 +150,11 @@ async function measure(make: (dir: string, count: () => void) => BenchStore, con
     await drive(store, PAIRS, concurrency, 'vol');
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
-    return { pairsPerSec: PAIRS / seconds, fsyncsPerPair: fsyncs / PAIRS, cpuMsPerPair: (cpu.user + cpu.system) / 1000 / PAIRS };
+    return {
+      pairsPerSec: PAIRS / seconds,
+      fsyncsPerPair: fsyncs / PAIRS,
+      cpuMsPerPair: (cpu.user + cpu.system) / 1000 / PAIRS,
+    };
   } finally {
     await store.close();
     await rm(dir, { recursive: true, force: true });
@@ -169,17 +179,34 @@ interface Row {
   readonly cpu: string;
 }
 
-const row = (r: Row): string => `${r.store.padEnd(32)} ${r.c.padStart(3)} ${r.rate.padStart(10)} ${r.fsyncs.padStart(12)} ${r.cpu.padStart(12)}`;
+const row = (r: Row): string =>
+  `${r.store.padEnd(32)} ${r.c.padStart(3)} ${r.rate.padStart(10)} ${r.fsyncs.padStart(12)} ${r.cpu.padStart(12)}`;
 
 await checkOnDisk(BASE);
 out(`state store bench: ${PAIRS} pairs (get+put+get+delete) per run, directory under ${BASE}`);
 out(row({ store: 'store', c: 'c', rate: 'pairs/s', fsyncs: 'fsyncs/pair', cpu: 'cpu ms/pair' }));
 for (const f of OLD_FIGURES) {
-  out(row({ store: 'old: file per volume (recorded)', c: String(f.concurrency), rate: f.pairsPerSec, fsyncs: String(f.fsyncsPerPair), cpu: f.cpuMsPerPair }));
+  out(
+    row({
+      store: 'old: file per volume (recorded)',
+      c: String(f.concurrency),
+      rate: f.pairsPerSec,
+      fsyncs: String(f.fsyncsPerPair),
+      cpu: f.cpuMsPerPair,
+    }),
+  );
 }
 for (const [store, make] of STORES) {
   for (const c of CONCURRENCY) {
     const f = await measure(make, c);
-    out(row({ store, c: String(c), rate: f.pairsPerSec.toFixed(0), fsyncs: f.fsyncsPerPair.toFixed(3), cpu: f.cpuMsPerPair.toFixed(3) }));
+    out(
+      row({
+        store,
+        c: String(c),
+        rate: f.pairsPerSec.toFixed(0),
+        fsyncs: f.fsyncsPerPair.toFixed(3),
+        cpu: f.cpuMsPerPair.toFixed(3),
+      }),
+    );
   }
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import { CommandFailedError, type CommandRunner, type RunResult } from '@pmem-csi/runtime';
 import { NodeMetrics } from './metrics.js';
 
-
 /** A runner that answers every command after `ms`, failing the ones named in `failing`. */
 function slowRunner(ms: number, failing: readonly string[] = []): CommandRunner & { calls: string[] } {
   const calls: string[] = [];
@@ -20,7 +19,11 @@ function slowRunner(ms: number, failing: readonly string[] = []): CommandRunner 
 
 async function count(m: NodeMetrics, labels: Record<string, string>): Promise<number | undefined> {
   const values = (await m.deviceOperations.get()).values;
-  return values.find((v) => v.metricName === 'pmem_csi_node_device_operation_seconds_count' && Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x))?.value;
+  return values.find(
+    (v) =>
+      v.metricName === 'pmem_csi_node_device_operation_seconds_count' &&
+      Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x),
+  )?.value;
 }
 
 describe('NodeMetrics.meterRunner', () => {
@@ -36,7 +39,10 @@ describe('NodeMetrics.meterRunner', () => {
     expect(runner.which('blkid')).toBe('/usr/sbin/blkid');
     expect(await count(m, { operation: 'mkfs', result: 'ok' })).toBe(2);
     expect(await count(m, { operation: 'mkfs', result: 'error' })).toBe(1);
-    const sum = (await m.deviceOperations.get()).values.find((v) => v.metricName === 'pmem_csi_node_device_operation_seconds_sum' && v.labels['result'] === 'ok')?.value ?? 0;
+    const sum =
+      (await m.deviceOperations.get()).values.find(
+        (v) => v.metricName === 'pmem_csi_node_device_operation_seconds_sum' && v.labels['result'] === 'ok',
+      )?.value ?? 0;
     expect(sum).toBeGreaterThanOrEqual(0.05); // two 30 ms runs
     expect((await m.deviceOperations.get()).values.some((v) => v.labels['operation'] === 'blkid')).toBe(false);
   });

@@ -12,12 +12,20 @@
 //       operation: create, delete (first 4 KiB zeroed), erase (whole device zeroed, then removed),
 //       resize, mkfs; result: ok, error
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createProcessRegistry, CsiOperationMetrics, type CommandRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import {
+  createProcessRegistry,
+  CsiOperationMetrics,
+  type CommandRunner,
+  type RunOptions,
+  type RunResult,
+} from '@pmem-csi/runtime';
 import type { CreateDeviceRequest, DeviceCallOptions, DeviceManager, PmemDeviceInfo } from './device/device-manager.js';
 import type { NodeStatus } from './node-driver.js';
 
 export type DeviceOperation = 'create' | 'delete' | 'erase' | 'resize' | 'mkfs';
-export const DEVICE_OPERATION_BUCKETS: readonly number[] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+export const DEVICE_OPERATION_BUCKETS: readonly number[] = [
+  0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+];
 const CAPACITY_KINDS = ['total', 'managed', 'available', 'used', 'maxVolumeSize'] as const;
 
 export class NodeMetrics {
@@ -128,7 +136,9 @@ export class NodeMetrics {
   meterRunner(runner: CommandRunner): CommandRunner {
     return {
       run: (command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> =>
-        /(^|\/)mkfs\.[a-z0-9]+$/.test(command) ? this.time('mkfs', () => runner.run(command, args, options)) : runner.run(command, args, options),
+        /(^|\/)mkfs\.[a-z0-9]+$/.test(command)
+          ? this.time('mkfs', () => runner.run(command, args, options))
+          : runner.run(command, args, options),
       which: (tool: string) => runner.which(tool),
     };
   }

@@ -47,17 +47,33 @@ describe('startNodeDriver', () => {
     store.volumes.set('orphan-1', 8 * MiB);
     const records = new VolumeStateStore({ dir: join(dir, 'state', 'volumes') });
     await records.init();
-    await records.put({ volumeId: 'lost-1', name: 'lost', size: 8 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+    await records.put({
+      volumeId: 'lost-1',
+      name: 'lost',
+      size: 8 * MiB,
+      deviceMode: 'fake',
+      parameters: {},
+      createdAt: new Date().toISOString(),
+    });
     store.volumes.set('kept-1', 16 * MiB);
-    await records.put({ volumeId: 'kept-1', name: 'kept', size: 16 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+    await records.put({
+      volumeId: 'kept-1',
+      name: 'kept',
+      size: 16 * MiB,
+      deviceMode: 'fake',
+      parameters: {},
+      createdAt: new Date().toISOString(),
+    });
     await records.close(); // one store per directory: the driver opens its own
     const registry = await new FakeRegistry().start();
-    const driver = await startNodeDriver(options({
-      deviceManager: new FakeDeviceManager({ store, totalSize: 1024 * MiB }),
-      registryAddress: registry.address,
-      advertisedEndpoint: '10.1.2.3:10001',
-      version: '9.9.9',
-    }));
+    const driver = await startNodeDriver(
+      options({
+        deviceManager: new FakeDeviceManager({ store, totalSize: 1024 * MiB }),
+        registryAddress: registry.address,
+        advertisedEndpoint: '10.1.2.3:10001',
+        version: '9.9.9',
+      }),
+    );
     try {
       expect(driver.reconciled.droppedRecords.map((r) => r.volumeId)).toEqual(['lost-1']);
       expect(driver.reconciled.orphans.map((d) => d.volumeId)).toEqual(['orphan-1']);
@@ -66,43 +82,78 @@ describe('startNodeDriver', () => {
       const csi = loadCsi().csi.v1;
       const identity = new csi.Identity(`unix://${join(dir, 'plugin', 'csi.sock')}`, grpc.credentials.createInsecure());
       expect(await unary(identity, identity.Probe, {}, { timeoutMs: 5000 })).toEqual({ ready: { value: true } });
-      expect(await unary(identity, identity.GetPluginInfo, {}, { timeoutMs: 5000 })).toMatchObject({ name: 'pmem-csi.intel.com', vendor_version: '9.9.9' });
+      expect(await unary(identity, identity.GetPluginInfo, {}, { timeoutMs: 5000 })).toMatchObject({
+        name: 'pmem-csi.intel.com',
+        vendor_version: '9.9.9',
+      });
       identity.close();
 
-      const controller = new csi.Controller(`127.0.0.1:${driver.nodeControllerPort}`, grpc.credentials.createInsecure());
-      const res = await unary(controller, controller.CreateVolume, { name: 'pvc-x', capacity_range: { required_bytes: String(8 * MiB) }, volume_capabilities: [mountCapability()] }, { timeoutMs: 5000 });
+      const controller = new csi.Controller(
+        `127.0.0.1:${driver.nodeControllerPort}`,
+        grpc.credentials.createInsecure(),
+      );
+      const res = await unary(
+        controller,
+        controller.CreateVolume,
+        {
+          name: 'pvc-x',
+          capacity_range: { required_bytes: String(8 * MiB) },
+          volume_capabilities: [mountCapability()],
+        },
+        { timeoutMs: 5000 },
+      );
       expect(res.volume?.accessible_topology).toEqual([{ segments: { 'pmem-csi.intel.com/node': 'node-7' } }]);
       controller.close();
 
       await driver.registrar!.waitForRegistrations(1, 10_000);
-      expect(registry.registrations.get('node-7')?.request).toMatchObject({ endpoint: '10.1.2.3:10001', device_mode: 'fake', version: '9.9.9' });
+      expect(registry.registrations.get('node-7')?.request).toMatchObject({
+        endpoint: '10.1.2.3:10001',
+        device_mode: 'fake',
+        version: '9.9.9',
+      });
       // The registration carries what ListVolumes reports (the kept volume, not the dropped record
       // nor the orphan), so the controller need not dial back to list the node's volumes.
       const inventory = registry.registrations.get('node-7')?.request.inventory;
       expect(inventory?.count).toBe('1');
-      expect(inventory?.volumes).toEqual([{ volume_id: 'kept-1', capacity_bytes: String(16 * MiB), volume_context: expect.objectContaining({ name: 'kept', deviceMode: 'fake' }) }]);
+      expect(inventory?.volumes).toEqual([
+        {
+          volume_id: 'kept-1',
+          capacity_bytes: String(16 * MiB),
+          volume_context: expect.objectContaining({ name: 'kept', deviceMode: 'fake' }),
+        },
+      ]);
     } finally {
       await driver.stop();
       await registry.stop();
     }
     expect(registry.registrations.size).toBe(0);
-    const after = new (loadCsi().csi.v1.Controller)(`127.0.0.1:${driver.nodeControllerPort}`, grpc.credentials.createInsecure());
-    await expect(unary(after, after.ListVolumes, {}, { timeoutMs: 2000 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    const after = new (loadCsi().csi.v1.Controller)(
+      `127.0.0.1:${driver.nodeControllerPort}`,
+      grpc.credentials.createInsecure(),
+    );
+    await expect(unary(after, after.ListVolumes, {}, { timeoutMs: 2000 })).rejects.toMatchObject({
+      code: grpc.status.UNAVAILABLE,
+    });
     after.close();
   });
 
   it('fails fast naming every missing tool and its package', async () => {
     const installed = ['losetup', 'dd', 'mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'xfs_io'];
-    await expect(startNodeDriver(options({ deviceMode: 'emulated', runner: new ScriptedRunner([], installed) }))).rejects.toMatchObject({
+    await expect(
+      startNodeDriver(options({ deviceMode: 'emulated', runner: new ScriptedRunner([], installed) })),
+    ).rejects.toMatchObject({
       kind: 'FailedPrecondition',
-      message: 'the node driver in emulated device mode needs mkfs.xfs, xfs_growfs, not found on this machine (Debian packages: xfsprogs)',
+      message:
+        'the node driver in emulated device mode needs mkfs.xfs, xfs_growfs, not found on this machine (Debian packages: xfsprogs)',
     });
   });
 
   it('direct mode with a read-only /sys fails fast with the reason', async () => {
     const mountinfo = join(dir, 'mountinfo');
     await writeFile(mountinfo, '22 1 0:21 / /sys ro,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs ro\n');
-    const err = await startNodeDriver(options({ deviceMode: 'direct', checkSys: () => checkSysWritable({ mountinfo }) })).catch((e: Error) => e);
+    const err = await startNodeDriver(
+      options({ deviceMode: 'direct', checkSys: () => checkSysWritable({ mountinfo }) }),
+    ).catch((e: Error) => e);
     expect(err).toMatchObject({ kind: 'FailedPrecondition' });
     expect((err as Error).message).toContain('/sys is mounted read-only (ro,nosuid,nodev,noexec,relatime)');
   });

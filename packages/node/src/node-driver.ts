@@ -8,8 +8,17 @@ import type { Registry } from 'prom-client';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  bindServer, createIdentityService, grpcAddress, HostRunner, KeyedLocks, loadCsi, requireTools, shutdownServer, unixSocketPath,
-  type CommandRunner, type Logger,
+  bindServer,
+  createIdentityService,
+  grpcAddress,
+  HostRunner,
+  KeyedLocks,
+  loadCsi,
+  requireTools,
+  shutdownServer,
+  unixSocketPath,
+  type CommandRunner,
+  type Logger,
 } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from './csi/deps.js';
 import type { VolumeHooks } from './csi/hooks.js';
@@ -33,7 +42,11 @@ export interface NodeDriverOptions {
   readonly deviceManager?: DeviceManager;
   readonly deviceMode?: DeviceMode;
   /** Settings for createDeviceManager: lvm pmemPercentage (0 = 100), emulated/fake pool sizes. */
-  readonly deviceOptions?: { readonly pmemPercentage?: number; readonly emulatedSize?: number; readonly fakeSize?: number };
+  readonly deviceOptions?: {
+    readonly pmemPercentage?: number;
+    readonly emulatedSize?: number;
+    readonly fakeSize?: number;
+  };
   /** Defaults to the host runner. */
   readonly runner?: CommandRunner;
   /** /var/lib/<driver>: volume records in `volumes/`, emulated backing files in `emulated/`. */
@@ -88,7 +101,6 @@ export interface NodeDriver {
   stop(): Promise<void>;
 }
 
-
 /** Check the host and create the device manager (setup() not yet called). */
 async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, log: Logger): Promise<DeviceManager> {
   const mode = o.deviceManager?.mode ?? o.deviceMode;
@@ -96,7 +108,13 @@ async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, lo
   requireTools(runner, nodeTools(mode), `the node driver in ${mode} device mode`);
   if (mode === 'direct') await (o.checkSys ?? (() => checkSysWritable()))();
   if (o.deviceManager !== undefined) return o.deviceManager;
-  return createDeviceManager(mode, { ...o.deviceOptions, runner, log, stateDir: o.stateDir, pmemPercentage: o.deviceOptions?.pmemPercentage ?? 0 });
+  return createDeviceManager(mode, {
+    ...o.deviceOptions,
+    runner,
+    log,
+    stateDir: o.stateDir,
+    pmemPercentage: o.deviceOptions?.pmemPercentage ?? 0,
+  });
 }
 
 /** Start the node driver; rejects with a message naming the problem when the host is not fit. */
@@ -114,7 +132,17 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     const reconciled = await reconcile(state, dm, log);
     metrics.orphanedDevices.set({ node: o.nodeId }, reconciled.orphans.length);
     const version = o.version ?? DRIVER_VERSION;
-    const deps: NodeServiceDeps = { driverName: o.driverName, nodeId: o.nodeId, dm, state, runner, locks: new KeyedLocks(), log, version, hooks: o.hooks };
+    const deps: NodeServiceDeps = {
+      driverName: o.driverName,
+      nodeId: o.nodeId,
+      dm,
+      state,
+      runner,
+      locks: new KeyedLocks(),
+      log,
+      version,
+      hooks: o.hooks,
+    };
     let ready = false;
     const csiServer = await serveCsi(o, deps, () => ready, metrics);
     cleanup.unshift(() => shutdownServer(csiServer, 2000));
@@ -124,17 +152,37 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     if (registrar !== undefined) cleanup.unshift(() => registrar.stop());
     await warnAboutCapabilities(deps);
     ready = true;
-    log.info('node driver started', { deviceMode: dm.mode, csiEndpoint: o.csiEndpoint, nodeControllerPort: port, registry: o.registryAddress ?? 'none' });
+    log.info('node driver started', {
+      deviceMode: dm.mode,
+      csiEndpoint: o.csiEndpoint,
+      nodeControllerPort: port,
+      registry: o.registryAddress ?? 'none',
+    });
     const status = async (timeoutMs = 10_000): Promise<NodeStatus> => {
-      const [capacity, records] = await Promise.all([dm.getCapacity({ signal: AbortSignal.timeout(timeoutMs) }), state.list()]);
+      const [capacity, records] = await Promise.all([
+        dm.getCapacity({ signal: AbortSignal.timeout(timeoutMs) }),
+        state.list(),
+      ]);
       const ephemeral = records.filter((r) => r.ephemeral === true).length;
       return {
-        nodeId: o.nodeId, deviceMode: dm.mode, version, ...(registrar ? { registration: registrar.status } : {}),
-        capacity, volumes: { persistent: records.length - ephemeral, ephemeral },
+        nodeId: o.nodeId,
+        deviceMode: dm.mode,
+        version,
+        ...(registrar ? { registration: registrar.status } : {}),
+        capacity,
+        volumes: { persistent: records.length - ephemeral, ephemeral },
       };
     };
     metrics.observe(status);
-    return { status, nodeControllerPort: port, deviceManager: dm, reconciled, registrar, metrics: metrics.registry, stop: () => runAll(cleanup, log) };
+    return {
+      status,
+      nodeControllerPort: port,
+      deviceManager: dm,
+      reconciled,
+      registrar,
+      metrics: metrics.registry,
+      stop: () => runAll(cleanup, log),
+    };
   } catch (e) {
     await runAll(cleanup, log);
     throw e;
@@ -144,7 +192,9 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
 /** Online ext4 growth needs CAP_SYS_RESOURCE; say so at start-up rather than at the first expansion. */
 async function warnAboutCapabilities(deps: NodeServiceDeps): Promise<void> {
   if (deps.dm.mode === 'fake' || !canExpand(deps) || (await hasCapability(CAP_SYS_RESOURCE))) return;
-  deps.log.warn('CAP_SYS_RESOURCE is missing: mounted ext4 volumes cannot be expanded (xfs can); run the node driver privileged');
+  deps.log.warn(
+    'CAP_SYS_RESOURCE is missing: mounted ext4 volumes cannot be expanded (xfs can); run the node driver privileged',
+  );
 }
 
 async function runAll(steps: ReadonlyArray<() => Promise<void>>, log: Logger): Promise<void> {
@@ -157,20 +207,38 @@ async function runAll(steps: ReadonlyArray<() => Promise<void>>, log: Logger): P
   }
 }
 
-async function serveCsi(o: NodeDriverOptions, deps: NodeServiceDeps, ready: () => boolean, metrics: NodeMetrics): Promise<grpc.Server> {
+async function serveCsi(
+  o: NodeDriverOptions,
+  deps: NodeServiceDeps,
+  ready: () => boolean,
+  metrics: NodeMetrics,
+): Promise<grpc.Server> {
   const address = grpcAddress(o.csiEndpoint);
   const socket = unixSocketPath(address);
   if (socket !== undefined) await mkdir(dirname(socket), { recursive: true, mode: 0o750 });
   const csi = loadCsi().csi.v1;
   const server = metrics.operations.createServer(o.driverName);
-  server.addService(csi.Identity.service, createIdentityService({ driverName: o.driverName, version: deps.version ?? DRIVER_VERSION, plugin: { role: 'node', canExpand: canExpand(deps) }, ready, log: deps.log }));
+  server.addService(
+    csi.Identity.service,
+    createIdentityService({
+      driverName: o.driverName,
+      version: deps.version ?? DRIVER_VERSION,
+      plugin: { role: 'node', canExpand: canExpand(deps) },
+      ready,
+      log: deps.log,
+    }),
+  );
   server.addService(csi.Node.service, createNodeService(deps));
   // The kubelet connects over the local socket without TLS; file permissions protect it.
   await bindServer(server, address, grpc.ServerCredentials.createInsecure());
   return server;
 }
 
-async function serveNodeController(o: NodeDriverOptions, deps: NodeServiceDeps, metrics: NodeMetrics): Promise<{ server: grpc.Server; port: number }> {
+async function serveNodeController(
+  o: NodeDriverOptions,
+  deps: NodeServiceDeps,
+  metrics: NodeMetrics,
+): Promise<{ server: grpc.Server; port: number }> {
   const server = metrics.operations.createServer(o.driverName);
   server.addService(loadCsi().csi.v1.Controller.service, createNodeControllerService(deps, { authorize: o.authorize }));
   const port = await bindServer(server, grpcAddress(o.nodeControllerAddress), o.serverCredentials);

@@ -49,7 +49,9 @@ class Observations {
     const uid = this.daemonSetUid();
     if (uidBefore !== undefined && uid !== uidBefore) this.daemonSetChanges++;
     this.daemonSetUids.add(uid);
-    this.cas.add((this.#h.object('secret', NAMES.caSecret) as { data?: Record<string, string> } | undefined)?.data?.['ca.crt']);
+    this.cas.add(
+      (this.#h.object('secret', NAMES.caSecret) as { data?: Record<string, string> } | undefined)?.data?.['ca.crt'],
+    );
     const status = this.#h.cr(name).status;
     const conflict = getCondition(status?.conditions, 'Conflict')?.status === 'True' ? '(Conflict)' : '';
     this.phases[name]?.push(`${status?.phase || '""'}${conflict}`);
@@ -64,11 +66,15 @@ function report(h: Harness, seen: Observations, writes: readonly string[], ms: n
     kinds.set(key, (kinds.get(key) ?? 0) + 1);
   }
   out(`collision bench: ${ROUNDS} rounds (each: reconcile ${OTHER}, then ${CR_NAME}), ${ms.toFixed(0)} ms`);
-  out(`  object writes after ${OTHER} appeared: ${objectWrites.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`);
+  out(
+    `  object writes after ${OTHER} appeared: ${objectWrites.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`,
+  );
   out(`  status writes: ${writes.length - objectWrites.length}; failed reconciles: ${seen.failures}`);
   out(`  node DaemonSet UID changes: ${seen.daemonSetChanges} (${seen.daemonSetUids.size} distinct UIDs)`);
   out(`  CA certificates seen in ${NAMES.caSecret}: ${seen.cas.size}`);
-  out(`  DaemonSet ${NAMES.nodeDaemonSet} belongs to: ${h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.['app.kubernetes.io/instance'] ?? '-'}`);
+  out(
+    `  DaemonSet ${NAMES.nodeDaemonSet} belongs to: ${h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.['app.kubernetes.io/instance'] ?? '-'}`,
+  );
   for (const [name, sequence] of Object.entries(seen.phases)) out(`  phases ${name}: ${sequence.join(' ')}`);
 }
 

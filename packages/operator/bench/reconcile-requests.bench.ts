@@ -50,7 +50,16 @@ function counting(h: Harness): () => Counts {
 }
 
 function dsStatus(h: Harness, ready: number, updated: number): void {
-  h.kube.setStatus({ ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet }, { desiredNumberScheduled: NODES, currentNumberScheduled: NODES, numberReady: ready, updatedNumberScheduled: updated, numberMisscheduled: 0 });
+  h.kube.setStatus(
+    { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet },
+    {
+      desiredNumberScheduled: NODES,
+      currentNumberScheduled: NODES,
+      numberReady: ready,
+      updatedNumberScheduled: updated,
+      numberMisscheduled: 0,
+    },
+  );
 }
 
 const fmt = (label: string, reconciles: number, c: Counts): string =>
@@ -62,13 +71,20 @@ async function scenario(withCache: boolean): Promise<void> {
   const crs = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === 'PmemCSIDeployment');
   // A cache that holds exactly what the apiserver holds (the informers' caches once synced).
   const owned = (type: ResourceType, crName: string): KubeObject[] =>
-    [...h.kube.objects.values()].filter((o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName);
+    [...h.kube.objects.values()].filter(
+      (o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName,
+    );
   const r = h.reconciler(withCache ? { deployments: crs, owned } : {});
   await r.reconcile(CR_NAME);
   h.workloadsReady({ nodes: NODES });
   await r.reconcile(CR_NAME);
   const take = counting(h);
-  const sum = (a: Counts, b: Counts): Counts => ({ lists: a.lists + b.lists, gets: a.gets + b.gets, objectWrites: a.objectWrites + b.objectWrites, statusWrites: a.statusWrites + b.statusWrites });
+  const sum = (a: Counts, b: Counts): Counts => ({
+    lists: a.lists + b.lists,
+    gets: a.gets + b.gets,
+    objectWrites: a.objectWrites + b.objectWrites,
+    statusWrites: a.statusWrites + b.statusWrites,
+  });
   let steady: Counts = { lists: 0, gets: 0, objectWrites: 0, statusWrites: 0 };
   for (let i = 0; i < 10; i++) {
     await r.reconcile(CR_NAME);
@@ -90,7 +106,9 @@ async function scenario(withCache: boolean): Promise<void> {
   await r.reconcile(CR_NAME);
   rollout = sum(rollout, take());
   out(fmt(`rollout over ${NODES} nodes, ${cache}`, STEPS + 2, rollout));
-  out(`  phase during the rollout stayed ${h.cr().status?.phase === 'Running' ? 'Running' : `"${h.cr().status?.phase ?? ''}"`}; events: ${h.events.map((e) => e.reason).join(', ')}`);
+  out(
+    `  phase during the rollout stayed ${h.cr().status?.phase === 'Running' ? 'Running' : `"${h.cr().status?.phase ?? ''}"`}; events: ${h.events.map((e) => e.reason).join(', ')}`,
+  );
 }
 
 await scenario(true);

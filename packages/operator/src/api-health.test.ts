@@ -16,7 +16,16 @@ function setup(): { clock: ManualClock; health: ApiHealth; fake: FakeKube; kube:
 
 describe('isAccessFailure', () => {
   it('is true for no answer, 401 and 403 only', () => {
-    expect([0, 401, 403, 404, 409, 422, 500, 503].map((s) => isAccessFailure(new KubeApiError(s, 'x')))).toEqual([true, true, true, false, false, false, false, false]);
+    expect([0, 401, 403, 404, 409, 422, 500, 503].map((s) => isAccessFailure(new KubeApiError(s, 'x')))).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(isAccessFailure(new Error('not from the port'))).toBe(false);
   });
 });
@@ -31,18 +40,23 @@ describe('ApiHealth', () => {
     // Two failures over 40 s: fewer than three.
     expect(health.problem()).toBeUndefined();
     await expect(kube.list(RESOURCES.daemonSet)).rejects.toThrow('Unauthorized');
-    expect(health.problem()).toBe(`${NOT_READY} 3 requests over 40s failed (last: list DaemonSet: 401 Unauthorized: Unauthorized)`);
+    expect(health.problem()).toBe(
+      `${NOT_READY} 3 requests over 40s failed (last: list DaemonSet: 401 Unauthorized: Unauthorized)`,
+    );
     expect(health.failuresTotal).toBe(3);
   });
 
   it('needs the failures to last for the bound: three quick ones are not enough until 30 s have passed', async () => {
     const { clock, health, fake, kube } = setup();
     fake.failOn('get', new KubeApiError(0, 'connect ECONNREFUSED 127.0.0.1:6443'), { times: 3 });
-    for (let i = 0; i < 3; i++) await expect(kube.get({ ...RESOURCES.secret, name: 's', namespace: 'n' })).rejects.toThrow('ECONNREFUSED');
+    for (let i = 0; i < 3; i++)
+      await expect(kube.get({ ...RESOURCES.secret, name: 's', namespace: 'n' })).rejects.toThrow('ECONNREFUSED');
     await clock.advance(29_999);
     expect(health.problem()).toBeUndefined();
     await clock.advance(1);
-    expect(health.problem()).toBe(`${NOT_READY} 3 requests over 30s failed (last: get Secret: no answer: connect ECONNREFUSED 127.0.0.1:6443)`);
+    expect(health.problem()).toBe(
+      `${NOT_READY} 3 requests over 30s failed (last: get Secret: no answer: connect ECONNREFUSED 127.0.0.1:6443)`,
+    );
   });
 
   it('is ready again after one success, and a new streak starts from zero', async () => {
@@ -51,7 +65,9 @@ describe('ApiHealth', () => {
     fake.put({ ...RESOURCES.pmemCsiDeployment, metadata: { name: 'd' } });
     for (let i = 0; i < 3; i++) await expect(kube.patchDeploymentStatus('d', {})).rejects.toThrow('forbidden');
     await clock.advance(31_000);
-    expect(health.problem()).toBe(`${NOT_READY} 3 requests over 31s failed (last: patch PmemCSIDeployment status: 403 Forbidden: forbidden)`);
+    expect(health.problem()).toBe(
+      `${NOT_READY} 3 requests over 31s failed (last: patch PmemCSIDeployment status: 403 Forbidden: forbidden)`,
+    );
     await kube.patchDeploymentStatus('d', {});
     expect(health.problem()).toBeUndefined();
     fake.failOn('list', unauthorized(), { times: 3 });
@@ -67,14 +83,19 @@ describe('ApiHealth', () => {
     await clock.advance(60_000);
     expect(health.problem()).toContain(NOT_READY);
     fake.failOn('apply', new KubeApiError(422, 'invalid'));
-    await expect(kube.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' } })).rejects.toThrow('invalid');
+    await expect(
+      kube.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' } }),
+    ).rejects.toThrow('invalid');
     expect(health.problem()).toBeUndefined();
   });
 
   it('counts a watch refused on opening and one that ends with an access failure; a clean end is a success', async () => {
     const { clock, health, fake, kube } = setup();
     fake.failOn('watch', unauthorized(), { times: 2 });
-    for (let i = 0; i < 2; i++) await expect(kube.watch(RESOURCES.secret, { resourceVersion: '1' }, () => undefined)).rejects.toThrow('Unauthorized');
+    for (let i = 0; i < 2; i++)
+      await expect(kube.watch(RESOURCES.secret, { resourceVersion: '1' }, () => undefined)).rejects.toThrow(
+        'Unauthorized',
+      );
     const open = await kube.watch(RESOURCES.secret, { resourceVersion: '1' }, () => undefined);
     fake.failOn('list', unauthorized(), { times: 2 });
     for (let i = 0; i < 2; i++) await expect(kube.list(RESOURCES.secret)).rejects.toThrow('Unauthorized');
@@ -83,7 +104,9 @@ describe('ApiHealth', () => {
     expect(health.problem()).toBeUndefined();
     fake.breakWatches(new KubeApiError(0, 'socket hang up'));
     await expect(open.done).rejects.toThrow('socket hang up');
-    expect(health.problem()).toBe(`${NOT_READY} 3 requests over 31s failed (last: watch Secret: no answer: socket hang up)`);
+    expect(health.problem()).toBe(
+      `${NOT_READY} 3 requests over 31s failed (last: watch Secret: no answer: socket hang up)`,
+    );
     const clean = await kube.watch(RESOURCES.secret, { resourceVersion: '1' }, () => undefined);
     expect(health.problem()).toBeUndefined();
     fake.failOn('list', unauthorized(), { times: 3 });

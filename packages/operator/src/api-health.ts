@@ -16,7 +16,19 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import type { Clock } from './clock.js';
 import { KubeApiError } from './kube-errors.js';
-import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, LooseObject, ObjectRef, ResourceType, WatchEvent, WatchHandle, WatchOptions } from './kube-port.js';
+import type {
+  KubeApi,
+  KubeObject,
+  LeaseRecord,
+  ListOptions,
+  ListResult,
+  LooseObject,
+  ObjectRef,
+  ResourceType,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+} from './kube-port.js';
 
 export interface ApiHealthOptions {
   readonly clock: Clock;

@@ -109,7 +109,8 @@ function issuedBy(leaf: Cert, ca: Cert): boolean {
   return leaf.x509.checkIssued(ca.x509) && leaf.x509.verify(ca.x509.publicKey);
 }
 
-const keyBits = (policy: CertificatePolicy): { keyBits?: 2048 | 3072 | 4096 } => (policy.keyBits === undefined ? {} : { keyBits: policy.keyBits });
+const keyBits = (policy: CertificatePolicy): { keyBits?: 2048 | 3072 | 4096 } =>
+  policy.keyBits === undefined ? {} : { keyBits: policy.keyBits };
 
 async function activeCa(input: OwnCaInput, changes: string[]): Promise<ActiveCa> {
   const cert = parseCert(input.ca.certPem);
@@ -118,7 +119,12 @@ async function activeCa(input: OwnCaInput, changes: string[]): Promise<ActiveCa>
     return { ...cert, keyPem: input.ca.keyPem as string };
   }
   changes.push(cert === undefined ? 'ca created' : 'ca renewed');
-  const pair = await input.issuer.createCa({ commonName: CA_COMMON_NAME, validityDays: input.policy.caValidityDays, now: input.now, ...keyBits(input.policy) });
+  const pair = await input.issuer.createCa({
+    commonName: CA_COMMON_NAME,
+    validityDays: input.policy.caValidityDays,
+    now: input.now,
+    ...keyBits(input.policy),
+  });
   return { ...(parseCert(pair.certPem) as Cert), keyPem: pair.keyPem };
 }
 
@@ -134,12 +140,19 @@ function trustBundle(active: ActiveCa, oldBundlePem: string | undefined, now: Da
     .filter((c) => c.isCa && c.notAfter > now && c.fingerprint256 !== active.info.fingerprint256)
     .map((c) => parseCert(c.pem))
     .filter((c): c is Cert => c !== undefined);
-  const unique = others.filter((c, i) => others.findIndex((o) => o.info.fingerprint256 === c.info.fingerprint256) === i);
+  const unique = others.filter(
+    (c, i) => others.findIndex((o) => o.info.fingerprint256 === c.info.fingerprint256) === i,
+  );
   return [active, ...unique];
 }
 
 /** Why a leaf cannot be kept at all (undefined = usable). */
-function leafProblem(leaf: Cert | undefined, keyPem: string | undefined, identity: string, ctx: { bundle: Cert[]; now: Date }): string | undefined {
+function leafProblem(
+  leaf: Cert | undefined,
+  keyPem: string | undefined,
+  identity: string,
+  ctx: { bundle: Cert[]; now: Date },
+): string | undefined {
   if (leaf === undefined) return 'missing';
   if (!keyMatches(leaf, keyPem)) return 'key does not match';
   if (ctx.now >= leaf.info.notAfter) return 'expired';
@@ -154,20 +167,35 @@ interface LeafOutcome {
   readonly nextCheck: Date;
 }
 
-async function planLeaf(label: string, request: OwnCaInput['registry'], ctx: { input: OwnCaInput; active: ActiveCa; bundle: Cert[]; changes: string[] }): Promise<LeafOutcome> {
+async function planLeaf(
+  label: string,
+  request: OwnCaInput['registry'],
+  ctx: { input: OwnCaInput; active: ActiveCa; bundle: Cert[]; changes: string[] },
+): Promise<LeafOutcome> {
   const { input, active, bundle } = ctx;
   const bundlePem = bundle.map((c) => c.pem).join('');
   const leaf = parseCert(request.existing.certPem);
   const problem = leafProblem(leaf, request.existing.keyPem, request.identity, { bundle, now: input.now });
-  const propagationEnd = new Date(active.info.notBefore.getTime() + CLOCK_SKEW_ALLOWANCE_MS + input.policy.propagationMs);
+  const propagationEnd = new Date(
+    active.info.notBefore.getTime() + CLOCK_SKEW_ALLOWANCE_MS + input.policy.propagationMs,
+  );
   let why = problem === undefined ? undefined : `${label} issued (${problem})`;
   if (why === undefined && leaf !== undefined && !issuedBy(leaf, active)) {
     if (input.now < propagationEnd) {
-      return { material: { caBundlePem: bundlePem, certPem: leaf.pem, keyPem: request.existing.keyPem as string }, notAfter: leaf.info.notAfter, nextCheck: propagationEnd };
+      return {
+        material: { caBundlePem: bundlePem, certPem: leaf.pem, keyPem: request.existing.keyPem as string },
+        notAfter: leaf.info.notAfter,
+        nextCheck: propagationEnd,
+      };
     }
     why = `${label} moved to the new CA`;
   }
-  if (why === undefined && leaf !== undefined && needsRenewal(leaf.info, { now: input.now, renewAtFraction: input.policy.renewAtFraction })) why = `${label} renewed`;
+  if (
+    why === undefined &&
+    leaf !== undefined &&
+    needsRenewal(leaf.info, { now: input.now, renewAtFraction: input.policy.renewAtFraction })
+  )
+    why = `${label} renewed`;
   if (why === undefined && leaf !== undefined) {
     const material = { caBundlePem: bundlePem, certPem: leaf.pem, keyPem: request.existing.keyPem as string };
     return { material, notAfter: leaf.info.notAfter, nextCheck: renewalTime(leaf.info, input.policy.renewAtFraction) };
@@ -181,7 +209,11 @@ async function planLeaf(label: string, request: OwnCaInput['registry'], ctx: { i
     ...keyBits(input.policy),
   });
   const issued = parseCert(pair.certPem) as Cert;
-  return { material: { caBundlePem: bundlePem, certPem: issued.pem, keyPem: pair.keyPem }, notAfter: issued.info.notAfter, nextCheck: renewalTime(issued.info, input.policy.renewAtFraction) };
+  return {
+    material: { caBundlePem: bundlePem, certPem: issued.pem, keyPem: pair.keyPem },
+    notAfter: issued.info.notAfter,
+    nextCheck: renewalTime(issued.info, input.policy.renewAtFraction),
+  };
 }
 
 const earliest = (dates: Date[]): Date => new Date(Math.min(...dates.map((d) => d.getTime())));
@@ -194,7 +226,12 @@ export async function planOwnCa(input: OwnCaInput): Promise<OwnCaResult> {
   const ctx = { input, active, bundle, changes };
   const registry = await planLeaf('registry', input.registry, ctx);
   const node = await planLeaf('node-controller', input.node, ctx);
-  const checks = [renewalTime(active.info, input.policy.renewAtFraction), registry.nextCheck, node.nextCheck, ...bundle.slice(1).map((c) => c.info.notAfter)];
+  const checks = [
+    renewalTime(active.info, input.policy.renewAtFraction),
+    registry.nextCheck,
+    node.nextCheck,
+    ...bundle.slice(1).map((c) => c.info.notAfter),
+  ];
   return {
     ca: { caBundlePem: bundle.map((c) => c.pem).join(''), certPem: active.pem, keyPem: active.keyPem },
     registry: registry.material,

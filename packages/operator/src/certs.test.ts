@@ -1,7 +1,13 @@
 import { jest } from '@jest/globals';
 import { X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { createCa, createLeaf, parseCertificateBundle, verifyByHandshake, type CertificateAndKey } from '@pmem-csi/runtime';
+import {
+  createCa,
+  createLeaf,
+  parseCertificateBundle,
+  verifyByHandshake,
+  type CertificateAndKey,
+} from '@pmem-csi/runtime';
 import { cachedVerify, planCertificates, type CertDeps, type CertPlan, type ExistingCertSecrets } from './certs.js';
 import type { CertificateSecrets } from './objects/context.js';
 import { buildCaSecret, buildNodeSecret, buildRegistrySecret } from './objects/secrets.js';
@@ -13,7 +19,14 @@ const DAY = 24 * 60 * 60 * 1000;
 const MIN = 60 * 1000;
 const issuer = { createCa, createLeaf };
 const deps: CertDeps = {
-  policy: { caValidityDays: 10, leafValidityDays: 5, renewAtFraction: 0.8, propagationMs: 10 * MIN, keyBits: 2048, handshakeTimeoutMs: 10_000 },
+  policy: {
+    caValidityDays: 10,
+    leafValidityDays: 5,
+    renewAtFraction: 0.8,
+    propagationMs: 10 * MIN,
+    keyBits: 2048,
+    handshakeTimeoutMs: 10_000,
+  },
   issuer,
   verify: verifyByHandshake,
 };
@@ -27,13 +40,22 @@ function ok(plan: CertPlan): Extract<CertPlan, { ok: true }> {
 function asExisting(secrets: CertificateSecrets): ExistingCertSecrets {
   const cr = testDeployment();
   const ctx = testContext(cr, { certs: secrets });
-  return { ca: buildCaSecret(cr, ctx) as V1Secret, registry: buildRegistrySecret(cr, ctx) as V1Secret, node: buildNodeSecret(cr, ctx) as V1Secret };
+  return {
+    ca: buildCaSecret(cr, ctx) as V1Secret,
+    registry: buildRegistrySecret(cr, ctx) as V1Secret,
+    node: buildNodeSecret(cr, ctx) as V1Secret,
+  };
 }
 
 const fingerprints = (pem: string): string[] => parseCertificateBundle(pem).map((c) => c.fingerprint256);
-const issuerOf = (certPem: string, caPem: string): boolean => new X509Certificate(certPem).checkIssued(new X509Certificate(caPem));
+const issuerOf = (certPem: string, caPem: string): boolean =>
+  new X509Certificate(certPem).checkIssued(new X509Certificate(caPem));
 
-async function handshake(caPem: string, registry: { certPem: string; keyPem: string }, node: { certPem: string; keyPem: string }): Promise<boolean> {
+async function handshake(
+  caPem: string,
+  registry: { certPem: string; keyPem: string },
+  node: { certPem: string; keyPem: string },
+): Promise<boolean> {
   return (await verifyByHandshake({ caPem, registry, nodeController: node, timeoutMs: 10_000 })).ok;
 }
 
@@ -58,27 +80,43 @@ describe('planCertificates with the operator CA', () => {
 
   it('reuses valid certificates unchanged (no Secret change, no pod roll)', async () => {
     const first = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, deps));
-    const again = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(first.secrets), now: new Date(now.getTime() + DAY) }, deps));
+    const again = ok(
+      await planCertificates(
+        { cr: testDeployment(), existing: asExisting(first.secrets), now: new Date(now.getTime() + DAY) },
+        deps,
+      ),
+    );
     expect(again.changes).toEqual([]);
     expect(again.secrets).toEqual(first.secrets);
   });
 
   it('renews leaves after 80 % of their lifetime and keeps the CA', async () => {
-    const first = ok(await planCertificates({ cr: testDeployment(), existing: {}, now: new Date(now.getTime() - 4.5 * DAY) }, deps));
-    const renewed = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(first.secrets), now }, deps));
+    const first = ok(
+      await planCertificates({ cr: testDeployment(), existing: {}, now: new Date(now.getTime() - 4.5 * DAY) }, deps),
+    );
+    const renewed = ok(
+      await planCertificates({ cr: testDeployment(), existing: asExisting(first.secrets), now }, deps),
+    );
     expect(renewed.changes).toEqual(['registry renewed', 'node-controller renewed']);
     expect(renewed.secrets.ca).toEqual(first.secrets.ca);
     expect(renewed.secrets.registry.certPem).not.toBe(first.secrets.registry.certPem);
-    expect(await handshake(renewed.secrets.registry.caBundlePem, renewed.secrets.registry, renewed.secrets.node)).toBe(true);
+    expect(await handshake(renewed.secrets.registry.caBundlePem, renewed.secrets.registry, renewed.secrets.node)).toBe(
+      true,
+    );
   });
 
   it('reissues a leaf with the wrong identity or a foreign key at once', async () => {
     const first = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, deps));
-    const swapped = { ...first.secrets, registry: { ...first.secrets.registry, certPem: first.secrets.node.certPem, keyPem: first.secrets.node.keyPem } };
+    const swapped = {
+      ...first.secrets,
+      registry: { ...first.secrets.registry, certPem: first.secrets.node.certPem, keyPem: first.secrets.node.keyPem },
+    };
     const fixed = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(swapped), now }, deps));
     expect(fixed.changes).toEqual(['registry issued (identity is not pmem-registry)']);
     const wrongKey = { ...first.secrets, node: { ...first.secrets.node, keyPem: first.secrets.registry.keyPem } };
-    expect(ok(await planCertificates({ cr: testDeployment(), existing: asExisting(wrongKey), now }, deps)).changes).toEqual(['node-controller issued (key does not match)']);
+    expect(
+      ok(await planCertificates({ cr: testDeployment(), existing: asExisting(wrongKey), now }, deps)).changes,
+    ).toEqual(['node-controller issued (key does not match)']);
   });
 
   it('rotates the CA with an overlap: bundle first, leaves after propagation, old CA dropped when expired', async () => {
@@ -87,20 +125,38 @@ describe('planCertificates with the operator CA', () => {
     const day0 = now.getTime() - 8.2 * DAY;
     const at = (days: number, extraMs = 0): Date => new Date(day0 + days * DAY + extraMs);
     const d0 = ok(await planCertificates({ cr: testDeployment(), existing: {}, now: at(0) }, deps));
-    const d45 = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(d0.secrets), now: at(4.5) }, deps));
+    const d45 = ok(
+      await planCertificates({ cr: testDeployment(), existing: asExisting(d0.secrets), now: at(4.5) }, deps),
+    );
     expect(d45.changes).toEqual(['registry renewed', 'node-controller renewed']);
 
-    const rotated = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(d45.secrets), now: at(8.1) }, deps));
+    const rotated = ok(
+      await planCertificates({ cr: testDeployment(), existing: asExisting(d45.secrets), now: at(8.1) }, deps),
+    );
     expect(rotated.changes).toEqual(['ca renewed']);
     const oldCa = d45.secrets.ca?.certPem ?? '';
     const newCa = rotated.secrets.ca?.certPem ?? '';
-    expect(fingerprints(rotated.secrets.registry.caBundlePem)).toEqual([...fingerprints(newCa), ...fingerprints(oldCa)]);
+    expect(fingerprints(rotated.secrets.registry.caBundlePem)).toEqual([
+      ...fingerprints(newCa),
+      ...fingerprints(oldCa),
+    ]);
     expect(fingerprints(rotated.secrets.node.caBundlePem)).toEqual(fingerprints(rotated.secrets.registry.caBundlePem));
     // Leaves stay with the old CA while the new bundle propagates.
     expect(rotated.secrets.registry.certPem).toBe(d45.secrets.registry.certPem);
-    expect(rotated.nextCheck.getTime()).toBe(new Date(new X509Certificate(newCa).validFrom).getTime() + 5 * MIN + 10 * MIN);
+    expect(rotated.nextCheck.getTime()).toBe(
+      new Date(new X509Certificate(newCa).validFrom).getTime() + 5 * MIN + 10 * MIN,
+    );
 
-    const moved = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(rotated.secrets), now: new Date(rotated.nextCheck.getTime() + 1000) }, deps));
+    const moved = ok(
+      await planCertificates(
+        {
+          cr: testDeployment(),
+          existing: asExisting(rotated.secrets),
+          now: new Date(rotated.nextCheck.getTime() + 1000),
+        },
+        deps,
+      ),
+    );
     expect(moved.changes).toEqual(['registry moved to the new CA', 'node-controller moved to the new CA']);
     expect(issuerOf(moved.secrets.registry.certPem, newCa)).toBe(true);
     expect(fingerprints(moved.secrets.registry.caBundlePem)).toHaveLength(2);
@@ -109,13 +165,18 @@ describe('planCertificates with the operator CA', () => {
     expect(await handshake(bundle, moved.secrets.registry, d45.secrets.node)).toBe(true);
     expect(await handshake(bundle, d45.secrets.registry, moved.secrets.node)).toBe(true);
     // The old CA leaves the bundle once it has expired (day 10).
-    const later = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(moved.secrets), now: at(10.01) }, deps));
+    const later = ok(
+      await planCertificates({ cr: testDeployment(), existing: asExisting(moved.secrets), now: at(10.01) }, deps),
+    );
     expect(fingerprints(later.secrets.registry.caBundlePem)).toEqual(fingerprints(newCa));
   });
 
   it('creates a new CA when the CA Secret lost its key, keeping the old CA trusted meanwhile', async () => {
     const first = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, deps));
-    const broken = { ...first.secrets, ca: { ...(first.secrets.ca as NonNullable<CertificateSecrets['ca']>), keyPem: '' } };
+    const broken = {
+      ...first.secrets,
+      ca: { ...(first.secrets.ca as NonNullable<CertificateSecrets['ca']>), keyPem: '' },
+    };
     const existing = asExisting(broken);
     delete existing.ca?.data?.['tls.key'];
     const plan = ok(await planCertificates({ cr: testDeployment(), existing, now }, deps));
@@ -176,7 +237,13 @@ describe('planCertificates with user-supplied certificates', () => {
   });
 
   it('refuses an expired certificate', async () => {
-    const old = await createLeaf({ ca: ca1, dnsName: 'pmem-node-controller', validityDays: 1, keyBits: 2048, now: new Date(Date.now() - 3 * DAY) });
+    const old = await createLeaf({
+      ca: ca1,
+      dnsName: 'pmem-node-controller',
+      validityDays: 1,
+      keyBits: 2048,
+      now: new Date(Date.now() - 3 * DAY),
+    });
     const p = await refused(userSpec({ nodeControllerCert: old.certPem, nodeControllerKey: old.keyPem }));
     expect(p.verified.message).toMatch(/^node-controller certificate: expired at \d{4}-/);
   });

@@ -7,7 +7,14 @@
 //   nothing at all may be deployed with them.
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { NODE_CONTROLLER_SAN, REGISTRY_SAN, formatTimestamp, userCertificates, type ConditionUpdate, type UserCertificates } from '@pmem-csi/api';
+import {
+  NODE_CONTROLLER_SAN,
+  REGISTRY_SAN,
+  formatTimestamp,
+  userCertificates,
+  type ConditionUpdate,
+  type UserCertificates,
+} from '@pmem-csi/api';
 import { parseCertificateBundle, type HandshakeInput, type HandshakeResult } from '@pmem-csi/runtime';
 import { planOwnCa, type CertificatePolicy, type Issuer } from './certs-own-ca.js';
 import type { CertificateSecrets, OwnerDeployment } from './objects/context.js';
@@ -55,7 +62,12 @@ export type CertPlan =
       readonly changes: readonly string[];
       readonly nextCheck: Date;
     }
-  | { readonly ok: false; readonly verified: ConditionUpdate; readonly ready: ConditionUpdate; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly verified: ConditionUpdate;
+      readonly ready: ConditionUpdate;
+      readonly reason: string;
+    };
 
 /** Plan the certificate Secrets of one PmemCSIDeployment. */
 export async function planCertificates(input: CertPlanInput, deps: CertDeps): Promise<CertPlan> {
@@ -95,7 +107,12 @@ async function planUserCertificates(user: UserCertificates, input: CertPlanInput
       ok: false,
       reason: `certificates in the spec are invalid: ${result.reason}`,
       verified: { type: 'CertsVerified', status: 'False', reason: CERT_REASONS.verifyFailed, message: result.reason },
-      ready: { type: 'CertsReady', status: 'False', reason: CERT_REASONS.notVerified, message: 'the certificates in the spec did not pass verification; nothing is deployed with them' },
+      ready: {
+        type: 'CertsReady',
+        status: 'False',
+        reason: CERT_REASONS.notVerified,
+        message: 'the certificates in the spec did not pass verification; nothing is deployed with them',
+      },
     };
   }
   const expiry = earliestExpiry([user.caCert, user.registryCert, user.nodeControllerCert]);
@@ -105,8 +122,18 @@ async function planUserCertificates(user: UserCertificates, input: CertPlanInput
       registry: { caBundlePem: user.caCert, certPem: user.registryCert, keyPem: user.registryKey },
       node: { caBundlePem: user.caCert, certPem: user.nodeControllerCert, keyPem: user.nodeControllerKey },
     },
-    verified: { type: 'CertsVerified', status: 'True', reason: CERT_REASONS.verified, message: 'registry and node-controller certificates completed a mutual TLS handshake in both directions' },
-    ready: { type: 'CertsReady', status: 'True', reason: CERT_REASONS.userSupplied, message: `certificates from the spec; the first expires at ${formatTimestamp(expiry)} and must be replaced by then` },
+    verified: {
+      type: 'CertsVerified',
+      status: 'True',
+      reason: CERT_REASONS.verified,
+      message: 'registry and node-controller certificates completed a mutual TLS handshake in both directions',
+    },
+    ready: {
+      type: 'CertsReady',
+      status: 'True',
+      reason: CERT_REASONS.userSupplied,
+      message: `certificates from the spec; the first expires at ${formatTimestamp(expiry)} and must be replaced by then`,
+    },
     changes: [],
     // Verify again when the first certificate expires: an expired set must turn the deployment Failed.
     nextCheck: expiry,
@@ -122,7 +149,11 @@ function earliestExpiry(pems: readonly string[]): Date {
  * `verify` with successful results remembered until the earliest expiry of the inputs (at most
  * `maxAgeMs`): every reconcile of a CR with user certificates would otherwise start a TLS server.
  */
-export function cachedVerify(verify: VerifyCertificates, maxAgeMs: number, clock: () => number = Date.now): VerifyCertificates {
+export function cachedVerify(
+  verify: VerifyCertificates,
+  maxAgeMs: number,
+  clock: () => number = Date.now,
+): VerifyCertificates {
   const cache = new Map<string, number>();
   return async (input) => {
     const key = createHash('sha256')

@@ -3,15 +3,28 @@ import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from './device
 import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
 
 const ds = (annotations: Record<string, string>, args: string[]): KubeObject =>
-  ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'n', annotations }, spec: { selector: {}, template: { spec: { containers: [{ name: 'c', args }] } } } }) as KubeObject;
-const pv = (name: string, driver?: string): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, ...(driver === undefined ? {} : { spec: { csi: { driver, volumeHandle: 'h' } } }) }) as KubeObject;
+  ({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'n', annotations },
+    spec: { selector: {}, template: { spec: { containers: [{ name: 'c', args }] } } },
+  }) as KubeObject;
+const pv = (name: string, driver?: string): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name },
+    ...(driver === undefined ? {} : { spec: { csi: { driver, volumeHandle: 'h' } } }),
+  }) as KubeObject;
 
 describe('device mode guard', () => {
-  it('reads the deployed mode from the annotation, or from our or the Go operator\'s flags', () => {
+  it("reads the deployed mode from the annotation, or from our or the Go operator's flags", () => {
     expect(deployedDeviceMode(ds({ [DEVICE_MODE_ANNOTATION]: 'direct' }, ['--device-mode=lvm']))).toBe('direct');
     expect(deployedDeviceMode(ds({}, ['--mode=node', '--device-mode=direct']))).toBe('direct');
     expect(deployedDeviceMode(ds({}, ['-deviceMode=lvm']))).toBe('lvm');
-    expect(deployedDeviceMode(ds({ [DEVICE_MODE_ANNOTATION]: 'emulated' }, ['--device-mode=emulated']))).toBe('emulated');
+    expect(deployedDeviceMode(ds({ [DEVICE_MODE_ANNOTATION]: 'emulated' }, ['--device-mode=emulated']))).toBe(
+      'emulated',
+    );
     expect(deployedDeviceMode(ds({}, ['--device-mode=emulated', '--emulated-size=4294967296']))).toBe('emulated');
     expect(deployedDeviceMode(ds({}, ['--device-mode=fake']))).toBeUndefined();
     expect(deployedDeviceMode(undefined)).toBeUndefined();

@@ -9,8 +9,8 @@ import type { KubeObject } from './kube-port.js';
 import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
 import { driverArgValue } from '@pmem-csi/csi';
 
-const isDeviceMode = (v: string | undefined): v is DeviceMode => v !== undefined && (DEVICE_MODES as readonly string[]).includes(v);
-
+const isDeviceMode = (v: string | undefined): v is DeviceMode =>
+  v !== undefined && (DEVICE_MODES as readonly string[]).includes(v);
 
 /** The device mode the deployed node DaemonSet runs with, if it can be told. */
 export function deployedDeviceMode(daemonSet: KubeObject | undefined): DeviceMode | undefined {
@@ -37,7 +37,13 @@ export function volumesOfDriver(volumes: readonly KubeObject[], driverName: stri
 const SHOWN = 5;
 
 /** The status reason for a refused change from `deployed` to `wanted` with `volumes` in use. */
-export function deviceModeRefusal(deployed: DeviceMode, wanted: DeviceMode, driverName: string, volumes: readonly string[]): string {
-  const shown = volumes.slice(0, SHOWN).join(', ') + (volumes.length > SHOWN ? `, and ${volumes.length - SHOWN} more` : '');
+export function deviceModeRefusal(
+  deployed: DeviceMode,
+  wanted: DeviceMode,
+  driverName: string,
+  volumes: readonly string[],
+): string {
+  const shown =
+    volumes.slice(0, SHOWN).join(', ') + (volumes.length > SHOWN ? `, and ${volumes.length - SHOWN} more` : '');
   return `spec.deviceMode: cannot change from ${deployed} to ${wanted} while ${volumes.length} volume(s) of driver ${driverName} exist (${shown}); the driver keeps running in ${deployed} mode. Delete those volumes, or set spec.deviceMode back to ${deployed}`;
 }

@@ -7,7 +7,13 @@
 // turns True (status.ts). It is judged from the device mode the driver actually runs with (a
 // refused change away from emulated keeps it True). When the driver runs in lvm or direct mode
 // again the condition turns False (PmemDeviceMode); a deployment that never ran emulated has none.
-import { driverHostPaths, getCondition, type ConditionUpdate, type DefaultedSpec, type DeploymentCondition } from '@pmem-csi/api';
+import {
+  driverHostPaths,
+  getCondition,
+  type ConditionUpdate,
+  type DefaultedSpec,
+  type DeploymentCondition,
+} from '@pmem-csi/api';
 
 export const EMULATED_PMEM_REASONS = { emulated: 'LoopBackedFiles', pmem: 'PmemDeviceMode' } as const;
 
@@ -15,7 +21,11 @@ export const EMULATED_PMEM_REASONS = { emulated: 'LoopBackedFiles', pmem: 'PmemD
  * EmulatedPmem for a driver named `driverName` that runs with `spec` (the effective spec: its
  * device mode is the deployed one), given the conditions the status has now.
  */
-export function emulatedPmem(driverName: string, spec: Pick<DefaultedSpec, 'deviceMode' | 'emulatedSize'>, conditions: readonly DeploymentCondition[] | undefined): ConditionUpdate | undefined {
+export function emulatedPmem(
+  driverName: string,
+  spec: Pick<DefaultedSpec, 'deviceMode' | 'emulatedSize'>,
+  conditions: readonly DeploymentCondition[] | undefined,
+): ConditionUpdate | undefined {
   if (spec.deviceMode === 'emulated') {
     const dir = `${driverHostPaths(driverName).stateDir}/emulated`;
     return {

@@ -14,7 +14,12 @@ describe('events', () => {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { namespace: 'default' },
-      involvedObject: { apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', name: cr.metadata.name, uid: cr.metadata.uid },
+      involvedObject: {
+        apiVersion: 'pmem-csi.intel.com/v1beta1',
+        kind: 'PmemCSIDeployment',
+        name: cr.metadata.name,
+        uid: cr.metadata.uid,
+      },
       type: 'Warning',
       reason: 'Failed',
       message: 'boom',
@@ -32,7 +37,9 @@ describe('events', () => {
     const kube = new FakeKube();
     kube.failOn('createEvent', new KubeApiError(403, 'forbidden'));
     const recorder = kubeEventRecorder(kube, { clock: new ManualClock(), log: nullLogger, instance: 'r' });
-    await expect(recorder.record(testDeployment(), { type: 'Normal', reason: 'Running', message: 'ok' })).resolves.toBeUndefined();
+    await expect(
+      recorder.record(testDeployment(), { type: 'Normal', reason: 'Running', message: 'ok' }),
+    ).resolves.toBeUndefined();
     await recorder.record(testDeployment(), { type: 'Normal', reason: 'Running', message: 'ok' });
     expect(kube.events).toHaveLength(1);
   });

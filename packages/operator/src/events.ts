@@ -14,13 +14,26 @@ export interface EventRecorder {
 }
 
 /** The Event object for `event` about `cr` (name unique per CR and time, as client-go makes them). */
-export function eventObject(cr: OwnerDeployment, event: StatusEvent, context: { now: Date; instance: string }): CoreV1Event {
+export function eventObject(
+  cr: OwnerDeployment,
+  event: StatusEvent,
+  context: { now: Date; instance: string },
+): CoreV1Event {
   const time = context.now;
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: `${cr.metadata.name}.${(time.getTime() * 1000 + Math.floor(Math.random() * 1000)).toString(16)}`, namespace: CLUSTER_EVENT_NAMESPACE },
-    involvedObject: { apiVersion: API_GROUP_VERSION, kind: KIND, name: cr.metadata.name, uid: cr.metadata.uid, ...(cr.metadata.resourceVersion === undefined ? {} : { resourceVersion: cr.metadata.resourceVersion }) },
+    metadata: {
+      name: `${cr.metadata.name}.${(time.getTime() * 1000 + Math.floor(Math.random() * 1000)).toString(16)}`,
+      namespace: CLUSTER_EVENT_NAMESPACE,
+    },
+    involvedObject: {
+      apiVersion: API_GROUP_VERSION,
+      kind: KIND,
+      name: cr.metadata.name,
+      uid: cr.metadata.uid,
+      ...(cr.metadata.resourceVersion === undefined ? {} : { resourceVersion: cr.metadata.resourceVersion }),
+    },
     type: event.type,
     reason: event.reason,
     message: event.message,
@@ -33,11 +46,16 @@ export function eventObject(cr: OwnerDeployment, event: StatusEvent, context: { 
   };
 }
 
-export function kubeEventRecorder(kube: KubeApi, options: { clock: Clock; log: Logger; instance: string }): EventRecorder {
+export function kubeEventRecorder(
+  kube: KubeApi,
+  options: { clock: Clock; log: Logger; instance: string },
+): EventRecorder {
   return {
     async record(cr, event) {
       try {
-        await kube.createEvent(eventObject(cr, event, { now: new Date(options.clock.now()), instance: options.instance }));
+        await kube.createEvent(
+          eventObject(cr, event, { now: new Date(options.clock.now()), instance: options.instance }),
+        );
       } catch (e) {
         options.log.warn('recording event failed', { deployment: cr.metadata.name, reason: event.reason, error: e });
       }

@@ -56,7 +56,11 @@ function operatorProgram(write: (text: string) => void): Command {
     .option('--log-level <LEVEL>', LOG_LEVELS.join(', '), 'info')
     .option('--driver-image <IMAGE>', 'default driver image (default: $PMEM_CSI_OPERATOR_IMAGE)')
     .option('--kubeconfig <FILE>', 'default: in-cluster, then $KUBECONFIG / ~/.kube/config')
-    .option('--operator-version <VERSION>', 'operator version recorded on objects (tests run "version A" and "version B")', OPERATOR_VERSION)
+    .option(
+      '--operator-version <VERSION>',
+      'operator version recorded on objects (tests run "version A" and "version B")',
+      OPERATOR_VERSION,
+    )
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: write, writeErr: write, outputError: () => undefined });
@@ -64,11 +68,16 @@ function operatorProgram(write: (text: string) => void): Command {
 
 /** The operator's --help text. */
 export function operatorUsage(): string {
-  return operatorProgram(() => undefined).helpInformation().trimEnd();
+  return operatorProgram(() => undefined)
+    .helpInformation()
+    .trimEnd();
 }
 
 /** Parse argv (without node and script); `env` supplies POD_NAMESPACE and PMEM_CSI_OPERATOR_IMAGE. @throws OperatorFlagError */
-export function parseOperatorFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): OperatorCommand {
+export function parseOperatorFlags(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): OperatorCommand {
   let output = '';
   const program = operatorProgram((text) => void (output += text));
   try {
@@ -82,7 +91,11 @@ export function parseOperatorFlags(argv: readonly string[], env: Readonly<Record
 
 function configOf(values: Values, env: Readonly<Record<string, string | undefined>>): OperatorConfig {
   const driverImage = values.driverImage ?? env['PMEM_CSI_OPERATOR_IMAGE'] ?? '';
-  const problems = [...loggingProblems(values.logFormat, values.logLevel), ...addressProblems(values.metricsAddress), ...imageProblems(driverImage)];
+  const problems = [
+    ...loggingProblems(values.logFormat, values.logLevel),
+    ...addressProblems(values.metricsAddress),
+    ...imageProblems(driverImage),
+  ];
   if (problems.length > 0) throw new OperatorFlagError(problems);
   return {
     namespace: values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_NAMESPACE,
@@ -101,13 +114,17 @@ const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]*):\d{1,5}$/;
 
 function loggingProblems(logFormat: string, logLevel: string): string[] {
   const problems: string[] = [];
-  if (logFormat !== 'text' && logFormat !== 'json') problems.push(`--log-format: "${logFormat}" is not allowed; allowed values: text, json`);
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`--log-level: "${logLevel}" is not allowed; allowed values: ${LOG_LEVELS.join(', ')}`);
+  if (logFormat !== 'text' && logFormat !== 'json')
+    problems.push(`--log-format: "${logFormat}" is not allowed; allowed values: text, json`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`--log-level: "${logLevel}" is not allowed; allowed values: ${LOG_LEVELS.join(', ')}`);
   return problems;
 }
 
 function addressProblems(address: string): string[] {
-  return address === '' || HOST_PORT.test(address) ? [] : [`--metrics-address: "${address}" must be HOST:PORT, :PORT or empty`];
+  return address === '' || HOST_PORT.test(address)
+    ? []
+    : [`--metrics-address: "${address}" must be HOST:PORT, :PORT or empty`];
 }
 
 function imageProblems(image: string): string[] {

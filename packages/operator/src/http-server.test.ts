@@ -10,7 +10,14 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-const gauges: OperatorGauges = { queueDepth: 2, leader: true, watchRestarts: 3, informersSynced: true, apiAccessFailures: 0, apiReachable: true };
+const gauges: OperatorGauges = {
+  queueDepth: 2,
+  leader: true,
+  watchRestarts: 3,
+  informersSynced: true,
+  apiAccessFailures: 0,
+  apiReachable: true,
+};
 
 describe('the operator /metrics endpoint (prom-client)', () => {
   it('serves the documented series, and they move with reconciles and API requests', async () => {
@@ -28,7 +35,12 @@ describe('the operator /metrics endpoint (prom-client)', () => {
     try {
       const first = await scrape();
       expect(first.type).toBe('text/plain; version=0.0.4; charset=utf-8');
-      expect(sample(first.text, `pmem_csi_build_info{component="operator",version="1.2.3",node_version="${process.version}"}`)).toBe(1);
+      expect(
+        sample(
+          first.text,
+          `pmem_csi_build_info{component="operator",version="1.2.3",node_version="${process.version}"}`,
+        ),
+      ).toBe(1);
       expect(sample(first.text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
       expect(sample(first.text, 'pmem_csi_operator_reconciles_total{result="success"}')).toBe(0);
       expect(sample(first.text, 'pmem_csi_operator_reconciles_total{result="error"}')).toBe(0);
@@ -40,7 +52,11 @@ describe('the operator /metrics endpoint (prom-client)', () => {
       // Two reconciles, one failing; three API requests: one fine, one unanswered, one 409.
       await metrics.timeReconcile(async () => new Promise((r) => setTimeout(r, 20)));
       metrics.reconciled(true);
-      await expect(metrics.timeReconcile(async () => { throw new Error('apply failed'); })).rejects.toThrow('apply failed');
+      await expect(
+        metrics.timeReconcile(async () => {
+          throw new Error('apply failed');
+        }),
+      ).rejects.toThrow('apply failed');
       metrics.reconciled(false);
       health.record('list DaemonSet');
       health.record('apply Deployment', new KubeApiError(0, 'connect ECONNREFUSED'));
@@ -52,10 +68,21 @@ describe('the operator /metrics endpoint (prom-client)', () => {
       expect(sample(text, 'pmem_csi_operator_reconciles_total{result="error"}')).toBe(1);
       expect(sample(text, 'pmem_csi_operator_reconcile_duration_seconds_count{result="success"}')).toBe(1);
       expect(sample(text, 'pmem_csi_operator_reconcile_duration_seconds_count{result="error"}')).toBe(1);
-      expect(sample(text, 'pmem_csi_operator_reconcile_duration_seconds_sum{result="success"}')).toBeGreaterThanOrEqual(0.015);
-      expect(sample(text, 'pmem_csi_operator_api_requests_total{verb="list",kind="DaemonSet",result="success"}')).toBe(1);
-      expect(sample(text, 'pmem_csi_operator_api_requests_total{verb="apply",kind="Deployment",result="access_failure"}')).toBe(1);
-      expect(sample(text, 'pmem_csi_operator_api_requests_total{verb="patch",kind="PmemCSIDeployment status",result="error"}')).toBe(1);
+      expect(sample(text, 'pmem_csi_operator_reconcile_duration_seconds_sum{result="success"}')).toBeGreaterThanOrEqual(
+        0.015,
+      );
+      expect(sample(text, 'pmem_csi_operator_api_requests_total{verb="list",kind="DaemonSet",result="success"}')).toBe(
+        1,
+      );
+      expect(
+        sample(text, 'pmem_csi_operator_api_requests_total{verb="apply",kind="Deployment",result="access_failure"}'),
+      ).toBe(1);
+      expect(
+        sample(
+          text,
+          'pmem_csi_operator_api_requests_total{verb="patch",kind="PmemCSIDeployment status",result="error"}',
+        ),
+      ).toBe(1);
       expect(sample(text, 'pmem_csi_operator_api_access_failures_total')).toBe(1);
       expect(sample(text, 'pmem_csi_operator_queue_depth')).toBe(0);
       expect(sample(text, 'pmem_csi_operator_leader')).toBe(0);
@@ -67,7 +94,10 @@ describe('the operator /metrics endpoint (prom-client)', () => {
   });
 
   it('a failing exposition answers 503 with the reason', async () => {
-    const { server, port } = await startHttpServer('127.0.0.1:0', { notReady: () => undefined, metrics: () => Promise.reject(new Error('collector broke')) });
+    const { server, port } = await startHttpServer('127.0.0.1:0', {
+      notReady: () => undefined,
+      metrics: () => Promise.reject(new Error('collector broke')),
+    });
     try {
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(503);

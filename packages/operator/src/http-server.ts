@@ -60,12 +60,24 @@ export class OperatorMetrics {
   readonly #apiReachable: Gauge;
 
   constructor(options: OperatorMetricsOptions = {}) {
-    this.registry = createProcessRegistry({ component: 'operator', version: options.version ?? 'unknown', processMetrics: options.processMetrics ?? true });
+    this.registry = createProcessRegistry({
+      component: 'operator',
+      version: options.version ?? 'unknown',
+      processMetrics: options.processMetrics ?? true,
+    });
     const registers = [this.registry];
-    this.#reconciles = new Counter({ name: 'pmem_csi_operator_reconciles_total', help: 'Reconciles of PmemCSIDeployments by result.', labelNames: ['result'] as const, registers });
+    this.#reconciles = new Counter({
+      name: 'pmem_csi_operator_reconciles_total',
+      help: 'Reconciles of PmemCSIDeployments by result.',
+      labelNames: ['result'] as const,
+      registers,
+    });
     this.#reconcileSeconds = new Histogram({
-      name: 'pmem_csi_operator_reconcile_duration_seconds', help: 'Duration of reconciles of PmemCSIDeployments by result.',
-      labelNames: ['result'] as const, buckets: [...RECONCILE_BUCKETS], registers,
+      name: 'pmem_csi_operator_reconcile_duration_seconds',
+      help: 'Duration of reconciles of PmemCSIDeployments by result.',
+      labelNames: ['result'] as const,
+      buckets: [...RECONCILE_BUCKETS],
+      registers,
     });
     for (const result of ['success', 'error']) {
       this.#reconciles.inc({ result }, 0);
@@ -74,14 +86,39 @@ export class OperatorMetrics {
     this.#apiRequests = new Counter({
       name: 'pmem_csi_operator_api_requests_total',
       help: 'Kubernetes API requests of the operator by verb, kind and result (success, access_failure = no answer/401/403, error = any other refusal).',
-      labelNames: ['verb', 'kind', 'result'] as const, registers,
+      labelNames: ['verb', 'kind', 'result'] as const,
+      registers,
     });
-    this.#queueDepth = new Gauge({ name: 'pmem_csi_operator_queue_depth', help: 'PmemCSIDeployments waiting for a reconcile.', registers });
-    this.#leader = new Gauge({ name: 'pmem_csi_operator_leader', help: '1 when this replica is the leader.', registers });
-    this.#watchRestarts = new Counter({ name: 'pmem_csi_operator_watch_restarts_total', help: 'Watches restarted after an error, a stall or a relist.', registers });
-    this.#informersSynced = new Gauge({ name: 'pmem_csi_operator_informers_synced', help: '1 when every informer has listed.', registers });
-    this.#apiAccessFailures = new Counter({ name: 'pmem_csi_operator_api_access_failures_total', help: 'API requests that got no answer or were refused with 401/403.', registers });
-    this.#apiReachable = new Gauge({ name: 'pmem_csi_operator_api_reachable', help: '0 while the operator reports not ready because it cannot reach or act on the API.', registers });
+    this.#queueDepth = new Gauge({
+      name: 'pmem_csi_operator_queue_depth',
+      help: 'PmemCSIDeployments waiting for a reconcile.',
+      registers,
+    });
+    this.#leader = new Gauge({
+      name: 'pmem_csi_operator_leader',
+      help: '1 when this replica is the leader.',
+      registers,
+    });
+    this.#watchRestarts = new Counter({
+      name: 'pmem_csi_operator_watch_restarts_total',
+      help: 'Watches restarted after an error, a stall or a relist.',
+      registers,
+    });
+    this.#informersSynced = new Gauge({
+      name: 'pmem_csi_operator_informers_synced',
+      help: '1 when every informer has listed.',
+      registers,
+    });
+    this.#apiAccessFailures = new Counter({
+      name: 'pmem_csi_operator_api_access_failures_total',
+      help: 'API requests that got no answer or were refused with 401/403.',
+      registers,
+    });
+    this.#apiReachable = new Gauge({
+      name: 'pmem_csi_operator_api_reachable',
+      help: '0 while the operator reports not ready because it cannot reach or act on the API.',
+      registers,
+    });
   }
 
   /** Count one reconcile result (the queue's onResult). */
@@ -133,7 +170,10 @@ export function listenAddress(address: string): { host: string | undefined; port
   return { host: host === '' ? undefined : host, port: Number(address.slice(i + 1)) };
 }
 
-export async function startHttpServer(address: string, probe: OperatorProbe): Promise<{ server: Server; port: number }> {
+export async function startHttpServer(
+  address: string,
+  probe: OperatorProbe,
+): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -142,11 +182,16 @@ export async function startHttpServer(address: string, probe: OperatorProbe): Pr
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const problem = probe.notReady();
-      res.writeHead(problem === undefined ? 200 : 503, { 'content-type': 'text/plain' }).end(problem === undefined ? 'ok\n' : `${problem}\n`);
+      res
+        .writeHead(problem === undefined ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(problem === undefined ? 'ok\n' : `${problem}\n`);
     } else if (path === '/metrics') {
       Promise.resolve(probe.metrics()).then(
         (text) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(text),
-        (e: unknown) => res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${e instanceof Error ? e.message : String(e)}\n`),
+        (e: unknown) =>
+          res
+            .writeHead(503, { 'content-type': 'text/plain' })
+            .end(`metrics unavailable: ${e instanceof Error ? e.message : String(e)}\n`),
       );
     } else {
       res.writeHead(404).end();

@@ -6,7 +6,14 @@ export * from './kube-errors.js';
 export { ClientKubeApi, collectionPath, statusPatch, toKubeError } from './kube-api.js';
 export * from './resources.js';
 export * from './version.js';
-export type { BuildContext, Built, CertificateSecrets, ObjectBuilder, OwnerDeployment, TlsMaterial } from './objects/context.js';
+export type {
+  BuildContext,
+  Built,
+  CertificateSecrets,
+  ObjectBuilder,
+  OwnerDeployment,
+  TlsMaterial,
+} from './objects/context.js';
 export { BUILDERS, buildDesiredObjects, type DesiredObject } from './objects/registry.js';
 export { EVER_CREATED_KINDS } from './objects/kinds.js';
 export { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from './objects/rbac.js';

@@ -26,7 +26,12 @@ export interface InformerOptions {
   readonly maxBackoffMs?: number;
 }
 
-export const INFORMER_DEFAULTS = { relistIntervalMs: 10 * 60 * 1000, stallTimeoutMs: 3 * 60 * 1000, baseBackoffMs: 1000, maxBackoffMs: 60 * 1000 } as const;
+export const INFORMER_DEFAULTS = {
+  relistIntervalMs: 10 * 60 * 1000,
+  stallTimeoutMs: 3 * 60 * 1000,
+  baseBackoffMs: 1000,
+  maxBackoffMs: 60 * 1000,
+} as const;
 
 type WatchEnd = 'closed' | 'failed' | 'stalled' | 'relist' | 'stopped';
 
@@ -89,10 +94,14 @@ export class Informer {
         if (end === 'stopped') return;
         this.#restarts++;
         this.#o.log.debug('watch restarting', { kind: this.#o.type.kind, why: end });
-        if (end === 'stalled' || end === 'failed') this.#o.log.info('watch restarted', { kind: this.#o.type.kind, why: end });
+        if (end === 'stalled' || end === 'failed')
+          this.#o.log.info('watch restarted', { kind: this.#o.type.kind, why: end });
       } catch (e) {
         failures++;
-        const delay = Math.min(this.#o.maxBackoffMs ?? INFORMER_DEFAULTS.maxBackoffMs, (this.#o.baseBackoffMs ?? INFORMER_DEFAULTS.baseBackoffMs) * 2 ** Math.min(failures - 1, 20));
+        const delay = Math.min(
+          this.#o.maxBackoffMs ?? INFORMER_DEFAULTS.maxBackoffMs,
+          (this.#o.baseBackoffMs ?? INFORMER_DEFAULTS.baseBackoffMs) * 2 ** Math.min(failures - 1, 20),
+        );
         this.#o.log.warn('list failed', { kind: this.#o.type.kind, error: e, retryInMs: delay });
         await sleep(this.#o.clock, delay, this.#abort.signal);
       }
@@ -151,7 +160,9 @@ export class Informer {
         wake('failed');
       },
     );
-    const timers: TimerHandle[] = [clock.setTimer(() => wake('relist'), this.#o.relistIntervalMs ?? INFORMER_DEFAULTS.relistIntervalMs)];
+    const timers: TimerHandle[] = [
+      clock.setTimer(() => wake('relist'), this.#o.relistIntervalMs ?? INFORMER_DEFAULTS.relistIntervalMs),
+    ];
     const checkStall = (): void => {
       if (clock.now() - lastEvent >= stallMs) wake('stalled');
       else timers.push(clock.setTimer(checkStall, lastEvent + stallMs - clock.now()));

@@ -24,8 +24,18 @@ const json = (res: ServerResponse, status: number, value: unknown): true => {
 
 const DISCOVERY: Route = (req, _b, res) => {
   if (req.method !== 'GET') return false;
-  if (req.url === '/api/v1') return json(res, 200, { kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'secrets', namespaced: true, kind: 'Secret', verbs: [] }] });
-  if (req.url === '/apis/storage.k8s.io/v1') return json(res, 200, { kind: 'APIResourceList', groupVersion: 'storage.k8s.io/v1', resources: [{ name: 'csidrivers', namespaced: false, kind: 'CSIDriver', verbs: [] }] });
+  if (req.url === '/api/v1')
+    return json(res, 200, {
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [{ name: 'secrets', namespaced: true, kind: 'Secret', verbs: [] }],
+    });
+  if (req.url === '/apis/storage.k8s.io/v1')
+    return json(res, 200, {
+      kind: 'APIResourceList',
+      groupVersion: 'storage.k8s.io/v1',
+      resources: [{ name: 'csidrivers', namespaced: false, kind: 'CSIDriver', verbs: [] }],
+    });
   return false;
 };
 
@@ -35,7 +45,13 @@ async function stub(routes: Route[]): Promise<{ api: ClientKubeApi; seen: Seen[]
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], body, userAgent: req.headers['user-agent'] });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        contentType: req.headers['content-type'],
+        body,
+        userAgent: req.headers['user-agent'],
+      });
       for (const r of [DISCOVERY, ...routes]) if (r(req, body, res)) return;
       json(res, 404, { kind: 'Status', code: 404, message: `not found: ${req.url}` });
     });
@@ -58,15 +74,33 @@ const close = (s: Server): Promise<void> => new Promise((r) => s.close(() => r()
 describe('ClientKubeApi on the wire', () => {
   it('applies with server-side apply, the operator field manager and force', async () => {
     const { api, seen, server } = await stub([
-      (req, body, res) => (req.method === 'PATCH' && req.url?.startsWith('/api/v1/namespaces/ns/secrets/s?') === true ? json(res, 200, { ...JSON.parse(body), metadata: { name: 's', namespace: 'ns', resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z' } }) : false),
+      (req, body, res) =>
+        req.method === 'PATCH' && req.url?.startsWith('/api/v1/namespaces/ns/secrets/s?') === true
+          ? json(res, 200, {
+              ...JSON.parse(body),
+              metadata: { name: 's', namespace: 'ns', resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z' },
+            })
+          : false,
     ]);
     try {
-      const applied = await api.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', labels: { a: 'b' } }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'eA==' } } as KubeObject);
+      const applied = await api.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's', namespace: 'ns', labels: { a: 'b' } },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': 'eA==' },
+      } as KubeObject);
       const patch = seen.find((s) => s.method === 'PATCH');
       expect(patch?.contentType).toBe('application/apply-patch+yaml');
       const query = new URL(`http://x${patch?.url ?? ''}`).searchParams;
       expect([query.get('fieldManager'), query.get('force')]).toEqual(['pmem-csi-operator', 'true']);
-      expect(JSON.parse(patch?.body ?? '{}')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', labels: { a: 'b' } }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'eA==' } });
+      expect(JSON.parse(patch?.body ?? '{}')).toEqual({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's', namespace: 'ns', labels: { a: 'b' } },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': 'eA==' },
+      });
       // Plain JSON back: no model classes, no Date objects.
       expect(applied.metadata.creationTimestamp).toBe('2026-01-01T00:00:00.000Z');
     } finally {
@@ -76,15 +110,28 @@ describe('ClientKubeApi on the wire', () => {
 
   it('merge-patches with the operator field manager, without force, keeping nulls (they remove fields)', async () => {
     const { api, seen, server } = await stub([
-      (req, body, res) => (req.method === 'PATCH' && req.url?.startsWith('/api/v1/namespaces/ns/secrets/s?') === true ? json(res, 200, { ...JSON.parse(body), metadata: { name: 's', namespace: 'ns', resourceVersion: '8' } }) : false),
+      (req, body, res) =>
+        req.method === 'PATCH' && req.url?.startsWith('/api/v1/namespaces/ns/secrets/s?') === true
+          ? json(res, 200, { ...JSON.parse(body), metadata: { name: 's', namespace: 'ns', resourceVersion: '8' } })
+          : false,
     ]);
     try {
-      const patched = await api.mergePatch({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', resourceVersion: '7' }, data: { old: null, 'tls.crt': 'eA==' } });
+      const patched = await api.mergePatch({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's', namespace: 'ns', resourceVersion: '7' },
+        data: { old: null, 'tls.crt': 'eA==' },
+      });
       const patch = seen.find((s) => s.method === 'PATCH');
       expect(patch?.contentType).toBe('application/merge-patch+json');
       const query = new URL(`http://x${patch?.url ?? ''}`).searchParams;
       expect([query.get('fieldManager'), query.get('force')]).toEqual(['pmem-csi-operator', null]);
-      expect(JSON.parse(patch?.body ?? '{}')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', resourceVersion: '7' }, data: { old: null, 'tls.crt': 'eA==' } });
+      expect(JSON.parse(patch?.body ?? '{}')).toEqual({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's', namespace: 'ns', resourceVersion: '7' },
+        data: { old: null, 'tls.crt': 'eA==' },
+      });
       expect(patched.metadata.resourceVersion).toBe('8');
     } finally {
       await close(server);
@@ -92,11 +139,22 @@ describe('ClientKubeApi on the wire', () => {
   });
 
   it('answers undefined for a missing object and false for deleting one, and maps other errors to their status', async () => {
-    const { api, server } = await stub([(req, _b, res) => (req.url?.includes('/csidrivers/forbidden') === true ? json(res, 403, { kind: 'Status', code: 403, message: 'csidrivers "forbidden" is forbidden' }) : false)]);
+    const { api, server } = await stub([
+      (req, _b, res) =>
+        req.url?.includes('/csidrivers/forbidden') === true
+          ? json(res, 403, { kind: 'Status', code: 403, message: 'csidrivers "forbidden" is forbidden' })
+          : false,
+    ]);
     try {
-      await expect(api.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'gone' })).resolves.toBeUndefined();
-      await expect(api.delete({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: 'gone' })).resolves.toBe(false);
-      const error = await api.get({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: 'forbidden' }).catch((e: unknown) => e);
+      await expect(
+        api.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'gone' }),
+      ).resolves.toBeUndefined();
+      await expect(api.delete({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: 'gone' })).resolves.toBe(
+        false,
+      );
+      const error = await api
+        .get({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', name: 'forbidden' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(KubeApiError);
       expect(error).toMatchObject({ status: 403, message: 'csidrivers "forbidden" is forbidden' });
     } finally {
@@ -105,13 +163,32 @@ describe('ClientKubeApi on the wire', () => {
   });
 
   it('replaces the status with a merge patch on the status subresource (absent fields -> null)', async () => {
-    const { api, seen, server } = await stub([(req, body, res) => (req.method === 'PATCH' ? json(res, 200, { apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', metadata: { name: 'd' }, ...JSON.parse(body) }) : false)]);
+    const { api, seen, server } = await stub([
+      (req, body, res) =>
+        req.method === 'PATCH'
+          ? json(res, 200, {
+              apiVersion: 'pmem-csi.intel.com/v1beta1',
+              kind: 'PmemCSIDeployment',
+              metadata: { name: 'd' },
+              ...JSON.parse(body),
+            })
+          : false,
+    ]);
     try {
       await api.patchDeploymentStatus('d', { phase: 'Running', observedGeneration: 2 });
       const patch = seen.find((s) => s.method === 'PATCH');
       expect(patch?.url).toBe('/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments/d/status');
       expect(patch?.contentType).toBe('application/merge-patch+json');
-      expect(JSON.parse(patch?.body ?? '{}')).toEqual({ status: { phase: 'Running', reason: null, conditions: null, driverComponents: null, observedGeneration: 2, lastUpdated: null } });
+      expect(JSON.parse(patch?.body ?? '{}')).toEqual({
+        status: {
+          phase: 'Running',
+          reason: null,
+          conditions: null,
+          driverComponents: null,
+          observedGeneration: 2,
+          lastUpdated: null,
+        },
+      });
       expect(statusPatch({}).status['phase']).toBeNull();
     } finally {
       await close(server);
@@ -119,14 +196,39 @@ describe('ClientKubeApi on the wire', () => {
   });
 
   it('writes Lease times as MicroTime and reads them back', async () => {
-    const { api, seen, server } = await stub([(req, body, res) => (req.method === 'POST' ? json(res, 201, { ...JSON.parse(body), metadata: { ...JSON.parse(body).metadata, resourceVersion: '3' } }) : false)]);
+    const { api, seen, server } = await stub([
+      (req, body, res) =>
+        req.method === 'POST'
+          ? json(res, 201, { ...JSON.parse(body), metadata: { ...JSON.parse(body).metadata, resourceVersion: '3' } })
+          : false,
+    ]);
     try {
       const t = new Date('2026-02-03T04:05:06.789Z');
-      const created = await api.createLease({ name: 'l', namespace: 'ns', holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: t, renewTime: t, leaseTransitions: 0 });
+      const created = await api.createLease({
+        name: 'l',
+        namespace: 'ns',
+        holderIdentity: 'me',
+        leaseDurationSeconds: 15,
+        acquireTime: t,
+        renewTime: t,
+        leaseTransitions: 0,
+      });
       const post = seen.find((s) => s.method === 'POST');
       expect(post?.url).toBe('/apis/coordination.k8s.io/v1/namespaces/ns/leases');
-      expect(JSON.parse(post?.body ?? '{}').spec).toEqual({ holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: '2026-02-03T04:05:06.789000Z', renewTime: '2026-02-03T04:05:06.789000Z', leaseTransitions: 0 });
-      expect(created).toMatchObject({ name: 'l', namespace: 'ns', holderIdentity: 'me', resourceVersion: '3', renewTime: t });
+      expect(JSON.parse(post?.body ?? '{}').spec).toEqual({
+        holderIdentity: 'me',
+        leaseDurationSeconds: 15,
+        acquireTime: '2026-02-03T04:05:06.789000Z',
+        renewTime: '2026-02-03T04:05:06.789000Z',
+        leaseTransitions: 0,
+      });
+      expect(created).toMatchObject({
+        name: 'l',
+        namespace: 'ns',
+        holderIdentity: 'me',
+        resourceVersion: '3',
+        renewTime: t,
+      });
     } finally {
       await close(server);
     }
@@ -138,21 +240,34 @@ describe('ClientKubeApi on the wire', () => {
         if (req.url?.startsWith('/api/v1/namespaces/ns/secrets?') !== true) return false;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '6' } } })}\n`);
-        res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: '7' } } })}\n`);
-        res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version: 5 (6)' } })}\n`);
+        res.write(
+          `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: '7' } } })}\n`,
+        );
+        res.end(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version: 5 (6)' } })}\n`,
+        );
         return true;
       },
     ]);
     try {
       const events: WatchEvent[] = [];
-      const handle = await api.watch(RESOURCES.secret, { namespace: 'ns', resourceVersion: '5', labelSelector: 'x=y' }, (e) => events.push(e));
+      const handle = await api.watch(
+        RESOURCES.secret,
+        { namespace: 'ns', resourceVersion: '5', labelSelector: 'x=y' },
+        (e) => events.push(e),
+      );
       await expect(handle.done).rejects.toMatchObject({ status: 410, message: 'too old resource version: 5 (6)' });
       expect(events.map((e) => [e.type, e.object.metadata.name, e.object.kind])).toEqual([
         ['ADDED', 'a', 'Secret'],
         ['BOOKMARK', undefined, 'Secret'],
       ]);
       const query = new URL(`http://x${seen[0]?.url ?? ''}`).searchParams;
-      expect([query.get('watch'), query.get('resourceVersion'), query.get('allowWatchBookmarks'), query.get('labelSelector')]).toEqual(['true', '5', 'true', 'x=y']);
+      expect([
+        query.get('watch'),
+        query.get('resourceVersion'),
+        query.get('allowWatchBookmarks'),
+        query.get('labelSelector'),
+      ]).toEqual(['true', '5', 'true', 'x=y']);
       expect(Number(query.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
     } finally {
       await close(server);
@@ -163,14 +278,24 @@ describe('ClientKubeApi on the wire', () => {
     const { api, seen, server } = await stub([
       (req, _b, res) => {
         if (req.url === '/apis/pmem-csi.intel.com/v1beta1') {
-          return json(res, 200, { kind: 'APIResourceList', groupVersion: 'pmem-csi.intel.com/v1beta1', resources: [{ name: 'pmemcsideployments', namespaced: false, kind: 'PmemCSIDeployment', verbs: [] }] });
+          return json(res, 200, {
+            kind: 'APIResourceList',
+            groupVersion: 'pmem-csi.intel.com/v1beta1',
+            resources: [{ name: 'pmemcsideployments', namespaced: false, kind: 'PmemCSIDeployment', verbs: [] }],
+          });
         }
         if (req.url?.startsWith('/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments') !== true) return false;
         return json(res, 200, {
           apiVersion: 'pmem-csi.intel.com/v1beta1',
           kind: 'PmemCSIDeploymentList',
           metadata: { resourceVersion: '42' },
-          items: [{ metadata: { name: 'a', uid: 'u', generation: 3 }, spec: { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } }, status: { phase: 'Running' } }],
+          items: [
+            {
+              metadata: { name: 'a', uid: 'u', generation: 3 },
+              spec: { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } },
+              status: { phase: 'Running' },
+            },
+          ],
         });
       },
     ]);
@@ -178,7 +303,13 @@ describe('ClientKubeApi on the wire', () => {
       const list = await api.list(RESOURCES.pmemCsiDeployment, { labelSelector: 'a=b' });
       expect(list.resourceVersion).toBe('42');
       expect(list.items).toEqual([
-        { apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', metadata: { name: 'a', uid: 'u', generation: 3 }, spec: { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } }, status: { phase: 'Running' } },
+        {
+          apiVersion: 'pmem-csi.intel.com/v1beta1',
+          kind: 'PmemCSIDeployment',
+          metadata: { name: 'a', uid: 'u', generation: 3 },
+          spec: { deviceMode: 'direct', nodeSelector: { storage: 'pmem' } },
+          status: { phase: 'Running' },
+        },
       ]);
       expect(seen.at(-1)?.url).toBe('/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments?labelSelector=a%3Db');
     } finally {
@@ -188,8 +319,19 @@ describe('ClientKubeApi on the wire', () => {
 
   it('identifies itself as pmem-csi-operator/<version> on every request, API clients and watches alike', async () => {
     const { api, seen, server } = await stub([
-      (req, body, res) => (req.method === 'PATCH' || req.method === 'POST' ? json(res, 200, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, ...JSON.parse(body) }) : false),
-      (req, _b, res) => (req.url === '/api/v1/namespaces/ns/secrets' ? json(res, 200, { kind: 'SecretList', metadata: { resourceVersion: '1' }, items: [] }) : false),
+      (req, body, res) =>
+        req.method === 'PATCH' || req.method === 'POST'
+          ? json(res, 200, {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: 's', namespace: 'ns' },
+              ...JSON.parse(body),
+            })
+          : false,
+      (req, _b, res) =>
+        req.url === '/api/v1/namespaces/ns/secrets'
+          ? json(res, 200, { kind: 'SecretList', metadata: { resourceVersion: '1' }, items: [] })
+          : false,
       (req, _b, res) => {
         if (req.url?.startsWith('/api/v1/namespaces/ns/configmaps?') !== true) return false;
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -203,7 +345,11 @@ describe('ClientKubeApi on the wire', () => {
       await api.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } });
       await api.patchDeploymentStatus('d', { phase: 'Running' });
       await api.createEvent({ metadata: { name: 'e', namespace: 'ns' }, involvedObject: {} });
-      const handle = await api.watch({ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }, { namespace: 'ns', resourceVersion: '1' }, () => undefined);
+      const handle = await api.watch(
+        { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+        { namespace: 'ns', resourceVersion: '1' },
+        () => undefined,
+      );
       await handle.done;
       // Discovery (GET /api/v1), get, list, apply, status, event, watch: every one identified.
       expect(seen.map((s) => `${s.method} ${s.url.split('?')[0] ?? ''}`)).toEqual([
@@ -225,6 +371,8 @@ describe('ClientKubeApi on the wire', () => {
     expect(collectionPath(RESOURCES.secret, 'ns')).toBe('/api/v1/namespaces/ns/secrets');
     expect(collectionPath(RESOURCES.daemonSet, 'ns')).toBe('/apis/apps/v1/namespaces/ns/daemonsets');
     expect(collectionPath(RESOURCES.csiDriver, 'ns')).toBe('/apis/storage.k8s.io/v1/csidrivers');
-    expect(collectionPath(RESOURCES.pmemCsiDeployment, undefined)).toBe('/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments');
+    expect(collectionPath(RESOURCES.pmemCsiDeployment, undefined)).toBe(
+      '/apis/pmem-csi.intel.com/v1beta1/pmemcsideployments',
+    );
   });
 });

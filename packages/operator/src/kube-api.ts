@@ -7,11 +7,31 @@
 import type { CoreV1Event, V1Lease } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, FIELD_MANAGER, PLURAL, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { KubeApiError } from './kube-errors.js';
-import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, LooseObject, ObjectRef, ResourceType, WatchEvent, WatchEventType, WatchHandle, WatchOptions } from './kube-port.js';
+import type {
+  KubeApi,
+  KubeObject,
+  LeaseRecord,
+  ListOptions,
+  ListResult,
+  LooseObject,
+  ObjectRef,
+  ResourceType,
+  WatchEvent,
+  WatchEventType,
+  WatchHandle,
+  WatchOptions,
+} from './kube-port.js';
 import { k8s } from './kube-client.js';
 
 /** Status fields the operator writes; absent ones are sent as null so a merge patch removes them. */
-const STATUS_FIELDS: readonly (keyof PmemCSIDeploymentStatus)[] = ['phase', 'reason', 'conditions', 'driverComponents', 'observedGeneration', 'lastUpdated'];
+const STATUS_FIELDS: readonly (keyof PmemCSIDeploymentStatus)[] = [
+  'phase',
+  'reason',
+  'conditions',
+  'driverComponents',
+  'observedGeneration',
+  'lastUpdated',
+];
 const WATCH_EVENT_TYPES: readonly string[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK'];
 /** The apiserver ends a watch after this long (plus jitter); the informer then relists. */
 const WATCH_TIMEOUT_SECONDS = 300;
@@ -65,7 +85,9 @@ async function orUndefined<T>(request: () => Promise<T>): Promise<T | undefined>
 /** URL path of a resource collection (for watches). */
 export function collectionPath(type: ResourceType, namespace: string | undefined): string {
   const base = type.apiVersion.includes('/') ? `/apis/${type.apiVersion}` : `/api/${type.apiVersion}`;
-  return namespace === undefined || !type.namespaced ? `${base}/${type.plural}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`;
+  return namespace === undefined || !type.namespaced
+    ? `${base}/${type.plural}`
+    : `${base}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`;
 }
 
 /** The merge patch that makes the status exactly `status`. */
@@ -97,7 +119,8 @@ function toLeaseRecord(lease: V1Lease): LeaseRecord {
 
 function toV1Lease(record: LeaseRecord): V1Lease {
   // MicroTime must be sent with six fractional digits; V1MicroTime serialises so.
-  const micro = (d: Date | undefined): k8s.V1MicroTime | undefined => (d === undefined ? undefined : new k8s.V1MicroTime(d.getTime()));
+  const micro = (d: Date | undefined): k8s.V1MicroTime | undefined =>
+    d === undefined ? undefined : new k8s.V1MicroTime(d.getTime());
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -128,37 +151,67 @@ export class ClientKubeApi implements KubeApi {
   }
 
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
-    const header = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) } };
+    const header = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) },
+    };
     const found = await orUndefined(() => this.#objects.read(header));
     return found === undefined ? undefined : plain<T>(found);
   }
 
   async list<T extends KubeObject = KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<ListResult<T>> {
-    const list = await call(() => this.#objects.list(type.apiVersion, type.kind, options.namespace, undefined, undefined, undefined, undefined, options.labelSelector));
+    const list = await call(() =>
+      this.#objects.list(
+        type.apiVersion,
+        type.kind,
+        options.namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        options.labelSelector,
+      ),
+    );
     // List items carry no apiVersion/kind; the rest of the operator relies on them.
     const items = list.items.map((item) => ({ ...plain<T>(item), apiVersion: type.apiVersion, kind: type.kind }));
     return { items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
   async apply<T extends KubeObject>(object: T): Promise<T> {
-    const result = await call(() => this.#objects.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+    const result = await call(() =>
+      this.#objects.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply),
+    );
     return plain<T>(result);
   }
 
   async mergePatch<T extends KubeObject>(patch: LooseObject): Promise<T> {
-    const result = await call(() => this.#objects.patch(patch, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.MergePatch));
+    const result = await call(() =>
+      this.#objects.patch(patch, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.MergePatch),
+    );
     return plain<T>(result);
   }
 
   async delete(ref: ObjectRef): Promise<boolean> {
-    const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) } };
-    const status = await orUndefined(() => this.#objects.delete(spec, undefined, undefined, undefined, undefined, 'Background'));
+    const spec = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) },
+    };
+    const status = await orUndefined(() =>
+      this.#objects.delete(spec, undefined, undefined, undefined, undefined, 'Background'),
+    );
     return status !== undefined;
   }
 
   async patchDeploymentStatus(name: string, status: PmemCSIDeploymentStatus): Promise<void> {
     const options = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
-    await call(() => this.#custom.patchClusterCustomObjectStatus({ group: API_GROUP, version: API_VERSION, plural: PLURAL, name, body: statusPatch(status) }, options));
+    await call(() =>
+      this.#custom.patchClusterCustomObjectStatus(
+        { group: API_GROUP, version: API_VERSION, plural: PLURAL, name, body: statusPatch(status) },
+        options,
+      ),
+    );
   }
 
   async watch(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
@@ -182,7 +235,10 @@ export class ClientKubeApi implements KubeApi {
           finish(new KubeApiError(s.code ?? 500, s.message ?? 'watch error'));
         } else if (WATCH_EVENT_TYPES.includes(phase)) {
           const o = object as KubeObject;
-          onEvent({ type: phase as WatchEventType, object: { ...o, apiVersion: o.apiVersion ?? type.apiVersion, kind: o.kind ?? type.kind } });
+          onEvent({
+            type: phase as WatchEventType,
+            object: { ...o, apiVersion: o.apiVersion ?? type.apiVersion, kind: o.kind ?? type.kind },
+          });
         }
       },
       (err: unknown) => finish(err === null || err === undefined ? undefined : toKubeError(err)),
@@ -191,7 +247,9 @@ export class ClientKubeApi implements KubeApi {
   }
 
   async createEvent(event: CoreV1Event): Promise<void> {
-    await call(() => this.#core.createNamespacedEvent({ namespace: event.metadata?.namespace ?? 'default', body: event }));
+    await call(() =>
+      this.#core.createNamespacedEvent({ namespace: event.metadata?.namespace ?? 'default', body: event }),
+    );
   }
 
   async getLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
@@ -200,10 +258,22 @@ export class ClientKubeApi implements KubeApi {
   }
 
   async createLease(lease: LeaseRecord): Promise<LeaseRecord> {
-    return toLeaseRecord(await call(() => this.#coordination.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) })));
+    return toLeaseRecord(
+      await call(() =>
+        this.#coordination.createNamespacedLease({ namespace: lease.namespace, body: toV1Lease(lease) }),
+      ),
+    );
   }
 
   async updateLease(lease: LeaseRecord): Promise<LeaseRecord> {
-    return toLeaseRecord(await call(() => this.#coordination.replaceNamespacedLease({ name: lease.name, namespace: lease.namespace, body: toV1Lease(lease) })));
+    return toLeaseRecord(
+      await call(() =>
+        this.#coordination.replaceNamespacedLease({
+          name: lease.name,
+          namespace: lease.namespace,
+          body: toV1Lease(lease),
+        }),
+      ),
+    );
   }
 }

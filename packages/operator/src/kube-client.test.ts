@@ -7,7 +7,12 @@ describe('@kubernetes/client-node under jest (ESM)', () => {
     expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:6443');
     const core = kc.makeApiClient(k8s.CoreV1Api);
     expect(typeof core.readNamespace).toBe('function');
-    const cm: k8s.V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', creationTimestamp: new Date('2026-01-02T03:04:05Z') }, data: { a: 'b' } };
+    const cm: k8s.V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', creationTimestamp: new Date('2026-01-02T03:04:05Z') },
+      data: { a: 'b' },
+    };
     // dumpYaml serialises through the client's typed ObjectSerializer (Date -> RFC 3339 string),
     // loadYaml deserialises into the typed model class again.
     const yaml = k8s.dumpYaml(cm);

@@ -106,7 +106,12 @@ export interface KubeApi {
 /** The reference of an object. */
 export function refOf(object: KubeObject): ObjectRef {
   const { namespace } = object.metadata;
-  return { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, ...(namespace === undefined ? {} : { namespace }) };
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    name: object.metadata.name,
+    ...(namespace === undefined ? {} : { namespace }),
+  };
 }
 
 /** "kind namespace/name" or "kind name", for logs and status messages. */

@@ -12,7 +12,17 @@ interface Replica {
 
 function replica(kube: KubeApi, clock: ManualClock, identity: string): Replica {
   const log: string[] = [];
-  const elector = new LeaderElector({ kube, namespace: 'pmem-csi', name: 'pmem-csi-operator', identity, clock, log: nullLogger, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+  const elector = new LeaderElector({
+    kube,
+    namespace: 'pmem-csi',
+    name: 'pmem-csi-operator',
+    identity,
+    clock,
+    log: nullLogger,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  });
   elector.start({ onStartedLeading: () => log.push('started'), onStoppedLeading: () => log.push('stopped') });
   return { elector, log };
 }
@@ -48,7 +58,10 @@ describe('LeaderElector', () => {
       get(target, prop, receiver) {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => (aIsDown ? Promise.reject(new KubeApiError(0, 'connection refused')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+        return (...args: unknown[]) =>
+          aIsDown
+            ? Promise.reject(new KubeApiError(0, 'connection refused'))
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
       },
     });
     const a = replica(aKube, clock, 'a');

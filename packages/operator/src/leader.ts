@@ -23,7 +23,11 @@ export interface LeaderElectionOptions {
   readonly retryPeriodMs?: number;
 }
 
-export const LEADER_ELECTION_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+export const LEADER_ELECTION_DEFAULTS = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+} as const;
 
 export interface LeaderCallbacks {
   /** Called once when this replica becomes leader. */
@@ -83,7 +87,10 @@ export class LeaderElector {
         }
       } else if (this.#leader && now - this.#lastRenew >= this.#deadlineMs) {
         this.#leader = false;
-        this.#o.log.error('lost leadership: could not renew the lease in time', { lease: this.#o.name, identity: this.#o.identity });
+        this.#o.log.error('lost leadership: could not renew the lease in time', {
+          lease: this.#o.name,
+          identity: this.#o.identity,
+        });
         callbacks.onStoppedLeading();
       }
       await sleep(this.#o.clock, this.#retryMs, this.#abort.signal);
@@ -126,7 +133,8 @@ export class LeaderElector {
   #heldByOther(lease: LeaseRecord, now: number): boolean {
     const holder = lease.holderIdentity ?? '';
     if (holder === '' || holder === this.#o.identity) return false;
-    if (lease.resourceVersion !== this.#observed.resourceVersion) this.#observed = { resourceVersion: lease.resourceVersion, at: now };
+    if (lease.resourceVersion !== this.#observed.resourceVersion)
+      this.#observed = { resourceVersion: lease.resourceVersion, at: now };
     const durationMs = (lease.leaseDurationSeconds ?? Math.ceil(this.#leaseMs / 1000)) * 1000;
     return now - this.#observed.at < durationMs;
   }

@@ -19,11 +19,23 @@ describe('parseOperatorFlags', () => {
       driverImage: 'example.org/op:1',
       version: '0.1.0',
     });
-    expect(parseOperatorFlags(['--driver-image=x/y:1'], {})).toMatchObject({ namespace: 'pmem-csi', driverImage: 'x/y:1' });
+    expect(parseOperatorFlags(['--driver-image=x/y:1'], {})).toMatchObject({
+      namespace: 'pmem-csi',
+      driverImage: 'x/y:1',
+    });
   });
 
   it('parses every flag', () => {
-    const argv = ['--namespace=n', '--leader-elect', '--metrics-address=:9090', '--log-format=json', '--log-level=debug', '--driver-image=a/b:2', '--kubeconfig=/k', '--operator-version=9.9.9'];
+    const argv = [
+      '--namespace=n',
+      '--leader-elect',
+      '--metrics-address=:9090',
+      '--log-format=json',
+      '--log-level=debug',
+      '--driver-image=a/b:2',
+      '--kubeconfig=/k',
+      '--operator-version=9.9.9',
+    ];
     expect(parseOperatorFlags(argv, { PMEM_CSI_OPERATOR_IMAGE: 'ignored/x:1' })).toEqual({
       namespace: 'n',
       leaderElect: true,
@@ -41,7 +53,9 @@ describe('parseOperatorFlags', () => {
     expect(help).toEqual({ output: expect.stringMatching(/^Usage: pmem-csi-operator \[options\]/) });
     expect('output' in help ? help.output : '').toContain('--operator-version <VERSION>');
     expect(parseOperatorFlags(['--version'], {})).toEqual({ output: `pmem-csi-operator ${OPERATOR_VERSION}` });
-    expect(() => parseOperatorFlags(['--bogus', '--driver-image=x/y:1'], {})).toThrow(new OperatorFlagError(["unknown option '--bogus'"]));
+    expect(() => parseOperatorFlags(['--bogus', '--driver-image=x/y:1'], {})).toThrow(
+      new OperatorFlagError(["unknown option '--bogus'"]),
+    );
   });
 
   it('reports every problem at once', () => {
@@ -82,16 +96,28 @@ describe('runOperator', () => {
     const stop = new AbortController();
     let port = 0;
     const lines: string[] = [];
-    const exit = runOperator(['--leader-elect', '--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B', '--operator-version=B', '--log-format=json'], {}, {
-      kube: h.kube,
-      stop: stop.signal,
-      identity: 'replica-1',
-      certs: testCertDeps,
-      logSink: (l) => lines.push(l),
-      onListening: (p) => (port = p),
-    });
+    const exit = runOperator(
+      [
+        '--leader-elect',
+        '--metrics-address=127.0.0.1:0',
+        '--namespace=pmem-csi',
+        '--driver-image=example.org/driver:B',
+        '--operator-version=B',
+        '--log-format=json',
+      ],
+      {},
+      {
+        kube: h.kube,
+        stop: stop.signal,
+        identity: 'replica-1',
+        certs: testCertDeps,
+        logSink: (l) => lines.push(l),
+        onListening: (p) => (port = p),
+      },
+    );
     const deadline = Date.now() + 20_000;
-    while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 25));
     expect(h.object('daemonSet', NAMES.nodeDaemonSet)).toBeDefined();
     expect(h.kube.leases.get('pmem-csi/pmem-csi-operator')?.holderIdentity).toBe('replica-1');
     expect(port).toBeGreaterThan(0);
@@ -115,14 +141,18 @@ describe('runOperator', () => {
     h.putCr();
     const stop = new AbortController();
     let port = 0;
-    const exit = runOperator(['--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B'], {}, {
-      kube: h.kube,
-      stop: stop.signal,
-      certs: testCertDeps,
-      logSink: () => undefined,
-      onListening: (p) => (port = p),
-      apiHealth: { failures: 1, boundMs: 0 },
-    });
+    const exit = runOperator(
+      ['--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B'],
+      {},
+      {
+        kube: h.kube,
+        stop: stop.signal,
+        certs: testCertDeps,
+        logSink: () => undefined,
+        onListening: (p) => (port = p),
+        apiHealth: { failures: 1, boundMs: 0 },
+      },
+    );
     const readyz = async (): Promise<[number, string]> => {
       const r = await fetch(`http://127.0.0.1:${port}/readyz`);
       return [r.status, await r.text()];
@@ -138,12 +168,18 @@ describe('runOperator', () => {
     };
     try {
       const deadline = Date.now() + 20_000;
-      while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      while (h.cr().status?.observedGeneration !== 1 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 25));
       expect(await until(200)).toEqual([200, 'ok\n']);
       // Credentials revoked: every watch ends, every relist is refused.
       h.kube.failOn('list', new KubeApiError(401, 'Unauthorized'), { times: 1_000_000 });
       h.kube.breakWatches();
-      expect(await until(503)).toEqual([503, expect.stringMatching(/^cannot reach or act on the Kubernetes API: the last \d+ requests over \d+s failed \(last: list \w+: 401 Unauthorized: Unauthorized\)\n$/)]);
+      expect(await until(503)).toEqual([
+        503,
+        expect.stringMatching(
+          /^cannot reach or act on the Kubernetes API: the last \d+ requests over \d+s failed \(last: list \w+: 401 Unauthorized: Unauthorized\)\n$/,
+        ),
+      ]);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toContain('pmem_csi_operator_api_reachable 0');
       expect(metrics).toMatch(/pmem_csi_operator_api_access_failures_total [1-9]/);

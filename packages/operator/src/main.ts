@@ -53,7 +53,10 @@ interface Running {
   readonly ended: Promise<number>;
 }
 
-function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeApi; clock: Clock; log: Logger; metrics: OperatorMetrics; identity: string }): Running {
+function startControlLoop(
+  config: OperatorConfig,
+  deps: MainDeps & { kube: KubeApi; clock: Clock; log: Logger; metrics: OperatorMetrics; identity: string },
+): Running {
   const { kube, clock, log, metrics } = deps;
   // The reconciler reads the CR list (object-name precedence) and the objects each CR owns from the
   // operator's informer caches: no list per reconcile once they have synced.
@@ -77,7 +80,11 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
     namespace: config.namespace,
     operatorVersion: config.version,
     operatorImage: config.driverImage,
-    certs: deps.certs ?? { policy: DEFAULT_CERTIFICATE_POLICY, issuer: { createCa, createLeaf }, verify: cachedVerify(verifyByHandshake, VERIFY_CACHE_MS) },
+    certs: deps.certs ?? {
+      policy: DEFAULT_CERTIFICATE_POLICY,
+      issuer: { createCa, createLeaf },
+      verify: cachedVerify(verifyByHandshake, VERIFY_CACHE_MS),
+    },
     events: kubeEventRecorder(kube, { clock, log, instance: deps.identity }),
     log,
     clock,
@@ -88,7 +95,14 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
   const lost = new Promise<number>((resolve) => (lostLeadership = () => resolve(1)));
   let elector: LeaderElector | undefined;
   if (config.leaderElect) {
-    elector = new LeaderElector({ kube, namespace: config.namespace, name: OPERATOR_LEASE_NAME, identity: deps.identity, clock, log });
+    elector = new LeaderElector({
+      kube,
+      namespace: config.namespace,
+      name: OPERATOR_LEASE_NAME,
+      identity: deps.identity,
+      clock,
+      log,
+    });
     elector.start({ onStartedLeading: () => operator.start(), onStoppedLeading: lostLeadership });
   } else {
     operator.start();
@@ -102,7 +116,11 @@ function startControlLoop(config: OperatorConfig, deps: MainDeps & { kube: KubeA
 }
 
 /** Flags, or the exit code when there is nothing to run (usage error: 2, --help/--version: 0). */
-function configOrExit(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, sink: LogSink): OperatorConfig | number {
+function configOrExit(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  sink: LogSink,
+): OperatorConfig | number {
   try {
     const command = parseOperatorFlags(argv, env);
     if (!('output' in command)) return command;
@@ -133,7 +151,11 @@ function probeOf(running: Running, metrics: OperatorMetrics, health: ApiHealth):
 }
 
 /** The health/metrics server, or nothing when the address is empty. */
-async function serveProbes(address: string, probe: OperatorProbe, onListening: ((port: number) => void) | undefined): Promise<{ close(): Promise<void> }> {
+async function serveProbes(
+  address: string,
+  probe: OperatorProbe,
+  onListening: ((port: number) => void) | undefined,
+): Promise<{ close(): Promise<void> }> {
   if (address === '') return { close: async () => undefined };
   const { server, port } = await startHttpServer(address, probe);
   onListening?.(port);
@@ -142,7 +164,9 @@ async function serveProbes(address: string, probe: OperatorProbe, onListening: (
 
 function kubeFromConfig(config: OperatorConfig): KubeApi {
   const userAgent = operatorUserAgent(config.version);
-  return new ClientKubeApi(loadKubeConfig(config.kubeconfig === undefined ? { userAgent } : { file: config.kubeconfig, userAgent }));
+  return new ClientKubeApi(
+    loadKubeConfig(config.kubeconfig === undefined ? { userAgent } : { file: config.kubeconfig, userAgent }),
+  );
 }
 
 /** Unique per replica: the pod name (or host name) and a random suffix, as client-go does. */
@@ -151,17 +175,32 @@ function replicaIdentity(env: Readonly<Record<string, string | undefined>>): str
 }
 
 /** Run the operator until stopped; resolves with the process exit code. */
-export async function runOperator(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, deps: MainDeps = {}): Promise<number> {
+export async function runOperator(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  deps: MainDeps = {},
+): Promise<number> {
   const sink = deps.logSink ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const config = configOrExit(argv, env, sink);
   if (typeof config === 'number') return config;
-  const log = createLogger({ format: config.logFormat, level: config.logLevel, sink, fields: { component: 'pmem-csi-operator' } });
+  const log = createLogger({
+    format: config.logFormat,
+    level: config.logLevel,
+    sink,
+    fields: { component: 'pmem-csi-operator' },
+  });
   const clock = deps.clock ?? systemClock;
   const metrics = new OperatorMetrics({ version: config.version });
   const health = new ApiHealth({ clock, ...deps.apiHealth, onRequest: metrics.apiRequest });
   const kube = new MonitoredKubeApi(deps.kube ?? kubeFromConfig(config), health);
   const identity = deps.identity ?? replicaIdentity(env);
-  log.info('starting', { version: config.version, namespace: config.namespace, driverImage: config.driverImage, leaderElect: config.leaderElect, identity });
+  log.info('starting', {
+    version: config.version,
+    namespace: config.namespace,
+    driverImage: config.driverImage,
+    leaderElect: config.leaderElect,
+    identity,
+  });
   const running = startControlLoop(config, { ...deps, kube, clock, log, metrics, identity });
   const http = await serveProbes(config.metricsAddress, probeOf(running, metrics, health), deps.onListening);
   const code = await running.ended;

@@ -24,7 +24,10 @@ const dsRef = { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.n
 
 function start(h: Harness, reconciles: string[] = []): Operator {
   // The reconciler reads the CR list and the owned objects from the operator's informer caches, as in main.ts.
-  const reconciler = h.reconciler({ deployments: () => op.deployments(), owned: (type, crName) => op.ownedObjects(type, crName) });
+  const reconciler = h.reconciler({
+    deployments: () => op.deployments(),
+    owned: (type, crName) => op.ownedObjects(type, crName),
+  });
   const op: Operator = new Operator({
     kube: h.kube,
     namespace: TEST_NAMESPACE,
@@ -43,18 +46,50 @@ function start(h: Harness, reconciles: string[] = []): Operator {
 
 describe('Operator', () => {
   it('watches the CR, every built kind and every kind an older version built', () => {
-    expect(watchedKinds().map((k) => k.kind)).toEqual(['Secret', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'CSIDriver', 'Deployment', 'DaemonSet', 'StatefulSet', 'MutatingWebhookConfiguration']);
+    expect(watchedKinds().map((k) => k.kind)).toEqual([
+      'Secret',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'CSIDriver',
+      'Deployment',
+      'DaemonSet',
+      'StatefulSet',
+      'MutatingWebhookConfiguration',
+    ]);
   });
 
   it('maps an owned object to its CR', () => {
-    expect(ownerKey({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', ownerReferences: [{ apiVersion: 'pmem-csi.intel.com/v1beta1', kind: 'PmemCSIDeployment', name: 'x', uid: 'u', controller: true }] } })).toBe('x');
+    expect(
+      ownerKey({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: 's',
+          ownerReferences: [
+            {
+              apiVersion: 'pmem-csi.intel.com/v1beta1',
+              kind: 'PmemCSIDeployment',
+              name: 'x',
+              uid: 'u',
+              controller: true,
+            },
+          ],
+        },
+      }),
+    ).toBe('x');
   });
 
   it('deploys a new CR and brings back a deleted child through its watch event', async () => {
     const h = harness();
     const op = start(h);
     h.putCr();
-    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1,
+    );
     expect(op.synced).toBe(true);
     await h.kube.delete(dsRef);
     await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined);
@@ -65,7 +100,9 @@ describe('Operator', () => {
     const h = harness();
     const op = start(h);
     h.putCr();
-    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1,
+    );
     const restartsBefore = op.informers.reduce((n, i) => n + i.restarts, 0);
     h.kube.stallWatches();
     await h.kube.delete(dsRef); // the stalled watch never tells
@@ -73,7 +110,9 @@ describe('Operator', () => {
     expect(h.object('daemonSet', NAMES.nodeDaemonSet)).toBeUndefined();
     await h.clock.advance(180_000);
     await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined);
-    expect(op.informers.reduce((n, i) => n + i.restarts, 0)).toBeGreaterThanOrEqual(restartsBefore + op.informers.length);
+    expect(op.informers.reduce((n, i) => n + i.restarts, 0)).toBeGreaterThanOrEqual(
+      restartsBefore + op.informers.length,
+    );
     await op.stop();
   });
 
@@ -97,7 +136,10 @@ describe('Operator', () => {
   it('retries a failing reconcile with exponential backoff', async () => {
     const h = harness();
     const reconciles: string[] = [];
-    h.kube.failOn('list', new KubeApiError(503, 'apiserver overloaded'), { match: (d) => d.startsWith('Secret'), times: 3 });
+    h.kube.failOn('list', new KubeApiError(503, 'apiserver overloaded'), {
+      match: (d) => d.startsWith('Secret'),
+      times: 3,
+    });
     h.putCr();
     const op = start(h, reconciles);
     // The Secret informer's own list fails too and backs off; the CR informer triggers the reconcile.
@@ -108,7 +150,9 @@ describe('Operator', () => {
     await h.clock.advance(999);
     expect(reconciles.length).toBe(runs);
     await h.clock.advance(60_000);
-    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && op.queue.failures(CR_NAME) === 0);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && op.queue.failures(CR_NAME) === 0,
+    );
     await op.stop();
   });
 
@@ -121,14 +165,18 @@ describe('Operator', () => {
     const objectWrites = (): string[] => h.kube.writes.filter((w) => !w.startsWith('status '));
     const before = objectWrites().length;
     h.putCr({}, newer, { creationTimestamp: '2026-03-01T10:05:00Z' });
-    await eventually(() => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'True' && op.queue.runningCount === 0);
+    await eventually(
+      () => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'True' && op.queue.runningCount === 0,
+    );
     expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('NameCollision');
     expect(objectWrites().slice(before)).toEqual([]);
 
     // No manual reconcile and no clock advance: the deletions alone requeue the refused CR.
     await h.kube.delete({ ...RESOURCES.pmemCsiDeployment, name: CR_NAME });
     expect(h.kube.collectGarbage()).toBe(14);
-    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance] === newer);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance] === newer,
+    );
     await eventually(() => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'False');
     expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('Resolved');
     await op.stop();
@@ -142,12 +190,18 @@ describe('Operator', () => {
     h.putCr({}, CR_NAME, { creationTimestamp: '2026-03-01T10:00:00Z' });
     await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
     h.putCr({}, later, { creationTimestamp: '2026-03-01T10:05:00Z' });
-    await eventually(() => getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'True' && op.queue.runningCount === 0);
+    await eventually(
+      () =>
+        getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'True' && op.queue.runningCount === 0,
+    );
     await settle();
     const n = reconciles.length;
     // A spec change of the earlier one (now disjoint) requeues the later one, which clears its warning.
     h.putCr({ nodeSelector: { storage: 'pmem-a' } }, CR_NAME);
-    await eventually(() => getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'False' && op.queue.runningCount === 0);
+    await eventually(
+      () =>
+        getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'False' && op.queue.runningCount === 0,
+    );
     await settle();
     expect(reconciles.slice(n).filter((name) => name === later).length).toBeGreaterThanOrEqual(1);
     // Quiet now: the status writes of that round did not requeue anything further.
@@ -169,11 +223,20 @@ describe('Operator', () => {
     // A rollout over 20 nodes, one pod at a time: each DaemonSet status update is one watch event.
     for (let updated = 0; updated <= 20; updated++) {
       const before = reconciles.length;
-      h.kube.setStatus(dsRef, { desiredNumberScheduled: 20, currentNumberScheduled: 20, numberReady: updated === 20 ? 20 : 19, updatedNumberScheduled: updated, numberMisscheduled: 0 });
+      h.kube.setStatus(dsRef, {
+        desiredNumberScheduled: 20,
+        currentNumberScheduled: 20,
+        numberReady: updated === 20 ? 20 : 19,
+        updatedNumberScheduled: updated,
+        numberMisscheduled: 0,
+      });
       await eventually(() => reconciles.length > before && op.queue.runningCount === 0);
     }
     expect(reconciles.length - n).toBeGreaterThanOrEqual(21);
-    expect(h.cr().status?.driverComponents?.find((c) => c.component === 'Node')).toMatchObject({ ready: 20, desired: 20 });
+    expect(h.cr().status?.driverComponents?.find((c) => c.component === 'Node')).toMatchObject({
+      ready: 20,
+      desired: 20,
+    });
     expect(lists).toEqual([]);
     await op.stop();
   });

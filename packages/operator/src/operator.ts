@@ -39,13 +39,16 @@ export const DEFAULT_RESYNC_INTERVAL_MS = 10 * 60 * 1000;
  */
 export function watchedKinds(): ResourceType[] {
   const seen = new Map<string, ResourceType>();
-  for (const b of [...BUILDERS, ...EVER_CREATED_KINDS]) seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
+  for (const b of [...BUILDERS, ...EVER_CREATED_KINDS])
+    seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
   return [...seen.values()];
 }
 
 /** The name of the PmemCSIDeployment that controls `object`, if any. */
 export function ownerKey(object: KubeObject): string | undefined {
-  const ref = (object.metadata.ownerReferences ?? []).find((r) => r.controller === true && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP);
+  const ref = (object.metadata.ownerReferences ?? []).find(
+    (r) => r.controller === true && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP,
+  );
   return ref?.name ?? object.metadata.labels?.[LABEL_KEYS.instance];
 }
 
@@ -72,7 +75,12 @@ export class Operator {
     const owned = watchedKinds().map((type) => {
       const informer = new Informer(
         options.kube,
-        { ...common, type, labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`, ...(type.namespaced ? { namespace: options.namespace } : {}) },
+        {
+          ...common,
+          type,
+          labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`,
+          ...(type.namespaced ? { namespace: options.namespace } : {}),
+        },
         (event, object) => {
           const key = ownerKey(object);
           if (key === undefined) return;
@@ -121,7 +129,8 @@ export class Operator {
 
   /** Enqueue every cached CR whose object names collide with those of CR `name`. */
   #addColliding(name: string): void {
-    for (const cr of this.#crInformer.list()) if (objectNamesCollide(cr.metadata.name, name)) this.queue.add(cr.metadata.name);
+    for (const cr of this.#crInformer.list())
+      if (objectNamesCollide(cr.metadata.name, name)) this.queue.add(cr.metadata.name);
   }
 
   start(): void {

@@ -2,12 +2,22 @@ import { API_GROUP_VERSION, KIND } from '@pmem-csi/api';
 import type { KubeObject } from './kube-port.js';
 import type { OwnerDeployment } from './objects/context.js';
 import { ownerReference } from './objects/meta.js';
-import { CONFLICT_REASONS, conflictFinding, nameCollision, ownershipConflict, precedence, summarizeConflicts } from './ownership.js';
+import {
+  CONFLICT_REASONS,
+  conflictFinding,
+  nameCollision,
+  ownershipConflict,
+  precedence,
+  summarizeConflicts,
+} from './ownership.js';
 import { TEST_NAMESPACE, testDeployment } from './testing/fixtures.js';
 
 const cr = (name: string, creationTimestamp: string | undefined, uid = `uid-of-${name}`): OwnerDeployment => {
   const base = testDeployment({}, name);
-  return { ...base, metadata: { ...base.metadata, uid, ...(creationTimestamp === undefined ? {} : { creationTimestamp }) } };
+  return {
+    ...base,
+    metadata: { ...base.metadata, uid, ...(creationTimestamp === undefined ? {} : { creationTimestamp }) },
+  };
 };
 const asObject = (d: OwnerDeployment): KubeObject => d as unknown as KubeObject;
 
@@ -46,12 +56,16 @@ describe('nameCollision', () => {
     const dot = cr('pmem-csi.intel.com', '2026-01-01T00:00:09Z');
     const both = [dot, DASH].map(asObject);
     expect(nameCollision(DASH, both, TEST_NAMESPACE)).toBeUndefined();
-    expect(nameCollision(dot, both, TEST_NAMESPACE)?.message).toContain('"pmem-csi-intel-com" was created in the same second (2026-01-01T00:00:09Z), comes first by name, and keeps them;');
+    expect(nameCollision(dot, both, TEST_NAMESPACE)?.message).toContain(
+      '"pmem-csi-intel-com" was created in the same second (2026-01-01T00:00:09Z), comes first by name, and keeps them;',
+    );
   });
 
   it('names the first of several, and ignores the CR itself and CRs of other prefixes', () => {
     const third = cr('pmem.csi.intel.com', '2026-01-01T00:01:00Z');
-    expect(nameCollision(third, [DASH, third, DOT].map(asObject), TEST_NAMESPACE)?.message).toMatch(/^object names collide with PmemCSIDeployment "pmem-csi.intel.com":/);
+    expect(nameCollision(third, [DASH, third, DOT].map(asObject), TEST_NAMESPACE)?.message).toMatch(
+      /^object names collide with PmemCSIDeployment "pmem-csi.intel.com":/,
+    );
     expect(nameCollision(DASH, [DASH].map(asObject), TEST_NAMESPACE)).toBeUndefined();
     expect(nameCollision(cr('other.example.org', '2026-01-02T00:00:00Z'), all, TEST_NAMESPACE)).toBeUndefined();
   });
@@ -61,14 +75,20 @@ describe('ownershipConflict', () => {
   const object = (ownerReferences: NonNullable<KubeObject['metadata']['ownerReferences']> | undefined): KubeObject => ({
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
-    metadata: { name: 'pmem-csi-intel-com-node', namespace: TEST_NAMESPACE, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+    metadata: {
+      name: 'pmem-csi-intel-com-node',
+      namespace: TEST_NAMESPACE,
+      ...(ownerReferences === undefined ? {} : { ownerReferences }),
+    },
   });
   const deployments = [DOT, DASH].map(asObject);
 
   it('lets a CR write objects it controls, and objects nobody controls (adopted)', () => {
     expect(ownershipConflict(object([ownerReference(DASH)]), DASH, deployments)).toBeUndefined();
     expect(ownershipConflict(object(undefined), DASH, deployments)).toBeUndefined();
-    expect(ownershipConflict(object([{ ...ownerReference(DOT), controller: false }]), DASH, deployments)).toBeUndefined();
+    expect(
+      ownershipConflict(object([{ ...ownerReference(DOT), controller: false }]), DASH, deployments),
+    ).toBeUndefined();
   });
 
   it('refuses objects controlled by another PmemCSIDeployment, saying whether it still exists', () => {
@@ -79,7 +99,13 @@ describe('ownershipConflict', () => {
         'this deployment writes nothing while another deployment owns its objects: delete one of the two deployments',
     });
     // Same name, other uid: an earlier CR of that name, deleted and recreated.
-    const earlier = { apiVersion: API_GROUP_VERSION, kind: KIND, name: 'pmem-csi-intel-com', uid: 'gone', controller: true };
+    const earlier = {
+      apiVersion: API_GROUP_VERSION,
+      kind: KIND,
+      name: 'pmem-csi-intel-com',
+      uid: 'gone',
+      controller: true,
+    };
     expect(conflictFinding(ownershipConflict(object([earlier]), DASH, deployments) ?? fail())).toEqual({
       reason: 'OwnedByOtherDeployment',
       message:

@@ -35,7 +35,14 @@
 // reconcile that is not refused, so that its lastTransitionTime tells when the conflict ended and
 // `kubectl wait --for=condition=Conflict=false` works. CRs that never had a conflict carry none.
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import { API_GROUP, KIND, deploymentObjectNames, formatTimestamp, objectNamePrefix, objectNamesCollide } from '@pmem-csi/api';
+import {
+  API_GROUP,
+  KIND,
+  deploymentObjectNames,
+  formatTimestamp,
+  objectNamePrefix,
+  objectNamesCollide,
+} from '@pmem-csi/api';
 import { describeRef, refOf, type KubeObject } from './kube-port.js';
 import type { OwnerDeployment } from './objects/context.js';
 
@@ -46,7 +53,8 @@ export const CONFLICT_REASONS = {
   resolved: 'Resolved',
 } as const;
 
-export const CONFLICT_RESOLVED_MESSAGE = 'no other deployment or controller owns the objects of this deployment any more';
+export const CONFLICT_RESOLVED_MESSAGE =
+  'no other deployment or controller owns the objects of this deployment any more';
 
 /** A conflict that refuses a reconcile: Conflict condition reason and message. */
 export interface ConflictFinding {
@@ -92,7 +100,11 @@ function timestampOf(o: Created): string {
  * NameCollision when another PmemCSIDeployment in `deployments` gives the same object names and
  * takes precedence over `cr`; undefined when `cr` keeps its names.
  */
-export function nameCollision(cr: OwnerDeployment, deployments: readonly KubeObject[], namespace: string): ConflictFinding | undefined {
+export function nameCollision(
+  cr: OwnerDeployment,
+  deployments: readonly KubeObject[],
+  namespace: string,
+): ConflictFinding | undefined {
   const winner = deployments
     .filter((d) => objectNamesCollide(d.metadata.name, cr.metadata.name))
     .sort(precedence)
@@ -101,7 +113,10 @@ export function nameCollision(cr: OwnerDeployment, deployments: readonly KubeObj
   const other = winner.metadata.name;
   const prefix = objectNamePrefix(cr.metadata.name);
   const names = deploymentObjectNames(other);
-  const first = createdAt(winner) === createdAt(cr) ? `was created in the same second (${timestampOf(winner)}), comes first by name,` : `was created first (${timestampOf(winner)})`;
+  const first =
+    createdAt(winner) === createdAt(cr)
+      ? `was created in the same second (${timestampOf(winner)}), comes first by name,`
+      : `was created first (${timestampOf(winner)})`;
   return {
     reason: CONFLICT_REASONS.nameCollision,
     message:
@@ -127,7 +142,11 @@ export interface ObjectConflict {
  * tells whether that one still exists) or by another controller. Undefined when the controller is
  * `cr` itself or there is none.
  */
-export function ownershipConflict(live: KubeObject, cr: OwnerDeployment, deployments: readonly KubeObject[]): ObjectConflict | undefined {
+export function ownershipConflict(
+  live: KubeObject,
+  cr: OwnerDeployment,
+  deployments: readonly KubeObject[],
+): ObjectConflict | undefined {
   const controller = controllerOf(live);
   if (controller === undefined || (isDeploymentRef(controller) && controller.uid === cr.metadata.uid)) return undefined;
   const object = describeRef(refOf(live));
@@ -136,7 +155,8 @@ export function ownershipConflict(live: KubeObject, cr: OwnerDeployment, deploym
       reason: CONFLICT_REASONS.otherController,
       object,
       controller: `${controller.kind} "${controller.name}" (${controller.apiVersion}, uid ${controller.uid})`,
-      advice: 'this deployment writes nothing while it is: delete that object or its controller, or recreate this deployment under another name',
+      advice:
+        'this deployment writes nothing while it is: delete that object or its controller, or recreate this deployment under another name',
     };
   }
   const exists = deployments.some((d) => d.metadata.uid === controller.uid);
@@ -152,8 +172,12 @@ export function ownershipConflict(live: KubeObject, cr: OwnerDeployment, deploym
 
 /** The finding of one conflicting object, mentioning `more` further ones. */
 export function conflictFinding(conflict: ObjectConflict, more = 0): ConflictFinding {
-  const others = more > 0 ? ` (${more} more objects of this deployment are controlled by another deployment or controller)` : '';
-  return { reason: conflict.reason, message: `${conflict.object} is controlled by ${conflict.controller}${others}; ${conflict.advice}` };
+  const others =
+    more > 0 ? ` (${more} more objects of this deployment are controlled by another deployment or controller)` : '';
+  return {
+    reason: conflict.reason,
+    message: `${conflict.object} is controlled by ${conflict.controller}${others}; ${conflict.advice}`,
+  };
 }
 
 /** One finding for all conflicting objects: the first one, and how many more there are. */

@@ -12,14 +12,26 @@ const built = (version: string, image = 'example.org/driver:v1'): ReturnType<typ
 
 /** What the apiserver holds after applying `objects`: plus server metadata and status. */
 function stored(objects: readonly KubeObject[]): LooseObject[] {
-  return objects.map((o, i) => ({ ...structuredClone(o), metadata: { ...structuredClone(o.metadata), uid: `u${i}`, resourceVersion: `${i + 10}`, generation: 1 }, status: { observedGeneration: 1 } }) as LooseObject);
+  return objects.map(
+    (o, i) =>
+      ({
+        ...structuredClone(o),
+        metadata: { ...structuredClone(o.metadata), uid: `u${i}`, resourceVersion: `${i + 10}`, generation: 1 },
+        status: { observedGeneration: 1 },
+      }) as LooseObject,
+  );
 }
 
 function owned(kind: string, apiVersion: string, name: string, namespaced = true): KubeObject {
   return {
     apiVersion,
     kind,
-    metadata: { name, ...(namespaced ? { namespace: TEST_NAMESPACE } : {}), labels: objectLabels(cr.metadata.name, undefined), ownerReferences: [ownerReference(cr)] },
+    metadata: {
+      name,
+      ...(namespaced ? { namespace: TEST_NAMESPACE } : {}),
+      labels: objectLabels(cr.metadata.name, undefined),
+      ownerReferences: [ownerReference(cr)],
+    },
   };
 }
 
@@ -50,7 +62,11 @@ describe('planObjects', () => {
     expect(plan.apply.map((s) => s.why)).toEqual(b.map(() => 'changed'));
     expect(plan.apply.every((s) => s.object.metadata.annotations?.[OPERATOR_VERSION_ANNOTATION] === 'B')).toBe(true);
     expect(plan.delete).toEqual([
-      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', name: 'pmem-csi-intel-com-hook' },
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        name: 'pmem-csi-intel-com-hook',
+      },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'pmem-csi-intel-com-driver-runner' },
       { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'pmem-csi-intel-com-controller', namespace: TEST_NAMESPACE },
     ]);
@@ -59,8 +75,17 @@ describe('planObjects', () => {
 
   it('never deletes volumes, unknown kinds, or objects owned by another CR or not labelled as ours', () => {
     const a = built('A');
-    const otherOwner = { ...owned('ServiceAccount', 'v1', 'x'), metadata: { ...owned('ServiceAccount', 'v1', 'x').metadata, ownerReferences: [{ ...ownerReference(cr), uid: 'another' }] } };
-    const unlabelled = { ...owned('ServiceAccount', 'v1', 'y'), metadata: { ...owned('ServiceAccount', 'v1', 'y').metadata, labels: {} } };
+    const otherOwner = {
+      ...owned('ServiceAccount', 'v1', 'x'),
+      metadata: {
+        ...owned('ServiceAccount', 'v1', 'x').metadata,
+        ownerReferences: [{ ...ownerReference(cr), uid: 'another' }],
+      },
+    };
+    const unlabelled = {
+      ...owned('ServiceAccount', 'v1', 'y'),
+      metadata: { ...owned('ServiceAccount', 'v1', 'y').metadata, labels: {} },
+    };
     const live = [
       ...stored(a.map((d) => d.object)),
       owned('PersistentVolume', 'v1', 'pvc-1', false),
@@ -84,7 +109,15 @@ describe('planObjects', () => {
 
   it('carries the live object of every step it applies, and the builder merge patch (controller Deployment)', () => {
     const live = stored(built('A').map((d) => d.object)).map((o) =>
-      o.kind === 'Deployment' ? { ...o, spec: { ...(o['spec'] as object), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } } } : o,
+      o.kind === 'Deployment'
+        ? {
+            ...o,
+            spec: {
+              ...(o['spec'] as object),
+              strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+            },
+          }
+        : o,
     );
     const plan = planObjects(built('B'), live, cr);
     const step = plan.apply.find((s) => s.object.kind === 'Deployment');
@@ -93,7 +126,11 @@ describe('planObjects', () => {
     expect(current === undefined ? undefined : step?.prepatch?.(current, step.object)).toEqual({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: 'pmem-csi-intel-com-controller', namespace: TEST_NAMESPACE, resourceVersion: current?.metadata.resourceVersion },
+      metadata: {
+        name: 'pmem-csi-intel-com-controller',
+        namespace: TEST_NAMESPACE,
+        resourceVersion: current?.metadata.resourceVersion,
+      },
       spec: { strategy: { type: 'Recreate', rollingUpdate: null } },
     });
     expect(plan.apply.filter((s) => s.prepatch !== undefined).map((s) => s.object.kind)).toEqual(['Deployment']);
@@ -101,8 +138,12 @@ describe('planObjects', () => {
   });
 
   it('selects and recognises owned objects', () => {
-    expect(ownedSelector('pmem-csi.intel.com')).toBe('app.kubernetes.io/instance=pmem-csi.intel.com,app.kubernetes.io/managed-by=pmem-csi-operator');
+    expect(ownedSelector('pmem-csi.intel.com')).toBe(
+      'app.kubernetes.io/instance=pmem-csi.intel.com,app.kubernetes.io/managed-by=pmem-csi-operator',
+    );
     expect(isOwnedBy(owned('Secret', 'v1', 's'), cr)).toBe(true);
-    expect(isOwnedBy(owned('Secret', 'v1', 's'), { ...cr, metadata: { ...cr.metadata, uid: 'recreated-cr' } })).toBe(false);
+    expect(isOwnedBy(owned('Secret', 'v1', 's'), { ...cr, metadata: { ...cr.metadata, uid: 'recreated-cr' } })).toBe(
+      false,
+    );
   });
 });

@@ -51,21 +51,32 @@ export function isOwnedBy(object: KubeObject, cr: OwnerDeployment): boolean {
   const labels = object.metadata.labels ?? {};
   if (labels[LABEL_KEYS.instance] !== cr.metadata.name || labels[LABEL_KEYS.managedBy] !== FIELD_MANAGER) return false;
   return (object.metadata.ownerReferences ?? []).some(
-    (r) => r.controller === true && r.uid === cr.metadata.uid && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP,
+    (r) =>
+      r.controller === true && r.uid === cr.metadata.uid && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP,
   );
 }
 
 /** Plan applies and deletions from the desired objects and the live objects of EVER_CREATED_KINDS. */
-export function planObjects(desired: readonly DesiredObject[], live: readonly KubeObject[], cr: OwnerDeployment, kinds: readonly ResourceType[] = EVER_CREATED_KINDS): ObjectPlan {
+export function planObjects(
+  desired: readonly DesiredObject[],
+  live: readonly KubeObject[],
+  cr: OwnerDeployment,
+  kinds: readonly ResourceType[] = EVER_CREATED_KINDS,
+): ObjectPlan {
   const liveById = new Map(live.map((o) => [idOf(o), o]));
   const apply: ApplyStep[] = [];
   const unchanged: KubeObject[] = [];
   for (const { builder, object } of desired) {
     const current = liveById.get(idOf(object));
-    const check = { ...(builder.mustRecreate === undefined ? {} : { mustRecreate: builder.mustRecreate }), ...(builder.prepatch === undefined ? {} : { prepatch: builder.prepatch }) };
+    const check = {
+      ...(builder.mustRecreate === undefined ? {} : { mustRecreate: builder.mustRecreate }),
+      ...(builder.prepatch === undefined ? {} : { prepatch: builder.prepatch }),
+    };
     if (current === undefined) apply.push({ object, recreate: false, why: 'missing', ...check });
-    else if (builder.mustRecreate?.(current, object) === true) apply.push({ object, recreate: true, why: 'recreate', live: current, ...check });
-    else if (!isSubset(object, current)) apply.push({ object, recreate: false, why: 'changed', live: current, ...check });
+    else if (builder.mustRecreate?.(current, object) === true)
+      apply.push({ object, recreate: true, why: 'recreate', live: current, ...check });
+    else if (!isSubset(object, current))
+      apply.push({ object, recreate: false, why: 'changed', live: current, ...check });
     else unchanged.push(object);
   }
   const wanted = new Set(desired.map((d) => idOf(d.object)));
@@ -76,5 +87,8 @@ export function planObjects(desired: readonly DesiredObject[], live: readonly Ku
 
 /** One line per change, for logs and tests. */
 export function describePlan(plan: ObjectPlan): string[] {
-  return [...plan.apply.map((s) => `apply ${describeRef(refOf(s.object))} (${s.why})`), ...plan.delete.map((r) => `delete ${describeRef(r)}`)];
+  return [
+    ...plan.apply.map((s) => `apply ${describeRef(refOf(s.object))} (${s.why})`),
+    ...plan.delete.map((r) => `delete ${describeRef(r)}`),
+  ];
 }

@@ -20,7 +20,11 @@ describe('selectorOverlap', () => {
   it('overlaps unless the selectors require different values for the same key, and answers the labels of a node matching both', () => {
     expect(selectorOverlap({ storage: 'pmem' }, { storage: 'pmem' })).toEqual({ storage: 'pmem' });
     expect(selectorOverlap({ storage: 'pmem' }, { zone: 'a' })).toEqual({ storage: 'pmem', zone: 'a' });
-    expect(selectorOverlap({ zone: 'a', storage: 'pmem' }, { storage: 'pmem', rack: '1' })).toEqual({ rack: '1', storage: 'pmem', zone: 'a' });
+    expect(selectorOverlap({ zone: 'a', storage: 'pmem' }, { storage: 'pmem', rack: '1' })).toEqual({
+      rack: '1',
+      storage: 'pmem',
+      zone: 'a',
+    });
     expect(selectorOverlap({}, { storage: 'pmem' })).toEqual({ storage: 'pmem' });
     expect(selectorOverlap({ storage: 'pmem-a' }, { storage: 'pmem-b' })).toBeUndefined();
     expect(selectorOverlap({ storage: 'pmem', zone: 'a' }, { storage: 'pmem', zone: 'b' })).toBeUndefined();
@@ -48,9 +52,13 @@ describe('pmemOverlap', () => {
     const third = cr('third.example.com', '2026-03-01T10:10:00Z');
     const sameSecond = cr('a.example.com', LATE);
     const message = pmemOverlap(third, [third, second, first, sameSecond] as unknown as KubeObject[])?.message ?? '';
-    expect(message).toMatch(/^node selector overlaps with PmemCSIDeployment "first\.example\.com" \(device mode lvm, created earlier\) \(and 2 more earlier deployments overlap\): /);
+    expect(message).toMatch(
+      /^node selector overlaps with PmemCSIDeployment "first\.example\.com" \(device mode lvm, created earlier\) \(and 2 more earlier deployments overlap\): /,
+    );
     // Same second: first by name.
-    expect(pmemOverlap(second, [second, sameSecond] as unknown as KubeObject[])?.message).toMatch(/^node selector overlaps with PmemCSIDeployment "a\.example\.com"/);
+    expect(pmemOverlap(second, [second, sameSecond] as unknown as KubeObject[])?.message).toMatch(
+      /^node selector overlaps with PmemCSIDeployment "a\.example\.com"/,
+    );
     expect(pmemOverlap(sameSecond, [second, sameSecond] as unknown as KubeObject[])).toBeUndefined();
   });
 
@@ -73,12 +81,41 @@ describe('pmemOverlap', () => {
     expect(pmemOverlap(emulatedLate, [first, emulatedLate] as unknown as KubeObject[])).toBeUndefined();
     expect(pmemOverlap(emulatedLate, [emulatedEarly, emulatedLate] as unknown as KubeObject[])).toBeUndefined();
     // Switched to emulated after an overlap was reported: the warning ends.
-    const switched = { ...emulatedLate, status: { conditions: [{ type: 'PmemOverlap' as const, status: 'True' as const, reason: 'OverlappingNodeSelector', message: 'm', lastTransitionTime: EARLY }] } };
-    expect(pmemOverlap(switched, [first, switched] as unknown as KubeObject[])).toMatchObject({ status: 'False', reason: 'NoOverlap' });
+    const switched = {
+      ...emulatedLate,
+      status: {
+        conditions: [
+          {
+            type: 'PmemOverlap' as const,
+            status: 'True' as const,
+            reason: 'OverlappingNodeSelector',
+            message: 'm',
+            lastTransitionTime: EARLY,
+          },
+        ],
+      },
+    };
+    expect(pmemOverlap(switched, [first, switched] as unknown as KubeObject[])).toMatchObject({
+      status: 'False',
+      reason: 'NoOverlap',
+    });
   });
 
   it('turns False (NoOverlap) once seen and gone', () => {
-    const before = { ...second, status: { conditions: [{ type: 'PmemOverlap' as const, status: 'True' as const, reason: 'OverlappingNodeSelector', message: 'm', lastTransitionTime: EARLY }] } };
+    const before = {
+      ...second,
+      status: {
+        conditions: [
+          {
+            type: 'PmemOverlap' as const,
+            status: 'True' as const,
+            reason: 'OverlappingNodeSelector',
+            message: 'm',
+            lastTransitionTime: EARLY,
+          },
+        ],
+      },
+    };
     expect(pmemOverlap(before, [before] as unknown as KubeObject[])).toEqual({
       type: 'PmemOverlap',
       status: 'False',
@@ -100,17 +137,27 @@ describe('Reconciler with overlapping deployments', () => {
     await r.reconcile(later);
     await r.reconcile(later);
     expect(getCondition(h.cr(CR_NAME).status?.conditions, 'PmemOverlap')).toBeUndefined();
-    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')).toMatchObject({ status: 'True', reason: 'OverlappingNodeSelector' });
-    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.message).toMatch(/^node selector overlaps with PmemCSIDeployment "pmem-csi\.intel\.com" \(device mode lvm, created earlier\): a node labelled storage=pmem would run both node drivers \(direct and lvm\)/);
+    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')).toMatchObject({
+      status: 'True',
+      reason: 'OverlappingNodeSelector',
+    });
+    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.message).toMatch(
+      /^node selector overlaps with PmemCSIDeployment "pmem-csi\.intel\.com" \(device mode lvm, created earlier\): a node labelled storage=pmem would run both node drivers \(direct and lvm\)/,
+    );
     // A warning: both drivers are deployed.
     expect(getCondition(h.cr(later).status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
     expect(h.cr(later).status?.phase).not.toBe('Failed');
     expect(h.kube.objects.has(`apps/v1/DaemonSet|pmem-csi|pmem-b-example-com-node`)).toBe(true);
-    expect(h.events.filter((e) => e.reason === 'PmemOverlap').map((e) => [e.deployment, e.type])).toEqual([[later, 'Warning']]);
+    expect(h.events.filter((e) => e.reason === 'PmemOverlap').map((e) => [e.deployment, e.type])).toEqual([
+      [later, 'Warning'],
+    ]);
 
     h.putCr({ deviceMode: 'direct', nodeSelector: { storage: 'pmem-b' } }, later);
     await r.reconcile(later);
-    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')).toMatchObject({ status: 'False', reason: 'NoOverlap' });
+    expect(getCondition(h.cr(later).status?.conditions, 'PmemOverlap')).toMatchObject({
+      status: 'False',
+      reason: 'NoOverlap',
+    });
     expect(h.events.filter((e) => e.reason === 'PmemOverlap')).toHaveLength(1);
   });
 });

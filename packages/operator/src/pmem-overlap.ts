@@ -16,7 +16,13 @@
 // Like Conflict, the condition stays once seen and turns False (NoOverlap) when the overlap ends.
 // CRs whose object names collide are left out (they get Conflict; only one of them runs), and so
 // are CRs being deleted.
-import { PMEM_DEVICE_MODES, SPEC_DEFAULTS, getCondition, objectNamesCollide, type ConditionUpdate } from '@pmem-csi/api';
+import {
+  PMEM_DEVICE_MODES,
+  SPEC_DEFAULTS,
+  getCondition,
+  objectNamesCollide,
+  type ConditionUpdate,
+} from '@pmem-csi/api';
 import type { KubeObject } from './kube-port.js';
 import type { OwnerDeployment } from './objects/context.js';
 import { precedence } from './ownership.js';
@@ -28,18 +34,27 @@ const PMEM_MODES: readonly string[] = PMEM_DEVICE_MODES;
 
 /** A CR as the informer (client model metadata) or the API types (string timestamps) have it. */
 interface DeploymentLike {
-  readonly metadata: { readonly name: string; readonly uid?: string | undefined; readonly creationTimestamp?: Date | string | undefined; readonly deletionTimestamp?: unknown };
+  readonly metadata: {
+    readonly name: string;
+    readonly uid?: string | undefined;
+    readonly creationTimestamp?: Date | string | undefined;
+    readonly deletionTimestamp?: unknown;
+  };
   readonly spec?: { readonly nodeSelector?: Readonly<Record<string, string>>; readonly deviceMode?: string };
 }
 
-const selectorOf = (d: DeploymentLike): Readonly<Record<string, string>> => d.spec?.nodeSelector ?? SPEC_DEFAULTS.nodeSelector;
+const selectorOf = (d: DeploymentLike): Readonly<Record<string, string>> =>
+  d.spec?.nodeSelector ?? SPEC_DEFAULTS.nodeSelector;
 const modeOf = (d: DeploymentLike): string => d.spec?.deviceMode ?? SPEC_DEFAULTS.deviceMode;
 
 /**
  * The labels of a node that both selectors match (their union), or undefined when they require
  * different values for the same key and so never match the same node.
  */
-export function selectorOverlap(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): Record<string, string> | undefined {
+export function selectorOverlap(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): Record<string, string> | undefined {
   for (const [key, value] of Object.entries(a)) if (key in b && b[key] !== value) return undefined;
   return Object.fromEntries(Object.entries({ ...a, ...b }).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
 }
@@ -58,7 +73,12 @@ export function pmemOverlap(cr: OwnerDeployment, deployments: readonly KubeObjec
   const mine = selectorOf(cr);
   const earlier = PMEM_MODES.includes(modeOf(cr))
     ? (deployments as readonly DeploymentLike[])
-        .filter((d) => d.metadata.uid !== cr.metadata.uid && d.metadata.deletionTimestamp === undefined && !objectNamesCollide(d.metadata.name, cr.metadata.name))
+        .filter(
+          (d) =>
+            d.metadata.uid !== cr.metadata.uid &&
+            d.metadata.deletionTimestamp === undefined &&
+            !objectNamesCollide(d.metadata.name, cr.metadata.name),
+        )
         .filter((d) => PMEM_MODES.includes(modeOf(d)) && precedence(d, cr) < 0)
         .sort(precedence)
         .map((d) => ({ d, node: selectorOverlap(selectorOf(d), mine) }))
@@ -68,7 +88,12 @@ export function pmemOverlap(cr: OwnerDeployment, deployments: readonly KubeObjec
   if (first === undefined) {
     return getCondition(cr.status?.conditions, 'PmemOverlap') === undefined
       ? undefined
-      : { type: 'PmemOverlap', status: 'False', reason: PMEM_OVERLAP_REASONS.none, message: 'no earlier PmemCSIDeployment in a PMEM-managing device mode can run on the nodes of this one' };
+      : {
+          type: 'PmemOverlap',
+          status: 'False',
+          reason: PMEM_OVERLAP_REASONS.none,
+          message: 'no earlier PmemCSIDeployment in a PMEM-managing device mode can run on the nodes of this one',
+        };
   }
   const more = earlier.length > 1 ? ` (and ${earlier.length - 1} more earlier deployments overlap)` : '';
   return {

@@ -2,7 +2,13 @@ import { ReconcileQueue } from './queue.js';
 import { ManualClock, settle } from './testing/manual-clock.js';
 
 /** A handler whose runs a test finishes by hand. */
-function controllableHandler(): { calls: string[]; finish(result?: Error): void; active: Map<string, number>; maxActive: number; handler: (key: string) => Promise<void> } {
+function controllableHandler(): {
+  calls: string[];
+  finish(result?: Error): void;
+  active: Map<string, number>;
+  maxActive: number;
+  handler: (key: string) => Promise<void>;
+} {
   const waiting: Array<(e?: Error) => void> = [];
   const state = {
     calls: [] as string[],
@@ -91,7 +97,13 @@ describe('ReconcileQueue', () => {
         times.push(clock.now() - start);
         if (fail) throw new Error('apiserver unavailable');
       },
-      { clock, baseBackoffMs: 1000, maxBackoffMs: 8000, onResult: (_k, r) => results.push({ ok: r.ok, ...(r.retryInMs === undefined ? {} : { retryInMs: r.retryInMs }) }) },
+      {
+        clock,
+        baseBackoffMs: 1000,
+        maxBackoffMs: 8000,
+        onResult: (_k, r) =>
+          results.push({ ok: r.ok, ...(r.retryInMs === undefined ? {} : { retryInMs: r.retryInMs }) }),
+      },
     );
     q.add('a');
     await clock.advance(1000 + 2000 + 4000 + 8000 + 8000);

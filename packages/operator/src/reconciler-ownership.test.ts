@@ -27,10 +27,13 @@ const COLLISION_MESSAGE =
 /** Everything in the fake apiserver except the CRs themselves, as JSON. */
 const snapshot = (h: Harness): string =>
   JSON.stringify(
-    [...h.kube.objects.entries()].filter(([, o]) => o.kind !== 'PmemCSIDeployment').sort(([a], [b]) => (a < b ? -1 : 1)),
+    [...h.kube.objects.entries()]
+      .filter(([, o]) => o.kind !== 'PmemCSIDeployment')
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
   );
 
-const apply = (kind: string, name: string, namespaced = true): string => `apply ${kind} ${namespaced ? TEST_NAMESPACE : ''}/${name}`;
+const apply = (kind: string, name: string, namespaced = true): string =>
+  `apply ${kind} ${namespaced ? TEST_NAMESPACE : ''}/${name}`;
 
 /** What a first reconcile of NEWER applies once it owns the names (its CSIDriver is named after it). */
 const NEWER_APPLY_ORDER = [
@@ -62,7 +65,8 @@ async function twoDeployments(): Promise<Harness> {
   return h;
 }
 
-const eventsOf = (h: Harness, name: string): string[][] => h.events.filter((e) => e.deployment === name).map((e) => [e.type, e.reason, e.message]);
+const eventsOf = (h: Harness, name: string): string[][] =>
+  h.events.filter((e) => e.deployment === name).map((e) => [e.type, e.reason, e.message]);
 
 describe('two PmemCSIDeployments whose object names collide', () => {
   it('refuses the newer one before it writes anything, and leaves the older one and its objects untouched', async () => {
@@ -87,8 +91,17 @@ describe('two PmemCSIDeployments whose object names collide', () => {
     const status = h.cr(NEWER).status;
     expect(status?.phase).toBe('Failed');
     expect(status?.reason).toBe(COLLISION_MESSAGE);
-    expect(getCondition(status?.conditions, 'Conflict')).toMatchObject({ status: 'True', reason: 'NameCollision', message: COLLISION_MESSAGE, observedGeneration: 1 });
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'Conflict', message: COLLISION_MESSAGE });
+    expect(getCondition(status?.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'NameCollision',
+      message: COLLISION_MESSAGE,
+      observedGeneration: 1,
+    });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'False',
+      reason: 'Conflict',
+      message: COLLISION_MESSAGE,
+    });
     expect(eventsOf(h, NEWER)).toEqual([
       ['Normal', 'NewDeployment', 'processing new driver deployment'],
       ['Warning', 'Conflict', COLLISION_MESSAGE],
@@ -110,7 +123,11 @@ describe('two PmemCSIDeployments whose object names collide', () => {
       `Secret pmem-csi/pmem-csi-intel-com-ca is controlled by PmemCSIDeployment "pmem-csi.intel.com" (uid ${OLDER_UID}), which no longer exists ` +
       '(12 more objects of this deployment are controlled by another deployment or controller); this deployment writes nothing until the garbage collector has deleted it';
     expect(h.kube.writes.slice(writesBefore)).toEqual([`status ${NEWER}`]);
-    expect(getCondition(h.cr(NEWER).status?.conditions, 'Conflict')).toMatchObject({ status: 'True', reason: 'OwnedByOtherDeployment', message: waiting });
+    expect(getCondition(h.cr(NEWER).status?.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'OwnedByOtherDeployment',
+      message: waiting,
+    });
 
     expect(h.kube.collectGarbage()).toBe(14); // 13 shared names + the older one's CSIDriver
     writesBefore = h.kube.writes.length;
@@ -123,7 +140,10 @@ describe('two PmemCSIDeployments whose object names collide', () => {
       reason: 'Resolved',
       message: 'no other deployment or controller owns the objects of this deployment any more',
     });
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True', reason: 'AllObjectsApplied' });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'True',
+      reason: 'AllObjectsApplied',
+    });
     expect(h.object('daemonSet', NEWER_NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance]).toBe(NEWER);
     expect(eventsOf(h, NEWER).map(([type, reason]) => [type, reason])).toEqual([
       ['Normal', 'NewDeployment'],
@@ -160,7 +180,13 @@ describe('objects controlled by another controller', () => {
   const foreign = {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
-    metadata: { name: NAMES.controllerServiceAccount, namespace: TEST_NAMESPACE, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'someone-else', uid: 'rs-1', controller: true }] },
+    metadata: {
+      name: NAMES.controllerServiceAccount,
+      namespace: TEST_NAMESPACE,
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'someone-else', uid: 'rs-1', controller: true },
+      ],
+    },
   };
   const MESSAGE =
     'ServiceAccount pmem-csi/pmem-csi-intel-com-controller is controlled by ReplicaSet "someone-else" (apps/v1, uid rs-1); ' +
@@ -176,7 +202,11 @@ describe('objects controlled by another controller', () => {
     const status = h.cr().status;
     expect(status?.phase).toBe('Failed');
     expect(status?.reason).toBe(MESSAGE);
-    expect(getCondition(status?.conditions, 'Conflict')).toMatchObject({ status: 'True', reason: 'OwnedByOtherController', message: MESSAGE });
+    expect(getCondition(status?.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'OwnedByOtherController',
+      message: MESSAGE,
+    });
     expect(eventsOf(h, CR_NAME)).toEqual([
       ['Normal', 'NewDeployment', 'processing new driver deployment'],
       ['Warning', 'Conflict', MESSAGE],
@@ -187,17 +217,32 @@ describe('objects controlled by another controller', () => {
     expect(h.events).toHaveLength(2);
 
     // The other controller lets go: deployed, Conflict resolved.
-    await h.kube.delete({ ...RESOURCES.serviceAccount, namespace: TEST_NAMESPACE, name: NAMES.controllerServiceAccount });
+    await h.kube.delete({
+      ...RESOURCES.serviceAccount,
+      namespace: TEST_NAMESPACE,
+      name: NAMES.controllerServiceAccount,
+    });
     await h.reconciler().reconcile(CR_NAME);
     expect(getCondition(h.cr().status?.conditions, 'Conflict')).toMatchObject({ status: 'False', reason: 'Resolved' });
-    expect(h.object('serviceAccount', NAMES.controllerServiceAccount)?.metadata.ownerReferences?.[0]?.uid).toBe(OLDER_UID);
+    expect(h.object('serviceAccount', NAMES.controllerServiceAccount)?.metadata.ownerReferences?.[0]?.uid).toBe(
+      OLDER_UID,
+    );
   });
 
   it('are refused also when they appear between the ownership check and the apply (422 path)', async () => {
     const h = harness();
     h.putCr();
     // The DaemonSet is read as absent, then created by someone else with another selector.
-    const ds = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: NAMES.nodeDaemonSet, namespace: TEST_NAMESPACE, ownerReferences: foreign.metadata.ownerReferences }, spec: { selector: { matchLabels: { app: 'x' } } } };
+    const ds = {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: {
+        name: NAMES.nodeDaemonSet,
+        namespace: TEST_NAMESPACE,
+        ownerReferences: foreign.metadata.ownerReferences,
+      },
+      spec: { selector: { matchLabels: { app: 'x' } } },
+    };
     const original = h.kube.apply.bind(h.kube);
     let injected = false;
     h.kube.apply = async <T extends KubeObject>(object: T): Promise<T> => {
@@ -216,7 +261,9 @@ describe('objects controlled by another controller', () => {
         'this deployment writes nothing while it is: delete that object or its controller, or recreate this deployment under another name',
     });
     expect(h.kube.writes.filter((w) => w.includes('DaemonSet'))).toEqual([apply('DaemonSet', NAMES.nodeDaemonSet)]);
-    expect((h.object('daemonSet', NAMES.nodeDaemonSet) as LooseObject)['spec']).toEqual({ selector: { matchLabels: { app: 'x' } } });
+    expect((h.object('daemonSet', NAMES.nodeDaemonSet) as LooseObject)['spec']).toEqual({
+      selector: { matchLabels: { app: 'x' } },
+    });
   });
 });
 
@@ -235,7 +282,8 @@ describe('the controller Deployment rolls out with Recreate', () => {
           },
         },
   );
-  const strategy = (h: Harness): V1Deployment['spec'] => h.object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec;
+  const strategy = (h: Harness): V1Deployment['spec'] =>
+    h.object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec;
 
   it('is built with strategy Recreate', async () => {
     const h = harness();
@@ -248,13 +296,16 @@ describe('the controller Deployment rolls out with Recreate', () => {
     const h = harness();
     h.putCr();
     await h.reconciler({ version: 'A', builders: withoutStrategy }).reconcile(CR_NAME);
-    expect(strategy(h)?.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
+    expect(strategy(h)?.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+    });
     const uid = h.object('deployment', NAMES.controllerDeployment)?.metadata.uid;
 
     // Without the patch the apiserver refuses Recreate next to the unowned default.
     const noPatch = BUILDERS.map(({ prepatch: _p, ...b }) => b);
     await expect(h.reconciler({ version: 'B', builders: noPatch }).reconcile(CR_NAME)).rejects.toThrow(
-      "Deployment pmem-csi/pmem-csi-intel-com-controller: Deployment.apps \"pmem-csi-intel-com-controller\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'",
+      'Deployment pmem-csi/pmem-csi-intel-com-controller: Deployment.apps "pmem-csi-intel-com-controller" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is \'Recreate\'',
     );
 
     const writesBefore = h.kube.writes.length;

@@ -31,8 +31,10 @@ const EXPECTED_APPLY_ORDER = [
   `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
 ];
 
-const driverArgs = (h: Harness): string[] => h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec?.containers[0]?.args ?? [];
-const driverImage = (h: Harness): string | undefined => h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec?.containers[0]?.image;
+const driverArgs = (h: Harness): string[] =>
+  h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec?.containers[0]?.args ?? [];
+const driverImage = (h: Harness): string | undefined =>
+  h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec?.containers[0]?.image;
 
 async function deployed(h: Harness, spec = {}): Promise<void> {
   h.putCr(spec);
@@ -51,7 +53,11 @@ describe('Reconciler', () => {
       expect(o.metadata.annotations?.[OPERATOR_VERSION_ANNOTATION]).toBe('A');
     }
     const status = h.cr().status;
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True', reason: 'AllObjectsApplied', observedGeneration: 1 });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'True',
+      reason: 'AllObjectsApplied',
+      observedGeneration: 1,
+    });
     expect(getCondition(status?.conditions, 'CertsReady')).toMatchObject({ status: 'True', reason: 'OperatorIssued' });
     expect(getCondition(status?.conditions, 'CertsVerified')).toBeUndefined();
     // Objects written is not running: no pod is ready yet.
@@ -74,14 +80,28 @@ describe('Reconciler', () => {
     let status = h.cr().status;
     expect(status?.phase).toBe('');
     expect(status?.driverComponents).toEqual([
-      expect.objectContaining({ component: 'Controller', status: 'Ready', reason: '1 of 1 controller pods ready', desired: 1, ready: 1 }),
-      expect.objectContaining({ component: 'Node', status: 'NotReady', reason: '3 of 5 node driver pods ready', desired: 5, ready: 3 }),
+      expect.objectContaining({
+        component: 'Controller',
+        status: 'Ready',
+        reason: '1 of 1 controller pods ready',
+        desired: 1,
+        ready: 1,
+      }),
+      expect.objectContaining({
+        component: 'Node',
+        status: 'NotReady',
+        reason: '3 of 5 node driver pods ready',
+        desired: 5,
+        ready: 3,
+      }),
     ]);
     h.workloadsReady({ nodes: 5 });
     await r.reconcile(CR_NAME);
     status = h.cr().status;
     expect(status?.phase).toBe('Running');
-    expect(status?.reason).toBe('driver is running (Controller: 1 of 1 controller pods ready; Node: 5 of 5 node driver pods ready)');
+    expect(status?.reason).toBe(
+      'driver is running (Controller: 1 of 1 controller pods ready; Node: 5 of 5 node driver pods ready)',
+    );
     expect(h.events.map((e) => e.reason)).toEqual(['NewDeployment', 'Running']);
   });
 
@@ -93,11 +113,18 @@ describe('Reconciler', () => {
     await r.reconcile(CR_NAME);
     h.workloadsReady({ nodes: 6, nodesReady: 5 }); // a node joined, its driver pod is starting
     await r.reconcile(CR_NAME);
-    expect(h.cr().status).toMatchObject({ phase: 'Running', reason: 'driver is running, some pods are starting or updating (Controller: 1 of 1 controller pods ready; Node: 5 of 6 node driver pods ready)' });
+    expect(h.cr().status).toMatchObject({
+      phase: 'Running',
+      reason:
+        'driver is running, some pods are starting or updating (Controller: 1 of 1 controller pods ready; Node: 5 of 6 node driver pods ready)',
+    });
     h.putCr({ logLevel: 5 }); // rollout: the DaemonSet controller has not observed the new template yet
     await r.reconcile(CR_NAME);
     expect(h.cr().status).toMatchObject({ phase: 'Running', observedGeneration: 2 });
-    expect(h.cr().status?.driverComponents?.[1]).toMatchObject({ status: 'NotReady', reason: 'waiting for the DaemonSet controller to observe the latest spec' });
+    expect(h.cr().status?.driverComponents?.[1]).toMatchObject({
+      status: 'NotReady',
+      reason: 'waiting for the DaemonSet controller to observe the latest spec',
+    });
     h.workloadsReady({ nodes: 6 });
     await r.reconcile(CR_NAME);
     expect(h.events.map((e) => e.reason)).toEqual(['NewDeployment', 'Running']);
@@ -105,10 +132,23 @@ describe('Reconciler', () => {
     await r.reconcile(CR_NAME);
     const status = h.cr().status;
     expect(status?.phase).toBe('');
-    expect(status?.reason).toMatch(/^no node matches the node selector storage=pmem \(or every matching node has taints the driver does not tolerate\)/);
-    expect(getCondition(status?.conditions, 'NodesSelected')).toMatchObject({ status: 'False', reason: 'NoMatchingNodes' });
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True', reason: 'AllObjectsApplied' });
-    expect(h.events.map((e) => `${e.type} ${e.reason}`)).toEqual(['Normal NewDeployment', 'Normal Running', 'Warning NoMatchingNodes', 'Warning NotRunning']);
+    expect(status?.reason).toMatch(
+      /^no node matches the node selector storage=pmem \(or every matching node has taints the driver does not tolerate\)/,
+    );
+    expect(getCondition(status?.conditions, 'NodesSelected')).toMatchObject({
+      status: 'False',
+      reason: 'NoMatchingNodes',
+    });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'True',
+      reason: 'AllObjectsApplied',
+    });
+    expect(h.events.map((e) => `${e.type} ${e.reason}`)).toEqual([
+      'Normal NewDeployment',
+      'Normal Running',
+      'Warning NoMatchingNodes',
+      'Warning NotRunning',
+    ]);
   });
 
   it('writes nothing at all when nothing changed (no hot loop on its own status writes)', async () => {
@@ -143,7 +183,9 @@ describe('Reconciler', () => {
     expect(h.kube.writes.slice(writes).filter((w) => !w.startsWith('apply '))).toEqual([]);
     // With a cache that holds what the apiserver holds: no list and no write.
     const fresh = (type: { kind: string }, crName: string): KubeObject[] =>
-      [...h.kube.objects.values()].filter((o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName);
+      [...h.kube.objects.values()].filter(
+        (o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName,
+      );
     const crs = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === KIND);
     lists.length = 0;
     const before = h.kube.writes.length;
@@ -164,8 +206,18 @@ describe('Reconciler', () => {
   it('rolls out spec changes (image, log level and format, resources, node selector, pmemPercentage, labels)', async () => {
     const h = harness();
     await deployed(h);
-    const hashBefore = h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
-    h.putCr({ image: 'example.org/pinned:1', logLevel: 5, logFormat: 'json', pmemPercentage: 40, nodeSelector: { pmem: 'yes' }, labels: { team: 'a' }, nodeDriverResources: { requests: { cpu: '1' } } });
+    const hashBefore = h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.metadata?.annotations?.[
+      CONFIG_HASH_ANNOTATION
+    ];
+    h.putCr({
+      image: 'example.org/pinned:1',
+      logLevel: 5,
+      logFormat: 'json',
+      pmemPercentage: 40,
+      nodeSelector: { pmem: 'yes' },
+      labels: { team: 'a' },
+      nodeDriverResources: { requests: { cpu: '1' } },
+    });
     const before = h.kube.writes.length;
     await h.reconciler().reconcile(CR_NAME);
     const ds = h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet);
@@ -186,23 +238,47 @@ describe('Reconciler', () => {
     const ca = await createCa({ commonName: 'user', validityDays: 10, keyBits: 2048 });
     const registry = await createLeaf({ ca, dnsName: 'pmem-registry', validityDays: 5, keyBits: 2048 });
     const node = await createLeaf({ ca, dnsName: 'pmem-node-controller', validityDays: 5, keyBits: 2048 });
-    h.putCr({ caCert: ca.certPem, registryCert: registry.certPem, registryKey: node.keyPem, nodeControllerCert: node.certPem, nodeControllerKey: node.keyPem });
+    h.putCr({
+      caCert: ca.certPem,
+      registryCert: registry.certPem,
+      registryKey: node.keyPem,
+      nodeControllerCert: node.certPem,
+      nodeControllerKey: node.keyPem,
+    });
     await h.reconciler().reconcile(CR_NAME);
     expect(h.kube.writes).toEqual([`status ${CR_NAME}`]);
     const status = h.cr().status;
     expect(status?.phase).toBe('Failed');
-    expect(status?.reason).toBe('certificates in the spec are invalid: registry certificate: does not match its private key');
-    expect(getCondition(status?.conditions, 'CertsVerified')).toMatchObject({ status: 'False', reason: 'HandshakeFailed', message: 'registry certificate: does not match its private key' });
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'CertificatesInvalid' });
+    expect(status?.reason).toBe(
+      'certificates in the spec are invalid: registry certificate: does not match its private key',
+    );
+    expect(getCondition(status?.conditions, 'CertsVerified')).toMatchObject({
+      status: 'False',
+      reason: 'HandshakeFailed',
+      message: 'registry certificate: does not match its private key',
+    });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'False',
+      reason: 'CertificatesInvalid',
+    });
     expect(h.events.map((e) => [e.type, e.reason])).toEqual([
       ['Normal', 'NewDeployment'],
       ['Warning', 'Failed'],
     ]);
 
     // Fixed certificates: verified, deployed with exactly those, and no CA Secret.
-    h.putCr({ caCert: ca.certPem, registryCert: registry.certPem, registryKey: registry.keyPem, nodeControllerCert: node.certPem, nodeControllerKey: node.keyPem });
+    h.putCr({
+      caCert: ca.certPem,
+      registryCert: registry.certPem,
+      registryKey: registry.keyPem,
+      nodeControllerCert: node.certPem,
+      nodeControllerKey: node.keyPem,
+    });
     await h.reconciler().reconcile(CR_NAME);
-    expect(getCondition(h.cr().status?.conditions, 'CertsVerified')).toMatchObject({ status: 'True', reason: 'HandshakeSucceeded' });
+    expect(getCondition(h.cr().status?.conditions, 'CertsVerified')).toMatchObject({
+      status: 'True',
+      reason: 'HandshakeSucceeded',
+    });
     expect(h.object('secret', NAMES.caSecret)).toBeUndefined();
     const secret = h.object<V1Secret>('secret', NAMES.registrySecret);
     expect(Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString()).toBe(registry.certPem);
@@ -211,15 +287,29 @@ describe('Reconciler', () => {
   it('refuses a deviceMode change while volumes of the driver exist, and allows it without', async () => {
     const h = harness();
     await deployed(h, { deviceMode: 'lvm' });
-    h.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1' }, spec: { csi: { driver: CR_NAME, volumeHandle: 'v1' } } } as KubeObject);
-    h.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'other' }, spec: { csi: { driver: 'other.csi.example.org', volumeHandle: 'x' } } } as KubeObject);
+    h.kube.put({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pvc-1' },
+      spec: { csi: { driver: CR_NAME, volumeHandle: 'v1' } },
+    } as KubeObject);
+    h.kube.put({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'other' },
+      spec: { csi: { driver: 'other.csi.example.org', volumeHandle: 'x' } },
+    } as KubeObject);
     h.putCr({ deviceMode: 'direct', logLevel: 4 });
     await h.reconciler().reconcile(CR_NAME);
     const status = h.cr().status;
     const reason = `spec.deviceMode: cannot change from lvm to direct while 1 volume(s) of driver ${CR_NAME} exist (pvc-1); the driver keeps running in lvm mode. Delete those volumes, or set spec.deviceMode back to lvm`;
     expect(status?.phase).toBe('Failed');
     expect(status?.reason).toBe(reason);
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'DeviceModeChangeRefused', message: reason });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'False',
+      reason: 'DeviceModeChangeRefused',
+      message: reason,
+    });
     // Everything else of the new spec is rolled out; the device mode stays.
     expect(driverArgs(h)).toEqual(expect.arrayContaining(['--device-mode=lvm', '--v=4']));
     expect(h.events.map((e) => e.reason)).toEqual(['NewDeployment', 'Failed']);
@@ -234,29 +324,51 @@ describe('Reconciler', () => {
     const h = harness();
     await deployed(h, { deviceMode: 'emulated', emulatedSize: '512Mi' });
     const args = driverArgs(h);
-    expect(args).toEqual(expect.arrayContaining(['--device-mode=emulated', `--emulated-size=${512 * 1024 ** 2}`, `--state-dir=/var/lib/${CR_NAME}`]));
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--device-mode=emulated',
+        `--emulated-size=${512 * 1024 ** 2}`,
+        `--state-dir=/var/lib/${CR_NAME}`,
+      ]),
+    );
     // The backing files (<state dir>/emulated) are on the node: the state dir is a hostPath at the same path.
     const pod = h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.template.spec;
     const stateMount = pod?.containers[0]?.volumeMounts?.find((m) => m.mountPath === `/var/lib/${CR_NAME}`);
-    expect(pod?.volumes?.find((v) => v.name === stateMount?.name)?.hostPath).toEqual({ path: `/var/lib/${CR_NAME}`, type: 'DirectoryOrCreate' });
+    expect(pod?.volumes?.find((v) => v.name === stateMount?.name)?.hostPath).toEqual({
+      path: `/var/lib/${CR_NAME}`,
+      type: 'DirectoryOrCreate',
+    });
     expect(pod?.containers[0]?.securityContext?.privileged).toBe(true);
     const emulated = getCondition(h.cr().status?.conditions, 'EmulatedPmem');
     expect(emulated).toMatchObject({ status: 'True', reason: 'LoopBackedFiles' });
     expect(emulated?.message).toBe(
       `device mode emulated: volumes are NOT persistent memory. Each volume is a sparse file in /var/lib/${CR_NAME}/emulated on the node's disk, attached to a loop device ` +
-        "(real filesystems and mounts, but no DAX, disk speed and durability); each node driver offers 512Mi (spec.emulatedSize). For trying PMEM-CSI and for tests; use deviceMode lvm or direct on nodes with PMEM.",
+        '(real filesystems and mounts, but no DAX, disk speed and durability); each node driver offers 512Mi (spec.emulatedSize). For trying PMEM-CSI and for tests; use deviceMode lvm or direct on nodes with PMEM.',
     );
     expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
-    expect(h.events.filter((e) => e.reason === 'EmulatedPmem').map((e) => [e.type, e.message])).toEqual([['Warning', emulated?.message]]);
+    expect(h.events.filter((e) => e.reason === 'EmulatedPmem').map((e) => [e.type, e.message])).toEqual([
+      ['Warning', emulated?.message],
+    ]);
 
     // Once per transition, and a refused change away from emulated keeps the driver, and so the condition.
     await h.reconciler().reconcile(CR_NAME);
-    h.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1' }, spec: { csi: { driver: CR_NAME, volumeHandle: 'v1' } } } as KubeObject);
+    h.kube.put({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pvc-1' },
+      spec: { csi: { driver: CR_NAME, volumeHandle: 'v1' } },
+    } as KubeObject);
     h.putCr({ deviceMode: 'lvm', emulatedSize: '512Mi' });
     await h.reconciler().reconcile(CR_NAME);
     expect(driverArgs(h)).toContain('--device-mode=emulated');
-    expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'DeviceModeChangeRefused' });
-    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({ status: 'True', reason: 'LoopBackedFiles' });
+    expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'False',
+      reason: 'DeviceModeChangeRefused',
+    });
+    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({
+      status: 'True',
+      reason: 'LoopBackedFiles',
+    });
     expect(h.events.filter((e) => e.reason === 'EmulatedPmem')).toHaveLength(1);
 
     // Without volumes the change goes through: PMEM again, no --emulated-size.
@@ -264,7 +376,11 @@ describe('Reconciler', () => {
     await h.reconciler().reconcile(CR_NAME);
     expect(driverArgs(h)).toContain('--device-mode=lvm');
     expect(driverArgs(h).filter((a) => a.startsWith('--emulated-size'))).toEqual([]);
-    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({ status: 'False', reason: 'PmemDeviceMode', message: 'the driver runs in device mode lvm and manages the nodes\' PMEM' });
+    expect(getCondition(h.cr().status?.conditions, 'EmulatedPmem')).toMatchObject({
+      status: 'False',
+      reason: 'PmemDeviceMode',
+      message: "the driver runs in device mode lvm and manages the nodes' PMEM",
+    });
   });
 
   it('gives a deployment that never ran emulated no EmulatedPmem condition and no --emulated-size', async () => {
@@ -289,10 +405,15 @@ describe('Reconciler', () => {
     const h = harness();
     h.putCr();
     h.kube.failOn('apply', new KubeApiError(500, 'etcd timeout'), { match: (d) => d.startsWith('DaemonSet') });
-    await expect(h.reconciler().reconcile(CR_NAME)).rejects.toThrow(`DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}: etcd timeout`);
+    await expect(h.reconciler().reconcile(CR_NAME)).rejects.toThrow(
+      `DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}: etcd timeout`,
+    );
     const status = h.cr().status;
     expect(status?.phase).toBe('Failed');
-    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    expect(getCondition(status?.conditions, 'DriverDeployed')).toMatchObject({
+      status: 'False',
+      reason: 'ApplyFailed',
+    });
     expect(status?.driverComponents).toBeUndefined();
     await h.reconciler().reconcile(CR_NAME);
     expect(h.cr().status?.phase).toBe('');
@@ -314,7 +435,12 @@ describe('operator upgrade A -> B', () => {
     build: (cr, ctx) => ({
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
-      metadata: { name: `${NAMES.controllerDeployment}-legacy`, namespace: ctx.namespace, labels: objectLabels(cr.metadata.name, 'controller'), ownerReferences: [ownerReference(cr)] },
+      metadata: {
+        name: `${NAMES.controllerDeployment}-legacy`,
+        namespace: ctx.namespace,
+        labels: objectLabels(cr.metadata.name, 'controller'),
+        ownerReferences: [ownerReference(cr)],
+      },
       spec: { serviceName: 'x', selector: { matchLabels: { a: 'b' } }, template: {} },
     }),
   };
@@ -325,21 +451,42 @@ describe('operator upgrade A -> B', () => {
     h.putCr();
     await h.reconciler({ version: 'A', image: 'example.org/driver:A', builders: versionA }).reconcile(CR_NAME);
     expect(h.object('statefulSet', `${NAMES.controllerDeployment}-legacy`)).toBeDefined();
-    const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1', labels: objectLabels(CR_NAME, undefined) }, spec: { csi: { driver: CR_NAME, volumeHandle: 'v' } } };
+    const pv = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pvc-1', labels: objectLabels(CR_NAME, undefined) },
+      spec: { csi: { driver: CR_NAME, volumeHandle: 'v' } },
+    };
     h.kube.put(pv as KubeObject);
     // Labelled like ours but owned by someone else: not ours to delete.
-    h.kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'foreign', namespace: TEST_NAMESPACE, labels: objectLabels(CR_NAME, undefined), ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: KIND, name: CR_NAME, uid: 'other-uid', controller: true }] } } as KubeObject);
+    h.kube.put({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: {
+        name: 'foreign',
+        namespace: TEST_NAMESPACE,
+        labels: objectLabels(CR_NAME, undefined),
+        ownerReferences: [
+          { apiVersion: API_GROUP_VERSION, kind: KIND, name: CR_NAME, uid: 'other-uid', controller: true },
+        ],
+      },
+    } as KubeObject);
     const before = h.kube.writes.length;
 
     await h.reconciler({ version: 'B', image: 'example.org/driver:B' }).reconcile(CR_NAME);
     const writes = h.kube.writes.slice(before);
-    expect(writes).toEqual([...EXPECTED_APPLY_ORDER, `delete StatefulSet ${TEST_NAMESPACE}/${NAMES.controllerDeployment}-legacy`]);
+    expect(writes).toEqual([
+      ...EXPECTED_APPLY_ORDER,
+      `delete StatefulSet ${TEST_NAMESPACE}/${NAMES.controllerDeployment}-legacy`,
+    ]);
     for (const o of h.kube.objects.values()) {
       if (o.kind === KIND || o.kind === 'PersistentVolume' || o.metadata.name === 'foreign') continue;
       expect([o.kind, o.metadata.annotations?.[OPERATOR_VERSION_ANNOTATION]]).toEqual([o.kind, 'B']);
     }
     expect(driverImage(h)).toBe('example.org/driver:B');
-    expect(h.object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec?.template.spec?.containers[0]?.image).toBe('example.org/driver:B');
+    expect(
+      h.object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec?.template.spec?.containers[0]?.image,
+    ).toBe('example.org/driver:B');
     expect(h.object('persistentVolume', 'pvc-1')).toBeDefined();
     expect(h.object('serviceAccount', 'foreign')).toBeDefined();
   });
@@ -376,16 +523,34 @@ describe('objects left by the Go operator', () => {
     const h = harness();
     h.putCr();
     // Same names as ours, no labels of ours, another selector (immutable).
-    h.kube.put({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: NAMES.nodeDaemonSet, namespace: TEST_NAMESPACE }, spec: { selector: { matchLabels: { app: 'pmem-csi-node' } }, template: { spec: { containers: [{ name: 'pmem-driver', args: ['-deviceMode=lvm'] }] } } } } as KubeObject);
-    h.kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAMES.controllerServiceAccount, namespace: TEST_NAMESPACE } } as KubeObject);
+    h.kube.put({
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: NAMES.nodeDaemonSet, namespace: TEST_NAMESPACE },
+      spec: {
+        selector: { matchLabels: { app: 'pmem-csi-node' } },
+        template: { spec: { containers: [{ name: 'pmem-driver', args: ['-deviceMode=lvm'] }] } },
+      },
+    } as KubeObject);
+    h.kube.put({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: NAMES.controllerServiceAccount, namespace: TEST_NAMESPACE },
+    } as KubeObject);
     await h.reconciler().reconcile(CR_NAME);
     expect(h.kube.writes.filter((w) => w.includes(' DaemonSet '))).toEqual([
       `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
       `delete DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
       `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
     ]);
-    expect(h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.selector.matchLabels?.['app.kubernetes.io/component']).toBe('node');
-    expect(h.object('serviceAccount', NAMES.controllerServiceAccount)?.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('pmem-csi-operator');
+    expect(
+      h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.selector.matchLabels?.[
+        'app.kubernetes.io/component'
+      ],
+    ).toBe('node');
+    expect(
+      h.object('serviceAccount', NAMES.controllerServiceAccount)?.metadata.labels?.['app.kubernetes.io/managed-by'],
+    ).toBe('pmem-csi-operator');
     expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
   });
 });

@@ -6,7 +6,16 @@
 // the queue retries with backoff. Objects built by another operator version differ in their
 // version annotation, so an upgraded operator updates every object of every CR in place.
 import type { V1DaemonSet, V1Deployment, V1Secret } from '@kubernetes/client-node';
-import { FIELD_MANAGER, LABEL_KEYS, deploymentObjectNames, statusEqual, validateDeployment, withDefaults, type ConditionUpdate, type DefaultedSpec } from '@pmem-csi/api';
+import {
+  FIELD_MANAGER,
+  LABEL_KEYS,
+  deploymentObjectNames,
+  statusEqual,
+  validateDeployment,
+  withDefaults,
+  type ConditionUpdate,
+  type DefaultedSpec,
+} from '@pmem-csi/api';
 import { errorMessage, type Logger } from '@pmem-csi/runtime';
 import { planCertificates, type CertDeps, type ExistingCertSecrets } from './certs.js';
 import type { Clock } from './clock.js';
@@ -17,7 +26,15 @@ import { describeRef, refOf, type KubeApi, type KubeObject, type ObjectRef, type
 import type { ObjectBuilder, OwnerDeployment } from './objects/context.js';
 import { EVER_CREATED_KINDS } from './objects/kinds.js';
 import { BUILDERS, buildDesiredObjects } from './objects/registry.js';
-import { OWNERSHIP_RECHECK_MS, OwnershipConflictError, conflictFinding, nameCollision, ownershipConflict, summarizeConflicts, type ConflictFinding } from './ownership.js';
+import {
+  OWNERSHIP_RECHECK_MS,
+  OwnershipConflictError,
+  conflictFinding,
+  nameCollision,
+  ownershipConflict,
+  summarizeConflicts,
+  type ConflictFinding,
+} from './ownership.js';
 import { emulatedPmem } from './emulated-pmem.js';
 import { pmemOverlap } from './pmem-overlap.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from './plan.js';
@@ -107,16 +124,29 @@ export class Reconciler {
     const now = new Date(clock.now());
     const certs = await planCertificates({ cr, existing: await this.#certSecrets(cr, live), now }, this.#o.certs);
     if (!certs.ok) {
-      await this.#finish(cr, { kind: 'certs-invalid', reason: certs.reason, conditions: [certs.verified, certs.ready] });
+      await this.#finish(cr, {
+        kind: 'certs-invalid',
+        reason: certs.reason,
+        conditions: [certs.verified, certs.ready],
+      });
       return {};
     }
     if (certs.changes.length > 0) log.info('certificates issued', { changes: certs.changes });
     const verified: ConditionUpdate[] = certs.verified === undefined ? [] : [certs.verified];
-    const ctx = { namespace: this.#o.namespace, operatorVersion: this.#o.operatorVersion, spec: effective.spec, certs: certs.secrets };
+    const ctx = {
+      namespace: this.#o.namespace,
+      operatorVersion: this.#o.operatorVersion,
+      spec: effective.spec,
+      certs: certs.secrets,
+    };
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
     const steps = await this.#resolve(plan);
     // Before the first write: every object it would change is ours or nobody's.
-    const foreign = summarizeConflicts(steps.flatMap((step) => (step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []))));
+    const foreign = summarizeConflicts(
+      steps.flatMap((step) =>
+        step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []),
+      ),
+    );
     if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
     let applied: KubeObject[];
     try {
@@ -150,7 +180,12 @@ export class Reconciler {
   }
 
   /** Refused for a conflict: status (Conflict True, phase Failed) and event; nothing else is written. */
-  async #refuse(cr: OwnerDeployment, finding: ConflictFinding, log: Logger, requeueAfterMs: number | undefined): Promise<HandlerResult> {
+  async #refuse(
+    cr: OwnerDeployment,
+    finding: ConflictFinding,
+    log: Logger,
+    requeueAfterMs: number | undefined,
+  ): Promise<HandlerResult> {
     log.warn('deployment refused: conflict', { reason: finding.reason, message: finding.message });
     await this.#finish(cr, { kind: 'conflict', ...finding });
     return requeueAfterMs === undefined ? {} : { requeueAfterMs };
@@ -161,7 +196,9 @@ export class Reconciler {
    * without our labels (another CR's, the Go operator's, a user's), so it is read by name.
    */
   async #resolve(plan: ObjectPlan): Promise<ResolvedStep[]> {
-    return Promise.all(plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })));
+    return Promise.all(
+      plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })),
+    );
   }
 
   /**
@@ -175,7 +212,12 @@ export class Reconciler {
         const cached = this.#o.owned?.(type, cr.metadata.name);
         if (cached !== undefined) return cached;
         try {
-          return (await this.#o.kube.list(type, { labelSelector, ...(type.namespaced ? { namespace: this.#o.namespace } : {}) })).items;
+          return (
+            await this.#o.kube.list(type, {
+              labelSelector,
+              ...(type.namespaced ? { namespace: this.#o.namespace } : {}),
+            })
+          ).items;
         } catch (e) {
           if (isNotFound(e)) return []; // a kind this cluster does not serve (any more)
           throw e;
@@ -195,11 +237,21 @@ export class Reconciler {
     const secret = async (name: string): Promise<ExistingCertSecrets['ca']> => {
       const listed = live.find((o) => o.kind === RESOURCES.secret.kind && o.metadata.name === name);
       if (listed !== undefined) return listed;
-      const read = await this.#o.kube.get<V1Secret & KubeObject>({ ...RESOURCES.secret, name, namespace: this.#o.namespace });
+      const read = await this.#o.kube.get<V1Secret & KubeObject>({
+        ...RESOURCES.secret,
+        name,
+        namespace: this.#o.namespace,
+      });
       const labels = read?.metadata.labels ?? {};
-      return labels[LABEL_KEYS.instance] === cr.metadata.name && labels[LABEL_KEYS.managedBy] === FIELD_MANAGER ? read : undefined;
+      return labels[LABEL_KEYS.instance] === cr.metadata.name && labels[LABEL_KEYS.managedBy] === FIELD_MANAGER
+        ? read
+        : undefined;
     };
-    const [ca, registry, node] = await Promise.all([secret(names.caSecret), secret(names.registrySecret), secret(names.nodeSecret)]);
+    const [ca, registry, node] = await Promise.all([
+      secret(names.caSecret),
+      secret(names.registrySecret),
+      secret(names.nodeSecret),
+    ]);
     return { ca, registry, node };
   }
 
@@ -207,17 +259,29 @@ export class Reconciler {
   async #effectiveSpec(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<EffectiveSpec> {
     const spec = withDefaults(cr.spec, { operatorImage: this.#o.operatorImage });
     const dsName = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
-    const deployed = deployedDeviceMode(live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName));
+    const deployed = deployedDeviceMode(
+      live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName),
+    );
     if (deployed === undefined || deployed === spec.deviceMode) return { spec };
     const volumes = volumesOfDriver((await this.#o.kube.list(RESOURCES.persistentVolume)).items, cr.metadata.name);
     if (volumes.length === 0) return { spec };
-    return { spec: { ...spec, deviceMode: deployed }, refusal: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes) };
+    return {
+      spec: { ...spec, deviceMode: deployed },
+      refusal: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes),
+    };
   }
 
   /** Apply in order, then delete obsolete objects. Returns the applied objects as the server answered. */
-  async #execute(steps: readonly ResolvedStep[], obsolete: readonly ObjectRef[], context: WriteContext): Promise<KubeObject[]> {
+  async #execute(
+    steps: readonly ResolvedStep[],
+    obsolete: readonly ObjectRef[],
+    context: WriteContext,
+  ): Promise<KubeObject[]> {
     const { kube } = this.#o;
-    if (steps.length + obsolete.length > 0) context.log.info('updating driver objects', { changes: describePlan({ apply: steps, unchanged: [], delete: obsolete }) });
+    if (steps.length + obsolete.length > 0)
+      context.log.info('updating driver objects', {
+        changes: describePlan({ apply: steps, unchanged: [], delete: obsolete }),
+      });
     const applied: KubeObject[] = [];
     for (const step of steps) {
       try {

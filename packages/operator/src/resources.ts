@@ -2,7 +2,12 @@
 import { API_GROUP_VERSION, KIND, PLURAL } from '@pmem-csi/api';
 import type { ResourceType } from './kube-port.js';
 
-const type = (apiVersion: string, kind: string, plural: string, namespaced: boolean): ResourceType => ({ apiVersion, kind, plural, namespaced });
+const type = (apiVersion: string, kind: string, plural: string, namespaced: boolean): ResourceType => ({
+  apiVersion,
+  kind,
+  plural,
+  namespaced,
+});
 
 export const RESOURCES = {
   pmemCsiDeployment: type(API_GROUP_VERSION, KIND, PLURAL, false),
@@ -19,7 +24,12 @@ export const RESOURCES = {
   deployment: type('apps/v1', 'Deployment', 'deployments', true),
   daemonSet: type('apps/v1', 'DaemonSet', 'daemonsets', true),
   statefulSet: type('apps/v1', 'StatefulSet', 'statefulsets', true),
-  mutatingWebhookConfiguration: type('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false),
+  mutatingWebhookConfiguration: type(
+    'admissionregistration.k8s.io/v1',
+    'MutatingWebhookConfiguration',
+    'mutatingwebhookconfigurations',
+    false,
+  ),
 } as const satisfies Record<string, ResourceType>;
 
 /** "apiVersion/kind", the key of a type in maps. */

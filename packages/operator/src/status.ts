@@ -89,20 +89,44 @@ export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNo
 
 export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: 'NewDeployment' | 'Running' | 'NotRunning' | 'Failed' | 'Conflict' | 'ConflictResolved' | 'NoMatchingNodes' | 'PmemOverlap' | 'EmulatedPmem';
+  readonly reason:
+    | 'NewDeployment'
+    | 'Running'
+    | 'NotRunning'
+    | 'Failed'
+    | 'Conflict'
+    | 'ConflictResolved'
+    | 'NoMatchingNodes'
+    | 'PmemOverlap'
+    | 'EmulatedPmem';
   readonly message: string;
 }
 
 const MAX_PROBLEMS_SHOWN = 5;
 
-function componentStatus(component: DriverComponentStatus['component'], counts: PodCounts, now: string): DriverComponentStatus {
+function componentStatus(
+  component: DriverComponentStatus['component'],
+  counts: PodCounts,
+  now: string,
+): DriverComponentStatus {
   const what = component === 'Node' ? 'node driver pods' : 'controller pods';
   let reason = `${counts.ready} of ${counts.desired} ${what} ready`;
   if (counts.updated < counts.desired) reason += `, ${counts.updated} updated`;
-  if (!counts.current) reason = `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
-  else if (counts.desired === 0) reason = component === 'Node' ? 'no node driver pods: no node matches the node selector' : 'no controller pods wanted';
-  const ready = counts.current && counts.desired > 0 && counts.ready >= counts.desired && counts.updated >= counts.desired;
-  return { component, status: ready ? 'Ready' : 'NotReady', reason, desired: counts.desired, ready: counts.ready, lastUpdated: now };
+  if (!counts.current)
+    reason = `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
+  else if (counts.desired === 0)
+    reason =
+      component === 'Node' ? 'no node driver pods: no node matches the node selector' : 'no controller pods wanted';
+  const ready =
+    counts.current && counts.desired > 0 && counts.ready >= counts.desired && counts.updated >= counts.desired;
+  return {
+    component,
+    status: ready ? 'Ready' : 'NotReady',
+    reason,
+    desired: counts.desired,
+    ready: counts.ready,
+    lastUpdated: now,
+  };
 }
 
 interface PodCounts {
@@ -136,8 +160,15 @@ function daemonSetCounts(daemonSet: V1DaemonSet | undefined): PodCounts {
 }
 
 /** Readiness of the controller Deployment and the node DaemonSet from their status. */
-export function driverComponents(deployment: V1Deployment | undefined, daemonSet: V1DaemonSet | undefined, now: string): DriverComponentStatus[] {
-  return [componentStatus('Controller', deploymentCounts(deployment), now), componentStatus('Node', daemonSetCounts(daemonSet), now)];
+export function driverComponents(
+  deployment: V1Deployment | undefined,
+  daemonSet: V1DaemonSet | undefined,
+  now: string,
+): DriverComponentStatus[] {
+  return [
+    componentStatus('Controller', deploymentCounts(deployment), now),
+    componentStatus('Node', daemonSetCounts(daemonSet), now),
+  ];
 }
 
 function describeProblems(problems: readonly ValidationProblem[]): string {
@@ -146,7 +177,11 @@ function describeProblems(problems: readonly ValidationProblem[]): string {
   return `invalid spec: ${shown.join('; ')}${more}`;
 }
 
-function upsertAll(conditions: readonly DeploymentCondition[] | undefined, updates: readonly ConditionUpdate[], clock: { generation: number; now: Date }): DeploymentCondition[] {
+function upsertAll(
+  conditions: readonly DeploymentCondition[] | undefined,
+  updates: readonly ConditionUpdate[],
+  clock: { generation: number; now: Date },
+): DeploymentCondition[] {
   return updates.reduce<DeploymentCondition[]>((list, u) => upsertCondition(list, u, clock), [...(conditions ?? [])]);
 }
 
@@ -155,7 +190,12 @@ function withoutCondition(conditions: DeploymentCondition[], type: ConditionType
   return conditions.filter((c) => c.type !== type);
 }
 
-const deployed = (status: 'True' | 'False', reason: string, message: string): ConditionUpdate => ({ type: 'DriverDeployed', status, reason, message });
+const deployed = (status: 'True' | 'False', reason: string, message: string): ConditionUpdate => ({
+  type: 'DriverDeployed',
+  status,
+  reason,
+  message,
+});
 
 interface Verdict {
   readonly updates: ConditionUpdate[];
@@ -171,14 +211,25 @@ function verdictOf(outcome: ReconcileOutcome, now: string, previous: PmemCSIDepl
       return { updates: [deployed('False', DEPLOY_REASONS.invalidSpec, reason)], phase: 'Failed', reason };
     }
     case 'certs-invalid':
-      return { updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.certificatesInvalid, outcome.reason)], phase: 'Failed', reason: outcome.reason };
+      return {
+        updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.certificatesInvalid, outcome.reason)],
+        phase: 'Failed',
+        reason: outcome.reason,
+      };
     case 'apply-failed': {
       const reason = `applying the driver objects failed: ${outcome.error}`;
-      return { updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.applyFailed, reason)], phase: 'Failed', reason };
+      return {
+        updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.applyFailed, reason)],
+        phase: 'Failed',
+        reason,
+      };
     }
     case 'conflict':
       return {
-        updates: [{ type: 'Conflict', status: 'True', reason: outcome.reason, message: outcome.message }, deployed('False', DEPLOY_REASONS.conflict, outcome.message)],
+        updates: [
+          { type: 'Conflict', status: 'True', reason: outcome.reason, message: outcome.message },
+          deployed('False', DEPLOY_REASONS.conflict, outcome.message),
+        ],
         phase: 'Failed',
         reason: outcome.message,
       };
@@ -198,7 +249,13 @@ function describeSelector(daemonSet: V1DaemonSet): string {
 export function nodesSelected(daemonSet: V1DaemonSet | undefined): ConditionUpdate | undefined {
   const counts = daemonSetCounts(daemonSet);
   if (daemonSet === undefined || !counts.current) return undefined;
-  if (counts.desired > 0) return { type: 'NodesSelected', status: 'True', reason: NODES_SELECTED_REASONS.match, message: `the node driver runs on ${counts.desired} nodes` };
+  if (counts.desired > 0)
+    return {
+      type: 'NodesSelected',
+      status: 'True',
+      reason: NODES_SELECTED_REASONS.match,
+      message: `the node driver runs on ${counts.desired} nodes`,
+    };
   return {
     type: 'NodesSelected',
     status: 'False',
@@ -214,18 +271,33 @@ function stillServing(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>): 
   return deploymentCounts(outcome.deployment).ready > 0 && daemonSetCounts(outcome.daemonSet).ready > 0;
 }
 
-function appliedVerdict(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>, now: string, previous: PmemCSIDeploymentStatus): Verdict {
+function appliedVerdict(
+  outcome: Extract<ReconcileOutcome, { kind: 'applied' }>,
+  now: string,
+  previous: PmemCSIDeploymentStatus,
+): Verdict {
   const components = driverComponents(outcome.deployment, outcome.daemonSet, now);
   const nodes = nodesSelected(outcome.daemonSet);
   const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
   if (outcome.refusal !== undefined) {
-    return { updates: [...judged, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)], phase: 'Failed', reason: outcome.refusal, components };
+    return {
+      updates: [...judged, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)],
+      phase: 'Failed',
+      reason: outcome.refusal,
+      components,
+    };
   }
   const updates = [...judged, deployed('True', DEPLOY_REASONS.applied, 'all driver objects are applied')];
   const summary = components.map((c) => `${c.component}: ${c.reason ?? ''}`).join('; ');
-  if (components.every((c) => c.status === 'Ready')) return { updates, phase: 'Running', reason: `driver is running (${summary})`, components };
+  if (components.every((c) => c.status === 'Ready'))
+    return { updates, phase: 'Running', reason: `driver is running (${summary})`, components };
   if (previous.phase === 'Running' && stillServing(outcome)) {
-    return { updates, phase: 'Running', reason: `driver is running, some pods are starting or updating (${summary})`, components };
+    return {
+      updates,
+      phase: 'Running',
+      reason: `driver is running, some pods are starting or updating (${summary})`,
+      components,
+    };
   }
   const waiting = nodes?.status === 'False' ? nodes.message : 'waiting for driver pods';
   return { updates, phase: '', reason: `${waiting} (${summary})`, components };
@@ -244,7 +316,8 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
   let conditions = upsertAll(previous.conditions, [...verdict.updates, ...resolved], { generation, now });
   // Not judged by this reconcile: an invalid spec or a conflict stops before the certificates.
   const certsJudged = outcome.kind !== 'invalid-spec' && outcome.kind !== 'conflict';
-  if (!verdict.updates.some((u) => u.type === 'CertsVerified') && certsJudged) conditions = withoutCondition(conditions, 'CertsVerified');
+  if (!verdict.updates.some((u) => u.type === 'CertsVerified') && certsJudged)
+    conditions = withoutCondition(conditions, 'CertsVerified');
   // Not read by this reconcile: a failed one clears them rather than showing stale counts.
   const components = verdict.components;
   return {
@@ -258,9 +331,15 @@ export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: 
 }
 
 /** Events for the transition from `previous` to `next`. */
-export function statusEvents(previous: PmemCSIDeploymentStatus | undefined, next: PmemCSIDeploymentStatus): StatusEvent[] {
+export function statusEvents(
+  previous: PmemCSIDeploymentStatus | undefined,
+  next: PmemCSIDeploymentStatus,
+): StatusEvent[] {
   const before = previous ?? {};
-  const created: StatusEvent[] = previous?.observedGeneration === undefined ? [{ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' }] : [];
+  const created: StatusEvent[] =
+    previous?.observedGeneration === undefined
+      ? [{ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' }]
+      : [];
   const conflict = getCondition(next.conditions, 'Conflict')?.status === 'True';
   return [...created, ...conditionEvents(before, next), ...phaseEvents(before, next, conflict)];
 }
@@ -279,13 +358,18 @@ function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploym
   if (nodes !== undefined) events.push({ type: 'Warning', reason: 'NoMatchingNodes', message: nodes.message });
   for (const type of ['PmemOverlap', 'EmulatedPmem'] as const) {
     const now = getCondition(next.conditions, type);
-    if (now?.status === 'True' && getCondition(previous.conditions, type)?.status !== 'True') events.push({ type: 'Warning', reason: type, message: now.message });
+    if (now?.status === 'True' && getCondition(previous.conditions, type)?.status !== 'True')
+      events.push({ type: 'Warning', reason: type, message: now.message });
   }
   return events;
 }
 
 /** Running once per arrival, NotRunning once per departure to ""; Failed (Conflict when refused for one) for each new reason. */
-function phaseEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus, conflict: boolean): StatusEvent[] {
+function phaseEvents(
+  previous: PmemCSIDeploymentStatus,
+  next: PmemCSIDeploymentStatus,
+  conflict: boolean,
+): StatusEvent[] {
   const wasRunning = previous.phase === 'Running';
   const reason = next.reason ?? '';
   if (next.phase === 'Running') return wasRunning ? [] : [{ type: 'Normal', reason: 'Running', message: reason }];

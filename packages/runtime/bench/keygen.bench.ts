@@ -54,9 +54,16 @@ function print(f: Figures): void {
   );
 }
 
-const pem = { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const;
+const pem = {
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+} as const;
 const rsaPem = (bits: number): { publicKey: string; privateKey: string } =>
-  generateKeyPairSync('rsa', { modulusLength: bits, publicKeyEncoding: pem.publicKeyEncoding, privateKeyEncoding: pem.privateKeyEncoding });
+  generateKeyPairSync('rsa', {
+    modulusLength: bits,
+    publicKeyEncoding: pem.publicKeyEncoding,
+    privateKeyEncoding: pem.privateKeyEncoding,
+  });
 // node-forge's switch between its pure-JS code and Node's crypto (untyped in @types/node-forge).
 const forgeOptions = (forge as unknown as { options: { usePureJavaScript: boolean } }).options;
 
@@ -78,11 +85,15 @@ async function main(): Promise<void> {
   out('Key generation');
   for (const bits of [2048, 3072] as const) {
     forgeOptions.usePureJavaScript = true;
-    await series(`node-forge pure JS rsa.generateKeyPair (sync) ${bits}`, () => forge.pki.rsa.generateKeyPair({ bits }));
+    await series(`node-forge pure JS rsa.generateKeyPair (sync) ${bits}`, () =>
+      forge.pki.rsa.generateKeyPair({ bits }),
+    );
     forgeOptions.usePureJavaScript = false;
     await series(`node-forge default (-> crypto sync) ${bits}`, () => forge.pki.rsa.generateKeyPair({ bits }));
     await series(`Node crypto.generateKeyPairSync ${bits}`, () => rsaPem(bits));
-    await series(`Node crypto.generateKeyPair (async) ${bits}`, () => generateKeyPairAsync('rsa', { modulusLength: bits, ...pem }));
+    await series(`Node crypto.generateKeyPair (async) ${bits}`, () =>
+      generateKeyPairAsync('rsa', { modulusLength: bits, ...pem }),
+    );
   }
   out('\nCertificate signing (SHA-256, RSA PKCS#1 v1.5)');
   for (const bits of [2048, 3072] as const) {

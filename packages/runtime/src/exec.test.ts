@@ -1,5 +1,11 @@
 import {
-  CommandAbortedError, CommandFailedError, CommandNotFoundError, CommandTimeoutError, HostRunner, requireTools, runJson,
+  CommandAbortedError,
+  CommandFailedError,
+  CommandNotFoundError,
+  CommandTimeoutError,
+  HostRunner,
+  requireTools,
+  runJson,
 } from './exec.js';
 import { ScriptedRunner } from './scripted-runner.js';
 
@@ -15,7 +21,12 @@ describe('HostRunner', () => {
   it('reports a failing exit code with command, code and stderr', async () => {
     const p = runner.run('sh', ['-c', 'echo oops >&2; exit 3']);
     await expect(p).rejects.toBeInstanceOf(CommandFailedError);
-    await expect(p).rejects.toMatchObject({ exitCode: 3, stderr: 'oops\n', kind: 'Internal', message: 'sh -c "echo oops >&2; exit 3": exit code 3: oops' });
+    await expect(p).rejects.toMatchObject({
+      exitCode: 3,
+      stderr: 'oops\n',
+      kind: 'Internal',
+      message: 'sh -c "echo oops >&2; exit 3": exit code 3: oops',
+    });
   });
 
   it('accepts extra ok exit codes', async () => {
@@ -27,7 +38,10 @@ describe('HostRunner', () => {
     const started = Date.now();
     const p = runner.run('sleep', ['30'], { timeoutMs: 200 });
     await expect(p).rejects.toBeInstanceOf(CommandTimeoutError);
-    await expect(p).rejects.toMatchObject({ kind: 'DeadlineExceeded', message: 'sleep 30: no result after 200 ms, killed' });
+    await expect(p).rejects.toMatchObject({
+      kind: 'DeadlineExceeded',
+      message: 'sleep 30: no result after 200 ms, killed',
+    });
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -43,9 +57,13 @@ describe('HostRunner', () => {
   it('names a missing tool', async () => {
     const p = runner.run('ndctl-does-not-exist', ['list']);
     await expect(p).rejects.toBeInstanceOf(CommandNotFoundError);
-    await expect(p).rejects.toMatchObject({ kind: 'FailedPrecondition', message: 'ndctl-does-not-exist: command not found on this machine' });
-    expect(() => requireTools(new ScriptedRunner([], ['mount']), ['mount', 'ndctl', 'lvcreate'], 'direct mode'))
-      .toThrow('direct mode needs ndctl, lvcreate, not found on this machine (Debian packages: ndctl, lvm2)');
+    await expect(p).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: 'ndctl-does-not-exist: command not found on this machine',
+    });
+    expect(() =>
+      requireTools(new ScriptedRunner([], ['mount']), ['mount', 'ndctl', 'lvcreate'], 'direct mode'),
+    ).toThrow('direct mode needs ndctl, lvcreate, not found on this machine (Debian packages: ndctl, lvm2)');
   });
 
   it('passes stdin and finds tools in sbin', async () => {
@@ -57,9 +75,14 @@ describe('HostRunner', () => {
 
 describe('runJson', () => {
   it('decodes JSON output and rejects garbage with the command named', async () => {
-    const r = new ScriptedRunner([{ command: 'ndctl', args: ['list'], stdout: '[{"dev":"namespace0.0"}]' }, { command: 'ndctl', args: ['list'], stdout: 'nope' }]);
+    const r = new ScriptedRunner([
+      { command: 'ndctl', args: ['list'], stdout: '[{"dev":"namespace0.0"}]' },
+      { command: 'ndctl', args: ['list'], stdout: 'nope' },
+    ]);
     const v = await runJson(r, { command: 'ndctl', args: ['list'] }, (x) => x as Array<{ dev: string }>);
     expect(v).toEqual([{ dev: 'namespace0.0' }]);
-    await expect(runJson(r, { command: 'ndctl', args: ['list'] }, (x) => x)).rejects.toThrow(/^ndctl list: output is not JSON/);
+    await expect(runJson(r, { command: 'ndctl', args: ['list'] }, (x) => x)).rejects.toThrow(
+      /^ndctl list: output is not JSON/,
+    );
   });
 });

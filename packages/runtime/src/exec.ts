@@ -64,11 +64,32 @@ export class CommandNotFoundError extends CommandError {
 
 /** Debian packages that provide the host tools we run, for "missing tool" messages. */
 export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
-  ndctl: 'ndctl', lvm: 'lvm2', lvs: 'lvm2', vgs: 'lvm2', pvs: 'lvm2', lvcreate: 'lvm2', lvremove: 'lvm2',
-  vgcreate: 'lvm2', vgextend: 'lvm2', pvcreate: 'lvm2', lvextend: 'lvm2', 'mkfs.ext4': 'e2fsprogs', resize2fs: 'e2fsprogs', 'mkfs.xfs': 'xfsprogs',
-  xfs_io: 'xfsprogs', xfs_growfs: 'xfsprogs', mount: 'mount', umount: 'mount', losetup: 'mount',
-  blkid: 'util-linux', findmnt: 'util-linux', wipefs: 'util-linux', blkdiscard: 'util-linux',
-  blockdev: 'util-linux', dd: 'coreutils', truncate: 'coreutils',
+  ndctl: 'ndctl',
+  lvm: 'lvm2',
+  lvs: 'lvm2',
+  vgs: 'lvm2',
+  pvs: 'lvm2',
+  lvcreate: 'lvm2',
+  lvremove: 'lvm2',
+  vgcreate: 'lvm2',
+  vgextend: 'lvm2',
+  pvcreate: 'lvm2',
+  lvextend: 'lvm2',
+  'mkfs.ext4': 'e2fsprogs',
+  resize2fs: 'e2fsprogs',
+  'mkfs.xfs': 'xfsprogs',
+  xfs_io: 'xfsprogs',
+  xfs_growfs: 'xfsprogs',
+  mount: 'mount',
+  umount: 'mount',
+  losetup: 'mount',
+  blkid: 'util-linux',
+  findmnt: 'util-linux',
+  wipefs: 'util-linux',
+  blkdiscard: 'util-linux',
+  blockdev: 'util-linux',
+  dd: 'coreutils',
+  truncate: 'coreutils',
 };
 
 const SBIN_DIRS = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
@@ -108,10 +129,21 @@ export class HostRunner implements CommandRunner {
     const exe = this.which(command);
     if (exe === undefined) {
       const pkg = TOOL_PACKAGES[command];
-      return Promise.reject(new CommandNotFoundError(
-        `${command}: command not found on this machine${pkg ? ` (install the Debian package "${pkg}")` : ''}`, rendered, null, ''));
+      return Promise.reject(
+        new CommandNotFoundError(
+          `${command}: command not found on this machine${pkg ? ` (install the Debian package "${pkg}")` : ''}`,
+          rendered,
+          null,
+          '',
+        ),
+      );
     }
-    return runProcess(exe, args, { ...options, timeoutMs: options.timeoutMs ?? this.#defaultTimeoutMs, rendered, path: this.#path });
+    return runProcess(exe, args, {
+      ...options,
+      timeoutMs: options.timeoutMs ?? this.#defaultTimeoutMs,
+      rendered,
+      path: this.#path,
+    });
   }
 }
 
@@ -169,18 +201,31 @@ function runProcess(exe: string, args: readonly string[], o: ProcessOptions): Pr
       o.signal?.removeEventListener('abort', onAbort);
       const stderr = Buffer.concat(err).toString('utf8');
       const result: RunResult = {
-        command: exe, args, exitCode: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr,
+        command: exe,
+        args,
+        exitCode: code ?? -1,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr,
         durationMs: Date.now() - started,
       };
       if (ended === 'timeout') {
-        reject(new CommandTimeoutError(`${o.rendered}: no result after ${o.timeoutMs} ms, killed`, o.rendered, null, stderr));
+        reject(
+          new CommandTimeoutError(`${o.rendered}: no result after ${o.timeoutMs} ms, killed`, o.rendered, null, stderr),
+        );
       } else if (ended === 'abort') {
         reject(new CommandAbortedError(`${o.rendered}: aborted by the caller`, o.rendered, null, stderr));
       } else if (code === null) {
         reject(new CommandFailedError(`${o.rendered}: killed by signal ${sig}`, o.rendered, null, stderr));
       } else if (!(o.okExitCodes ?? [0]).includes(code)) {
         const detail = stderr.trim().split('\n').slice(-5).join('; ');
-        reject(new CommandFailedError(`${o.rendered}: exit code ${code}${detail ? `: ${detail}` : ''}`, o.rendered, code, stderr));
+        reject(
+          new CommandFailedError(
+            `${o.rendered}: exit code ${code}${detail ? `: ${detail}` : ''}`,
+            o.rendered,
+            code,
+            stderr,
+          ),
+        );
       } else {
         resolve(result);
       }
@@ -203,7 +248,12 @@ export async function runJson<T>(
     value = text === '' ? undefined : JSON.parse(text);
   } catch (e) {
     const rendered = renderCommand(call.command, call.args);
-    throw new CommandFailedError(`${rendered}: output is not JSON (${(e as Error).message})`, rendered, res.exitCode, res.stderr);
+    throw new CommandFailedError(
+      `${rendered}: output is not JSON (${(e as Error).message})`,
+      rendered,
+      res.exitCode,
+      res.stderr,
+    );
   }
   return decode(value);
 }
@@ -215,5 +265,8 @@ export function requireTools(runner: CommandRunner, tools: readonly string[], pu
   const pkgs = [...new Set(missing.map((t) => TOOL_PACKAGES[t] ?? t))];
   throw new CommandNotFoundError(
     `${purpose} needs ${missing.join(', ')}, not found on this machine (Debian packages: ${pkgs.join(', ')})`,
-    missing.join(' '), null, '');
+    missing.join(' '),
+    null,
+    '',
+  );
 }

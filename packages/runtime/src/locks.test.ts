@@ -30,15 +30,16 @@ describe('SerialQueue', () => {
     const q = new SerialQueue();
     const order: string[] = [];
     let active = 0;
-    const job = (name: string, fail = false) => q.run(async () => {
-      active++;
-      expect(active).toBe(1);
-      await new Promise((r) => setTimeout(r, 5));
-      order.push(name);
-      active--;
-      if (fail) throw new Error(name);
-      return name;
-    });
+    const job = (name: string, fail = false) =>
+      q.run(async () => {
+        active++;
+        expect(active).toBe(1);
+        await new Promise((r) => setTimeout(r, 5));
+        order.push(name);
+        active--;
+        if (fail) throw new Error(name);
+        return name;
+      });
     const results = await Promise.allSettled([job('a'), job('b', true), job('c')]);
     expect(order).toEqual(['a', 'b', 'c']);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

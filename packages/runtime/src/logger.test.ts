@@ -6,10 +6,19 @@ describe('logger', () => {
   it('writes JSON with fields and redacts secrets', () => {
     const lines: string[] = [];
     const log = createLogger({ format: 'json', sink: (l) => lines.push(l), now }).child({ component: 'node' });
-    log.info('loaded', { tlsKey: 'x', privateKey: 'y', err: new Error('bad -----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----') });
+    log.info('loaded', {
+      tlsKey: 'x',
+      privateKey: 'y',
+      err: new Error('bad -----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----'),
+    });
     expect(JSON.parse(lines[0] as string)).toEqual({
-      time: '2026-01-01T00:00:00.000Z', level: 'info', msg: 'loaded', component: 'node',
-      tlsKey: '[REDACTED]', privateKey: '[REDACTED]', err: 'bad [REDACTED PRIVATE KEY]',
+      time: '2026-01-01T00:00:00.000Z',
+      level: 'info',
+      msg: 'loaded',
+      component: 'node',
+      tlsKey: '[REDACTED]',
+      privateKey: '[REDACTED]',
+      err: 'bad [REDACTED PRIVATE KEY]',
     });
   });
 

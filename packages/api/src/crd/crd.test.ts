@@ -30,35 +30,51 @@ function structuralProblems(s: JSONSchemaProps, path: string): string[] {
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   if (intOrString) {
     if (s.type !== undefined) problems.push(`${path}: int-or-string must not set type`);
-    if (JSON.stringify(s.anyOf) !== JSON.stringify([{ type: 'integer' }, { type: 'string' }])) problems.push(`${path}: int-or-string anyOf must be [integer, string]`);
+    if (JSON.stringify(s.anyOf) !== JSON.stringify([{ type: 'integer' }, { type: 'string' }]))
+      problems.push(`${path}: int-or-string anyOf must be [integer, string]`);
   } else {
-    if (s.type === undefined && s['x-kubernetes-preserve-unknown-fields'] !== true) problems.push(`${path}: type missing`);
+    if (s.type === undefined && s['x-kubernetes-preserve-unknown-fields'] !== true)
+      problems.push(`${path}: type missing`);
     if (s.anyOf !== undefined) problems.push(`${path}: anyOf only for int-or-string`);
   }
-  if (s.properties !== undefined && s.additionalProperties !== undefined) problems.push(`${path}: properties and additionalProperties are exclusive`);
-  if ((s.properties !== undefined || s.additionalProperties !== undefined) && s.type !== 'object') problems.push(`${path}: properties need type object`);
-  if (s.type === 'object' && s.properties === undefined && s.additionalProperties === undefined && s['x-kubernetes-preserve-unknown-fields'] !== true) {
+  if (s.properties !== undefined && s.additionalProperties !== undefined)
+    problems.push(`${path}: properties and additionalProperties are exclusive`);
+  if ((s.properties !== undefined || s.additionalProperties !== undefined) && s.type !== 'object')
+    problems.push(`${path}: properties need type object`);
+  if (
+    s.type === 'object' &&
+    s.properties === undefined &&
+    s.additionalProperties === undefined &&
+    s['x-kubernetes-preserve-unknown-fields'] !== true
+  ) {
     problems.push(`${path}: object without fields would be pruned to {}`);
   }
   if ((s.type === 'array') !== (s.items !== undefined)) problems.push(`${path}: arrays and only arrays have items`);
   if (s.format !== undefined && !KNOWN_FORMATS.includes(s.format)) problems.push(`${path}: unknown format ${s.format}`);
-  for (const key of s.required ?? []) if (s.properties?.[key] === undefined) problems.push(`${path}: required ${key} is not a property`);
+  for (const key of s.required ?? [])
+    if (s.properties?.[key] === undefined) problems.push(`${path}: required ${key} is not a property`);
   for (const value of s.enum ?? []) problems.push(...valueProblems(value, { ...s, enum: undefined }, `${path}.enum`));
   if (s.default !== undefined) problems.push(...valueProblems(s.default, s, `${path}.default`));
   problems.push(...listMapProblems(s, path));
-  for (const [key, child] of Object.entries(s.properties ?? {})) problems.push(...structuralProblems(child, `${path}.${key}`));
+  for (const [key, child] of Object.entries(s.properties ?? {}))
+    problems.push(...structuralProblems(child, `${path}.${key}`));
   if (s.additionalProperties !== undefined) problems.push(...structuralProblems(s.additionalProperties, `${path}{}`));
   if (s.items !== undefined) problems.push(...structuralProblems(s.items, `${path}[]`));
   return problems;
 }
 
 function listMapProblems(s: JSONSchemaProps, path: string): string[] {
-  if (s['x-kubernetes-list-type'] !== 'map') return s['x-kubernetes-list-map-keys'] === undefined ? [] : [`${path}: map keys without list-type map`];
+  if (s['x-kubernetes-list-type'] !== 'map')
+    return s['x-kubernetes-list-map-keys'] === undefined ? [] : [`${path}: map keys without list-type map`];
   const keys = s['x-kubernetes-list-map-keys'] ?? [];
   const items = s.items;
   if (keys.length === 0 || items?.type !== 'object') return [`${path}: list-type map needs keys and object items`];
   return keys
-    .filter((k) => !SCALAR_TYPES.includes(items.properties?.[k]?.type ?? '') || (!(items.required ?? []).includes(k) && items.properties?.[k]?.default === undefined))
+    .filter(
+      (k) =>
+        !SCALAR_TYPES.includes(items.properties?.[k]?.type ?? '') ||
+        (!(items.required ?? []).includes(k) && items.properties?.[k]?.default === undefined),
+    )
     .map((k) => `${path}: map key ${k} must be a required (or defaulted) scalar`);
 }
 
@@ -66,16 +82,36 @@ function listMapProblems(s: JSONSchemaProps, path: string): string[] {
 function valueProblems(value: JSONValue, s: JSONSchemaProps, path: string): string[] {
   const problems: string[] = [];
   const type = s['x-kubernetes-int-or-string'] === true ? (typeof value === 'string' ? 'string' : 'integer') : s.type;
-  const ok = { string: typeof value === 'string', integer: Number.isInteger(value), number: typeof value === 'number', boolean: typeof value === 'boolean', object: typeof value === 'object' && value !== null && !Array.isArray(value), array: Array.isArray(value) };
+  const ok = {
+    string: typeof value === 'string',
+    integer: Number.isInteger(value),
+    number: typeof value === 'number',
+    boolean: typeof value === 'boolean',
+    object: typeof value === 'object' && value !== null && !Array.isArray(value),
+    array: Array.isArray(value),
+  };
   if (type !== undefined && !ok[type]) return [`${path}: ${JSON.stringify(value)} is not of type ${type}`];
-  if (s.enum !== undefined && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) problems.push(`${path}: not in enum`);
-  if (typeof value === 'number' && ((s.minimum !== undefined && value < s.minimum) || (s.maximum !== undefined && value > s.maximum))) problems.push(`${path}: out of range`);
-  if (typeof value === 'string' && s.pattern !== undefined && !new RegExp(s.pattern).test(value)) problems.push(`${path}: does not match ${s.pattern}`);
-  if (typeof value === 'string' && ((s.maxLength !== undefined && value.length > s.maxLength) || (s.minLength !== undefined && value.length < s.minLength))) problems.push(`${path}: bad length`);
+  if (s.enum !== undefined && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value)))
+    problems.push(`${path}: not in enum`);
+  if (
+    typeof value === 'number' &&
+    ((s.minimum !== undefined && value < s.minimum) || (s.maximum !== undefined && value > s.maximum))
+  )
+    problems.push(`${path}: out of range`);
+  if (typeof value === 'string' && s.pattern !== undefined && !new RegExp(s.pattern).test(value))
+    problems.push(`${path}: does not match ${s.pattern}`);
+  if (
+    typeof value === 'string' &&
+    ((s.maxLength !== undefined && value.length > s.maxLength) ||
+      (s.minLength !== undefined && value.length < s.minLength))
+  )
+    problems.push(`${path}: bad length`);
   if (ok.object) {
     for (const [k, v] of Object.entries(value as Record<string, JSONValue>)) {
       const child = s.properties?.[k] ?? s.additionalProperties;
-      problems.push(...(child === undefined ? [`${path}.${k}: would be pruned`] : valueProblems(v, child, `${path}.${k}`)));
+      problems.push(
+        ...(child === undefined ? [`${path}.${k}: would be pruned`] : valueProblems(v, child, `${path}.${k}`)),
+      );
     }
   }
   return problems;
@@ -87,7 +123,10 @@ describe('the CRD schema', () => {
   });
 
   it('restricts only name in metadata and preserves no unknown fields anywhere', () => {
-    expect(pmemCsiDeploymentSchema.properties?.metadata).toEqual({ type: 'object', properties: { name: expect.any(Object) } });
+    expect(pmemCsiDeploymentSchema.properties?.metadata).toEqual({
+      type: 'object',
+      properties: { name: expect.any(Object) },
+    });
     expect(JSON.stringify(pmemCsiDeploymentSchema)).not.toContain('x-kubernetes-preserve-unknown-fields');
   });
 
@@ -98,7 +137,12 @@ describe('the CRD schema', () => {
         untyped: { description: 'x' },
         both: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } },
         empty: { type: 'object' },
-        list: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' } } }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'] },
+        list: {
+          type: 'array',
+          items: { type: 'object', properties: { k: { type: 'string' } } },
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['k'],
+        },
         def: { type: 'integer', minimum: 1, default: 0 },
         enumed: { type: 'string', enum: ['a', 1] },
       },
@@ -118,8 +162,16 @@ describe('the CRD schema', () => {
     expect(pmemCsiDeploymentCrd.metadata.name).toBe('pmemcsideployments.pmem-csi.intel.com');
     expect(spec.group).toBe('pmem-csi.intel.com');
     expect(spec.scope).toBe('Cluster');
-    expect(spec.names).toEqual({ kind: 'PmemCSIDeployment', listKind: 'PmemCSIDeploymentList', plural: 'pmemcsideployments', singular: 'pmemcsideployment', shortNames: ['pcd'] });
-    expect(spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).toEqual([['v1beta1', true, true, { status: {} }]]);
+    expect(spec.names).toEqual({
+      kind: 'PmemCSIDeployment',
+      listKind: 'PmemCSIDeploymentList',
+      plural: 'pmemcsideployments',
+      singular: 'pmemcsideployment',
+      shortNames: ['pcd'],
+    });
+    expect(spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).toEqual([
+      ['v1beta1', true, true, { status: {} }],
+    ]);
     expect(spec.versions[0]?.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath])).toEqual([
       ['DeviceMode', 'string', '.spec.deviceMode'],
       ['NodeSelector', 'string', '.spec.nodeSelector'],
@@ -132,7 +184,9 @@ describe('the CRD schema', () => {
   it('offers lvm, direct and emulated (never fake), and says emulated is not persistent memory', () => {
     const deviceMode = specSchema.properties?.deviceMode;
     expect(deviceMode?.enum).toEqual(['lvm', 'direct', 'emulated']);
-    expect(deviceMode?.description).toMatch(/emulated, which is NOT persistent memory: each volume is a sparse file .* loop device/);
+    expect(deviceMode?.description).toMatch(
+      /emulated, which is NOT persistent memory: each volume is a sparse file .* loop device/,
+    );
     expect(deviceMode?.description).toMatch(/EmulatedPmem=True/);
   });
 
@@ -153,7 +207,11 @@ describe('the CRD schema', () => {
     expect(DEVICE_MODES).toEqual(VOLUME_DEVICE_MODES.filter((m) => m !== 'fake'));
     const policies: readonly ImagePullPolicy[] = IMAGE_PULL_POLICIES;
     const formats: readonly LogFormat[] = LOG_FORMATS;
-    expect([modes, policies, formats]).toEqual([specSchema.properties?.deviceMode?.enum, specSchema.properties?.imagePullPolicy?.enum, specSchema.properties?.logFormat?.enum]);
+    expect([modes, policies, formats]).toEqual([
+      specSchema.properties?.deviceMode?.enum,
+      specSchema.properties?.imagePullPolicy?.enum,
+      specSchema.properties?.logFormat?.enum,
+    ]);
   });
 });
 
@@ -173,7 +231,10 @@ describe('the generated files', () => {
       cpSync(join(ROOT, 'deploy'), join(dir, 'deploy'), { recursive: true });
       cpSync(join(ROOT, TYPES_FILE), join(dir, TYPES_FILE));
       writeFileSync(join(dir, TYPES_FILE), `${readFileSync(join(dir, TYPES_FILE), 'utf8')}// edited by hand\n`);
-      const res = spawnSync(process.execPath, [TSX, 'tools/gen-crd.ts', '--check', '--root', dir], { cwd: ROOT, encoding: 'utf8' });
+      const res = spawnSync(process.execPath, [TSX, 'tools/gen-crd.ts', '--check', '--root', dir], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
       expect({ status: res.status, stderr: res.stderr }).toEqual({
         status: 1,
         stderr: `gen-crd: stale or missing generated file(s): ${TYPES_FILE}\n  regenerate with: npx tsx tools/gen-crd.ts\n`,

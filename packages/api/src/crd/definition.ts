@@ -38,8 +38,18 @@ export interface CustomResourceDefinition {
 }
 
 export const printerColumns: readonly PrinterColumn[] = [
-  { name: 'DeviceMode', type: 'string', jsonPath: '.spec.deviceMode', description: 'lvm or direct (PMEM), or emulated (loop-backed files, not PMEM)' },
-  { name: 'NodeSelector', type: 'string', jsonPath: '.spec.nodeSelector', description: 'Nodes that run the node driver' },
+  {
+    name: 'DeviceMode',
+    type: 'string',
+    jsonPath: '.spec.deviceMode',
+    description: 'lvm or direct (PMEM), or emulated (loop-backed files, not PMEM)',
+  },
+  {
+    name: 'NodeSelector',
+    type: 'string',
+    jsonPath: '.spec.nodeSelector',
+    description: 'Nodes that run the node driver',
+  },
   { name: 'Image', type: 'string', jsonPath: '.spec.image', description: "Driver image (empty: the operator's image)" },
   { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'Running or Failed' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

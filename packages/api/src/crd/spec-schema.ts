@@ -91,7 +91,7 @@ export const specSchema: JSONSchemaProps = {
       default: SPEC_DEFAULTS.deviceMode,
       description:
         'How the node driver provides volumes: lvm (PMEM: one volume group per region, one logical volume per volume), direct (PMEM: one namespace per volume) ' +
-        'or emulated, which is NOT persistent memory: each volume is a sparse file in /var/lib/<driver name>/emulated on the node\'s disk, attached to a loop device ' +
+        "or emulated, which is NOT persistent memory: each volume is a sparse file in /var/lib/<driver name>/emulated on the node's disk, attached to a loop device " +
         '(real filesystems and mounts, no DAX, no PMEM speed, capacity spec.emulatedSize per node), for trying PMEM-CSI on nodes without NVDIMMs; ' +
         'the status then carries the condition EmulatedPmem=True. Cannot be changed while volumes of the driver exist.',
     },
@@ -126,7 +126,9 @@ export const specSchema: JSONSchemaProps = {
         `emulated mode only: the capacity each node driver offers, a quantity from ${EMULATED_SIZE_RANGE.min} to ${EMULATED_SIZE_RANGE.max} (e.g. 4Gi). ` +
         "The volumes are sparse files on the node's disk, which must have room for what the volumes write.",
     },
-    labels: stringMap('Labels added to every object that the operator creates for this driver (in addition to its own).'),
+    labels: stringMap(
+      'Labels added to every object that the operator creates for this driver (in addition to its own).',
+    ),
     kubeletDir: {
       type: 'string',
       pattern: '^/',
@@ -139,7 +141,8 @@ export const specSchema: JSONSchemaProps = {
       minimum: MIN_CONTROLLER_REPLICAS,
       maximum: MAX_CONTROLLER_REPLICAS,
       default: SPEC_DEFAULTS.controllerReplicas,
-      description: 'Number of controller pods. Only 1 is supported: the node registry lives in the memory of one controller process.',
+      description:
+        'Number of controller pods. Only 1 is supported: the node registry lives in the memory of one controller process.',
     },
     maxUnavailable: {
       anyOf: [{ type: 'integer' }, { type: 'string' }],

@@ -26,17 +26,22 @@ const CONFLICT_DESCRIPTION =
   'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). ' +
   'The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both ' +
   "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
-  'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.'
+  'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.';
 
 /** What the EmulatedPmem condition means: the driver provides volumes that are not persistent memory. */
 const EMULATED_PMEM_DESCRIPTION =
-  'EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are sparse files in /var/lib/<driver name>/emulated on each node\'s disk, ' +
+  "EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are sparse files in /var/lib/<driver name>/emulated on each node's disk, " +
   'attached to loop devices; they are NOT persistent memory (no DAX, disk speed and durability); the message gives the capacity per node. ' +
   'A notice, not an error: the driver works. False (PmemDeviceMode) once the driver runs in lvm or direct mode again; absent when it never ran emulated.';
 
 const timestamp = (description: string): JSONSchemaProps => ({ type: 'string', format: 'date-time', description });
 
-const generation = (description: string): JSONSchemaProps => ({ type: 'integer', format: 'int64', minimum: 0, description });
+const generation = (description: string): JSONSchemaProps => ({
+  type: 'integer',
+  format: 'int64',
+  minimum: 0,
+  description,
+});
 
 export const conditionSchema: JSONSchemaProps = {
   type: 'object',
@@ -70,7 +75,11 @@ export const conditionSchema: JSONSchemaProps = {
       pattern: CONDITION_REASON_PATTERN,
       description: 'Machine-readable CamelCase reason of the last transition.',
     },
-    message: { type: 'string', maxLength: CONDITION_MESSAGE_MAX_LENGTH, description: 'Human-readable details; may be empty.' },
+    message: {
+      type: 'string',
+      maxLength: CONDITION_MESSAGE_MAX_LENGTH,
+      description: 'Human-readable details; may be empty.',
+    },
   },
 };
 
@@ -80,11 +89,16 @@ export const driverComponentSchema: JSONSchemaProps = {
     'Readiness of one driver workload as its workload controller last reported it; written by every reconcile that read the workloads, removed when a reconcile fails before that (phase Failed).',
   required: ['component', 'status'],
   properties: {
-    component: { type: 'string', enum: DRIVER_COMPONENTS, description: 'Controller (the Deployment) or Node (the DaemonSet).' },
+    component: {
+      type: 'string',
+      enum: DRIVER_COMPONENTS,
+      description: 'Controller (the Deployment) or Node (the DaemonSet).',
+    },
     status: {
       type: 'string',
       enum: DRIVER_COMPONENT_STATES,
-      description: 'Ready when the workload controller observed the latest spec and every desired pod is ready and updated (Node: at least one pod).',
+      description:
+        'Ready when the workload controller observed the latest spec and every desired pod is ready and updated (Node: at least one pod).',
     },
     reason: { type: 'string', description: 'Why, e.g. "3 out of 5 driver pods are ready".' },
     desired: { type: 'integer', format: 'int32', minimum: 0, description: 'Number of pods that should run.' },

@@ -22,10 +22,19 @@ export const MIN_CONTROLLER_REPLICAS = 1;
  */
 export const MAX_CONTROLLER_REPLICAS = 1;
 /** Why controllerReplicas cannot exceed MAX_CONTROLLER_REPLICAS; part of the validation message. */
-export const CONTROLLER_REPLICAS_NOTE = ' (the node registry lives in one controller process; more replicas are not supported yet)';
+export const CONTROLLER_REPLICAS_NOTE =
+  ' (the node registry lives in one controller process; more replicas are not supported yet)';
 
 export const PHASES = ['', 'Running', 'Failed'] as const;
-export const CONDITION_TYPES = ['CertsVerified', 'CertsReady', 'DriverDeployed', 'Conflict', 'NodesSelected', 'PmemOverlap', 'EmulatedPmem'] as const;
+export const CONDITION_TYPES = [
+  'CertsVerified',
+  'CertsReady',
+  'DriverDeployed',
+  'Conflict',
+  'NodesSelected',
+  'PmemOverlap',
+  'EmulatedPmem',
+] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 export const DRIVER_COMPONENTS = ['Controller', 'Node'] as const;
 export const DRIVER_COMPONENT_STATES = ['Ready', 'NotReady'] as const;
@@ -44,12 +53,23 @@ export const MAX_UNAVAILABLE_PERCENT_PATTERN = '^([1-9][0-9]?|100)%$';
 export const MIN_MAX_UNAVAILABLE = 1;
 
 /** The user-supplied PEM fields: all five or none (see validateSpec). */
-export const CERTIFICATE_FIELDS = ['caCert', 'registryCert', 'registryKey', 'nodeControllerCert', 'nodeControllerKey'] as const;
+export const CERTIFICATE_FIELDS = [
+  'caCert',
+  'registryCert',
+  'registryKey',
+  'nodeControllerCert',
+  'nodeControllerKey',
+] as const;
 export type CertificateField = (typeof CERTIFICATE_FIELDS)[number];
 /** Which certificate fields hold private keys (never echoed in messages or logs). */
 export const PRIVATE_KEY_FIELDS: readonly CertificateField[] = ['registryKey', 'nodeControllerKey'];
 
-export const RESOURCE_FIELDS = ['controllerDriverResources', 'nodeDriverResources', 'provisionerResources', 'nodeRegistrarResources'] as const;
+export const RESOURCE_FIELDS = [
+  'controllerDriverResources',
+  'nodeDriverResources',
+  'provisionerResources',
+  'nodeRegistrarResources',
+] as const;
 export type ResourceField = (typeof RESOURCE_FIELDS)[number];
 
 /**

@@ -20,7 +20,10 @@ function pemBlocks(text: string): PemBlock[] {
 
 // Only base64 lines: PEM headers ("Proc-Type: 4,ENCRYPTED") mean a legacy encrypted key.
 function isBase64Body(body: string): boolean {
-  const lines = body.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const lines = body
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   return lines.length > 0 && lines.every((l) => BASE64_LINE_RE.test(l));
 }
 

@@ -38,7 +38,7 @@ export function entryPath(path: string, key: string): string {
 /** A short, unambiguous rendering of a value of any type. */
 export function describe(value: unknown): string {
   if (value === undefined) return '(missing)';
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   const shown = text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 3)}...` : text;
   return typeof value === 'string' ? JSON.stringify(shown) : shown;
 }

@@ -19,14 +19,23 @@ import {
 import type { PmemCSIDeploymentSpec } from '../generated/pmemcsideployment.js';
 import { LABEL_KEYS } from '../names.js';
 import { isPemCertificates, isPemPrivateKey } from './pem.js';
-import { badKey, badSecretValue, badValue, entryPath, isPlainObject, unknownField, type ValidationProblem } from './problem.js';
+import {
+  badKey,
+  badSecretValue,
+  badValue,
+  entryPath,
+  isPlainObject,
+  unknownField,
+  type ValidationProblem,
+} from './problem.js';
 import { IMAGE_REFERENCE_SYNTAX, isCleanAbsolutePath, isImageReference, isLabelKey, isLabelValue } from './syntax.js';
 
 export type FieldCheck = (value: unknown, path: string) => ValidationProblem[];
 
 const LABEL_KEY_SYNTAX =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
-const LABEL_VALUE_SYNTAX = "label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty)";
+const LABEL_VALUE_SYNTAX =
+  "label values (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, or empty)";
 const QUANTITY_SYNTAX = 'non-negative quantities such as 100m, 0.5, 250Mi or 1Gi';
 const RESERVED_LABEL_KEYS: readonly string[] = Object.values(LABEL_KEYS);
 const RESOURCE_REQUIREMENT_FIELDS = ['limits', 'requests'];
@@ -35,7 +44,8 @@ const PERCENT_RE = new RegExp(MAX_UNAVAILABLE_PERCENT_PATTERN);
 const ok: ValidationProblem[] = [];
 
 function oneOf(allowed: readonly string[]): FieldCheck {
-  return (value, path) => (typeof value === 'string' && allowed.includes(value) ? ok : [badValue(path, value, allowed.join(', '))]);
+  return (value, path) =>
+    typeof value === 'string' && allowed.includes(value) ? ok : [badValue(path, value, allowed.join(', '))];
 }
 
 function integer(min: number, max: number | undefined, note = ''): FieldCheck {
@@ -47,7 +57,9 @@ function integer(min: number, max: number | undefined, note = ''): FieldCheck {
 }
 
 const image: FieldCheck = (value, path) =>
-  typeof value === 'string' && isImageReference(value) ? ok : [badValue(path, value, `an image reference ${IMAGE_REFERENCE_SYNTAX}`)];
+  typeof value === 'string' && isImageReference(value)
+    ? ok
+    : [badValue(path, value, `an image reference ${IMAGE_REFERENCE_SYNTAX}`)];
 
 function labelMap(reserveOperatorKeys: boolean): FieldCheck {
   return (value, path) => {
@@ -55,7 +67,9 @@ function labelMap(reserveOperatorKeys: boolean): FieldCheck {
     return Object.entries(value).flatMap(([key, v]): ValidationProblem[] => {
       if (!isLabelKey(key)) return [badKey(path, key, LABEL_KEY_SYNTAX)];
       if (reserveOperatorKeys && RESERVED_LABEL_KEYS.includes(key)) {
-        return [badKey(path, key, `any label key except those the operator sets itself (${RESERVED_LABEL_KEYS.join(', ')})`)];
+        return [
+          badKey(path, key, `any label key except those the operator sets itself (${RESERVED_LABEL_KEYS.join(', ')})`),
+        ];
       }
       return typeof v === 'string' && isLabelValue(v) ? ok : [badValue(entryPath(path, key), v, LABEL_VALUE_SYNTAX)];
     });
@@ -65,8 +79,10 @@ function labelMap(reserveOperatorKeys: boolean): FieldCheck {
 function quantityMap(value: unknown, path: string): ValidationProblem[] {
   if (!isPlainObject(value)) return [badValue(path, value, 'a map of resource names to quantities')];
   return Object.entries(value).flatMap(([name, q]) => {
-    if (!isLabelKey(name)) return [badKey(path, name, 'resource names such as cpu, memory, ephemeral-storage or hugepages-2Mi')];
-    const valid = typeof q === 'string' ? isQuantity(q) && !q.startsWith('-') : Number.isInteger(q) && (q as number) >= 0;
+    if (!isLabelKey(name))
+      return [badKey(path, name, 'resource names such as cpu, memory, ephemeral-storage or hugepages-2Mi')];
+    const valid =
+      typeof q === 'string' ? isQuantity(q) && !q.startsWith('-') : Number.isInteger(q) && (q as number) >= 0;
     return valid ? ok : [badValue(entryPath(path, name), q, QUANTITY_SYNTAX)];
   });
 }
@@ -74,18 +90,28 @@ function quantityMap(value: unknown, path: string): ValidationProblem[] {
 const resources: FieldCheck = (value, path) => {
   if (!isPlainObject(value)) return [badValue(path, value, 'an object with limits and/or requests')];
   return Object.entries(value).flatMap(([field, v]) =>
-    RESOURCE_REQUIREMENT_FIELDS.includes(field) ? quantityMap(v, `${path}.${field}`) : [unknownField(`${path}.${field}`, RESOURCE_REQUIREMENT_FIELDS)],
+    RESOURCE_REQUIREMENT_FIELDS.includes(field)
+      ? quantityMap(v, `${path}.${field}`)
+      : [unknownField(`${path}.${field}`, RESOURCE_REQUIREMENT_FIELDS)],
   );
 };
 
-const emulatedSize: FieldCheck = (value, path) => (emulatedSizeBytes(value) === undefined ? [badValue(path, value, EMULATED_SIZE_ALLOWED)] : ok);
+const emulatedSize: FieldCheck = (value, path) =>
+  emulatedSizeBytes(value) === undefined ? [badValue(path, value, EMULATED_SIZE_ALLOWED)] : ok;
 
 const kubeletDir: FieldCheck = (value, path) =>
-  typeof value === 'string' && isCleanAbsolutePath(value) ? ok : [badValue(path, value, "an absolute path without '.' or '..' segments")];
+  typeof value === 'string' && isCleanAbsolutePath(value)
+    ? ok
+    : [badValue(path, value, "an absolute path without '.' or '..' segments")];
 
 const maxUnavailable: FieldCheck = (value, path) => {
-  const valid = typeof value === 'string' ? PERCENT_RE.test(value) : Number.isInteger(value) && (value as number) >= MIN_MAX_UNAVAILABLE;
-  return valid ? ok : [badValue(path, value, `an integer of at least ${MIN_MAX_UNAVAILABLE} or a percentage from 1% to 100%`)];
+  const valid =
+    typeof value === 'string'
+      ? PERCENT_RE.test(value)
+      : Number.isInteger(value) && (value as number) >= MIN_MAX_UNAVAILABLE;
+  return valid
+    ? ok
+    : [badValue(path, value, `an integer of at least ${MIN_MAX_UNAVAILABLE} or a percentage from 1% to 100%`)];
 };
 
 /** Shape of one certificate field; empty means unset (see certificateSet in validate.ts). */

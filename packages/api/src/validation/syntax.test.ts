@@ -13,21 +13,36 @@ describe('isImageReference', () => {
     `intel/pmem:v1@sha256:${'0123456789abcdef'.repeat(4)}`,
   ])('accepts %s', (ref) => expect(isImageReference(ref)).toBe(true));
 
-  it.each(['', ' ', 'a b', 'intel/Pmem', 'intel//pmem', 'intel/pmem:', ':v1', 'intel/pmem:-v1', `intel/${'a'.repeat(300)}`, 'intel/pmem@sha256:xyz', 'intel/pmem\n'])(
-    'refuses %j',
-    (ref) => expect(isImageReference(ref)).toBe(false),
-  );
+  it.each([
+    '',
+    ' ',
+    'a b',
+    'intel/Pmem',
+    'intel//pmem',
+    'intel/pmem:',
+    ':v1',
+    'intel/pmem:-v1',
+    `intel/${'a'.repeat(300)}`,
+    'intel/pmem@sha256:xyz',
+    'intel/pmem\n',
+  ])('refuses %j', (ref) => expect(isImageReference(ref)).toBe(false));
 });
 
 describe('labels and DNS names', () => {
-  it.each(['a', 'storage', 'example.com/x', 'feature.node.kubernetes.io/memory-nv.present', 'A_b-c.D'])('label key %s', (k) => expect(isLabelKey(k)).toBe(true));
-  it.each(['', '/x', 'a/', 'a/b/c', '-a', 'a-', 'Example.com/x', `${'a'.repeat(64)}`, `${'a.'.repeat(127)}a/b`])('not a label key: %j', (k) =>
-    expect(isLabelKey(k)).toBe(false),
+  it.each(['a', 'storage', 'example.com/x', 'feature.node.kubernetes.io/memory-nv.present', 'A_b-c.D'])(
+    'label key %s',
+    (k) => expect(isLabelKey(k)).toBe(true),
+  );
+  it.each(['', '/x', 'a/', 'a/b/c', '-a', 'a-', 'Example.com/x', `${'a'.repeat(64)}`, `${'a.'.repeat(127)}a/b`])(
+    'not a label key: %j',
+    (k) => expect(isLabelKey(k)).toBe(false),
   );
   it.each(['', 'pmem', 'a.b_c-d', 'x'.repeat(63)])('label value %j', (v) => expect(isLabelValue(v)).toBe(true));
   it.each(['-a', 'a b', 'x'.repeat(64), 'a/b'])('not a label value: %j', (v) => expect(isLabelValue(v)).toBe(false));
   it.each(['a', 'pmem-csi.intel.com', '1a.b'])('DNS subdomain %s', (v) => expect(isDnsSubdomain(v)).toBe(true));
-  it.each(['', 'A', 'a..b', 'a_b', '.a', `${'a'.repeat(254)}`])('not a DNS subdomain: %j', (v) => expect(isDnsSubdomain(v)).toBe(false));
+  it.each(['', 'A', 'a..b', 'a_b', '.a', `${'a'.repeat(254)}`])('not a DNS subdomain: %j', (v) =>
+    expect(isDnsSubdomain(v)).toBe(false),
+  );
 });
 
 describe('isCleanAbsolutePath', () => {
@@ -43,11 +58,13 @@ describe('isCleanAbsolutePath', () => {
 });
 
 describe('PEM shapes', () => {
-  const block = (type: string, body = 'QUJD\nREVG'): string => `-----BEGIN ${type}-----\n${body}\n-----END ${type}-----`;
+  const block = (type: string, body = 'QUJD\nREVG'): string =>
+    `-----BEGIN ${type}-----\n${body}\n-----END ${type}-----`;
   it('accepts certificate chains with surrounding text, and one private key of the usual kinds', () => {
     expect(isPemCertificates(`subject=CN=x\n${block('CERTIFICATE')}\n${block('CERTIFICATE')}\n`)).toBe(true);
     expect(isPemCertificates(block('CERTIFICATE').replaceAll('\n', '\r\n'))).toBe(true);
-    for (const type of ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY']) expect(isPemPrivateKey(block(type))).toBe(true);
+    for (const type of ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY'])
+      expect(isPemPrivateKey(block(type))).toBe(true);
   });
   it('refuses wrong block types, encrypted keys, empty bodies and headers', () => {
     expect(isPemCertificates('')).toBe(false);

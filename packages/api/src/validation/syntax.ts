@@ -21,7 +21,9 @@ export function isLabelKey(key: string): boolean {
   const name = slash < 0 ? key : key.slice(slash + 1);
   const prefix = slash < 0 ? undefined : key.slice(0, slash);
   return (
-    (prefix === undefined || isDnsSubdomain(prefix)) && name.length <= LABEL_NAME_MAX_LENGTH && QUALIFIED_NAME_RE.test(name)
+    (prefix === undefined || isDnsSubdomain(prefix)) &&
+    name.length <= LABEL_NAME_MAX_LENGTH &&
+    QUALIFIED_NAME_RE.test(name)
   );
 }
 
@@ -41,7 +43,8 @@ const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{
 const IMAGE_RE = new RegExp(`^(${NAME})(?::${TAG})?(?:@${DIGEST})?$`);
 const MAX_IMAGE_NAME_LENGTH = 255;
 
-export const IMAGE_REFERENCE_SYNTAX = '[registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
+export const IMAGE_REFERENCE_SYNTAX =
+  '[registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 
 export function isImageReference(value: string): boolean {
   const match = IMAGE_RE.exec(value);
@@ -50,5 +53,9 @@ export function isImageReference(value: string): boolean {
 
 /** Absolute, without '.' or '..' segments (which would escape or hide the intended directory). */
 export function isCleanAbsolutePath(value: string): boolean {
-  return value.startsWith('/') && !value.includes('\0') && !value.split('/').some((segment) => segment === '.' || segment === '..');
+  return (
+    value.startsWith('/') &&
+    !value.includes('\0') &&
+    !value.split('/').some((segment) => segment === '.' || segment === '..')
+  );
 }

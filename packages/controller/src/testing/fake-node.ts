@@ -121,7 +121,12 @@ export class FakeNode {
   async start(port = 0): Promise<string> {
     const server = new grpc.Server();
     const def = loadCsi().csi.v1.Controller.service;
-    server.addService(def, adaptService<ControllerHandlers>('FakeNodeController', def, this.#handlers(), { log: this.#opts.log ?? nullLogger }));
+    server.addService(
+      def,
+      adaptService<ControllerHandlers>('FakeNodeController', def, this.#handlers(), {
+        log: this.#opts.log ?? nullLogger,
+      }),
+    );
     const bound = await bindServer(server, `127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure());
     this.#server = server;
     this.#endpoint = `127.0.0.1:${bound}`;
@@ -146,7 +151,13 @@ export class FakeNode {
 
   /** The capacity this node reports; `reportCapacity` overrides it (stale reports). */
   capacity(): FakeCapacity {
-    return { maxVolumeSize: this.#free, available: this.#free, managed: this.#total, total: this.#total, ...this.#reported };
+    return {
+      maxVolumeSize: this.#free,
+      available: this.#free,
+      managed: this.#total,
+      total: this.#total,
+      ...this.#reported,
+    };
   }
 
   /** Report these values instead of the real ones (undefined = report the truth again). */
@@ -168,7 +179,10 @@ export class FakeNode {
   useRegistry(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()): void {
     this.#registry?.close();
     const Registry = loadRegistry().pmemcsi.registry.v1.Registry;
-    this.#registry = new Registry(address, credentials, { 'grpc.max_reconnect_backoff_ms': 500, 'grpc.initial_reconnect_backoff_ms': 100 });
+    this.#registry = new Registry(address, credentials, {
+      'grpc.max_reconnect_backoff_ms': 500,
+      'grpc.initial_reconnect_backoff_ms': 100,
+    });
   }
 
   /** Register the current endpoint and capacity; returns the registration id. */
@@ -178,7 +192,11 @@ export class FakeNode {
       client,
       client.RegisterController,
       {
-        node_id: this.nodeId, endpoint: this.#endpoint, capacity: this.#wireCapacity(), device_mode: this.#opts.deviceMode ?? 'fake', version: this.#opts.version ?? 'test',
+        node_id: this.nodeId,
+        endpoint: this.#endpoint,
+        capacity: this.#wireCapacity(),
+        device_mode: this.#opts.deviceMode ?? 'fake',
+        version: this.#opts.version ?? 'test',
         inventory: this.#inventory(),
       },
       { timeoutMs: 5000 },
@@ -193,7 +211,12 @@ export class FakeNode {
   async renew(): Promise<void> {
     const client = this.#registryClient();
     try {
-      await unary(client, client.RenewController, { node_id: this.nodeId, registration_id: this.#registrationId, capacity: this.#wireCapacity() }, { timeoutMs: 5000 });
+      await unary(
+        client,
+        client.RenewController,
+        { node_id: this.nodeId, registration_id: this.#registrationId, capacity: this.#wireCapacity() },
+        { timeoutMs: 5000 },
+      );
     } catch (err) {
       if (!isServiceError(err) || err.code !== grpc.status.NOT_FOUND) throw err;
       await this.register();
@@ -204,9 +227,12 @@ export class FakeNode {
   startRenewing(intervalMs?: number): void {
     this.stopRenewing();
     const tick = (): void => {
-      this.#renewTimer = setTimeout(() => {
-        this.renew().then(tick, tick);
-      }, intervalMs ?? (this.#leaseSeconds * 1000) / 3);
+      this.#renewTimer = setTimeout(
+        () => {
+          this.renew().then(tick, tick);
+        },
+        intervalMs ?? (this.#leaseSeconds * 1000) / 3,
+      );
     };
     tick();
   }
@@ -218,7 +244,12 @@ export class FakeNode {
 
   async unregister(): Promise<void> {
     const client = this.#registryClient();
-    await unary(client, client.UnregisterController, { node_id: this.nodeId, registration_id: this.#registrationId }, { timeoutMs: 5000 });
+    await unary(
+      client,
+      client.UnregisterController,
+      { node_id: this.nodeId, registration_id: this.#registrationId },
+      { timeoutMs: 5000 },
+    );
   }
 
   /** Put a volume on the node behind the controller's back (e.g. made before a controller restart). */
@@ -243,7 +274,12 @@ export class FakeNode {
 
   #wireCapacity(): registry.Capacity {
     const c = this.capacity();
-    return { max_volume_size: String(c.maxVolumeSize), available: String(c.available), managed: String(c.managed), total: String(c.total) };
+    return {
+      max_volume_size: String(c.maxVolumeSize),
+      available: String(c.available),
+      managed: String(c.managed),
+      total: String(c.total),
+    };
   }
 
   async #enter(method: Method): Promise<void> {
@@ -271,7 +307,8 @@ export class FakeNode {
         await this.#enter('DeleteVolume');
         const v = this.volumes.get(req.volume_id);
         if (v === undefined) {
-          if (this.#opts.deleteUnknown === 'notFound') throw new NodeStatusError(grpc.status.NOT_FOUND, `volume ${JSON.stringify(req.volume_id)} not found`);
+          if (this.#opts.deleteUnknown === 'notFound')
+            throw new NodeStatusError(grpc.status.NOT_FOUND, `volume ${JSON.stringify(req.volume_id)} not found`);
           return {};
         }
         this.volumes.delete(v.volumeId);
@@ -300,7 +337,12 @@ export class FakeNode {
     const existing = this.volumes.get(id);
     if (existing !== undefined) return this.#compatible(existing, required, limit);
     const size = this.#allocate(required, limit);
-    const volume: FakeVolume = { volumeId: id, name: req.name, size, context: formatVolumeContext({ ...params.value, name: req.name, deviceMode: 'fake' }) };
+    const volume: FakeVolume = {
+      volumeId: id,
+      name: req.name,
+      size,
+      context: formatVolumeContext({ ...params.value, name: req.name, deviceMode: 'fake' }),
+    };
     this.volumes.set(id, volume);
     return volume;
   }
@@ -316,7 +358,8 @@ export class FakeNode {
     const align = this.#opts.alignment ?? 1024 * 1024;
     const size = Math.ceil(Math.max(required, 1) / align) * align;
     if (limit > 0 && size > limit) throw new OutOfRangeError(`aligned size ${size} exceeds limit_bytes ${limit}`);
-    if (size > this.#free) throw new ResourceExhaustedError(`not enough space for ${size} bytes: largest volume is ${this.#free} bytes`);
+    if (size > this.#free)
+      throw new ResourceExhaustedError(`not enough space for ${size} bytes: largest volume is ${this.#free} bytes`);
     this.#free -= size;
     return size;
   }
@@ -324,7 +367,8 @@ export class FakeNode {
   #list(req: csi.ListVolumesRequest__Output): csi.ListVolumesResponse {
     const all = [...this.volumes.values()].sort((a, b) => (a.volumeId < b.volumeId ? -1 : 1));
     const start = req.starting_token === '' ? 0 : Number(req.starting_token);
-    if (!Number.isInteger(start) || start < 0 || start > all.length) throw new AbortedError(`invalid starting_token ${JSON.stringify(req.starting_token)}`);
+    if (!Number.isInteger(start) || start < 0 || start > all.length)
+      throw new AbortedError(`invalid starting_token ${JSON.stringify(req.starting_token)}`);
     const end = req.max_entries > 0 ? Math.min(all.length, start + req.max_entries) : all.length;
     return {
       entries: all.slice(start, end).map((v) => ({ volume: this.#toCsi(v) })),

@@ -29,7 +29,10 @@ export interface TestController {
   stop(keepDir?: boolean): Promise<void>;
 }
 
-export type TestControllerOptions = Partial<Omit<ControllerOptions, 'now'>> & { readonly clock?: TestClock; readonly dir?: string };
+export type TestControllerOptions = Partial<Omit<ControllerOptions, 'now'>> & {
+  readonly clock?: TestClock;
+  readonly dir?: string;
+};
 
 /** Start a controller with insecure credentials on a temporary socket (lease 30 s, settle 0 unless given). */
 export async function startTestController(opts: TestControllerOptions = {}): Promise<TestController> {
@@ -106,17 +109,37 @@ export const call = {
   create: (c: ControllerClient, req: csi.CreateVolumeRequest) =>
     unary<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(c, c.CreateVolume, req, TIMEOUT),
   delete: (c: ControllerClient, volumeId: string) =>
-    unary<csi.DeleteVolumeRequest, csi.DeleteVolumeResponse__Output>(c, c.DeleteVolume, { volume_id: volumeId }, TIMEOUT),
+    unary<csi.DeleteVolumeRequest, csi.DeleteVolumeResponse__Output>(
+      c,
+      c.DeleteVolume,
+      { volume_id: volumeId },
+      TIMEOUT,
+    ),
   list: (c: ControllerClient, req: csi.ListVolumesRequest = {}) =>
     unary<csi.ListVolumesRequest, csi.ListVolumesResponse__Output>(c, c.ListVolumes, req, TIMEOUT),
   capacity: (c: ControllerClient, req: csi.GetCapacityRequest = {}) =>
     unary<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(c, c.GetCapacity, req, TIMEOUT),
   validate: (c: ControllerClient, req: csi.ValidateVolumeCapabilitiesRequest) =>
-    unary<csi.ValidateVolumeCapabilitiesRequest, csi.ValidateVolumeCapabilitiesResponse__Output>(c, c.ValidateVolumeCapabilities, req, TIMEOUT),
+    unary<csi.ValidateVolumeCapabilitiesRequest, csi.ValidateVolumeCapabilitiesResponse__Output>(
+      c,
+      c.ValidateVolumeCapabilities,
+      req,
+      TIMEOUT,
+    ),
   get: (c: ControllerClient, volumeId: string) =>
-    unary<csi.ControllerGetVolumeRequest, csi.ControllerGetVolumeResponse__Output>(c, c.ControllerGetVolume, { volume_id: volumeId }, TIMEOUT),
+    unary<csi.ControllerGetVolumeRequest, csi.ControllerGetVolumeResponse__Output>(
+      c,
+      c.ControllerGetVolume,
+      { volume_id: volumeId },
+      TIMEOUT,
+    ),
   capabilities: (c: ControllerClient) =>
-    unary<csi.ControllerGetCapabilitiesRequest, csi.ControllerGetCapabilitiesResponse__Output>(c, c.ControllerGetCapabilities, {}, TIMEOUT),
+    unary<csi.ControllerGetCapabilitiesRequest, csi.ControllerGetCapabilitiesResponse__Output>(
+      c,
+      c.ControllerGetCapabilities,
+      {},
+      TIMEOUT,
+    ),
 };
 
 /** The gRPC error of a call that must fail (fails the test when it succeeds). */

@@ -39,13 +39,28 @@ export class NodeCsi {
     return unary(this.#c, this.#c.NodePublishVolume, req, { timeoutMs: TIMEOUT_MS });
   }
   stats(volumeId: string, path: string): Promise<csi.NodeGetVolumeStatsResponse__Output> {
-    return unary(this.#c, this.#c.NodeGetVolumeStats, { volume_id: volumeId, volume_path: path }, { timeoutMs: TIMEOUT_MS });
+    return unary(
+      this.#c,
+      this.#c.NodeGetVolumeStats,
+      { volume_id: volumeId, volume_path: path },
+      { timeoutMs: TIMEOUT_MS },
+    );
   }
   unpublish(volumeId: string, target: string): Promise<csi.NodeUnpublishVolumeResponse__Output> {
-    return unary(this.#c, this.#c.NodeUnpublishVolume, { volume_id: volumeId, target_path: target }, { timeoutMs: TIMEOUT_MS });
+    return unary(
+      this.#c,
+      this.#c.NodeUnpublishVolume,
+      { volume_id: volumeId, target_path: target },
+      { timeoutMs: TIMEOUT_MS },
+    );
   }
   unstage(volumeId: string, staging: string): Promise<csi.NodeUnstageVolumeResponse__Output> {
-    return unary(this.#c, this.#c.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: staging }, { timeoutMs: TIMEOUT_MS });
+    return unary(
+      this.#c,
+      this.#c.NodeUnstageVolume,
+      { volume_id: volumeId, staging_target_path: staging },
+      { timeoutMs: TIMEOUT_MS },
+    );
   }
   close(): void {
     this.#c.close();

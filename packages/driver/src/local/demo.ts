@@ -30,8 +30,17 @@ interface DemoRequest {
 }
 
 async function create(ctl: ControllerCsi, key: string, { name, size, preferred }: DemoRequest): Promise<DemoVolume> {
-  const topo = preferred === undefined ? {} : { accessibility_requirements: { preferred: [{ segments: { [key]: preferred } }], requisite: [] } };
-  const res = await ctl.createVolume({ name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability('ext4')], parameters: { eraseafter: 'true' }, ...topo });
+  const topo =
+    preferred === undefined
+      ? {}
+      : { accessibility_requirements: { preferred: [{ segments: { [key]: preferred } }], requisite: [] } };
+  const res = await ctl.createVolume({
+    name,
+    capacity_range: { required_bytes: String(size) },
+    volume_capabilities: [mountCapability('ext4')],
+    parameters: { eraseafter: 'true' },
+    ...topo,
+  });
   const v = res.volume;
   if (v === null) throw new Error(`CreateVolume ${name}: no volume in the answer`);
   return { id: v.volume_id, node: nodeOf(v, key) };
@@ -51,7 +60,9 @@ async function placeVolumes(ctl: ControllerCsi, key: string, say: Say): Promise<
     await create(ctl, key, { name: 'demo-too-big', size: 4096 * MiB });
     say('   demo-too-big: unexpectedly created');
   } catch (e) {
-    say(`   demo-too-big   (4 GiB)                   -> ${isServiceError(e) ? `${codeName(e.code)}: ${e.details}` : String(e)}`);
+    say(
+      `   demo-too-big   (4 GiB)                   -> ${isServiceError(e) ? `${codeName(e.code)}: ${e.details}` : String(e)}`,
+    );
   }
   return [a, b, c];
 }
@@ -67,13 +78,21 @@ async function useVolume(stack: LocalStack, v: DemoVolume, say: Say): Promise<vo
     say(`\n3. Stage and publish ${v.id} on ${node.id} (as kubelet does)`);
     await nc.stage({ volume_id: v.id, staging_target_path: staging, volume_capability: mountCapability('ext4') });
     say(`   staged: mkfs.ext4 + mount at ${staging}`);
-    await nc.publish({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: mountCapability('ext4'), readonly: false });
+    await nc.publish({
+      volume_id: v.id,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: mountCapability('ext4'),
+      readonly: false,
+    });
     say(`   published: bind mount at ${target}`);
     await writeFile(join(target, 'hello.txt'), 'hello from pmem-csi\n');
     say(`   wrote and read back: ${(await readFile(join(target, 'hello.txt'), 'utf8')).trim()}`);
     const stats = await nc.stats(v.id, target);
     const bytes = stats.usage.find((u) => u.unit === 'BYTES');
-    say(`   NodeGetVolumeStats: ${humanSize(Number(bytes?.total ?? 0))} total, ${humanSize(Number(bytes?.available ?? 0))} available`);
+    say(
+      `   NodeGetVolumeStats: ${humanSize(Number(bytes?.total ?? 0))} total, ${humanSize(Number(bytes?.available ?? 0))} available`,
+    );
     await nc.unpublish(v.id, target);
     await nc.unstage(v.id, staging);
     say('   unpublished and unstaged');
@@ -91,7 +110,10 @@ export async function runDemo(stack: LocalStack, driverName: string, say: Say): 
     created.push(...(await placeVolumes(ctl, key, say)));
     const first = created[0];
     if (stack.deviceMode === 'emulated' && first !== undefined) await useVolume(stack, first, say);
-    else say('\n3. Stage/publish skipped: fake devices cannot be mounted (run as root for emulated PMEM with real mounts)');
+    else
+      say(
+        '\n3. Stage/publish skipped: fake devices cannot be mounted (run as root for emulated PMEM with real mounts)',
+      );
     say('\n4. Capacity per node');
     say(renderStatus(await fetchStatus(stack.statusUrl)).replace(/^/gm, '   '));
   } finally {

@@ -30,13 +30,28 @@ interface Run {
 
 /** Spawn in its own process group (so afterAll can always end it), collecting stdout and stderr. */
 function run(command: string, args: readonly string[]): Run {
-  const child = spawn(command, [...args], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PMEM_CSI_LOCAL_DIR: '' } });
+  const child = spawn(command, [...args], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PMEM_CSI_LOCAL_DIR: '' },
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('close', (code, signal) => r({ code, signal })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('close', (code, signal) => r({ code, signal })),
+  );
   const deadline = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-    Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}; output:\n${out}`)), ms).unref())]);
+    Promise.race([
+      p,
+      new Promise<T>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}; output:\n${out}`)),
+          ms,
+        ).unref(),
+      ),
+    ]);
   return {
     child,
     output: () => out,
@@ -45,7 +60,8 @@ function run(command: string, args: readonly string[]): Run {
         new Promise<void>((r, reject) => {
           const t = setInterval(() => {
             if (out.includes(text)) r();
-            else if (child.exitCode !== null) reject(new Error(`exited (${child.exitCode}) before printing ${JSON.stringify(text)}; output:\n${out}`));
+            else if (child.exitCode !== null)
+              reject(new Error(`exited (${child.exitCode}) before printing ${JSON.stringify(text)}; output:\n${out}`));
             else return;
             clearInterval(t);
           }, 100);
@@ -63,7 +79,10 @@ async function processesNaming(dir: string): Promise<Array<{ pid: number; cmd: s
   for (const entry of await readdir('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').then((t) => t.split('\0').join(' '), () => '');
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+      (t) => t.split('\0').join(' '),
+      () => '',
+    );
     if (cmd.includes(`${dir}/`) || cmd.endsWith(dir) || cmd.includes(`${dir} `)) found.push({ pid, cmd });
   }
   return found;
@@ -81,7 +100,14 @@ async function waitGone(dir: string, ms: number): Promise<Array<{ pid: number; c
 
 /** What a stopped stack must not leave in `dir`. */
 async function leftovers(dir: string): Promise<string[]> {
-  const files = ['controller/csi.sock', 'nodes/node-a/csi.sock', 'nodes/node-b/csi.sock', 'nodes/node-c/csi.sock', LOCK_FILE, 'status-url'].filter((f) => existsSync(join(dir, f)));
+  const files = [
+    'controller/csi.sock',
+    'nodes/node-a/csi.sock',
+    'nodes/node-b/csi.sock',
+    'nodes/node-c/csi.sock',
+    LOCK_FILE,
+    'status-url',
+  ].filter((f) => existsSync(join(dir, f)));
   const mounts = (await findMountsUnder(host, dir)).map((m) => `mount ${m.target}`);
   const loops = process.getuid?.() === 0 ? (await loopDevicesUnder(host, dir)).map((l) => `loop ${l.name}`) : [];
   return [...files, ...mounts, ...loops];
@@ -115,49 +141,70 @@ describe('npm start / pmem-csi-driver local: signals, lock, clean-up (real proce
     await rm(base, { recursive: true, force: true });
   });
 
-  it.concurrent('SIGTERM to the npm process stops every child and releases the directory; a second stack on it is refused meanwhile', async () => {
-    const dir = dirOf('term-npm');
-    const npm = run('npm', ['start', '--', '--keep', '--fake', '--state-dir', dir]);
-    await npm.waitFor('The stack keeps running');
-    const owner = await localPid(npm.child.pid!, dir);
-    // A second stack on the same directory: refused, naming the directory and the owner; the first keeps its files.
-    const second = run(process.execPath, [...MAIN, 'local', '--fake', '--state-dir', dir]);
-    expect((await second.exited()).code).toBe(2);
-    expect(second.output()).toContain(`pmem-csi-driver: the local stack in ${dir} is in use by process ${owner} (`);
-    expect(existsSync(join(dir, 'certs', 'registry', 'tls.key'))).toBe(true);
-    expect((await fetchStatus((await readFile(join(dir, 'status-url'), 'utf8')).trim())).nodes).toHaveLength(3);
+  it.concurrent(
+    'SIGTERM to the npm process stops every child and releases the directory; a second stack on it is refused meanwhile',
+    async () => {
+      const dir = dirOf('term-npm');
+      const npm = run('npm', ['start', '--', '--keep', '--fake', '--state-dir', dir]);
+      await npm.waitFor('The stack keeps running');
+      const owner = await localPid(npm.child.pid!, dir);
+      // A second stack on the same directory: refused, naming the directory and the owner; the first keeps its files.
+      const second = run(process.execPath, [...MAIN, 'local', '--fake', '--state-dir', dir]);
+      expect((await second.exited()).code).toBe(2);
+      expect(second.output()).toContain(`pmem-csi-driver: the local stack in ${dir} is in use by process ${owner} (`);
+      expect(existsSync(join(dir, 'certs', 'registry', 'tls.key'))).toBe(true);
+      expect((await fetchStatus((await readFile(join(dir, 'status-url'), 'utf8')).trim())).nodes).toHaveLength(3);
 
-    process.kill(npm.child.pid!, 'SIGTERM');
-    expect(await npm.exited()).toEqual({ code: 0, signal: null });
-    expect(npm.output()).toContain('Stopping the node drivers and the controller (SIGTERM)');
-    expect(await waitGone(dir, 10_000)).toEqual([]);
-    expect(await leftovers(dir)).toEqual([]);
-  });
+      process.kill(npm.child.pid!, 'SIGTERM');
+      expect(await npm.exited()).toEqual({ code: 0, signal: null });
+      expect(npm.output()).toContain('Stopping the node drivers and the controller (SIGTERM)');
+      expect(await waitGone(dir, 10_000)).toEqual([]);
+      expect(await leftovers(dir)).toEqual([]);
+    },
+  );
 
-  it.concurrent('SIGINT to the npm process with a volume staged and published: processes, mounts and loop devices gone (emulated, root)', async () => {
-    if (process.getuid?.() !== 0) throw new Error('this case needs root (emulated PMEM on loop devices); CI runs as root');
-    const dir = dirOf('int-npm');
-    const npm = run('npm', ['start', '--', '--keep', '--state-dir', dir]);
-    await npm.waitFor('The stack keeps running');
-    expect(npm.output()).toContain('device mode: emulated');
-    const ctl = new ControllerCsi(join(dir, 'controller', 'csi.sock'));
-    const created = await ctl.createVolume({ name: 'r7-signals', capacity_range: { required_bytes: String(64 * 1024 ** 2) }, volume_capabilities: [mountCapability('ext4')] });
-    ctl.close();
-    const volume = created.volume!;
-    const nodeId = Object.values(volume.accessible_topology[0]!.segments)[0]!;
-    const nc = new NodeCsi(join(dir, 'nodes', nodeId, 'csi.sock'));
-    const [staging, target] = [join(dir, 'mnt', 'r7', 'staging'), join(dir, 'mnt', 'r7', 'target')];
-    await nc.stage({ volume_id: volume.volume_id, staging_target_path: staging, volume_capability: mountCapability('ext4') });
-    await nc.publish({ volume_id: volume.volume_id, staging_target_path: staging, target_path: target, volume_capability: mountCapability('ext4'), readonly: false });
-    nc.close();
-    expect((await findMountsUnder(host, dir)).map((m) => m.target).sort()).toEqual([staging, target]);
+  it.concurrent(
+    'SIGINT to the npm process with a volume staged and published: processes, mounts and loop devices gone (emulated, root)',
+    async () => {
+      if (process.getuid?.() !== 0)
+        throw new Error('this case needs root (emulated PMEM on loop devices); CI runs as root');
+      const dir = dirOf('int-npm');
+      const npm = run('npm', ['start', '--', '--keep', '--state-dir', dir]);
+      await npm.waitFor('The stack keeps running');
+      expect(npm.output()).toContain('device mode: emulated');
+      const ctl = new ControllerCsi(join(dir, 'controller', 'csi.sock'));
+      const created = await ctl.createVolume({
+        name: 'r7-signals',
+        capacity_range: { required_bytes: String(64 * 1024 ** 2) },
+        volume_capabilities: [mountCapability('ext4')],
+      });
+      ctl.close();
+      const volume = created.volume!;
+      const nodeId = Object.values(volume.accessible_topology[0]!.segments)[0]!;
+      const nc = new NodeCsi(join(dir, 'nodes', nodeId, 'csi.sock'));
+      const [staging, target] = [join(dir, 'mnt', 'r7', 'staging'), join(dir, 'mnt', 'r7', 'target')];
+      await nc.stage({
+        volume_id: volume.volume_id,
+        staging_target_path: staging,
+        volume_capability: mountCapability('ext4'),
+      });
+      await nc.publish({
+        volume_id: volume.volume_id,
+        staging_target_path: staging,
+        target_path: target,
+        volume_capability: mountCapability('ext4'),
+        readonly: false,
+      });
+      nc.close();
+      expect((await findMountsUnder(host, dir)).map((m) => m.target).sort()).toEqual([staging, target]);
 
-    process.kill(npm.child.pid!, 'SIGINT');
-    expect(await npm.exited()).toEqual({ code: 0, signal: null });
-    expect(npm.output()).toContain('Stopping the node drivers and the controller (SIGINT)');
-    expect(await waitGone(dir, 10_000)).toEqual([]);
-    expect(await leftovers(dir)).toEqual([]);
-  });
+      process.kill(npm.child.pid!, 'SIGINT');
+      expect(await npm.exited()).toEqual({ code: 0, signal: null });
+      expect(npm.output()).toContain('Stopping the node drivers and the controller (SIGINT)');
+      expect(await waitGone(dir, 10_000)).toEqual([]);
+      expect(await leftovers(dir)).toEqual([]);
+    },
+  );
 
   it.concurrent("SIGINT to the stack's own process (under npm) stops it; npm ends with it", async () => {
     const dir = dirOf('int-own');
@@ -169,20 +216,25 @@ describe('npm start / pmem-csi-driver local: signals, lock, clean-up (real proce
     expect(await leftovers(dir)).toEqual([]);
   });
 
-  it.concurrent('SIGKILL to the stack: its drivers stop by themselves; the next start takes the stale lock over, and SIGTERM during its start-up stops it', async () => {
-    const dir = dirOf('kill-own');
-    const first = run(process.execPath, [...MAIN, 'local', '--keep', '--fake', '--state-dir', dir]);
-    await first.waitFor('The stack keeps running');
-    process.kill(first.child.pid!, 'SIGKILL');
-    expect((await first.exited()).signal).toBe('SIGKILL');
-    expect(await waitGone(dir, 10_000)).toEqual([]);
+  it.concurrent(
+    'SIGKILL to the stack: its drivers stop by themselves; the next start takes the stale lock over, and SIGTERM during its start-up stops it',
+    async () => {
+      const dir = dirOf('kill-own');
+      const first = run(process.execPath, [...MAIN, 'local', '--keep', '--fake', '--state-dir', dir]);
+      await first.waitFor('The stack keeps running');
+      process.kill(first.child.pid!, 'SIGKILL');
+      expect((await first.exited()).signal).toBe('SIGKILL');
+      expect(await waitGone(dir, 10_000)).toEqual([]);
 
-    const next = run(process.execPath, [...MAIN, 'local', '--fake', '--state-dir', dir]);
-    await next.waitFor(`taking over ${join(dir, LOCK_FILE)}: its owner, process ${first.child.pid} (`);
-    process.kill(next.child.pid!, 'SIGTERM');
-    expect(await next.exited()).toEqual({ code: 143, signal: null });
-    expect(next.output()).toMatch(/stopped during start-up \(SIGTERM\)|Stopping the node drivers and the controller \(SIGTERM\)/);
-    expect(await waitGone(dir, 10_000)).toEqual([]);
-    expect(await leftovers(dir)).toEqual([]);
-  });
+      const next = run(process.execPath, [...MAIN, 'local', '--fake', '--state-dir', dir]);
+      await next.waitFor(`taking over ${join(dir, LOCK_FILE)}: its owner, process ${first.child.pid} (`);
+      process.kill(next.child.pid!, 'SIGTERM');
+      expect(await next.exited()).toEqual({ code: 143, signal: null });
+      expect(next.output()).toMatch(
+        /stopped during start-up \(SIGTERM\)|Stopping the node drivers and the controller \(SIGTERM\)/,
+      );
+      expect(await waitGone(dir, 10_000)).toEqual([]);
+      expect(await leftovers(dir)).toEqual([]);
+    },
+  );
 });

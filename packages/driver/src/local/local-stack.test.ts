@@ -10,8 +10,11 @@ const root = resolve(import.meta.dirname, '../../../..');
 
 function runLocal(args: string[], dir: string): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--conditions=@pmem-csi/source', '--import', 'tsx', 'packages/driver/src/main.ts', 'local', ...args],
-      { cwd: root, env: { ...process.env, PMEM_CSI_LOCAL_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@pmem-csi/source', '--import', 'tsx', 'packages/driver/src/main.ts', 'local', ...args],
+      { cwd: root, env: { ...process.env, PMEM_CSI_LOCAL_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -29,7 +32,9 @@ describe('npm start (pmem-csi-driver local)', () => {
     expect(out).toMatch(/demo-preferred \(256 MiB, prefers node-b\) -> node-b/);
     expect(out).toMatch(/demo-large +\(900 MiB, no topology\) +-> node-a/);
     expect(out).toContain('demo-preferred again                     -> same id: yes');
-    expect(out).toContain('RESOURCE_EXHAUSTED: no node can hold 4 GiB; the largest volume available is 512 MiB (node "node-c")');
+    expect(out).toContain(
+      'RESOURCE_EXHAUSTED: no node can hold 4 GiB; the largest volume available is 512 MiB (node "node-c")',
+    );
     expect(out).toContain('volumes left: 0');
     expect(out).toContain('stopped; mounts, loop devices, sockets and the lock of the state directory released.');
     expect(existsSync(join(dir, 'fake', 'stack.lock'))).toBe(false);
@@ -37,7 +42,8 @@ describe('npm start (pmem-csi-driver local)', () => {
   }, 180_000);
 
   it('runs the walkthrough on emulated PMEM with a real mount (needs root and loop devices)', async () => {
-    if (process.getuid?.() !== 0) throw new Error('this test needs root (emulated PMEM uses loop devices); CI runs as root');
+    if (process.getuid?.() !== 0)
+      throw new Error('this test needs root (emulated PMEM uses loop devices); CI runs as root');
     const { code, out } = await runLocal([], join(dir, 'emulated'));
     expect(out).toContain('device mode: emulated (root with loop devices)');
     expect(out).toContain('wrote and read back: hello from pmem-csi');

@@ -43,7 +43,10 @@ async function demonstrate(stack: LocalStack, flags: LocalFlags, stop: StopReque
   // The demonstration's calls fail once the processes stop: that outcome is no longer of interest.
   work.catch(() => undefined);
   // A stop during the --keep wait is the expected end; during the demonstration it interrupts it.
-  return Promise.race([work.then(() => 'done' as const), stop.requested.then(() => (keeping ? ('done' as const) : ('interrupted' as const)))]);
+  return Promise.race([
+    work.then(() => 'done' as const),
+    stop.requested.then(() => (keeping ? ('done' as const) : ('interrupted' as const))),
+  ]);
 }
 
 /** Run the local stack; resolves with the process exit code. */
@@ -60,7 +63,10 @@ export async function runLocalStack(flags: LocalFlags): Promise<number> {
     say(`PMEM-CSI local stack in ${dir}`);
     say(`device mode: ${mode} (${why})`);
     say('\n1. Certificates (own CA), controller and 3 node drivers, registering over mutual TLS');
-    stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }), { signal: stop.signal, notice: (line) => say(`   ${line}`) });
+    stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }), {
+      signal: stop.signal,
+      notice: (line) => say(`   ${line}`),
+    });
     let outcome: 'done' | 'interrupted' = 'interrupted';
     try {
       outcome = await demonstrate(stack, flags, stop);

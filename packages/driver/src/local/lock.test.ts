@@ -6,7 +6,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acquireStackLock, LOCK_FILE, ownerAlive, processStartTicks, StackLockedError, type LockOwner } from './lock.js';
+import {
+  acquireStackLock,
+  LOCK_FILE,
+  ownerAlive,
+  processStartTicks,
+  StackLockedError,
+  type LockOwner,
+} from './lock.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -26,14 +33,23 @@ function deadPid(): number {
 }
 
 function owner(o: Partial<LockOwner>): LockOwner {
-  return { pid: 1, startedAt: '2026-01-01T00:00:00.000Z', command: 'pmem-csi-driver local', token: 'feedfeedfeedfeed', ...o };
+  return {
+    pid: 1,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    command: 'pmem-csi-driver local',
+    token: 'feedfeedfeedfeed',
+    ...o,
+  };
 }
 
 describe('stack lock', () => {
   it('is taken once; a second taker meets the live owner and learns its pid and directory', async () => {
     const dir = await freshDir();
     const lock = await acquireStackLock(dir);
-    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid, token: lock.owner.token });
+    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      token: lock.owner.token,
+    });
     const second = acquireStackLock(dir);
     await expect(second).rejects.toBeInstanceOf(StackLockedError);
     await expect(second).rejects.toThrow(
@@ -53,7 +69,9 @@ describe('stack lock', () => {
     await writeFile(join(dir, LOCK_FILE), JSON.stringify(owner({ pid })));
     const notices: string[] = [];
     const lock = await acquireStackLock(dir, (l) => notices.push(l));
-    expect(notices).toEqual([`taking over ${join(dir, LOCK_FILE)}: its owner, process ${pid} (running since 2026-01-01T00:00:00.000Z), is no longer running`]);
+    expect(notices).toEqual([
+      `taking over ${join(dir, LOCK_FILE)}: its owner, process ${pid} (running since 2026-01-01T00:00:00.000Z), is no longer running`,
+    ]);
     expect(lock.owner.pid).toBe(process.pid);
     await lock.release();
   });

@@ -67,7 +67,8 @@ export async function ownerAlive(owner: LockOwner): Promise<boolean> {
 function parseOwner(text: string): LockOwner | undefined {
   try {
     const v = JSON.parse(text) as Partial<LockOwner>;
-    if (typeof v.pid !== 'number' || !Number.isSafeInteger(v.pid) || v.pid <= 0 || typeof v.token !== 'string') return undefined;
+    if (typeof v.pid !== 'number' || !Number.isSafeInteger(v.pid) || v.pid <= 0 || typeof v.token !== 'string')
+      return undefined;
     return {
       pid: v.pid,
       ...(typeof v.startTicks === 'string' ? { startTicks: v.startTicks } : {}),
@@ -103,7 +104,10 @@ async function tryLink(tmp: string, path: string): Promise<boolean> {
  * Take `<dir>/stack.lock` for this process. A lock of a process that no longer runs (or an
  * unreadable one) is taken over and `notice` says so. @throws StackLockedError when a live process owns it
  */
-export async function acquireStackLock(dir: string, notice: (line: string) => void = () => undefined): Promise<StackLock> {
+export async function acquireStackLock(
+  dir: string,
+  notice: (line: string) => void = () => undefined,
+): Promise<StackLock> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
   const startTicks = await processStartTicks(process.pid);

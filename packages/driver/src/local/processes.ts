@@ -80,11 +80,17 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free TCP port on 127.0.0.1 between ${PORT_RANGE.from} and ${PORT_RANGE.to} after 50 tries`);
 }
 
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
-    if (signal?.aborted) throw new Error(`gave up waiting for ${what}: ${(signal.reason as Error | undefined)?.message ?? 'aborted'}`);
+    if (signal?.aborted)
+      throw new Error(`gave up waiting for ${what}: ${(signal.reason as Error | undefined)?.message ?? 'aborted'}`);
     try {
       const v = await check();
       if (v !== undefined) return v;

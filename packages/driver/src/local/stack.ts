@@ -53,7 +53,11 @@ export interface LocalStackOptions {
 }
 
 const MiB = 1024 ** 2;
-export const NODE_SIZES: ReadonlyArray<readonly [string, number]> = [['node-a', 1024 * MiB], ['node-b', 768 * MiB], ['node-c', 512 * MiB]];
+export const NODE_SIZES: ReadonlyArray<readonly [string, number]> = [
+  ['node-a', 1024 * MiB],
+  ['node-b', 768 * MiB],
+  ['node-c', 512 * MiB],
+];
 
 /** Emulated mode needs root, losetup and loop devices; otherwise say why and use fake devices. */
 export function chooseDeviceMode(forceFake: boolean): { mode: 'emulated' | 'fake'; why: string } {
@@ -85,22 +89,32 @@ async function logTail(file: string, lines = 15): Promise<string> {
 async function releaseDir(dir: string, mode: 'emulated' | 'fake', log: Logger): Promise<readonly string[]> {
   if (mode !== 'emulated') return [];
   const released = await releaseHostDir(new HostRunner(), dir);
-  if (released.unmounted.length > 0 || released.detached.length > 0) log.info('released mounts and loop devices', { dir, unmounted: released.unmounted, detached: released.detached });
+  if (released.unmounted.length > 0 || released.detached.length > 0)
+    log.info('released mounts and loop devices', { dir, unmounted: released.unmounted, detached: released.detached });
   return released.left;
 }
 
 /** Remove what only a running stack may hold: sockets and the status URL. */
 async function removeRunFiles(dir: string, nodeSizes: NodeSizes): Promise<void> {
-  const files = [join(dir, 'controller', 'csi.sock'), join(dir, 'status-url'), ...nodeSizes.map(([id]) => join(dir, 'nodes', id, 'csi.sock'))];
+  const files = [
+    join(dir, 'controller', 'csi.sock'),
+    join(dir, 'status-url'),
+    ...nodeSizes.map(([id]) => join(dir, 'nodes', id, 'csi.sock')),
+  ];
   await Promise.all(files.map((f) => rm(f, { force: true })));
 }
 
 /** Lock `dir` and clear what an earlier run left: mounts, loop devices, node state, certificates. */
-async function prepareDir(dir: string, mode: 'emulated' | 'fake', o: { log: Logger; notice: (line: string) => void }): Promise<StackLock> {
+async function prepareDir(
+  dir: string,
+  mode: 'emulated' | 'fake',
+  o: { log: Logger; notice: (line: string) => void },
+): Promise<StackLock> {
   const lock = await acquireStackLock(dir, o.notice);
   try {
     const left = await releaseDir(dir, mode, o.log);
-    if (left.length > 0) throw new Error(`${dir} still holds what an earlier run left and could not be released: ${left.join('; ')}`);
+    if (left.length > 0)
+      throw new Error(`${dir} still holds what an earlier run left and could not be released: ${left.join('; ')}`);
     await rm(join(dir, 'nodes'), { recursive: true, force: true });
     await rm(join(dir, 'certs'), { recursive: true, force: true });
     await mkdir(join(dir, 'logs'), { recursive: true });
@@ -123,18 +137,54 @@ interface Wiring {
 }
 
 function controllerArgs(w: Wiring, statusPort: number): string[] {
-  return ['--mode', 'controller', '--endpoint', join(w.dir, 'controller', 'csi.sock'), ...tlsArgs(w.certs.registry),
-    '--registry-listen', `127.0.0.1:${w.registryPort}`, '--metrics-listen', `127.0.0.1:${statusPort}`, '--lease-seconds', '6'];
+  return [
+    '--mode',
+    'controller',
+    '--endpoint',
+    join(w.dir, 'controller', 'csi.sock'),
+    ...tlsArgs(w.certs.registry),
+    '--registry-listen',
+    `127.0.0.1:${w.registryPort}`,
+    '--metrics-listen',
+    `127.0.0.1:${statusPort}`,
+    '--lease-seconds',
+    '6',
+  ];
 }
 
-async function startNode(w: Wiring, [id, size]: readonly [string, number]): Promise<{ node: LocalNode; process: DriverProcess }> {
+async function startNode(
+  w: Wiring,
+  [id, size]: readonly [string, number],
+): Promise<{ node: LocalNode; process: DriverProcess }> {
   const nodeDir = join(w.dir, 'nodes', id);
   await mkdir(nodeDir, { recursive: true });
   const socket = join(nodeDir, 'csi.sock');
   const port = await freePort();
-  const process = startDriverProcess(id, ['--mode', 'node', '--nodeid', id, '--device-mode', w.mode, '--endpoint', socket, ...tlsArgs(w.certs.nodeController),
-    '--state-dir', join(nodeDir, 'state'), '--emulated-size', String(size), '--node-controller-listen', `127.0.0.1:${port}`,
-    '--advertised-endpoint', `127.0.0.1:${port}`, '--registry-endpoint', `127.0.0.1:${w.registryPort}`], join(w.dir, 'logs', `${id}.log`));
+  const process = startDriverProcess(
+    id,
+    [
+      '--mode',
+      'node',
+      '--nodeid',
+      id,
+      '--device-mode',
+      w.mode,
+      '--endpoint',
+      socket,
+      ...tlsArgs(w.certs.nodeController),
+      '--state-dir',
+      join(nodeDir, 'state'),
+      '--emulated-size',
+      String(size),
+      '--node-controller-listen',
+      `127.0.0.1:${port}`,
+      '--advertised-endpoint',
+      `127.0.0.1:${port}`,
+      '--registry-endpoint',
+      `127.0.0.1:${w.registryPort}`,
+    ],
+    join(w.dir, 'logs', `${id}.log`),
+  );
   return { node: { id, socket, sizeBytes: size }, process };
 }
 
@@ -143,7 +193,12 @@ async function startNode(w: Wiring, [id, size]: readonly [string, number]): Prom
  * The fourth argument is the node sizes or the options.
  * @throws StackLockedError when another live stack owns `dir`
  */
-export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', log: Logger, nodesOrOptions: NodeSizes | LocalStackOptions = NODE_SIZES): Promise<LocalStack> {
+export async function startLocalStack(
+  dir: string,
+  mode: 'emulated' | 'fake',
+  log: Logger,
+  nodesOrOptions: NodeSizes | LocalStackOptions = NODE_SIZES,
+): Promise<LocalStack> {
   const options = optionsOf(nodesOrOptions);
   const nodeSizes = options.nodeSizes ?? NODE_SIZES;
   const lock = await prepareDir(dir, mode, { log, notice: options.notice ?? ((line) => log.warn(line)) });
@@ -156,7 +211,8 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
       await Promise.all(processes.filter((p) => p.name === 'controller').map((p) => p.stop()));
       const left = await releaseDir(dir, mode, log);
       await removeRunFiles(dir, nodeSizes);
-      if (left.length > 0) throw new Error(`the local stack in ${dir} stopped, but these could not be released: ${left.join('; ')}`);
+      if (left.length > 0)
+        throw new Error(`the local stack in ${dir} stopped, but these could not be released: ${left.join('; ')}`);
     } finally {
       await lock.release();
     }
@@ -167,7 +223,9 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
     const [registryPort, statusPort] = [await freePort(), await freePort()];
     const w: Wiring = { dir, mode, certs, registryPort };
     await mkdir(join(dir, 'controller'), { recursive: true });
-    processes.push(startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')));
+    processes.push(
+      startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
+    );
     const nodes: LocalNode[] = [];
     for (const size of nodeSizes) {
       const started = await startNode(w, size);
@@ -180,12 +238,22 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
       // A process of the stack that exited ends the wait at once, with the end of its log.
       const exited = new AbortController();
       const signal = options.signal === undefined ? exited.signal : AbortSignal.any([options.signal, exited.signal]);
-      return waitUntil(`${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`, async () => {
-        const dead = processes.find((p) => p.child.exitCode !== null);
-        if (dead) exited.abort(new Error(`${dead.name} exited with code ${dead.child.exitCode}; the end of ${dead.logFile}:\n${await logTail(dead.logFile)}`));
-        const s = await fetchStatus(statusUrl, 2000);
-        return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
-      }, timeoutMs, signal);
+      return waitUntil(
+        `${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`,
+        async () => {
+          const dead = processes.find((p) => p.child.exitCode !== null);
+          if (dead)
+            exited.abort(
+              new Error(
+                `${dead.name} exited with code ${dead.child.exitCode}; the end of ${dead.logFile}:\n${await logTail(dead.logFile)}`,
+              ),
+            );
+          const s = await fetchStatus(statusUrl, 2000);
+          return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
+        },
+        timeoutMs,
+        signal,
+      );
     };
     await ready();
     log.debug('local stack up', { dir });
@@ -196,9 +264,21 @@ export async function startLocalStack(dir: string, mode: 'emulated' | 'fake', lo
       await (how === 'crash' ? old.kill() : old.stop());
       processes[i] = startDriverProcess(old.name, old.args, old.logFile);
     };
-    return { dir, deviceMode: mode, controllerSocket: join(dir, 'controller', 'csi.sock'), statusUrl, nodes, processes, ready, restart, stop };
+    return {
+      dir,
+      deviceMode: mode,
+      controllerSocket: join(dir, 'controller', 'csi.sock'),
+      statusUrl,
+      nodes,
+      processes,
+      ready,
+      restart,
+      stop,
+    };
   } catch (e) {
-    await stop().catch((stopError: unknown) => log.warn('stopping the local stack after a failed start left something behind', { error: String(stopError) }));
+    await stop().catch((stopError: unknown) =>
+      log.warn('stopping the local stack after a failed start left something behind', { error: String(stopError) }),
+    );
     throw e;
   }
 }

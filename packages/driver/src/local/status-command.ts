@@ -14,12 +14,18 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Contro
 
 /** Print the node table of the controller at --url, else of the local stack in --state-dir. */
 export async function printStatus(flags: StatusFlags): Promise<void> {
-  const url = flags.url ?? (await readFile(`${localStackDir(flags.stateDir)}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')).trim();
+  const url =
+    flags.url ??
+    (
+      await readFile(`${localStackDir(flags.stateDir)}/status-url`, 'utf8').catch(() => 'http://127.0.0.1:10010')
+    ).trim();
   let status: ControllerStatus;
   try {
     status = await fetchStatus(url);
   } catch (e) {
-    throw new Error(`cannot reach the controller status at ${url} (${(e as Error).message}); is the stack running (npm start -- --keep)?`);
+    throw new Error(
+      `cannot reach the controller status at ${url} (${(e as Error).message}); is the stack running (npm start -- --keep)?`,
+    );
   }
   process.stdout.write(`${renderStatus(status)}\n`);
 }

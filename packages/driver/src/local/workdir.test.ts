@@ -7,7 +7,10 @@ import { localStackDir, STATE_DIR_ENV } from './workdir.js';
 
 const saved = { env: process.env[STATE_DIR_ENV], init: process.env['INIT_CWD'] };
 afterEach(() => {
-  for (const [k, v] of [[STATE_DIR_ENV, saved.env], ['INIT_CWD', saved.init]] as const) {
+  for (const [k, v] of [
+    [STATE_DIR_ENV, saved.env],
+    ['INIT_CWD', saved.init],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }

@@ -7,8 +7,7 @@ import { validateMountFlags } from '../mount/mount-options.js';
 
 /** A node-side capability: raw block, or a filesystem with validated mount flags. */
 export type AccessRequest =
-  | { readonly kind: 'block' }
-  | { readonly kind: 'mount'; readonly fsType: FsType; readonly flags: readonly string[] };
+  { readonly kind: 'block' } | { readonly kind: 'mount'; readonly fsType: FsType; readonly flags: readonly string[] };
 
 /** Validate the `volume_capability` of a node RPC and type it. @throws InvalidArgumentError naming the field */
 export function accessRequest(cap: csi.VolumeCapability__Output | null, field = 'volume_capability'): AccessRequest {
@@ -21,7 +20,9 @@ export function accessRequest(cap: csi.VolumeCapability__Output | null, field = 
 
 function mountRequest(mount: csi.VolumeCapability__Output['mount'] | undefined, field: string): AccessRequest {
   if ((mount?.volume_mount_group ?? '') !== '') {
-    throw new InvalidArgumentError(`${field}.volume_mount_group is not supported by this driver (no VOLUME_MOUNT_GROUP capability)`);
+    throw new InvalidArgumentError(
+      `${field}.volume_mount_group is not supported by this driver (no VOLUME_MOUNT_GROUP capability)`,
+    );
   }
   return {
     kind: 'mount',

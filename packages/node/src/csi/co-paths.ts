@@ -43,15 +43,22 @@ export interface UnmountTarget {
  * Unmount every mount of the volume stacked at `t.path`; returns how many were removed (0: nothing
  * was mounted). @throws FailedPreconditionError when something else is mounted there
  */
-export async function unmountVolumeAt(deps: Pick<NodeServiceDeps, 'runner'>, t: UnmountTarget, ctx: Pick<CallContext, 'signal'>): Promise<number> {
+export async function unmountVolumeAt(
+  deps: Pick<NodeServiceDeps, 'runner'>,
+  t: UnmountTarget,
+  ctx: Pick<CallContext, 'signal'>,
+): Promise<number> {
   let count = 0;
   // A bounded loop: a path cannot carry more stacked mounts than this in practice.
   for (let i = 0; i < 16; i++) {
     const entry = await findMountAt(deps.runner, t.path, ctx);
     if (entry === undefined) return count;
     if (t.device === undefined || !(await mountShowsDevice(entry, t.path, t.device))) {
-      const whose = t.device === undefined ? `volume ${t.volumeId} does not exist on this node` : `it is not volume ${t.volumeId}`;
-      throw new FailedPreconditionError(`${t.field} ${t.path} has ${entry.source} (${entry.fstype}) mounted and ${whose}; refusing to unmount it`);
+      const whose =
+        t.device === undefined ? `volume ${t.volumeId} does not exist on this node` : `it is not volume ${t.volumeId}`;
+      throw new FailedPreconditionError(
+        `${t.field} ${t.path} has ${entry.source} (${entry.fstype}) mounted and ${whose}; refusing to unmount it`,
+      );
     }
     await unmount(deps.runner, t.path, ctx);
     count++;

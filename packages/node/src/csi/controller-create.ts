@@ -14,7 +14,9 @@ function checkTopology(deps: NodeServiceDeps, req: csi.TopologyRequirement__Outp
   if (requisite.length === 0) return;
   const key = topologyKey(deps.driverName);
   if (requisite.some((t) => t.segments[key] === deps.nodeId)) return;
-  throw new ResourceExhaustedError(`accessibility_requirements.requisite does not include this node (${key}=${deps.nodeId})`);
+  throw new ResourceExhaustedError(
+    `accessibility_requirements.requisite does not include this node (${key}=${deps.nodeId})`,
+  );
 }
 
 /** Validate a CreateVolume request into a volume spec (no side effects): the central controller's plan, and this node's topology. */
@@ -22,11 +24,22 @@ export function planCreate(deps: NodeServiceDeps, req: csi.CreateVolumeRequest__
   const plan = planCreateVolume(req, deps.defaultVolumeSize ?? DEFAULT_VOLUME_SIZE);
   checkTopology(deps, req.accessibility_requirements);
   const { volumeId, name, size, parameters } = plan;
-  return { volumeId, name, size: size.size, range: { required: size.required, limit: size.limit }, params: parameters, ephemeral: false };
+  return {
+    volumeId,
+    name,
+    size: size.size,
+    range: { required: size.required, limit: size.limit },
+    params: parameters,
+    ephemeral: false,
+  };
 }
 
 /** CreateVolume: idempotent by name. */
-export async function createVolumeRpc(deps: NodeServiceDeps, req: csi.CreateVolumeRequest__Output, ctx: CallContext): Promise<csi.CreateVolumeResponse> {
+export async function createVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.CreateVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.CreateVolumeResponse> {
   const spec = planCreate(deps, req);
   return deps.locks.withLocks([spec.volumeId], 'volume', async () => {
     const volume = await createOrFindVolume(deps, spec, ctx.signal);
@@ -35,8 +48,14 @@ export async function createVolumeRpc(deps: NodeServiceDeps, req: csi.CreateVolu
 }
 
 /** DeleteVolume: unknown id → OK; in use → FAILED_PRECONDITION. */
-export async function deleteVolumeRpc(deps: NodeServiceDeps, req: csi.DeleteVolumeRequest__Output, ctx: CallContext): Promise<csi.DeleteVolumeResponse> {
+export async function deleteVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.DeleteVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.DeleteVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
-  await deps.locks.withLocks([volumeId], 'volume', () => deleteVolume(deps, volumeId, { ephemeral: false, signal: ctx.signal }));
+  await deps.locks.withLocks([volumeId], 'volume', () =>
+    deleteVolume(deps, volumeId, { ephemeral: false, signal: ctx.signal }),
+  );
   return {};
 }

@@ -12,7 +12,10 @@ const TOKEN_PREFIX = 'after:';
 function tokenStart(token: string): string | undefined {
   if (token === '') return undefined;
   const id = token.startsWith(TOKEN_PREFIX) ? token.slice(TOKEN_PREFIX.length) : '';
-  if (!SAFE_VOLUME_ID.test(id)) throw new AbortedError(`starting_token ${JSON.stringify(token)} is not a token of this node's ListVolumes; start again without a token`);
+  if (!SAFE_VOLUME_ID.test(id))
+    throw new AbortedError(
+      `starting_token ${JSON.stringify(token)} is not a token of this node's ListVolumes; start again without a token`,
+    );
   return id;
 }
 
@@ -20,7 +23,11 @@ function tokenStart(token: string): string | undefined {
 async function listed(deps: NodeServiceDeps, after?: string): Promise<csi.Volume[]> {
   const devices = new Map((await deps.dm.listDevices()).map((d) => [d.volumeId, d]));
   const records = (await deps.state.list()).filter(
-    (r) => r.ephemeral !== true && r.deviceMode === deps.dm.mode && devices.has(r.volumeId) && (after === undefined || r.volumeId > after),
+    (r) =>
+      r.ephemeral !== true &&
+      r.deviceMode === deps.dm.mode &&
+      devices.has(r.volumeId) &&
+      (after === undefined || r.volumeId > after),
   );
   return records.map((record) => csiVolume(deps, { record, device: devices.get(record.volumeId)! }));
 }
@@ -30,11 +37,18 @@ async function listed(deps: NodeServiceDeps, after?: string): Promise<csi.Volume
  * would report, all pages, so the controller need not dial back to list them.
  */
 export async function volumeInventory(deps: NodeServiceDeps): Promise<registry.InventoryVolume[]> {
-  return (await listed(deps)).map((v) => ({ volume_id: v.volume_id, capacity_bytes: v.capacity_bytes, volume_context: v.volume_context }));
+  return (await listed(deps)).map((v) => ({
+    volume_id: v.volume_id,
+    capacity_bytes: v.capacity_bytes,
+    volume_context: v.volume_context,
+  }));
 }
 
 /** ListVolumes with pagination. */
-export async function listVolumesRpc(deps: NodeServiceDeps, req: csi.ListVolumesRequest__Output): Promise<csi.ListVolumesResponse> {
+export async function listVolumesRpc(
+  deps: NodeServiceDeps,
+  req: csi.ListVolumesRequest__Output,
+): Promise<csi.ListVolumesResponse> {
   if (req.max_entries < 0) throw new InvalidArgumentError(`max_entries must not be negative, got ${req.max_entries}`);
   const after = tokenStart(req.starting_token);
   const volumes = await listed(deps, after);

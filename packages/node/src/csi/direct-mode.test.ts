@@ -42,14 +42,31 @@ describe('capabilities in direct mode', () => {
   });
 
   it('no EXPAND_VOLUME, no online expansion', async () => {
-    expect((await call(c.controller, c.controller.ControllerGetCapabilities, {})).capabilities.map((x) => x.rpc?.type)).not.toContain('EXPAND_VOLUME');
-    expect((await call(c.node, c.node.NodeGetCapabilities, {})).capabilities.map((x) => x.rpc?.type)).not.toContain('EXPAND_VOLUME');
-    expect((await call(c.identity, c.identity.GetPluginCapabilities, {})).capabilities).toEqual([{ service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' }, type: 'service' }]);
+    expect(
+      (await call(c.controller, c.controller.ControllerGetCapabilities, {})).capabilities.map((x) => x.rpc?.type),
+    ).not.toContain('EXPAND_VOLUME');
+    expect((await call(c.node, c.node.NodeGetCapabilities, {})).capabilities.map((x) => x.rpc?.type)).not.toContain(
+      'EXPAND_VOLUME',
+    );
+    expect((await call(c.identity, c.identity.GetPluginCapabilities, {})).capabilities).toEqual([
+      { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' }, type: 'service' },
+    ]);
   });
 
   it('ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED', async () => {
     const details = 'volumes cannot be expanded in device mode direct';
-    await expect(call(c.controller, c.controller.ControllerExpandVolume, { volume_id: 'v', capacity_range: { required_bytes: '1' } })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details });
-    await expect(call(c.node, c.node.NodeExpandVolume, { volume_id: 'v', volume_path: dir, capacity_range: { required_bytes: '1' } })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details });
+    await expect(
+      call(c.controller, c.controller.ControllerExpandVolume, {
+        volume_id: 'v',
+        capacity_range: { required_bytes: '1' },
+      }),
+    ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details });
+    await expect(
+      call(c.node, c.node.NodeExpandVolume, {
+        volume_id: 'v',
+        volume_path: dir,
+        capacity_range: { required_bytes: '1' },
+      }),
+    ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED, details });
   });
 });

@@ -40,7 +40,11 @@ export function isReadOnlyMount(entry: MountEntry): boolean {
 }
 
 /** The usage (AppDirect/FileIO) of a volume: from its record, else from the volume context. */
-export async function volumeUsage(deps: NodeServiceDeps, volumeId: string, context: Readonly<Record<string, string>>): Promise<VolumeUsage> {
+export async function volumeUsage(
+  deps: NodeServiceDeps,
+  volumeId: string,
+  context: Readonly<Record<string, string>>,
+): Promise<VolumeUsage> {
   const record = await deps.state.get(volumeId);
   if (record !== undefined) return parametersOf(record, deps.log).usage;
   const parsed = parseVolumeParameters(context, 'volumeContext');
@@ -50,13 +54,20 @@ export async function volumeUsage(deps: NodeServiceDeps, volumeId: string, conte
 async function ensureFilesystem(deps: NodeServiceDeps, m: FilesystemMount, signal?: AbortSignal): Promise<boolean> {
   const found = await probeDevice(deps.runner, m.device.path, { signal });
   if (found === undefined) {
-    await makeFilesystem(deps.runner, { fsType: m.fsType, device: m.device.path, sizeBytes: m.device.size }, { signal });
+    await makeFilesystem(
+      deps.runner,
+      { fsType: m.fsType, device: m.device.path, sizeBytes: m.device.size },
+      { signal },
+    );
     deps.log.info('filesystem created', { volumeId: m.volumeId, device: m.device.path, fsType: m.fsType });
     return true;
   }
   if (found.type === m.fsType) return false;
-  const what = found.type !== undefined ? `a ${found.type} filesystem` : `a ${found.ptType ?? 'unknown'} partition table`;
-  throw new AlreadyExistsError(`volume ${m.volumeId}: device ${m.device.path} already holds ${what}; the request asks for ${m.fsType} (volume_capability.mount.fs_type)`);
+  const what =
+    found.type !== undefined ? `a ${found.type} filesystem` : `a ${found.ptType ?? 'unknown'} partition table`;
+  throw new AlreadyExistsError(
+    `volume ${m.volumeId}: device ${m.device.path} already holds ${what}; the request asks for ${m.fsType} (volume_capability.mount.fs_type)`,
+  );
 }
 
 /** Create the filesystem when the device is blank, then mount it at `m.target`. */
@@ -67,13 +78,19 @@ export async function formatAndMount(deps: NodeServiceDeps, m: FilesystemMount, 
   if (m.readonly === true && !options.includes('ro')) options.push('ro');
   const fresh = await ensureFilesystem(deps, m, signal);
   await ensureDirectory(m.target);
-  await mountFilesystem(deps.runner, { source: m.device.path, target: m.target, fsType: m.fsType, options }, { signal });
+  await mountFilesystem(
+    deps.runner,
+    { source: m.device.path, target: m.target, fsType: m.fsType, options },
+    { signal },
+  );
   if (!fresh || m.fsType !== 'xfs' || options.includes('ro')) return;
   try {
     await setXfsExtentSize(deps.runner, m.target, { signal });
   } catch (e) {
     await unmount(deps.runner, m.target).catch(() => undefined);
-    throw new InternalError(`volume ${m.volumeId}: setting the xfs extent size failed: ${(e as Error).message}`, { cause: e });
+    throw new InternalError(`volume ${m.volumeId}: setting the xfs extent size failed: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }
 
@@ -81,4 +98,3 @@ export async function formatAndMount(deps: NodeServiceDeps, m: FilesystemMount, 
 export function occupiedMessage(field: string, path: string, entry: MountEntry, volumeId: string): string {
   return `${field} ${path} already has ${entry.source} (${entry.fstype}) mounted, which is not volume ${volumeId}`;
 }
-

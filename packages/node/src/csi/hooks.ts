@@ -4,7 +4,11 @@
 
 /** Steps at which a hook is called, in the order they happen. */
 export type VolumeStep = 'create:after-record' | 'create:after-device' | 'delete:after-device';
-export const VOLUME_STEPS: readonly VolumeStep[] = ['create:after-record', 'create:after-device', 'delete:after-device'];
+export const VOLUME_STEPS: readonly VolumeStep[] = [
+  'create:after-record',
+  'create:after-device',
+  'delete:after-device',
+];
 
 export interface VolumeHooks {
   /** Called synchronously when `step` has been done for `volumeId`. */

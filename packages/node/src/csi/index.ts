@@ -4,4 +4,14 @@ export * from './deps.js';
 export * from './hooks.js';
 export * from './node-controller-server.js';
 export * from './node-server.js';
-export { createOrFindVolume, csiVolume, deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, parametersOf, type ExistingVolume, type VolumeSpec } from './volumes.js';
+export {
+  createOrFindVolume,
+  csiVolume,
+  deleteVolume,
+  ephemeralVolumeId,
+  findDevice,
+  localVolumeId,
+  parametersOf,
+  type ExistingVolume,
+  type VolumeSpec,
+} from './volumes.js';

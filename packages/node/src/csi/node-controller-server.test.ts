@@ -10,7 +10,17 @@ import type { csi } from '@pmem-csi/runtime';
 import type { CreateDeviceRequest, DeviceCallOptions, PmemDeviceInfo } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { readVolumeState } from '../state/state-loader.js';
-import { blockCapability, call, mountCapability, startTestNode, testClients, TEST_DRIVER, TEST_NODE, type TestClients, type TestNode } from './testing/test-node.js';
+import {
+  blockCapability,
+  call,
+  mountCapability,
+  startTestNode,
+  testClients,
+  TEST_DRIVER,
+  TEST_NODE,
+  type TestClients,
+  type TestNode,
+} from './testing/test-node.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -39,8 +49,18 @@ class GatedFake extends FakeDeviceManager {
   }
 }
 
-function createRequest(name: string, required = 64 * MiB, extra: Partial<csi.CreateVolumeRequest> = {}): csi.CreateVolumeRequest {
-  return { name, capacity_range: { required_bytes: String(required) }, volume_capabilities: [mountCapability()], parameters: {}, ...extra };
+function createRequest(
+  name: string,
+  required = 64 * MiB,
+  extra: Partial<csi.CreateVolumeRequest> = {},
+): csi.CreateVolumeRequest {
+  return {
+    name,
+    capacity_range: { required_bytes: String(required) },
+    volume_capabilities: [mountCapability()],
+    parameters: {},
+    ...extra,
+  };
 }
 
 describe('node-controller service (fake devices, real gRPC)', () => {
@@ -70,8 +90,10 @@ describe('node-controller service (fake devices, real gRPC)', () => {
     for (const r of await node.deps.state.list()) await node.deps.state.delete(r.volumeId);
   });
 
-  const create = (req: csi.CreateVolumeRequest): Promise<csi.CreateVolumeResponse__Output> => call(c.controller, c.controller.CreateVolume, req);
-  const del = (id: string): Promise<csi.DeleteVolumeResponse__Output> => call(c.controller, c.controller.DeleteVolume, { volume_id: id });
+  const create = (req: csi.CreateVolumeRequest): Promise<csi.CreateVolumeResponse__Output> =>
+    call(c.controller, c.controller.CreateVolume, req);
+  const del = (id: string): Promise<csi.DeleteVolumeResponse__Output> =>
+    call(c.controller, c.controller.DeleteVolume, { volume_id: id });
 
   describe('CreateVolume', () => {
     it('creates a volume: deterministic id, rounded size, volume context, topology, record', async () => {
@@ -80,16 +102,32 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       expect(res.volume).toEqual({
         volume_id: id,
         capacity_bytes: String(12 * MiB),
-        volume_context: { eraseafter: 'false', kataContainers: 'false', usage: 'AppDirect', name: 'pvc-1', deviceMode: 'fake' },
+        volume_context: {
+          eraseafter: 'false',
+          kataContainers: 'false',
+          usage: 'AppDirect',
+          name: 'pvc-1',
+          deviceMode: 'fake',
+        },
         accessible_topology: [{ segments: { [`${TEST_DRIVER}/node`]: TEST_NODE } }],
         content_source: null,
       });
-      expect(await node.deps.state.get(id)).toMatchObject({ volumeId: id, name: 'pvc-1', size: 10 * MiB, deviceMode: 'fake', parameters: { eraseafter: 'false', kataContainers: 'false', usage: 'AppDirect' } });
+      expect(await node.deps.state.get(id)).toMatchObject({
+        volumeId: id,
+        name: 'pvc-1',
+        size: 10 * MiB,
+        deviceMode: 'fake',
+        parameters: { eraseafter: 'false', kataContainers: 'false', usage: 'AppDirect' },
+      });
     });
 
     it('is idempotent: the same name and a compatible size return the same volume', async () => {
       const first = await create(createRequest('pvc-2'));
-      const again = await create(createRequest('pvc-2', 60 * MiB, { capacity_range: { required_bytes: String(60 * MiB), limit_bytes: String(64 * MiB) } }));
+      const again = await create(
+        createRequest('pvc-2', 60 * MiB, {
+          capacity_range: { required_bytes: String(60 * MiB), limit_bytes: String(64 * MiB) },
+        }),
+      );
       expect(again.volume).toEqual(first.volume);
       expect(await dm.listDevices()).toHaveLength(1);
     });
@@ -104,10 +142,12 @@ describe('node-controller service (fake devices, real gRPC)', () => {
 
     it('same name, other usage → ALREADY_EXISTS', async () => {
       await create(createRequest('pvc-4'));
-      await expect(create(createRequest('pvc-4', 64 * MiB, { parameters: { usage: 'FileIO' } }))).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS,
-        details: `volume "pvc-4" (id ${volumeIdForName('pvc-4')}) already exists, but it has usage "AppDirect", not "FileIO"`,
-      });
+      await expect(create(createRequest('pvc-4', 64 * MiB, { parameters: { usage: 'FileIO' } }))).rejects.toMatchObject(
+        {
+          code: grpc.status.ALREADY_EXISTS,
+          details: `volume "pvc-4" (id ${volumeIdForName('pvc-4')}) already exists, but it has usage "AppDirect", not "FileIO"`,
+        },
+      );
     });
 
     it('no space → RESOURCE_EXHAUSTED with the device manager message, and no record left', async () => {
@@ -119,13 +159,22 @@ describe('node-controller service (fake devices, real gRPC)', () => {
 
     it('a failed device creation rolls the record back', async () => {
       dm.failNext = new Error('disk on fire');
-      await expect(create(createRequest('pvc-fail'))).rejects.toMatchObject({ code: grpc.status.INTERNAL, details: 'internal error: disk on fire' });
+      await expect(create(createRequest('pvc-fail'))).rejects.toMatchObject({
+        code: grpc.status.INTERNAL,
+        details: 'internal error: disk on fire',
+      });
       expect(await node.deps.state.get(volumeIdForName('pvc-fail'))).toBeUndefined();
       expect(await readVolumeState(join(dir, 'volumes'))).toEqual({ records: [], corrupt: [] });
     });
 
     it('the rounded size above limit_bytes → OUT_OF_RANGE, nothing left behind', async () => {
-      await expect(create(createRequest('pvc-lim', 5 * MiB, { capacity_range: { required_bytes: String(5 * MiB), limit_bytes: String(6 * MiB) } }))).rejects.toMatchObject({
+      await expect(
+        create(
+          createRequest('pvc-lim', 5 * MiB, {
+            capacity_range: { required_bytes: String(5 * MiB), limit_bytes: String(6 * MiB) },
+          }),
+        ),
+      ).rejects.toMatchObject({
         code: grpc.status.OUT_OF_RANGE,
         details: `volume "pvc-lim": the device manager allocates ${8 * MiB} bytes for ${5 * MiB} (alignment), above capacity_range.limit_bytes ${6 * MiB}`,
       });
@@ -141,18 +190,44 @@ describe('node-controller service (fake devices, real gRPC)', () => {
     it.each([
       [{ name: '' }, 'name is required'],
       [{ volume_capabilities: [] }, 'volume_capabilities is required: give at least one capability'],
-      [{ parameters: { eraseafter: 'maybe' } }, 'invalid StorageClass parameters: parameter "eraseafter": "maybe" is not a boolean; allowed values: true, false'],
-      [{ parameters: { colour: 'red' } }, 'invalid StorageClass parameters: parameter "colour" is not allowed in StorageClass parameters; allowed keys: eraseafter, kataContainers, usage, persistencyModel, csi.storage.k8s.io/*'],
-      [{ capacity_range: { required_bytes: '10', limit_bytes: '5' } }, 'capacity_range.limit_bytes (5 bytes) must not be smaller than capacity_range.required_bytes (10 bytes)'],
-      [{ volume_capabilities: [mountCapability('', [], 'MULTI_NODE_MULTI_WRITER')] }, 'volume_capabilities[0].access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER'],
-      [{ volume_capabilities: [mountCapability('btrfs')] }, 'volume_capabilities[0].mount.fs_type "btrfs" is not supported; allowed: ext4, xfs (or empty for the default)'],
-      [{ volume_content_source: { snapshot: { snapshot_id: 's' } } }, 'volume_content_source (snapshot) is not supported: this driver cannot create volumes from snapshots or clone volumes; omit volume_content_source'],
-    ] as Array<[Partial<csi.CreateVolumeRequest>, string]>)('invalid request %j → INVALID_ARGUMENT', async (extra, details) => {
-      await expect(create({ ...createRequest('pvc-bad'), ...extra })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details });
-    });
+      [
+        { parameters: { eraseafter: 'maybe' } },
+        'invalid StorageClass parameters: parameter "eraseafter": "maybe" is not a boolean; allowed values: true, false',
+      ],
+      [
+        { parameters: { colour: 'red' } },
+        'invalid StorageClass parameters: parameter "colour" is not allowed in StorageClass parameters; allowed keys: eraseafter, kataContainers, usage, persistencyModel, csi.storage.k8s.io/*',
+      ],
+      [
+        { capacity_range: { required_bytes: '10', limit_bytes: '5' } },
+        'capacity_range.limit_bytes (5 bytes) must not be smaller than capacity_range.required_bytes (10 bytes)',
+      ],
+      [
+        { volume_capabilities: [mountCapability('', [], 'MULTI_NODE_MULTI_WRITER')] },
+        'volume_capabilities[0].access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER',
+      ],
+      [
+        { volume_capabilities: [mountCapability('btrfs')] },
+        'volume_capabilities[0].mount.fs_type "btrfs" is not supported; allowed: ext4, xfs (or empty for the default)',
+      ],
+      [
+        { volume_content_source: { snapshot: { snapshot_id: 's' } } },
+        'volume_content_source (snapshot) is not supported: this driver cannot create volumes from snapshots or clone volumes; omit volume_content_source',
+      ],
+    ] as Array<[Partial<csi.CreateVolumeRequest>, string]>)(
+      'invalid request %j → INVALID_ARGUMENT',
+      async (extra, details) => {
+        await expect(create({ ...createRequest('pvc-bad'), ...extra })).rejects.toMatchObject({
+          code: grpc.status.INVALID_ARGUMENT,
+          details,
+        });
+      },
+    );
 
     it('a requisite topology without this node → RESOURCE_EXHAUSTED', async () => {
-      const req = createRequest('pvc-topo', 64 * MiB, { accessibility_requirements: { requisite: [{ segments: { [`${TEST_DRIVER}/node`]: 'node-2' } }] } });
+      const req = createRequest('pvc-topo', 64 * MiB, {
+        accessibility_requirements: { requisite: [{ segments: { [`${TEST_DRIVER}/node`]: 'node-2' } }] },
+      });
       await expect(create(req)).rejects.toMatchObject({
         code: grpc.status.RESOURCE_EXHAUSTED,
         details: `accessibility_requirements.requisite does not include this node (${TEST_DRIVER}/node=${TEST_NODE})`,
@@ -186,7 +261,10 @@ describe('node-controller service (fake devices, real gRPC)', () => {
     });
 
     it('volume_id missing → INVALID_ARGUMENT', async () => {
-      await expect(del('')).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
+      await expect(del('')).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
+      });
     });
 
     it('eraseafter=true (default) erases the whole device, then device and record are gone', async () => {
@@ -235,24 +313,44 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       const all = await call(c.controller, c.controller.ListVolumes, {});
       expect(all.entries).toHaveLength(5);
       expect(all.next_token).toBe('');
-      await expect(call(c.controller, c.controller.ListVolumes, { starting_token: 'invalid-token' })).rejects.toMatchObject({
+      await expect(
+        call(c.controller, c.controller.ListVolumes, { starting_token: 'invalid-token' }),
+      ).rejects.toMatchObject({
         code: grpc.status.ABORTED,
-        details: 'starting_token "invalid-token" is not a token of this node\'s ListVolumes; start again without a token',
+        details:
+          'starting_token "invalid-token" is not a token of this node\'s ListVolumes; start again without a token',
       });
       await expect(call(c.controller, c.controller.ListVolumes, { max_entries: -1 })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'max_entries must not be negative, got -1',
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'max_entries must not be negative, got -1',
       });
     });
 
     it('lists neither ephemeral volumes nor records without a device', async () => {
       await create(createRequest('b1', 4 * MiB));
-      await node.deps.state.put({ volumeId: 'csi-eph', name: 'csi-eph', size: 4 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString(), ephemeral: true });
+      await node.deps.state.put({
+        volumeId: 'csi-eph',
+        name: 'csi-eph',
+        size: 4 * MiB,
+        deviceMode: 'fake',
+        parameters: {},
+        createdAt: new Date().toISOString(),
+        ephemeral: true,
+      });
       await dm.createDevice({ volumeId: 'csi-eph', size: 4 * MiB });
-      await node.deps.state.put({ volumeId: 'in-flight', name: 'x', size: 4 * MiB, deviceMode: 'fake', parameters: {}, createdAt: new Date().toISOString() });
+      await node.deps.state.put({
+        volumeId: 'in-flight',
+        name: 'x',
+        size: 4 * MiB,
+        deviceMode: 'fake',
+        parameters: {},
+        createdAt: new Date().toISOString(),
+      });
       const res = await call(c.controller, c.controller.ListVolumes, {});
       expect(res.entries.map((e) => e.volume!.volume_id)).toEqual([volumeIdForName('b1')]);
       await expect(del('csi-eph')).rejects.toMatchObject({
-        code: grpc.status.FAILED_PRECONDITION, details: 'volume csi-eph is an ephemeral inline volume; it is deleted by NodeUnpublishVolume, not DeleteVolume',
+        code: grpc.status.FAILED_PRECONDITION,
+        details: 'volume csi-eph is an ephemeral inline volume; it is deleted by NodeUnpublishVolume, not DeleteVolume',
       });
     });
   });
@@ -262,55 +360,107 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       await create(createRequest('c1', 100 * MiB));
       const cap = await dm.getCapacity();
       const res = await call(c.controller, c.controller.GetCapacity, { volume_capabilities: [mountCapability()] });
-      expect(res).toMatchObject({ available_capacity: String(cap.available), maximum_volume_size: { value: String(cap.maxVolumeSize) } });
-      const other = await call(c.controller, c.controller.GetCapacity, { accessible_topology: { segments: { [`${TEST_DRIVER}/node`]: 'node-2' } } });
+      expect(res).toMatchObject({
+        available_capacity: String(cap.available),
+        maximum_volume_size: { value: String(cap.maxVolumeSize) },
+      });
+      const other = await call(c.controller, c.controller.GetCapacity, {
+        accessible_topology: { segments: { [`${TEST_DRIVER}/node`]: 'node-2' } },
+      });
       expect(other).toMatchObject({ available_capacity: '0', maximum_volume_size: { value: '0' } });
-      await expect(call(c.controller, c.controller.GetCapacity, { parameters: { usage: 'Bogus' } })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'invalid StorageClass parameters: parameter "usage": "Bogus" is not supported; allowed values: AppDirect, FileIO',
+      await expect(
+        call(c.controller, c.controller.GetCapacity, { parameters: { usage: 'Bogus' } }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details:
+          'invalid StorageClass parameters: parameter "usage": "Bogus" is not supported; allowed values: AppDirect, FileIO',
       });
     });
 
     it('ValidateVolumeCapabilities confirms supported capabilities and explains unsupported ones', async () => {
       const v = (await create(createRequest('v1'))).volume!;
-      const ok = await call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_id: v.volume_id, volume_capabilities: [mountCapability('xfs'), blockCapability()] });
+      const ok = await call(c.controller, c.controller.ValidateVolumeCapabilities, {
+        volume_id: v.volume_id,
+        volume_capabilities: [mountCapability('xfs'), blockCapability()],
+      });
       expect(ok.confirmed?.volume_capabilities).toHaveLength(2);
       expect(ok.message).toBe('');
-      const bad = await call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_id: v.volume_id, volume_capabilities: [mountCapability('', [], 'MULTI_NODE_READER_ONLY')] });
-      expect(bad).toMatchObject({ confirmed: null, message: expect.stringContaining('MULTI_NODE_READER_ONLY is not supported') });
-      await expect(call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_id: 'nope-1', volume_capabilities: [blockCapability()] })).rejects.toMatchObject({
-        code: grpc.status.NOT_FOUND, details: `volume nope-1 does not exist on node ${TEST_NODE}`,
+      const bad = await call(c.controller, c.controller.ValidateVolumeCapabilities, {
+        volume_id: v.volume_id,
+        volume_capabilities: [mountCapability('', [], 'MULTI_NODE_READER_ONLY')],
       });
-      await expect(call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_id: v.volume_id })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'volume_capabilities is required: give at least one capability',
+      expect(bad).toMatchObject({
+        confirmed: null,
+        message: expect.stringContaining('MULTI_NODE_READER_ONLY is not supported'),
       });
-      await expect(call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_capabilities: [blockCapability()] })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required',
+      await expect(
+        call(c.controller, c.controller.ValidateVolumeCapabilities, {
+          volume_id: 'nope-1',
+          volume_capabilities: [blockCapability()],
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-1 does not exist on node ${TEST_NODE}`,
+      });
+      await expect(
+        call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_id: v.volume_id }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_capabilities is required: give at least one capability',
+      });
+      await expect(
+        call(c.controller, c.controller.ValidateVolumeCapabilities, { volume_capabilities: [blockCapability()] }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
       });
     });
 
     it('ControllerGetCapabilities includes EXPAND_VOLUME in fake mode', async () => {
       const res = await call(c.controller, c.controller.ControllerGetCapabilities, {});
-      expect(res.capabilities.map((x) => x.rpc?.type)).toEqual(['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'SINGLE_NODE_MULTI_WRITER', 'EXPAND_VOLUME']);
+      expect(res.capabilities.map((x) => x.rpc?.type)).toEqual([
+        'CREATE_DELETE_VOLUME',
+        'LIST_VOLUMES',
+        'GET_CAPACITY',
+        'SINGLE_NODE_MULTI_WRITER',
+        'EXPAND_VOLUME',
+      ]);
     });
 
     it('ControllerExpandVolume grows the device and the record; unknown → NOT_FOUND', async () => {
       const v = (await create(createRequest('e1', 8 * MiB))).volume!;
-      const res = await call(c.controller, c.controller.ControllerExpandVolume, { volume_id: v.volume_id, capacity_range: { required_bytes: String(20 * MiB) }, volume_capability: mountCapability() });
+      const res = await call(c.controller, c.controller.ControllerExpandVolume, {
+        volume_id: v.volume_id,
+        capacity_range: { required_bytes: String(20 * MiB) },
+        volume_capability: mountCapability(),
+      });
       expect(res).toEqual({ capacity_bytes: String(20 * MiB), node_expansion_required: true });
       expect((await node.deps.state.get(v.volume_id))?.size).toBe(20 * MiB);
       const list = await call(c.controller, c.controller.ListVolumes, {});
       expect(list.entries[0]?.volume?.capacity_bytes).toBe(String(20 * MiB));
-      await expect(call(c.controller, c.controller.ControllerExpandVolume, { volume_id: 'nope-2', capacity_range: { required_bytes: '1' } })).rejects.toMatchObject({
-        code: grpc.status.NOT_FOUND, details: `volume nope-2 does not exist on node ${TEST_NODE}`,
+      await expect(
+        call(c.controller, c.controller.ControllerExpandVolume, {
+          volume_id: 'nope-2',
+          capacity_range: { required_bytes: '1' },
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-2 does not exist on node ${TEST_NODE}`,
       });
-      await expect(call(c.controller, c.controller.ControllerExpandVolume, { volume_id: v.volume_id })).rejects.toMatchObject({
-        code: grpc.status.INVALID_ARGUMENT, details: 'capacity_range is required',
+      await expect(
+        call(c.controller, c.controller.ControllerExpandVolume, { volume_id: v.volume_id }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'capacity_range is required',
       });
     });
 
     it('unsupported RPCs → UNIMPLEMENTED', async () => {
-      await expect(call(c.controller, c.controller.ControllerPublishVolume, { volume_id: 'x', node_id: TEST_NODE })).rejects.toMatchObject({
-        code: grpc.status.UNIMPLEMENTED, details: 'NodeController.ControllerPublishVolume is not implemented by this driver',
+      await expect(
+        call(c.controller, c.controller.ControllerPublishVolume, { volume_id: 'x', node_id: TEST_NODE }),
+      ).rejects.toMatchObject({
+        code: grpc.status.UNIMPLEMENTED,
+        details: 'NodeController.ControllerPublishVolume is not implemented by this driver',
       });
     });
   });

@@ -16,7 +16,10 @@ export interface NodeControllerServiceOptions {
 }
 
 /** The grpc-js handlers of csi.v1.Controller for this node's volumes. */
-export function createNodeControllerService(deps: NodeServiceDeps, options: NodeControllerServiceOptions = {}): ControllerHandlers {
+export function createNodeControllerService(
+  deps: NodeServiceDeps,
+  options: NodeControllerServiceOptions = {},
+): ControllerHandlers {
   return adaptService<ControllerHandlers>(
     'NodeController',
     loadCsi().csi.v1.Controller.service,
@@ -29,6 +32,10 @@ export function createNodeControllerService(deps: NodeServiceDeps, options: Node
       ValidateVolumeCapabilities: (req, ctx) => validateVolumeCapabilitiesRpc(deps, req, ctx.signal),
       ControllerExpandVolume: (req, ctx) => controllerExpandVolumeRpc(deps, req, ctx),
     },
-    { log: deps.log.child({ service: 'node-controller' }), authorize: options.authorize, quietMethods: ['GetCapacity', 'ListVolumes', 'ControllerGetCapabilities'] },
+    {
+      log: deps.log.child({ service: 'node-controller' }),
+      authorize: options.authorize,
+      quietMethods: ['GetCapacity', 'ListVolumes', 'ControllerGetCapabilities'],
+    },
   );
 }

@@ -14,7 +14,15 @@ import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
 import { isReadOnlyMount } from './format-mount.js';
 import { nodeTools } from '@pmem-csi/csi';
 import { cleanUpHostDir, hostTestProblems } from './testing/host-cleanup.js';
-import { blockCapability, call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';
+import {
+  blockCapability,
+  call,
+  mountCapability,
+  startTestNode,
+  testClients,
+  type TestClients,
+  type TestNode,
+} from './testing/test-node.js';
 import { ephemeralVolumeId } from './volumes.js';
 
 const MiB = 1024 ** 2;
@@ -50,7 +58,12 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     const problems = await hostTestProblems(host, nodeTools('emulated'));
     if (problems.length > 0) throw new Error(`emulated node tests cannot run on this machine: ${problems.join('; ')}`);
     dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-node-')));
-    dm = new EmulatedDeviceManager({ runner: host, log: nullLogger, dir: join(dir, 'emulated'), totalSize: 2048 * MiB });
+    dm = new EmulatedDeviceManager({
+      runner: host,
+      log: nullLogger,
+      dir: join(dir, 'emulated'),
+      totalSize: 2048 * MiB,
+    });
     await dm.setup();
     node = await startTestNode({ dm, dir, runner: host });
     c = testClients(node.address);
@@ -60,23 +73,47 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     c?.close();
     await node?.stop();
     if (dir !== '') await cleanUpHostDir(host, dir);
-    const summary = Object.entries(timings).map(([k, v]) => `${k}: ${v.join('/')} ms`).join('; ');
+    const summary = Object.entries(timings)
+      .map(([k, v]) => `${k}: ${v.join('/')} ms`)
+      .join('; ');
     process.stdout.write(`\nemulated timings — ${summary}\n`);
   });
 
-  async function createVolume(name: string, size: number, cap: csi.VolumeCapability = mountCapability(), parameters: Record<string, string> = {}): Promise<string> {
-    const res = await timed('CreateVolume', () => call(c.controller, c.controller.CreateVolume, { name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [cap], parameters }));
+  async function createVolume(
+    name: string,
+    size: number,
+    cap: csi.VolumeCapability = mountCapability(),
+    parameters: Record<string, string> = {},
+  ): Promise<string> {
+    const res = await timed('CreateVolume', () =>
+      call(c.controller, c.controller.CreateVolume, {
+        name,
+        capacity_range: { required_bytes: String(size) },
+        volume_capabilities: [cap],
+        parameters,
+      }),
+    );
     return res.volume!.volume_id;
   }
-  const stage = (volume_id: string, staging: string, cap: csi.VolumeCapability): Promise<csi.NodeStageVolumeResponse__Output> =>
+  const stage = (
+    volume_id: string,
+    staging: string,
+    cap: csi.VolumeCapability,
+  ): Promise<csi.NodeStageVolumeResponse__Output> =>
     call(c.node, c.node.NodeStageVolume, { volume_id, staging_target_path: staging, volume_capability: cap });
   const unstage = (volume_id: string, staging: string): Promise<csi.NodeUnstageVolumeResponse__Output> =>
     call(c.node, c.node.NodeUnstageVolume, { volume_id, staging_target_path: staging });
-  const publish = (req: Partial<csi.NodePublishVolumeRequest>): Promise<csi.NodePublishVolumeResponse__Output> => call(c.node, c.node.NodePublishVolume, req);
+  const publish = (req: Partial<csi.NodePublishVolumeRequest>): Promise<csi.NodePublishVolumeResponse__Output> =>
+    call(c.node, c.node.NodePublishVolume, req);
   const unpublish = (volume_id: string, target_path: string): Promise<csi.NodeUnpublishVolumeResponse__Output> =>
     call(c.node, c.node.NodeUnpublishVolume, { volume_id, target_path });
-  const deleteVolume = (volume_id: string): Promise<csi.DeleteVolumeResponse__Output> => call(c.controller, c.controller.DeleteVolume, { volume_id });
-  const stats = (volume_id: string, volume_path: string, staging = ''): Promise<csi.NodeGetVolumeStatsResponse__Output> =>
+  const deleteVolume = (volume_id: string): Promise<csi.DeleteVolumeResponse__Output> =>
+    call(c.controller, c.controller.DeleteVolume, { volume_id });
+  const stats = (
+    volume_id: string,
+    volume_path: string,
+    staging = '',
+  ): Promise<csi.NodeGetVolumeStatsResponse__Output> =>
     call(c.node, c.node.NodeGetVolumeStats, { volume_id, volume_path, staging_target_path: staging });
 
   async function backingFiles(): Promise<string[]> {
@@ -102,20 +139,26 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     await timed('NodePublish ro (bind+remount)', () => publish({ ...pub, target_path: ro, readonly: true }));
     expect(await readFile(join(ro, 'hello.txt'), 'utf8')).toBe('pmem');
     expect(await errnoOf(() => writeFile(join(ro, 'nope.txt'), 'x'))).toBe('EROFS');
-    await expect(publish({ ...pub, target_path: ro, readonly: false })).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
+    await expect(publish({ ...pub, target_path: ro, readonly: false })).rejects.toMatchObject({
+      code: grpc.status.ALREADY_EXISTS,
+    });
 
     const before = await stats(id, rw, staging);
     await writeFile(join(rw, 'eight-mib'), Buffer.alloc(8 * MiB, 1));
     const after = await stats(id, rw, staging);
     const fs = await statfs(rw);
-    const bytes = (r: csi.NodeGetVolumeStatsResponse__Output): csi.VolumeUsage__Output => r.usage.find((u) => u.unit === 'BYTES')!;
+    const bytes = (r: csi.NodeGetVolumeStatsResponse__Output): csi.VolumeUsage__Output =>
+      r.usage.find((u) => u.unit === 'BYTES')!;
     expect(Number(bytes(after).total)).toBe(fs.blocks * fs.bsize);
     expect(Number(bytes(after).total)).toBeLessThanOrEqual(64 * MiB);
     expect(Number(bytes(after).used) - Number(bytes(before).used)).toBeGreaterThanOrEqual(8 * MiB);
     expect(Number(after.usage.find((u) => u.unit === 'INODES')!.total)).toBe(fs.files);
     expect(after.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
 
-    await expect(deleteVolume(id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION, details: `device ${device.path} of volume "${id}" is in use (mounted or open)` });
+    await expect(deleteVolume(id)).rejects.toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      details: `device ${device.path} of volume "${id}" is in use (mounted or open)`,
+    });
 
     await timed('NodeUnpublish', () => unpublish(id, rw));
     await unpublish(id, ro);
@@ -143,11 +186,22 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     expect(await findMountAt(host, staging)).toMatchObject({ fstype: 'xfs' });
     const hint = await host.run('xfs_io', ['-c', 'extsize', staging]);
     expect(hint.stdout).toContain('[2097152]');
-    await publish({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCapability('xfs') });
+    await publish({
+      volume_id: id,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: mountCapability('xfs'),
+    });
     const small = (await statfs(target)).blocks * (await statfs(target)).bsize;
-    const res = await timed('NodeExpandVolume xfs', () => call(c.node, c.node.NodeExpandVolume, {
-      volume_id: id, volume_path: target, staging_target_path: staging, capacity_range: { required_bytes: String(400 * MiB) }, volume_capability: mountCapability('xfs'),
-    }));
+    const res = await timed('NodeExpandVolume xfs', () =>
+      call(c.node, c.node.NodeExpandVolume, {
+        volume_id: id,
+        volume_path: target,
+        staging_target_path: staging,
+        capacity_range: { required_bytes: String(400 * MiB) },
+        volume_capability: mountCapability('xfs'),
+      }),
+    );
     expect(res.capacity_bytes).toBe(String(400 * MiB));
     expect((await stat(join(dir, 'emulated', `${id}.img`))).size).toBe(400 * MiB);
     const grown = (await statfs(target)).blocks * (await statfs(target)).bsize;
@@ -166,12 +220,27 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     const staging = join(dir, 'grow', 'staging');
     const target = join(dir, 'grow', 'pod');
     await stage(id, staging, mountCapability());
-    await publish({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCapability() });
+    await publish({
+      volume_id: id,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: mountCapability(),
+    });
     const before = await statfs(target);
-    const ctrl = await call(c.controller, c.controller.ControllerExpandVolume, { volume_id: id, capacity_range: { required_bytes: String(128 * MiB) }, volume_capability: mountCapability() });
+    const ctrl = await call(c.controller, c.controller.ControllerExpandVolume, {
+      volume_id: id,
+      capacity_range: { required_bytes: String(128 * MiB) },
+      volume_capability: mountCapability(),
+    });
     expect(ctrl).toEqual({ capacity_bytes: String(128 * MiB), node_expansion_required: true });
     const expand = (): Promise<csi.NodeExpandVolumeResponse__Output> =>
-      timed('NodeExpandVolume ext4', () => call(c.node, c.node.NodeExpandVolume, { volume_id: id, volume_path: target, capacity_range: { required_bytes: String(128 * MiB) } }));
+      timed('NodeExpandVolume ext4', () =>
+        call(c.node, c.node.NodeExpandVolume, {
+          volume_id: id,
+          volume_path: target,
+          capacity_range: { required_bytes: String(128 * MiB) },
+        }),
+      );
     expect((await stat(join(dir, 'emulated', `${id}.img`))).size).toBe(128 * MiB);
     if (await hasCapability(CAP_SYS_RESOURCE)) {
       await expand();
@@ -197,15 +266,28 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     const ro = join(dir, 'block', 'pod-b', 'dev');
     await stage(id, staging, blockCapability());
     expect(await findMountAt(host, staging)).toBeUndefined();
-    await timed('NodePublish block', () => publish({ volume_id: id, staging_target_path: staging, target_path: rw, volume_capability: blockCapability() }));
-    await publish({ volume_id: id, staging_target_path: staging, target_path: rw, volume_capability: blockCapability() }); // idempotent
+    await timed('NodePublish block', () =>
+      publish({ volume_id: id, staging_target_path: staging, target_path: rw, volume_capability: blockCapability() }),
+    );
+    await publish({
+      volume_id: id,
+      staging_target_path: staging,
+      target_path: rw,
+      volume_capability: blockCapability(),
+    }); // idempotent
     const st = await stat(rw);
     expect(st.isBlockDevice()).toBe(true);
     expect(st.rdev).toBe((await stat(device.path)).rdev);
     const fh = await open(rw, 'r+');
     await fh.write(Buffer.from('raw'), 0, 3, 0);
     await fh.close();
-    await publish({ volume_id: id, staging_target_path: staging, target_path: ro, volume_capability: blockCapability(), readonly: true });
+    await publish({
+      volume_id: id,
+      staging_target_path: staging,
+      target_path: ro,
+      volume_capability: blockCapability(),
+      readonly: true,
+    });
     // The bind is read-only, but the kernel ignores a mount's ro flag for device nodes: writes are
     // kept out by the container runtime, which the kubelet tells to grant the device read-only.
     const roMount = await findMountAt(host, ro);
@@ -223,15 +305,27 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
   it('ephemeral inline volume: publish creates and mounts, unpublish unmounts and deletes the device', async () => {
     const id = 'csi-0f3b6a1c9d2e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c';
     const target = join(dir, 'eph', 'pod');
-    const ctx = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'p', size: '32Mi', eraseafter: 'false' };
-    await timed('NodePublish ephemeral (create+mkfs+mount)', () => publish({ volume_id: id, target_path: target, volume_capability: mountCapability(), volume_context: ctx }));
+    const ctx = {
+      'csi.storage.k8s.io/ephemeral': 'true',
+      'csi.storage.k8s.io/pod.name': 'p',
+      size: '32Mi',
+      eraseafter: 'false',
+    };
+    await timed('NodePublish ephemeral (create+mkfs+mount)', () =>
+      publish({ volume_id: id, target_path: target, volume_capability: mountCapability(), volume_context: ctx }),
+    );
     await publish({ volume_id: id, target_path: target, volume_capability: mountCapability(), volume_context: ctx }); // idempotent
     const local = ephemeralVolumeId(id); // the kubelet's 68-byte handle is kept under a 63-byte id
     expect(local).toMatch(/^csi-0f-[0-9a-f]{56}$/);
     const device = await dm!.getDevice(local);
     expect(device.size).toBe(32 * MiB);
     expect(await findMountAt(host, target)).toMatchObject({ source: device.path, fstype: 'ext4' });
-    expect(await node!.deps.state.get(local)).toMatchObject({ ephemeral: true, name: id, size: 32 * MiB, parameters: { eraseafter: 'false' } });
+    expect(await node!.deps.state.get(local)).toMatchObject({
+      ephemeral: true,
+      name: id,
+      size: 32 * MiB,
+      parameters: { eraseafter: 'false' },
+    });
     const stats = await call(c.node, c.node.NodeGetVolumeStats, { volume_id: id, volume_path: target });
     expect(stats.volume_condition).toEqual({ abnormal: false, message: expect.any(String) });
     const listed = await call(c.controller, c.controller.ListVolumes, {});
@@ -251,10 +345,18 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
     const staging = join(dir, 'cond', 'staging');
     const target = join(dir, 'cond', 'pod');
     await stage(id, staging, mountCapability());
-    await publish({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCapability() });
+    await publish({
+      volume_id: id,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: mountCapability(),
+    });
     await host.run('mount', ['-o', 'remount,ro', staging]);
     const res = await stats(id, target, staging);
-    expect(res.volume_condition).toEqual({ abnormal: true, message: `the ext4 filesystem on ${(await dm!.getDevice(id)).path} was switched to read-only (filesystem errors?); check the kernel log` });
+    expect(res.volume_condition).toEqual({
+      abnormal: true,
+      message: `the ext4 filesystem on ${(await dm!.getDevice(id)).path} was switched to read-only (filesystem errors?); check the kernel log`,
+    });
     await unpublish(id, target);
     await unstage(id, staging);
     await deleteVolume(id);

@@ -21,30 +21,63 @@ export interface EphemeralPublish {
 }
 
 /** NodePublishVolume of an ephemeral inline volume (volume_id and target_path already checked: absolute, no system directory). */
-export async function publishEphemeralVolume(deps: NodeServiceDeps, p: EphemeralPublish, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
+export async function publishEphemeralVolume(
+  deps: NodeServiceDeps,
+  p: EphemeralPublish,
+  ctx: CallContext,
+): Promise<csi.NodePublishVolumeResponse> {
   const { req, access, target } = p;
-  if (access.kind !== 'mount') throw new InvalidArgumentError('volume_capability must be a mount capability: ephemeral inline volumes are filesystems');
+  if (access.kind !== 'mount')
+    throw new InvalidArgumentError(
+      'volume_capability must be a mount capability: ephemeral inline volumes are filesystems',
+    );
   volumeName(req.volume_id, 'volume_id'); // the handle names the volume: its id must suit every device mode
   const params = checkParameters(req.volume_context, 'ephemeral');
   const size = params.size ?? 0;
-  const spec: VolumeSpec = { volumeId: ephemeralVolumeId(req.volume_id), name: req.volume_id, size, range: { required: size, limit: 0 }, params, ephemeral: true };
+  const spec: VolumeSpec = {
+    volumeId: ephemeralVolumeId(req.volume_id),
+    name: req.volume_id,
+    size,
+    range: { required: size, limit: 0 },
+    params,
+    ephemeral: true,
+  };
   // Both ids: NodeUnpublishVolume locks the handle and the id it maps to.
   return deps.locks.withLocks([req.volume_id, spec.volumeId], 'volume', async () => {
     const existing = await findMountAt(deps.runner, target, ctx);
     if (existing !== undefined) {
       const device = await findDevice(deps.dm, spec.volumeId, ctx.signal);
-      if (device === undefined || !(await isMountOf(existing, device))) throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
+      if (device === undefined || !(await isMountOf(existing, device)))
+        throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
       return {};
     }
     await checkTargetIsFree(target, 'target_path', 'directory');
     const volume = await createOrFindVolume(deps, spec, ctx.signal);
     try {
-      await formatAndMount(deps, { volumeId: spec.volumeId, device: volume.device, fsType: access.fsType, flags: access.flags, usage: params.usage, target, readonly: req.readonly }, ctx.signal);
+      await formatAndMount(
+        deps,
+        {
+          volumeId: spec.volumeId,
+          device: volume.device,
+          fsType: access.fsType,
+          flags: access.flags,
+          usage: params.usage,
+          target,
+          readonly: req.readonly,
+        },
+        ctx.signal,
+      );
     } catch (e) {
       if (volume.created) await rollBack(deps, spec.volumeId, target);
       throw e;
     }
-    ctx.log.info('ephemeral volume published', { volumeId: spec.volumeId, handle: req.volume_id, targetPath: target, device: volume.device.path, size: volume.device.size });
+    ctx.log.info('ephemeral volume published', {
+      volumeId: spec.volumeId,
+      handle: req.volume_id,
+      targetPath: target,
+      device: volume.device.path,
+      size: volume.device.size,
+    });
     return {};
   });
 }
@@ -54,6 +87,9 @@ async function rollBack(deps: NodeServiceDeps, volumeId: string, target: string)
     await unmountAll(deps.runner, target);
     await deleteVolume(deps, volumeId, { ephemeral: true });
   } catch (e) {
-    deps.log.error('could not remove the ephemeral volume of a failed publish; NodeUnpublishVolume will retry', { volumeId, error: errorMessage(e) });
+    deps.log.error('could not remove the ephemeral volume of a failed publish; NodeUnpublishVolume will retry', {
+      volumeId,
+      error: errorMessage(e),
+    });
   }
 }

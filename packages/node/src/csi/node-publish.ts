@@ -31,16 +31,23 @@ function mode(readonly: boolean): string {
   return readonly ? 'read-only' : 'read-write';
 }
 
-async function publishFilesystem(deps: NodeServiceDeps, p: PublishTarget & { staging: string }, ctx: CallContext): Promise<void> {
+async function publishFilesystem(
+  deps: NodeServiceDeps,
+  p: PublishTarget & { staging: string },
+  ctx: CallContext,
+): Promise<void> {
   const staged = await findMountAt(deps.runner, p.staging, ctx);
   if (staged === undefined || !(await isMountOf(staged, p.device))) {
     throw new FailedPreconditionError(`volume ${p.volumeId} is not staged at ${p.staging}: call NodeStageVolume first`);
   }
   const existing = await findMountAt(deps.runner, p.target, ctx);
   if (existing !== undefined) {
-    if (!(await isMountOf(existing, p.device))) throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
+    if (!(await isMountOf(existing, p.device)))
+      throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
     if (isReadOnlyMount(existing) !== p.readonly) {
-      throw new AlreadyExistsError(`volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`);
+      throw new AlreadyExistsError(
+        `volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`,
+      );
     }
     return;
   }
@@ -53,9 +60,12 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
   const existing = await findMountAt(deps.runner, p.target, ctx);
   if (existing !== undefined) {
     // The source of a bound device node reads "devtmpfs[/loop3]": compare device numbers instead.
-    if (!(await sameBlockDevice(p.target, p.device.path))) throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
+    if (!(await sameBlockDevice(p.target, p.device.path)))
+      throw new AlreadyExistsError(occupiedMessage('target_path', p.target, existing, p.volumeId));
     if (isReadOnlyMount(existing) !== p.readonly) {
-      throw new AlreadyExistsError(`block volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`);
+      throw new AlreadyExistsError(
+        `block volume ${p.volumeId} is already published at ${p.target} ${mode(isReadOnlyMount(existing))}; the request asks for ${mode(p.readonly)}`,
+      );
     }
     return;
   }
@@ -65,7 +75,11 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
 }
 
 /** NodePublishVolume. */
-export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodePublishVolumeResponse> {
+export async function publishVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.NodePublishVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.NodePublishVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const target = await coPath(deps, req.target_path, 'target_path');
   const access = accessRequest(req.volume_capability);
@@ -83,7 +97,11 @@ export async function publishVolumeRpc(deps: NodeServiceDeps, req: csi.NodePubli
 }
 
 /** NodeUnpublishVolume: unmount, remove the target, delete an ephemeral volume. */
-export async function unpublishVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnpublishVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnpublishVolumeResponse> {
+export async function unpublishVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.NodeUnpublishVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.NodeUnpublishVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const target = await coPath(deps, req.target_path, 'target_path');
   return deps.locks.withLocks([volumeId, ephemeralVolumeId(volumeId)], 'volume', async () => {

@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import { ScriptedRunner, type csi } from '@pmem-csi/runtime';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, notMounted, SwitchableRunner } from './testing/scripted-mounts.js';
-import { blockCapability, call, mountCapability, startTestNode, testClients, TEST_DRIVER, TEST_NODE, type TestClients, type TestNode } from './testing/test-node.js';
+import {
+  blockCapability,
+  call,
+  mountCapability,
+  startTestNode,
+  testClients,
+  TEST_DRIVER,
+  TEST_NODE,
+  type TestClients,
+  type TestNode,
+} from './testing/test-node.js';
 import { ephemeralVolumeId } from './volumes.js';
 
 const MiB = 1024 ** 2;
@@ -33,7 +43,11 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
     node = await startTestNode({ dm, dir, runner, hasCapability: async () => capable });
     c = testClients(node.address);
     const create = (name: string, size: number): Promise<csi.CreateVolumeResponse__Output> =>
-      call(c.controller, c.controller.CreateVolume, { name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability()] });
+      call(c.controller, c.controller.CreateVolume, {
+        name,
+        capacity_range: { required_bytes: String(size) },
+        volume_capabilities: [mountCapability()],
+      });
     vol = (await create('small', 64 * MiB)).volume!.volume_id;
     big = (await create('big', 320 * MiB)).volume!.volume_id;
   });
@@ -54,27 +68,53 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
   });
 
   const stage = (req: Partial<csi.NodeStageVolumeRequest>): Promise<csi.NodeStageVolumeResponse__Output> =>
-    call(c.node, c.node.NodeStageVolume, { volume_id: vol, staging_target_path: join(dir, 'stage'), volume_capability: mountCapability(), ...req });
+    call(c.node, c.node.NodeStageVolume, {
+      volume_id: vol,
+      staging_target_path: join(dir, 'stage'),
+      volume_capability: mountCapability(),
+      ...req,
+    });
   const publish = (req: Partial<csi.NodePublishVolumeRequest>): Promise<csi.NodePublishVolumeResponse__Output> =>
-    call(c.node, c.node.NodePublishVolume, { volume_id: vol, staging_target_path: join(dir, 'stage'), target_path: join(dir, 'target'), volume_capability: mountCapability(), ...req });
+    call(c.node, c.node.NodePublishVolume, {
+      volume_id: vol,
+      staging_target_path: join(dir, 'stage'),
+      target_path: join(dir, 'target'),
+      volume_capability: mountCapability(),
+      ...req,
+    });
 
   describe('Identity and node info', () => {
     it('GetPluginInfo, GetPluginCapabilities, Probe', async () => {
-      expect(await call(c.identity, c.identity.GetPluginInfo, {})).toEqual({ name: TEST_DRIVER, vendor_version: 'test', manifest: {} });
+      expect(await call(c.identity, c.identity.GetPluginInfo, {})).toEqual({
+        name: TEST_DRIVER,
+        vendor_version: 'test',
+        manifest: {},
+      });
       const caps = await call(c.identity, c.identity.GetPluginCapabilities, {});
-      expect(caps.capabilities).toEqual([{ service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' }, type: 'service' }, { volume_expansion: { type: 'ONLINE' }, type: 'volume_expansion' }]);
+      expect(caps.capabilities).toEqual([
+        { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' }, type: 'service' },
+        { volume_expansion: { type: 'ONLINE' }, type: 'volume_expansion' },
+      ]);
       expect(await call(c.identity, c.identity.Probe, {})).toEqual({ ready: { value: true } });
     });
 
     it('NodeGetInfo: node id, topology, no volume limit', async () => {
       expect(await call(c.node, c.node.NodeGetInfo, {})).toEqual({
-        node_id: TEST_NODE, max_volumes_per_node: '0', accessible_topology: { segments: { [`${TEST_DRIVER}/node`]: TEST_NODE } },
+        node_id: TEST_NODE,
+        max_volumes_per_node: '0',
+        accessible_topology: { segments: { [`${TEST_DRIVER}/node`]: TEST_NODE } },
       });
     });
 
     it('NodeGetCapabilities', async () => {
       const res = await call(c.node, c.node.NodeGetCapabilities, {});
-      expect(res.capabilities.map((x) => x.rpc?.type)).toEqual(['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'VOLUME_CONDITION', 'SINGLE_NODE_MULTI_WRITER', 'EXPAND_VOLUME']);
+      expect(res.capabilities.map((x) => x.rpc?.type)).toEqual([
+        'STAGE_UNSTAGE_VOLUME',
+        'GET_VOLUME_STATS',
+        'VOLUME_CONDITION',
+        'SINGLE_NODE_MULTI_WRITER',
+        'EXPAND_VOLUME',
+      ]);
     });
   });
 
@@ -83,17 +123,41 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       [{ volume_id: '' }, 'volume_id is required'],
       [{ staging_target_path: '' }, 'staging_target_path is required'],
       [{ volume_capability: null }, 'volume_capability is required'],
-      [{ volume_capability: mountCapability('btrfs') }, 'volume_capability.mount.fs_type "btrfs" is not supported; allowed: ext4, xfs (or empty for the default)'],
-      [{ volume_capability: mountCapability('', [], 'MULTI_NODE_MULTI_WRITER') }, 'volume_capability.access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER'],
-      [{ volume_capability: mountCapability('', ['noatime,remount']) }, 'volume_capability.mount.mount_flags[0] "noatime,remount" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"'],
-      [{ volume_capability: mountCapability('', ['dax', 'dax=always']) }, 'volume_capability.mount.mount_flags sets dax more than once (dax, dax=always); give at most one dax option (the driver adds "dax" itself when the device supports it)'],
-      [{ volume_capability: { access_type: 'mount', mount: { volume_mount_group: '1000' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } } }, 'volume_capability.mount.volume_mount_group is not supported by this driver (no VOLUME_MOUNT_GROUP capability)'],
+      [
+        { volume_capability: mountCapability('btrfs') },
+        'volume_capability.mount.fs_type "btrfs" is not supported; allowed: ext4, xfs (or empty for the default)',
+      ],
+      [
+        { volume_capability: mountCapability('', [], 'MULTI_NODE_MULTI_WRITER') },
+        'volume_capability.access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER',
+      ],
+      [
+        { volume_capability: mountCapability('', ['noatime,remount']) },
+        'volume_capability.mount.mount_flags[0] "noatime,remount" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"',
+      ],
+      [
+        { volume_capability: mountCapability('', ['dax', 'dax=always']) },
+        'volume_capability.mount.mount_flags sets dax more than once (dax, dax=always); give at most one dax option (the driver adds "dax" itself when the device supports it)',
+      ],
+      [
+        {
+          volume_capability: {
+            access_type: 'mount',
+            mount: { volume_mount_group: '1000' },
+            access_mode: { mode: 'SINGLE_NODE_WRITER' },
+          },
+        },
+        'volume_capability.mount.volume_mount_group is not supported by this driver (no VOLUME_MOUNT_GROUP capability)',
+      ],
     ] as Array<[Partial<csi.NodeStageVolumeRequest>, string]>)('%j → INVALID_ARGUMENT', async (req, details) => {
       await expect(stage(req)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details });
     });
 
     it('unknown volume → NOT_FOUND', async () => {
-      await expect(stage({ volume_id: 'nope-1' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-1 does not exist on node ${TEST_NODE}` });
+      await expect(stage({ volume_id: 'nope-1' })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-1 does not exist on node ${TEST_NODE}`,
+      });
     });
 
     it('block volumes need no staging (no tool runs)', async () => {
@@ -106,7 +170,11 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       runner.inner.add(
         notMounted(staging),
         { command: 'blkid', args: ['-p', '-o', 'export', `/dev/fake/${vol}`], exact: true, exitCode: 2 },
-        { command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${vol}`], exact: true },
+        {
+          command: 'mkfs.ext4',
+          args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${vol}`],
+          exact: true,
+        },
         { command: 'mount', args: ['-t', 'ext4', '-o', 'noatime', `/dev/fake/${vol}`, staging], exact: true },
       );
       await stage({ staging_target_path: staging, volume_capability: mountCapability('', ['noatime']) });
@@ -118,7 +186,11 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       runner.inner.add(
         notMounted(staging),
         { command: 'blkid', exitCode: 2 },
-        { command: 'mkfs.xfs', args: ['-b', 'size=4096', '-m', 'reflink=0', '-d', 'su=2m,sw=1,agcount=4', '-f', `/dev/fake/${big}`], exact: true },
+        {
+          command: 'mkfs.xfs',
+          args: ['-b', 'size=4096', '-m', 'reflink=0', '-d', 'su=2m,sw=1,agcount=4', '-f', `/dev/fake/${big}`],
+          exact: true,
+        },
         { command: 'mount', args: ['-t', 'xfs', `/dev/fake/${big}`, staging], exact: true },
         { command: 'xfs_io', args: ['-c', 'extsize 2m', staging], exact: true },
       );
@@ -128,7 +200,9 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
     it('xfs on a 64 MiB volume → OUT_OF_RANGE before any tool runs', async () => {
       const staging = join(dir, 'stage-small-xfs');
       runner.inner.add(notMounted(staging));
-      await expect(stage({ staging_target_path: staging, volume_capability: mountCapability('xfs') })).rejects.toMatchObject({
+      await expect(
+        stage({ staging_target_path: staging, volume_capability: mountCapability('xfs') }),
+      ).rejects.toMatchObject({
         code: grpc.status.OUT_OF_RANGE,
         details: `volume "${vol}" has ${64 * MiB} bytes, but xfs needs at least ${300 * MiB} bytes (300 MiB); use ext4 or a larger volume`,
       });
@@ -145,7 +219,11 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
 
     it('an existing filesystem of the same type is reused (no mkfs)', async () => {
       const staging = join(dir, 'stage-reuse');
-      runner.inner.add(notMounted(staging), { command: 'blkid', stdout: 'TYPE=ext4\n' }, { command: 'mount', args: ['-t', 'ext4', `/dev/fake/${vol}`, staging], exact: true });
+      runner.inner.add(
+        notMounted(staging),
+        { command: 'blkid', stdout: 'TYPE=ext4\n' },
+        { command: 'mount', args: ['-t', 'ext4', `/dev/fake/${vol}`, staging], exact: true },
+      );
       await stage({ staging_target_path: staging });
     });
 
@@ -155,20 +233,27 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       await stage({ staging_target_path: staging });
       runner.inner.add(mountedAt(staging, '/dev/sdz'));
       await expect(stage({ staging_target_path: staging })).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS, details: `staging_target_path ${staging} already has /dev/sdz (ext4) mounted, which is not volume ${vol}`,
+        code: grpc.status.ALREADY_EXISTS,
+        details: `staging_target_path ${staging} already has /dev/sdz (ext4) mounted, which is not volume ${vol}`,
       });
       runner.inner.add(mountedAt(staging, `/dev/fake/${vol}`));
-      await expect(stage({ staging_target_path: staging, volume_capability: mountCapability('xfs') })).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS, details: `volume ${vol} is already staged at ${staging} as ext4; the request asks for xfs`,
+      await expect(
+        stage({ staging_target_path: staging, volume_capability: mountCapability('xfs') }),
+      ).rejects.toMatchObject({
+        code: grpc.status.ALREADY_EXISTS,
+        details: `volume ${vol} is already staged at ${staging} as ext4; the request asks for xfs`,
       });
     });
 
     it('dax asked for on a device without dax → INVALID_ARGUMENT', async () => {
       const staging = join(dir, 'stage-dax');
       runner.inner.add(notMounted(staging));
-      await expect(stage({ staging_target_path: staging, volume_capability: mountCapability('', ['dax']) })).rejects.toMatchObject({
+      await expect(
+        stage({ staging_target_path: staging, volume_capability: mountCapability('', ['dax']) }),
+      ).rejects.toMatchObject({
         code: grpc.status.INVALID_ARGUMENT,
-        details: 'volume_capability.mount.mount_flags asks for "dax", but this volume cannot use dax (emulated device or usage=FileIO); remove the option',
+        details:
+          'volume_capability.mount.mount_flags asks for "dax", but this volume cannot use dax (emulated device or usage=FileIO); remove the option',
       });
     });
 
@@ -179,7 +264,10 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       runner.inner.add(mountedAt(staging, `/dev/fake/${vol}`));
       const first = stage({ staging_target_path: staging });
       await new Promise((r) => setTimeout(r, 200));
-      await expect(publish({})).rejects.toMatchObject({ code: grpc.status.ABORTED, details: `an operation on volume "${vol}" is already in progress` });
+      await expect(publish({})).rejects.toMatchObject({
+        code: grpc.status.ABORTED,
+        details: `an operation on volume "${vol}" is already in progress`,
+      });
       open();
       await first;
     });
@@ -187,10 +275,18 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
 
   describe('NodeUnstageVolume', () => {
     it('required fields; a path that is not mounted → OK', async () => {
-      await expect(call(c.node, c.node.NodeUnstageVolume, { staging_target_path: '/x' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
-      await expect(call(c.node, c.node.NodeUnstageVolume, { volume_id: vol })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'staging_target_path is required' });
+      await expect(call(c.node, c.node.NodeUnstageVolume, { staging_target_path: '/x' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
+      });
+      await expect(call(c.node, c.node.NodeUnstageVolume, { volume_id: vol })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'staging_target_path is required',
+      });
       runner.inner.add(notMounted(join(dir, 'nothing')));
-      await expect(call(c.node, c.node.NodeUnstageVolume, { volume_id: vol, staging_target_path: join(dir, 'nothing') })).resolves.toEqual({});
+      await expect(
+        call(c.node, c.node.NodeUnstageVolume, { volume_id: vol, staging_target_path: join(dir, 'nothing') }),
+      ).resolves.toEqual({});
     });
   });
 
@@ -200,21 +296,37 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       [{ target_path: '' }, 'target_path is required'],
       [{ volume_capability: null }, 'volume_capability is required'],
       [{ staging_target_path: '' }, 'staging_target_path is required'],
-      [{ volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' } }, 'invalid ephemeral volume attributes: parameter "size" is required for ephemeral volumes (a Kubernetes quantity, e.g. 1Gi, 100Mi, 2G or 1073741824)'],
-      [{ volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '1Gi', eraseafter: 'nah' } }, 'invalid ephemeral volume attributes: parameter "eraseafter": "nah" is not a boolean; allowed values: true, false'],
-      [{ volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '1Gi' }, volume_capability: blockCapability() }, 'volume_capability must be a mount capability: ephemeral inline volumes are filesystems'],
+      [
+        { volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' } },
+        'invalid ephemeral volume attributes: parameter "size" is required for ephemeral volumes (a Kubernetes quantity, e.g. 1Gi, 100Mi, 2G or 1073741824)',
+      ],
+      [
+        { volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '1Gi', eraseafter: 'nah' } },
+        'invalid ephemeral volume attributes: parameter "eraseafter": "nah" is not a boolean; allowed values: true, false',
+      ],
+      [
+        {
+          volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '1Gi' },
+          volume_capability: blockCapability(),
+        },
+        'volume_capability must be a mount capability: ephemeral inline volumes are filesystems',
+      ],
     ] as Array<[Partial<csi.NodePublishVolumeRequest>, string]>)('%j → INVALID_ARGUMENT', async (req, details) => {
       await expect(publish(req)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details });
     });
 
     it('unknown volume → NOT_FOUND', async () => {
-      await expect(publish({ volume_id: 'nope-2' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-2 does not exist on node ${TEST_NODE}` });
+      await expect(publish({ volume_id: 'nope-2' })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-2 does not exist on node ${TEST_NODE}`,
+      });
     });
 
     it('not staged → FAILED_PRECONDITION', async () => {
       runner.inner.add(notMounted(join(dir, 'stage')));
       await expect(publish({})).rejects.toMatchObject({
-        code: grpc.status.FAILED_PRECONDITION, details: `volume ${vol} is not staged at ${join(dir, 'stage')}: call NodeStageVolume first`,
+        code: grpc.status.FAILED_PRECONDITION,
+        details: `volume ${vol} is not staged at ${join(dir, 'stage')}: call NodeStageVolume first`,
       });
     });
 
@@ -229,11 +341,18 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       );
       await publish({ target_path: target, readonly: true });
       expect((await stat(target)).isDirectory()).toBe(true);
-      runner.inner.add(mountedAt(staging, `/dev/fake/${vol}`), mountedAt(target, `/dev/fake/${vol}`, { 'vfs-options': 'ro,relatime' }));
+      runner.inner.add(
+        mountedAt(staging, `/dev/fake/${vol}`),
+        mountedAt(target, `/dev/fake/${vol}`, { 'vfs-options': 'ro,relatime' }),
+      );
       await publish({ target_path: target, readonly: true });
-      runner.inner.add(mountedAt(staging, `/dev/fake/${vol}`), mountedAt(target, `/dev/fake/${vol}`, { 'vfs-options': 'ro,relatime' }));
+      runner.inner.add(
+        mountedAt(staging, `/dev/fake/${vol}`),
+        mountedAt(target, `/dev/fake/${vol}`, { 'vfs-options': 'ro,relatime' }),
+      );
       await expect(publish({ target_path: target, readonly: false })).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS, details: `volume ${vol} is already published at ${target} read-only; the request asks for read-write`,
+        code: grpc.status.ALREADY_EXISTS,
+        details: `volume ${vol} is already published at ${target} read-only; the request asks for read-write`,
       });
     });
   });
@@ -249,14 +368,28 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       runner.inner.add(
         notMounted(target),
         { command: 'blkid', args: ['-p', '-o', 'export', `/dev/fake/${local}`], exact: true, exitCode: 2 },
-        { command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${local}`], exact: true },
+        {
+          command: 'mkfs.ext4',
+          args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', `/dev/fake/${local}`],
+          exact: true,
+        },
         { command: 'mount', args: ['-t', 'ext4', '-o', 'ro', `/dev/fake/${local}`, target], exact: true },
       );
-      await publish({ volume_id: id, staging_target_path: '', target_path: target, volume_context: ephemeral, readonly: true });
+      await publish({
+        volume_id: id,
+        staging_target_path: '',
+        target_path: target,
+        volume_context: ephemeral,
+        readonly: true,
+      });
       expect(await dm.getDevice(local)).toMatchObject({ size: 16 * MiB });
       expect(await node.deps.state.get(local)).toMatchObject({ ephemeral: true, name: id, size: 16 * MiB });
       expect(await node.deps.state.get(id)).toBeUndefined();
-      runner.inner.add(mountedAt(target, `/dev/fake/${local}`), { command: 'umount', args: [target], exact: true }, notMounted(target));
+      runner.inner.add(
+        mountedAt(target, `/dev/fake/${local}`),
+        { command: 'umount', args: [target], exact: true },
+        notMounted(target),
+      );
       await call(c.node, c.node.NodeUnpublishVolume, { volume_id: id, target_path: target });
       expect(dm.erasures.at(-1)).toEqual({ volumeId: local, bytes: 16 * MiB });
       expect(await node.deps.state.get(local)).toBeUndefined();
@@ -273,8 +406,11 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
         { command: 'mount', exitCode: 32, stderr: 'mount: wrong fs type' },
         notMounted(target),
       );
-      await expect(publish({ volume_id: id, staging_target_path: '', target_path: target, volume_context: ephemeral })).rejects.toMatchObject({
-        code: grpc.status.INTERNAL, details: `mount -t ext4 /dev/fake/${local} ${target}: exit code 32: mount: wrong fs type`,
+      await expect(
+        publish({ volume_id: id, staging_target_path: '', target_path: target, volume_context: ephemeral }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INTERNAL,
+        details: `mount -t ext4 /dev/fake/${local} ${target}: exit code 32: mount: wrong fs type`,
       });
       expect((await dm.listDevices()).map((d) => d.volumeId)).not.toContain(local);
       expect(await node.deps.state.get(local)).toBeUndefined();
@@ -282,12 +418,24 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
 
     it('a handle whose id is that of a persistent volume (CreateVolume of the same name) → ALREADY_EXISTS, volume kept', async () => {
       const handle = 'csi-eph-3';
-      const created = await call(c.controller, c.controller.CreateVolume, { name: handle, capacity_range: { required_bytes: String(16 * MiB) }, volume_capabilities: [mountCapability()] });
+      const created = await call(c.controller, c.controller.CreateVolume, {
+        name: handle,
+        capacity_range: { required_bytes: String(16 * MiB) },
+        volume_capabilities: [mountCapability()],
+      });
       const id = created.volume!.volume_id;
       expect(id).toBe(ephemeralVolumeId(handle));
       runner.inner.add(notMounted(join(dir, 'eph-3')));
-      await expect(publish({ volume_id: handle, staging_target_path: '', target_path: join(dir, 'eph-3'), volume_context: ephemeral })).rejects.toMatchObject({
-        code: grpc.status.ALREADY_EXISTS, details: `volume "${handle}" (id ${id}) already exists, but it is a persistent volume, not an ephemeral one`,
+      await expect(
+        publish({
+          volume_id: handle,
+          staging_target_path: '',
+          target_path: join(dir, 'eph-3'),
+          volume_context: ephemeral,
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.ALREADY_EXISTS,
+        details: `volume "${handle}" (id ${id}) already exists, but it is a persistent volume, not an ephemeral one`,
       });
       // NodeUnpublishVolume of the handle must not take the persistent volume with it.
       runner.inner.add(notMounted(join(dir, 'eph-3')));
@@ -299,13 +447,25 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
 
   describe('NodeUnpublishVolume', () => {
     it('required fields; missing target → OK; unmounts and removes the target', async () => {
-      await expect(call(c.node, c.node.NodeUnpublishVolume, { target_path: '/x' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
-      await expect(call(c.node, c.node.NodeUnpublishVolume, { volume_id: vol })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'target_path is required' });
+      await expect(call(c.node, c.node.NodeUnpublishVolume, { target_path: '/x' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
+      });
+      await expect(call(c.node, c.node.NodeUnpublishVolume, { volume_id: vol })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'target_path is required',
+      });
       runner.inner.add(notMounted(join(dir, 'gone')));
-      await expect(call(c.node, c.node.NodeUnpublishVolume, { volume_id: vol, target_path: join(dir, 'gone') })).resolves.toEqual({});
+      await expect(
+        call(c.node, c.node.NodeUnpublishVolume, { volume_id: vol, target_path: join(dir, 'gone') }),
+      ).resolves.toEqual({});
       const target = join(dir, 'pub2');
       await mkdir(target);
-      runner.inner.add(mountedAt(target, `/dev/fake/${vol}`), { command: 'umount', args: [target], exact: true }, notMounted(target));
+      runner.inner.add(
+        mountedAt(target, `/dev/fake/${vol}`),
+        { command: 'umount', args: [target], exact: true },
+        notMounted(target),
+      );
       await call(c.node, c.node.NodeUnpublishVolume, { volume_id: vol, target_path: target });
       await expect(stat(target)).rejects.toMatchObject({ code: 'ENOENT' });
     });
@@ -315,12 +475,27 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
     it('required fields; unknown volume, missing path, not a mount → NOT_FOUND', async () => {
       const stats = (req: Partial<csi.NodeGetVolumeStatsRequest>): Promise<csi.NodeGetVolumeStatsResponse__Output> =>
         call(c.node, c.node.NodeGetVolumeStats, { volume_id: vol, volume_path: dir, ...req });
-      await expect(stats({ volume_id: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
-      await expect(stats({ volume_path: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_path is required' });
-      await expect(stats({ volume_id: 'nope-3' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-3 does not exist on node ${TEST_NODE}` });
-      await expect(stats({ volume_path: join(dir, 'missing') })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume_path ${join(dir, 'missing')} does not exist` });
+      await expect(stats({ volume_id: '' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
+      });
+      await expect(stats({ volume_path: '' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_path is required',
+      });
+      await expect(stats({ volume_id: 'nope-3' })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-3 does not exist on node ${TEST_NODE}`,
+      });
+      await expect(stats({ volume_path: join(dir, 'missing') })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume_path ${join(dir, 'missing')} does not exist`,
+      });
       runner.inner.add(notMounted(dir));
-      await expect(stats({})).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume_path ${dir} is not a mount point: volume ${vol} is not published there` });
+      await expect(stats({})).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume_path ${dir} is not a mount point: volume ${vol} is not published there`,
+      });
     });
 
     it('usage from statfs; abnormal when the filesystem turned read-only or the staging mount vanished', async () => {
@@ -334,9 +509,16 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       expect(inodes).toMatchObject({ unit: 'INODES' });
       runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`, { 'fs-options': 'ro,errors=remount-ro' }));
       const ro = await call(c.node, c.node.NodeGetVolumeStats, { volume_id: vol, volume_path: dir });
-      expect(ro.volume_condition).toEqual({ abnormal: true, message: `the ext4 filesystem on /dev/fake/${vol} was switched to read-only (filesystem errors?); check the kernel log` });
+      expect(ro.volume_condition).toEqual({
+        abnormal: true,
+        message: `the ext4 filesystem on /dev/fake/${vol} was switched to read-only (filesystem errors?); check the kernel log`,
+      });
       runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), notMounted('/staging'));
-      const gone = await call(c.node, c.node.NodeGetVolumeStats, { volume_id: vol, volume_path: dir, staging_target_path: '/staging' });
+      const gone = await call(c.node, c.node.NodeGetVolumeStats, {
+        volume_id: vol,
+        volume_path: dir,
+        staging_target_path: '/staging',
+      });
       expect(gone.volume_condition).toEqual({ abnormal: true, message: 'the staging mount at /staging vanished' });
     });
   });
@@ -344,26 +526,62 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
   describe('NodeExpandVolume', () => {
     it('required fields, sizes, unknown volume and path', async () => {
       const expand = (req: Partial<csi.NodeExpandVolumeRequest>): Promise<csi.NodeExpandVolumeResponse__Output> =>
-        call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: { required_bytes: String(128 * MiB) }, ...req });
-      await expect(expand({ volume_id: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_id is required' });
-      await expect(expand({ volume_path: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'volume_path is required' });
+        call(c.node, c.node.NodeExpandVolume, {
+          volume_id: vol,
+          volume_path: dir,
+          capacity_range: { required_bytes: String(128 * MiB) },
+          ...req,
+        });
+      await expect(expand({ volume_id: '' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_id is required',
+      });
+      await expect(expand({ volume_path: '' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'volume_path is required',
+      });
       // capacity_range is optional: the volume is looked up first (csi-sanity: unknown volume → NOT_FOUND).
-      await expect(expand({ volume_id: 'nope-5', capacity_range: null })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-5 does not exist on node ${TEST_NODE}` });
-      await expect(expand({ volume_id: 'nope-4' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume nope-4 does not exist on node ${TEST_NODE}` });
-      await expect(expand({ volume_path: join(dir, 'missing') })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: `volume_path ${join(dir, 'missing')} does not exist` });
+      await expect(expand({ volume_id: 'nope-5', capacity_range: null })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-5 does not exist on node ${TEST_NODE}`,
+      });
+      await expect(expand({ volume_id: 'nope-4' })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume nope-4 does not exist on node ${TEST_NODE}`,
+      });
+      await expect(expand({ volume_path: join(dir, 'missing') })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: `volume_path ${join(dir, 'missing')} does not exist`,
+      });
     });
 
     it('without a capacity range grows only the filesystem, to the device size', async () => {
       const before = (await dm.getDevice(vol)).size;
-      runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), { command: 'resize2fs', args: [`/dev/fake/${vol}`], exact: true });
-      const res = await call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: null });
+      runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), {
+        command: 'resize2fs',
+        args: [`/dev/fake/${vol}`],
+        exact: true,
+      });
+      const res = await call(c.node, c.node.NodeExpandVolume, {
+        volume_id: vol,
+        volume_path: dir,
+        capacity_range: null,
+      });
       expect(res).toEqual({ capacity_bytes: String(before) });
       expect((await dm.getDevice(vol)).size).toBe(before);
     });
 
     it('grows the device and runs resize2fs on a mounted ext4', async () => {
-      runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), { command: 'resize2fs', args: [`/dev/fake/${vol}`], exact: true });
-      const res = await call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: { required_bytes: String(128 * MiB) } });
+      runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), {
+        command: 'resize2fs',
+        args: [`/dev/fake/${vol}`],
+        exact: true,
+      });
+      const res = await call(c.node, c.node.NodeExpandVolume, {
+        volume_id: vol,
+        volume_path: dir,
+        capacity_range: { required_bytes: String(128 * MiB) },
+      });
       expect(res).toEqual({ capacity_bytes: String(128 * MiB) });
       expect((await dm.getDevice(vol)).size).toBe(128 * MiB);
       expect((await node.deps.state.get(vol))?.size).toBe(128 * MiB);
@@ -373,7 +591,13 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       capable = false;
       try {
         runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`));
-        await expect(call(c.node, c.node.NodeExpandVolume, { volume_id: vol, volume_path: dir, capacity_range: { required_bytes: String(132 * MiB) } })).rejects.toMatchObject({
+        await expect(
+          call(c.node, c.node.NodeExpandVolume, {
+            volume_id: vol,
+            volume_path: dir,
+            capacity_range: { required_bytes: String(132 * MiB) },
+          }),
+        ).rejects.toMatchObject({
           code: grpc.status.FAILED_PRECONDITION,
           details: `volume ${vol}: the device grew to ${132 * MiB} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry`,
         });
@@ -384,8 +608,16 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
     });
 
     it('xfs grows with xfs_growfs on the mount point', async () => {
-      runner.inner.add(mountedAt(dir, `/dev/fake/${big}`, { fstype: 'xfs' }), { command: 'xfs_growfs', args: ['-d', dir], exact: true });
-      const res = await call(c.node, c.node.NodeExpandVolume, { volume_id: big, volume_path: dir, capacity_range: { required_bytes: String(400 * MiB) } });
+      runner.inner.add(mountedAt(dir, `/dev/fake/${big}`, { fstype: 'xfs' }), {
+        command: 'xfs_growfs',
+        args: ['-d', dir],
+        exact: true,
+      });
+      const res = await call(c.node, c.node.NodeExpandVolume, {
+        volume_id: big,
+        volume_path: dir,
+        capacity_range: { required_bytes: String(400 * MiB) },
+      });
       expect(res).toEqual({ capacity_bytes: String(400 * MiB) });
     });
   });

@@ -12,13 +12,23 @@ import { volumeStatsRpc } from './node-stats.js';
 
 /** NodeGetCapabilities. */
 export function nodeCapabilities(deps: Pick<NodeServiceDeps, 'dm'>): csi.NodeGetCapabilitiesResponse {
-  const types = ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'VOLUME_CONDITION', 'SINGLE_NODE_MULTI_WRITER', ...(canExpand(deps) ? ['EXPAND_VOLUME' as const] : [])] as const;
+  const types = [
+    'STAGE_UNSTAGE_VOLUME',
+    'GET_VOLUME_STATS',
+    'VOLUME_CONDITION',
+    'SINGLE_NODE_MULTI_WRITER',
+    ...(canExpand(deps) ? ['EXPAND_VOLUME' as const] : []),
+  ] as const;
   return { capabilities: types.map((type) => ({ rpc: { type } })) };
 }
 
 /** NodeGetInfo: the node id and its topology segment; no per-node volume limit. */
 export function nodeInfo(deps: Pick<NodeServiceDeps, 'driverName' | 'nodeId'>): csi.NodeGetInfoResponse {
-  return { node_id: deps.nodeId, max_volumes_per_node: '0', accessible_topology: { segments: { [topologyKey(deps.driverName)]: deps.nodeId } } };
+  return {
+    node_id: deps.nodeId,
+    max_volumes_per_node: '0',
+    accessible_topology: { segments: { [topologyKey(deps.driverName)]: deps.nodeId } },
+  };
 }
 
 /** The grpc-js handlers of csi.v1.Node. */
@@ -36,6 +46,9 @@ export function createNodeService(deps: NodeServiceDeps): NodeHandlers {
       NodeGetVolumeStats: (req, ctx) => volumeStatsRpc(deps, req, ctx),
       NodeExpandVolume: (req, ctx) => expandVolumeRpc(deps, req, ctx),
     },
-    { log: deps.log.child({ service: 'node' }), quietMethods: ['NodeGetCapabilities', 'NodeGetInfo', 'NodeGetVolumeStats'] },
+    {
+      log: deps.log.child({ service: 'node' }),
+      quietMethods: ['NodeGetCapabilities', 'NodeGetInfo', 'NodeGetVolumeStats'],
+    },
   );
 }

@@ -15,7 +15,11 @@ import { requireField } from '@pmem-csi/csi';
 import { findDevice, requireDevice } from './volumes.js';
 
 /** NodeStageVolume. */
-export async function stageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeStageVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeStageVolumeResponse> {
+export async function stageVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.NodeStageVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.NodeStageVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const staging = await coPath(deps, req.staging_target_path, 'staging_target_path');
   const access = accessRequest(req.volume_capability);
@@ -24,22 +28,33 @@ export async function stageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeStageVo
     if (access.kind === 'block') return {};
     const mounted = await findMountAt(deps.runner, staging, ctx);
     if (mounted !== undefined) {
-      if (!(await isMountOf(mounted, device))) throw new AlreadyExistsError(occupiedMessage('staging_target_path', staging, mounted, volumeId));
+      if (!(await isMountOf(mounted, device)))
+        throw new AlreadyExistsError(occupiedMessage('staging_target_path', staging, mounted, volumeId));
       if (mounted.fstype !== access.fsType) {
-        throw new AlreadyExistsError(`volume ${volumeId} is already staged at ${staging} as ${mounted.fstype}; the request asks for ${access.fsType}`);
+        throw new AlreadyExistsError(
+          `volume ${volumeId} is already staged at ${staging} as ${mounted.fstype}; the request asks for ${access.fsType}`,
+        );
       }
       return {};
     }
     await checkTargetIsFree(staging, 'staging_target_path', 'directory');
     const usage = await volumeUsage(deps, volumeId, req.volume_context);
-    await formatAndMount(deps, { volumeId, device, fsType: access.fsType, flags: access.flags, usage, target: staging }, ctx.signal);
+    await formatAndMount(
+      deps,
+      { volumeId, device, fsType: access.fsType, flags: access.flags, usage, target: staging },
+      ctx.signal,
+    );
     ctx.log.info('volume staged', { volumeId, device: device.path, stagingPath: staging, fsType: access.fsType });
     return {};
   });
 }
 
 /** NodeUnstageVolume: unmount what is mounted at the staging path; the directory belongs to the CO. */
-export async function unstageVolumeRpc(deps: NodeServiceDeps, req: csi.NodeUnstageVolumeRequest__Output, ctx: CallContext): Promise<csi.NodeUnstageVolumeResponse> {
+export async function unstageVolumeRpc(
+  deps: NodeServiceDeps,
+  req: csi.NodeUnstageVolumeRequest__Output,
+  ctx: CallContext,
+): Promise<csi.NodeUnstageVolumeResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const staging = await coPath(deps, req.staging_target_path, 'staging_target_path');
   return deps.locks.withLocks([volumeId], 'volume', async () => {

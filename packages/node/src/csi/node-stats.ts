@@ -19,10 +19,17 @@ import { localVolumeId, requireDevice } from './volumes.js';
 type Condition = csi.VolumeCondition;
 const HEALTHY: Condition = { abnormal: false, message: 'volume is mounted and writable' };
 
-async function filesystemCondition(deps: NodeServiceDeps, v: { mount: MountEntry; device: PmemDeviceInfo; staging: string }, ctx: CallContext): Promise<Condition> {
+async function filesystemCondition(
+  deps: NodeServiceDeps,
+  v: { mount: MountEntry; device: PmemDeviceInfo; staging: string },
+  ctx: CallContext,
+): Promise<Condition> {
   const { mount, device } = v;
   if (mount.fsOptions.includes('ro') && !mount.vfsOptions.includes('ro')) {
-    return { abnormal: true, message: `the ${mount.fstype} filesystem on ${device.path} was switched to read-only (filesystem errors?); check the kernel log` };
+    return {
+      abnormal: true,
+      message: `the ${mount.fstype} filesystem on ${device.path} was switched to read-only (filesystem errors?); check the kernel log`,
+    };
   }
   if (v.staging !== '' && (await findMountAt(deps.runner, v.staging, ctx)) === undefined) {
     return { abnormal: true, message: `the staging mount at ${v.staging} vanished` };
@@ -33,7 +40,12 @@ async function filesystemCondition(deps: NodeServiceDeps, v: { mount: MountEntry
 async function filesystemStats(path: string): Promise<csi.VolumeUsage[]> {
   const s = await statfs(path);
   return [
-    { unit: 'BYTES', total: String(s.blocks * s.bsize), available: String(s.bavail * s.bsize), used: String((s.blocks - s.bfree) * s.bsize) },
+    {
+      unit: 'BYTES',
+      total: String(s.blocks * s.bsize),
+      available: String(s.bavail * s.bsize),
+      used: String((s.blocks - s.bfree) * s.bsize),
+    },
     { unit: 'INODES', total: String(s.files), available: String(s.ffree), used: String(s.files - s.ffree) },
   ];
 }
@@ -44,23 +56,37 @@ function notThisVolume(path: string, volumeId: string): NotFoundError {
 }
 
 /** NodeGetVolumeStats. */
-export async function volumeStatsRpc(deps: NodeServiceDeps, req: csi.NodeGetVolumeStatsRequest__Output, ctx: CallContext): Promise<csi.NodeGetVolumeStatsResponse> {
+export async function volumeStatsRpc(
+  deps: NodeServiceDeps,
+  req: csi.NodeGetVolumeStatsRequest__Output,
+  ctx: CallContext,
+): Promise<csi.NodeGetVolumeStatsResponse> {
   const volumeId = requireField(req.volume_id, 'volume_id');
   const path = requireField(req.volume_path, 'volume_path');
   const staging = req.staging_target_path === '' ? '' : absolutePath(req.staging_target_path, 'staging_target_path');
   // The kubelet asks for ephemeral inline volumes by its handle too.
   const device = await requireDevice(deps, await localVolumeId(deps, volumeId), ctx.signal);
   // NOT_FOUND rather than INVALID_ARGUMENT: csi-sanity asks with "some/path" and expects it.
-  if (!isAbsolutePathText(path)) throw new NotFoundError(`volume_path ${JSON.stringify(path)} is not an absolute path, so volume ${volumeId} is not staged or published there (CSI requires absolute paths)`);
+  if (!isAbsolutePathText(path))
+    throw new NotFoundError(
+      `volume_path ${JSON.stringify(path)} is not an absolute path, so volume ${volumeId} is not staged or published there (CSI requires absolute paths)`,
+    );
   const st = await statOrUndefined(path);
   if (st === undefined) throw new NotFoundError(`volume_path ${path} does not exist`);
   const mount = await findMountAt(deps.runner, path, ctx);
-  if (mount === undefined) throw new NotFoundError(`volume_path ${path} is not a mount point: volume ${volumeId} is not published there`);
+  if (mount === undefined)
+    throw new NotFoundError(`volume_path ${path} is not a mount point: volume ${volumeId} is not published there`);
   if (st.isBlockDevice()) {
     if (!(await sameBlockDevice(path, device.path))) throw notThisVolume(path, volumeId);
-    return { usage: [{ unit: 'BYTES', total: String(device.size) }], volume_condition: { abnormal: false, message: 'block device is published' } };
+    return {
+      usage: [{ unit: 'BYTES', total: String(device.size) }],
+      volume_condition: { abnormal: false, message: 'block device is published' },
+    };
   }
   if (!(await isMountOf(mount, device))) throw notThisVolume(path, volumeId);
-  const [usage, condition] = await Promise.all([filesystemStats(path), filesystemCondition(deps, { mount, device, staging }, ctx)]);
+  const [usage, condition] = await Promise.all([
+    filesystemStats(path),
+    filesystemCondition(deps, { mount, device, staging }, ctx),
+  ]);
   return { usage, volume_condition: condition };
 }

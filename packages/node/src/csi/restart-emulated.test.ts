@@ -45,11 +45,15 @@ describe('node process killed during create and delete (emulated PMEM)', () => {
 
   async function startNode(crashAt?: VolumeStep): Promise<NodeProcess> {
     const child = spawn(process.execPath, ['--conditions=@pmem-csi/source', '--import', 'tsx', ENTRY], {
-      cwd: REPO, env: { ...process.env, PMEM_CSI_TEST_DIR: dir, PMEM_CSI_CRASH_AT: crashAt ?? '' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO,
+      env: { ...process.env, PMEM_CSI_TEST_DIR: dir, PMEM_CSI_CRASH_AT: crashAt ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const stderr: string[] = [];
     child.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
-    const exited = new Promise<NodeJS.Signals | number | null>((r) => child.on('exit', (code, signal) => r(signal ?? code)));
+    const exited = new Promise<NodeJS.Signals | number | null>((r) =>
+      child.on('exit', (code, signal) => r(signal ?? code)),
+    );
     const reconciled = await new Promise<Reconciled>((resolveReady, reject) => {
       let out = '';
       child.stdout?.on('data', (d: Buffer) => {
@@ -57,7 +61,9 @@ describe('node process killed during create and delete (emulated PMEM)', () => {
         const line = out.split('\n').find((l) => l.startsWith('{'));
         if (line !== undefined) resolveReady((JSON.parse(line) as { reconciled: Reconciled }).reconciled);
       });
-      void exited.then((how) => reject(new Error(`node process exited (${String(how)}) before it was ready: ${stderr.join('').slice(-2000)}`)));
+      void exited.then((how) =>
+        reject(new Error(`node process exited (${String(how)}) before it was ready: ${stderr.join('').slice(-2000)}`)),
+      );
     });
     const Controller = loadCsi().csi.v1.Controller;
     const client = new Controller(`unix://${join(dir, 'csi.sock')}`, grpc.credentials.createInsecure());
@@ -75,7 +81,10 @@ describe('node process killed during create and delete (emulated PMEM)', () => {
   /** Call, expecting the process to kill itself during the call. */
   async function callAndCrash(fn: (c: ControllerClient) => Promise<unknown>): Promise<void> {
     const p = proc!;
-    const err = await fn(p.client).then(() => undefined, (e: grpc.ServiceError) => e);
+    const err = await fn(p.client).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
     expect(err?.code).toBe(grpc.status.UNAVAILABLE);
     expect(await p.exited).toBe('SIGKILL');
     p.client.close();
@@ -83,16 +92,24 @@ describe('node process killed during create and delete (emulated PMEM)', () => {
   }
 
   const create = (c: ControllerClient, name: string): Promise<csi.CreateVolumeResponse__Output> =>
-    unary(c, c.CreateVolume, { name, capacity_range: { required_bytes: String(32 * MiB) }, volume_capabilities: [mountCapability()] }, { timeoutMs: 60_000 });
-  const del = (c: ControllerClient, volume_id: string): Promise<csi.DeleteVolumeResponse__Output> => unary(c, c.DeleteVolume, { volume_id }, { timeoutMs: 60_000 });
+    unary(
+      c,
+      c.CreateVolume,
+      { name, capacity_range: { required_bytes: String(32 * MiB) }, volume_capabilities: [mountCapability()] },
+      { timeoutMs: 60_000 },
+    );
+  const del = (c: ControllerClient, volume_id: string): Promise<csi.DeleteVolumeResponse__Output> =>
+    unary(c, c.DeleteVolume, { volume_id }, { timeoutMs: 60_000 });
   /** Volume ids of the records on disk, read without a store (nothing repaired, nothing skipped). */
   const recorded = async (): Promise<string[]> => {
     const { records, corrupt } = await readVolumeState(join(dir, 'volumes'));
     expect(corrupt).toEqual([]);
     return records.map((r) => r.volumeId);
   };
-  const files = async (sub: string): Promise<string[]> => (await readdir(join(dir, sub)).catch(() => [] as string[])).filter((f) => !f.startsWith('.')).sort();
-  const loopsUnderDir = async (): Promise<string[]> => (await listLoopDevices(host)).filter((l) => l.backFile.startsWith(`${dir}/`)).map((l) => l.backFile);
+  const files = async (sub: string): Promise<string[]> =>
+    (await readdir(join(dir, sub)).catch(() => [] as string[])).filter((f) => !f.startsWith('.')).sort();
+  const loopsUnderDir = async (): Promise<string[]> =>
+    (await listLoopDevices(host)).filter((l) => l.backFile.startsWith(`${dir}/`)).map((l) => l.backFile);
 
   const first = volumeIdForName('pvc-crash-record');
   const second = volumeIdForName('pvc-crash-device');
@@ -131,7 +148,11 @@ describe('node process killed during create and delete (emulated PMEM)', () => {
     proc = await startNode();
     expect(proc.reconciled).toEqual({ volumes: [first, second].sort(), droppedRecords: [], orphans: [] });
     const res = await create(proc.client, 'pvc-crash-device');
-    expect(res.volume).toMatchObject({ volume_id: second, capacity_bytes: String(32 * MiB), volume_context: { name: 'pvc-crash-device' } });
+    expect(res.volume).toMatchObject({
+      volume_id: second,
+      capacity_bytes: String(32 * MiB),
+      volume_context: { name: 'pvc-crash-device' },
+    });
     expect(await files('emulated')).toEqual([`${first}.img`, `${second}.img`].sort());
     const listed = await unary(proc.client, proc.client.ListVolumes, {}, { timeoutMs: 10_000 });
     expect(listed.entries.map((e) => e.volume?.volume_id).sort()).toEqual([first, second].sort());

@@ -15,11 +15,21 @@ import { isVolumeIdName } from '../device/direct.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { LV_NAME } from '../device/lvm.js';
 import { SAFE_VOLUME_ID } from '../state/volume-record.js';
-import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';
+import {
+  call,
+  mountCapability,
+  startTestNode,
+  testClients,
+  type TestClients,
+  type TestNode,
+} from './testing/test-node.js';
 
 const names = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 140 }),
-  fc.string({ unit: fc.constantFrom('.', '-', '_', 'p', 'v', 'm', 'o', 'e', 'l', 'g', 't', 'a', 'd', '😀', 'ä', ' ', '/'), maxLength: 10 }),
+  fc.string({
+    unit: fc.constantFrom('.', '-', '_', 'p', 'v', 'm', 'o', 'e', 'l', 'g', 't', 'a', 'd', '😀', 'ä', ' ', '/'),
+    maxLength: 10,
+  }),
   fc.uuid().map((u) => `pvc-${u}`),
 );
 
@@ -63,7 +73,11 @@ describe('volume names the controller accepts yield ids this node accepts', () =
         fc.asyncProperty(names, async (name) => {
           const problem = volumeNameProblem(name);
           try {
-            const res = await call(c.controller, c.controller.CreateVolume, { name, capacity_range: { required_bytes: String(1024 ** 2) }, volume_capabilities: [mountCapability()] });
+            const res = await call(c.controller, c.controller.CreateVolume, {
+              name,
+              capacity_range: { required_bytes: String(1024 ** 2) },
+              volume_capabilities: [mountCapability()],
+            });
             counts.created++;
             const id = res.volume?.volume_id ?? '';
             await call(c.controller, c.controller.DeleteVolume, { volume_id: id });

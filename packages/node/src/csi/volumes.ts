@@ -4,8 +4,22 @@
 // a crash at any point leaves either a record without a device (dropped by start-up reconcile, and
 // a retry creates the device) or a device with its record — never an untracked device. Callers
 // hold the volume's lock.
-import { formatVolumeContext, parseVolumeParameters, topologyKey, volumeIdForName, type VolumeParameters } from '@pmem-csi/api';
-import { AlreadyExistsError, errorMessage, FailedPreconditionError, NotFoundError, OutOfRangeError, type csi, type Logger } from '@pmem-csi/runtime';
+import {
+  formatVolumeContext,
+  parseVolumeParameters,
+  topologyKey,
+  volumeIdForName,
+  type VolumeParameters,
+} from '@pmem-csi/api';
+import {
+  AlreadyExistsError,
+  errorMessage,
+  FailedPreconditionError,
+  NotFoundError,
+  OutOfRangeError,
+  type csi,
+  type Logger,
+} from '@pmem-csi/runtime';
 import { DeviceNotFoundError, type DeviceManager, type PmemDeviceInfo } from '../device/device-manager.js';
 import type { VolumeRecord } from '../state/volume-record.js';
 import type { NodeServiceDeps } from './deps.js';
@@ -29,7 +43,12 @@ export interface ExistingVolume {
   readonly device: PmemDeviceInfo;
 }
 
-const DEFAULT_PARAMETERS: VolumeParameters = { eraseAfter: true, kataContainers: false, usage: 'AppDirect', passthrough: {} };
+const DEFAULT_PARAMETERS: VolumeParameters = {
+  eraseAfter: true,
+  kataContainers: false,
+  usage: 'AppDirect',
+  passthrough: {},
+};
 
 /**
  * The id under which a node keeps an ephemeral inline volume (device and record). The kubelet's
@@ -52,7 +71,11 @@ export async function localVolumeId(deps: Pick<NodeServiceDeps, 'state'>, handle
 }
 
 /** The device of a volume, or undefined when there is none. */
-export async function findDevice(dm: DeviceManager, volumeId: string, signal?: AbortSignal): Promise<PmemDeviceInfo | undefined> {
+export async function findDevice(
+  dm: DeviceManager,
+  volumeId: string,
+  signal?: AbortSignal,
+): Promise<PmemDeviceInfo | undefined> {
   try {
     return await dm.getDevice(volumeId, { signal });
   } catch (e) {
@@ -65,12 +88,18 @@ export async function findDevice(dm: DeviceManager, volumeId: string, signal?: A
 export function parametersOf(record: VolumeRecord, log?: Logger): VolumeParameters {
   const parsed = parseVolumeParameters(record.parameters, 'volumeContext');
   if (parsed.ok) return parsed.value;
-  log?.warn('volume record has unusable parameters; using the defaults (erase on delete)', { volumeId: record.volumeId, error: parsed.message });
+  log?.warn('volume record has unusable parameters; using the defaults (erase on delete)', {
+    volumeId: record.volumeId,
+    error: parsed.message,
+  });
   return DEFAULT_PARAMETERS;
 }
 
 /** The CSI Volume of a record and its device: volume_context with name and deviceMode, topology of this node. */
-export function csiVolume(deps: Pick<NodeServiceDeps, 'driverName' | 'nodeId' | 'log'>, volume: ExistingVolume): csi.Volume {
+export function csiVolume(
+  deps: Pick<NodeServiceDeps, 'driverName' | 'nodeId' | 'log'>,
+  volume: ExistingVolume,
+): csi.Volume {
   const { record, device } = volume;
   const params = parametersOf(record, deps.log);
   return {
@@ -92,8 +121,10 @@ function mismatch(spec: VolumeSpec, existing: { record?: VolumeRecord; device: P
   }
   if (record === undefined) return undefined;
   const have = parametersOf(record);
-  if (have.usage !== spec.params.usage) return `it has usage ${JSON.stringify(have.usage)}, not ${JSON.stringify(spec.params.usage)}`;
-  if (have.kataContainers !== spec.params.kataContainers) return `it has kataContainers ${String(have.kataContainers)}, not ${String(spec.params.kataContainers)}`;
+  if (have.usage !== spec.params.usage)
+    return `it has usage ${JSON.stringify(have.usage)}, not ${JSON.stringify(spec.params.usage)}`;
+  if (have.kataContainers !== spec.params.kataContainers)
+    return `it has kataContainers ${String(have.kataContainers)}, not ${String(spec.params.kataContainers)}`;
   return undefined;
 }
 
@@ -114,15 +145,25 @@ function newRecord(deps: NodeServiceDeps, spec: VolumeSpec, size: number): Volum
  * incompatible → AlreadyExists. A device without a record (state lost) is adopted when compatible.
  * @throws AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
  */
-export async function createOrFindVolume(deps: NodeServiceDeps, spec: VolumeSpec, signal?: AbortSignal): Promise<ExistingVolume & { created: boolean }> {
+export async function createOrFindVolume(
+  deps: NodeServiceDeps,
+  spec: VolumeSpec,
+  signal?: AbortSignal,
+): Promise<ExistingVolume & { created: boolean }> {
   const record = await deps.state.get(spec.volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
   const device = await findDevice(deps.dm, spec.volumeId, signal);
   if (device !== undefined) {
     const problem = mismatch(spec, { record, device });
-    if (problem !== undefined) throw new AlreadyExistsError(`volume ${JSON.stringify(spec.name)} (id ${spec.volumeId}) already exists, but ${problem}`);
+    if (problem !== undefined)
+      throw new AlreadyExistsError(
+        `volume ${JSON.stringify(spec.name)} (id ${spec.volumeId}) already exists, but ${problem}`,
+      );
     if (record !== undefined) return { record, device, created: false };
-    deps.log.warn('adopting a device without a volume record (node state was lost)', { volumeId: spec.volumeId, device: device.path });
+    deps.log.warn('adopting a device without a volume record (node state was lost)', {
+      volumeId: spec.volumeId,
+      device: device.path,
+    });
     const adopted = newRecord(deps, spec, device.size);
     await deps.state.put(adopted);
     return { record: adopted, device, created: false };
@@ -136,7 +177,10 @@ async function createVolume(deps: NodeServiceDeps, spec: VolumeSpec, signal?: Ab
   deps.hooks?.reached('create:after-record', spec.volumeId);
   let device: PmemDeviceInfo;
   try {
-    device = await deps.dm.createDevice({ volumeId: spec.volumeId, size: spec.size, usage: spec.params.usage }, { signal });
+    device = await deps.dm.createDevice(
+      { volumeId: spec.volumeId, size: spec.size, usage: spec.params.usage },
+      { signal },
+    );
   } catch (e) {
     await dropRecord(deps, spec.volumeId, e);
     throw e;
@@ -149,7 +193,13 @@ async function createVolume(deps: NodeServiceDeps, spec: VolumeSpec, signal?: Ab
       `volume ${JSON.stringify(spec.name)}: the device manager allocates ${device.size} bytes for ${spec.size} (alignment), above capacity_range.limit_bytes ${spec.range.limit}`,
     );
   }
-  deps.log.info('volume created', { volumeId: spec.volumeId, name: spec.name, device: device.path, size: device.size, ephemeral: spec.ephemeral });
+  deps.log.info('volume created', {
+    volumeId: spec.volumeId,
+    name: spec.name,
+    device: device.path,
+    size: device.size,
+    ephemeral: spec.ephemeral,
+  });
   return { record, device };
 }
 
@@ -158,7 +208,11 @@ async function dropRecord(deps: NodeServiceDeps, volumeId: string, cause: unknow
     await deps.state.delete(volumeId);
   } catch (e) {
     // Start-up reconcile drops it later (no device), so this is not fatal.
-    deps.log.error('could not roll back the volume record after a failed create', { volumeId, error: errorMessage(e), cause: errorMessage(cause) });
+    deps.log.error('could not roll back the volume record after a failed create', {
+      volumeId,
+      error: errorMessage(e),
+      cause: errorMessage(cause),
+    });
   }
 }
 
@@ -172,11 +226,17 @@ function otherMode(record: VolumeRecord, mode: string): FailedPreconditionError 
  * Delete a volume's device (erasing it as its `eraseafter` says; whole-device erase when the record
  * is gone) and then its record. Unknown volume → resolves. Device in use → FailedPrecondition.
  */
-export async function deleteVolume(deps: NodeServiceDeps, volumeId: string, opts: { ephemeral: boolean; signal?: AbortSignal }): Promise<void> {
+export async function deleteVolume(
+  deps: NodeServiceDeps,
+  volumeId: string,
+  opts: { ephemeral: boolean; signal?: AbortSignal },
+): Promise<void> {
   const record = await deps.state.get(volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
   if (record?.ephemeral === true && !opts.ephemeral) {
-    throw new FailedPreconditionError(`volume ${volumeId} is an ephemeral inline volume; it is deleted by NodeUnpublishVolume, not DeleteVolume`);
+    throw new FailedPreconditionError(
+      `volume ${volumeId} is an ephemeral inline volume; it is deleted by NodeUnpublishVolume, not DeleteVolume`,
+    );
   }
   const erase = record === undefined ? true : parametersOf(record, deps.log).eraseAfter;
   await deps.dm.deleteDevice(volumeId, erase, { signal: opts.signal });
@@ -186,7 +246,11 @@ export async function deleteVolume(deps: NodeServiceDeps, volumeId: string, opts
 }
 
 /** The device of a volume. @throws NotFoundError naming the volume and node */
-export async function requireDevice(deps: NodeServiceDeps, volumeId: string, signal?: AbortSignal): Promise<PmemDeviceInfo> {
+export async function requireDevice(
+  deps: NodeServiceDeps,
+  volumeId: string,
+  signal?: AbortSignal,
+): Promise<PmemDeviceInfo> {
   const device = await findDevice(deps.dm, volumeId, signal);
   if (device === undefined) throw new NotFoundError(`volume ${volumeId} does not exist on node ${deps.nodeId}`);
   return device;

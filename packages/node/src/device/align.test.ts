@@ -1,7 +1,5 @@
 import { GiB, MiB } from '@pmem-csi/csi';
-import {
-  FSDAX_PFN_ALIGN, alignDown, alignUp, fsdaxReserve, gcd, lcm, rawForUsable, usableForRaw,
-} from './align.js';
+import { FSDAX_PFN_ALIGN, alignDown, alignUp, fsdaxReserve, gcd, lcm, rawForUsable, usableForRaw } from './align.js';
 
 describe('gcd / lcm', () => {
   it('computes gcd', () => {

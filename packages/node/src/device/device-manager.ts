@@ -2,7 +2,13 @@
 // (lvm, direct, emulated, fake), chosen by `createDeviceManager(mode)`. Every method lists the
 // errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
-import { AlreadyExistsError, FailedPreconditionError, NotFoundError, ResourceExhaustedError, type Capacity } from '@pmem-csi/csi';
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  NotFoundError,
+  ResourceExhaustedError,
+  type Capacity,
+} from '@pmem-csi/csi';
 
 /** Device modes of the node driver (one list, in @pmem-csi/api). `lvm` and `direct` need PMEM; the others are for machines without. */
 export type DeviceMode = VolumeDeviceMode;

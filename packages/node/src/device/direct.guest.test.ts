@@ -21,14 +21,48 @@ import { call, mountCapability } from '../csi/testing/test-node.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { alignDown } from './align.js';
-import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError, type PmemDeviceInfo } from './device-manager.js';
+import {
+  DeviceExistsError,
+  DeviceInUseError,
+  DeviceNotFoundError,
+  NotEnoughSpaceError,
+  type PmemDeviceInfo,
+} from './device-manager.js';
 import { DirectDeviceManager, directAlignment, isVolumeIdName, maxVolumeSize, usableInExtent } from './direct.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
 import { labelLessNamespace } from './ndctl.js';
 import {
-  BOOT, MARK, RESULTS, SLOW, asJson, boot1, countMarks, createVolume, deleteVolume, guestLogger, holdDevice, isDaxFile, isZero,
-  liveNamespaces, mountOptions, ndctl, pmemRegions, readRaw, rebootScenario, record, recordCall, rejection, runner,
-  saveToolTimings, stage, startGuestDriver, unstage, useCsiNode, writeRaw, writeSynced, type Fs,
+  BOOT,
+  MARK,
+  RESULTS,
+  SLOW,
+  asJson,
+  boot1,
+  countMarks,
+  createVolume,
+  deleteVolume,
+  guestLogger,
+  holdDevice,
+  isDaxFile,
+  isZero,
+  liveNamespaces,
+  mountOptions,
+  ndctl,
+  pmemRegions,
+  readRaw,
+  rebootScenario,
+  record,
+  recordCall,
+  rejection,
+  runner,
+  saveToolTimings,
+  stage,
+  startGuestDriver,
+  unstage,
+  useCsiNode,
+  writeRaw,
+  writeSynced,
+  type Fs,
 } from './testing/guest-kit.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-direct.json');
@@ -61,229 +95,310 @@ boot1('direct mode on blank emulated NVDIMMs', () => {
     if (filler !== undefined) await ndctl.destroyNamespace(filler).catch(() => undefined);
   }, SLOW);
 
-  it('two label-less regions; setup() initialises their labels; then all of each region is free', async () => {
-    const fresh = await pmemRegions();
-    expect(fresh.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
-    for (const r of fresh) expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeDefined();
-    await dm.setup();
-    const regions = await record('ndctl-list-BRDi-labelled.json', () => pmemRegions());
-    for (const r of regions) {
-      expect(r.availableSize).toBe(r.size);
-      expect(r.maxAvailableExtent).toBe(r.size);
-      expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeUndefined();
-    }
-    await record('ndctl-list-Ni-labelled-idle.json', () => ndctl.listNamespaces());
-    expect(await dm.listDevices()).toEqual([]);
-  }, SLOW);
+  it(
+    'two label-less regions; setup() initialises their labels; then all of each region is free',
+    async () => {
+      const fresh = await pmemRegions();
+      expect(fresh.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
+      for (const r of fresh) expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeDefined();
+      await dm.setup();
+      const regions = await record('ndctl-list-BRDi-labelled.json', () => pmemRegions());
+      for (const r of regions) {
+        expect(r.availableSize).toBe(r.size);
+        expect(r.maxAvailableExtent).toBe(r.size);
+        expect(labelLessNamespace(await ndctl.listNamespaces({ region: r.dev }))).toBeUndefined();
+      }
+      await record('ndctl-list-Ni-labelled-idle.json', () => ndctl.listNamespaces());
+      expect(await dm.listDevices()).toEqual([]);
+    },
+    SLOW,
+  );
 
-  it('capacity of blank regions: managed = total, maxVolumeSize from the largest extent minus metadata', async () => {
-    const regions = await pmemRegions();
-    const cap = await dm.getCapacity();
-    const total = regions.reduce((s, r) => s + r.size, 0);
-    expect(cap).toEqual({
-      total, managed: total,
-      available: regions.reduce((s, r) => s + usableInExtent(r, r.availableSize), 0),
-      maxVolumeSize: maxVolumeSize(regions),
-    });
-    expect(cap.maxVolumeSize).toBeGreaterThan(regions[0]!.size * 0.97);
-  }, SLOW);
+  it(
+    'capacity of blank regions: managed = total, maxVolumeSize from the largest extent minus metadata',
+    async () => {
+      const regions = await pmemRegions();
+      const cap = await dm.getCapacity();
+      const total = regions.reduce((s, r) => s + r.size, 0);
+      expect(cap).toEqual({
+        total,
+        managed: total,
+        available: regions.reduce((s, r) => s + usableInExtent(r, r.availableSize), 0),
+        maxVolumeSize: maxVolumeSize(regions),
+      });
+      expect(cap.maxVolumeSize).toBeGreaterThan(regions[0]!.size * 0.97);
+    },
+    SLOW,
+  );
 
-  it('a foreign namespace (not named like a volume id) is never listed, and fills region1', async () => {
-    const r1 = (await pmemRegions()).find((r) => r.dev === 'region1')!;
-    const ns = await recordCall('ndctl-create-namespace-foreign.json', 'create-namespace', () =>
-      ndctl.createNamespace({ region: 'region1', name: 'app-data', size: alignDown(r1.maxAvailableExtent, directAlignment(r1)), mode: 'fsdax', map: 'dev' }));
-    filler = ns.dev;
-    expect(await dm.listDevices()).toEqual([]);
-    expect((await pmemRegions()).find((r) => r.dev === 'region1')!.maxAvailableExtent).toBeLessThan(directAlignment(r1));
-  }, SLOW);
+  it(
+    'a foreign namespace (not named like a volume id) is never listed, and fills region1',
+    async () => {
+      const r1 = (await pmemRegions()).find((r) => r.dev === 'region1')!;
+      const ns = await recordCall('ndctl-create-namespace-foreign.json', 'create-namespace', () =>
+        ndctl.createNamespace({
+          region: 'region1',
+          name: 'app-data',
+          size: alignDown(r1.maxAvailableExtent, directAlignment(r1)),
+          mode: 'fsdax',
+          map: 'dev',
+        }),
+      );
+      filler = ns.dev;
+      expect(await dm.listDevices()).toEqual([]);
+      expect((await pmemRegions()).find((r) => r.dev === 'region1')!.maxAvailableExtent).toBeLessThan(
+        directAlignment(r1),
+      );
+    },
+    SLOW,
+  );
 
   describe('the DeviceManager contract, with "at least" sizes', () => {
-    it('create: an fsdax namespace of at least the size, with DAX; get and list return it', async () => {
-      const id = vid('ct-create');
-      const dev = await recordCall('ndctl-create-namespace-fsdax.json', 'create-namespace', () => dm.createDevice({ volumeId: id, size: SMALL + 1 }));
-      try {
-        expect(dev).toMatchObject({ volumeId: id, dax: true });
-        expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?$/); // the region's first namespace is pmem0, later ones pmem0.N
-        expect(dev.size).toBeGreaterThanOrEqual(SMALL + 1);
-        expect(dev.size).toBeLessThan(SMALL + 1 + directAlignment((await pmemRegions())[0]!));
-        expect(await dm.getDevice(id)).toEqual(dev);
-        expect(await dm.listDevices()).toEqual([dev]);
-        await record('ndctl-list-Ni-direct.json', () => ndctl.listNamespaces());
-      } finally {
-        await dm.deleteDevice(id, false);
-      }
-    }, SLOW);
+    it(
+      'create: an fsdax namespace of at least the size, with DAX; get and list return it',
+      async () => {
+        const id = vid('ct-create');
+        const dev = await recordCall('ndctl-create-namespace-fsdax.json', 'create-namespace', () =>
+          dm.createDevice({ volumeId: id, size: SMALL + 1 }),
+        );
+        try {
+          expect(dev).toMatchObject({ volumeId: id, dax: true });
+          expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?$/); // the region's first namespace is pmem0, later ones pmem0.N
+          expect(dev.size).toBeGreaterThanOrEqual(SMALL + 1);
+          expect(dev.size).toBeLessThan(SMALL + 1 + directAlignment((await pmemRegions())[0]!));
+          expect(await dm.getDevice(id)).toEqual(dev);
+          expect(await dm.listDevices()).toEqual([dev]);
+          await record('ndctl-list-Ni-direct.json', () => ndctl.listNamespaces());
+        } finally {
+          await dm.deleteDevice(id, false);
+        }
+      },
+      SLOW,
+    );
 
-    it('duplicate → DeviceExistsError; unknown get → DeviceNotFoundError; unknown delete resolves', async () => {
-      const id = vid('ct-dup');
-      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-      try {
+    it(
+      'duplicate → DeviceExistsError; unknown get → DeviceNotFoundError; unknown delete resolves',
+      async () => {
+        const id = vid('ct-dup');
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        try {
+          const cap = await dm.getCapacity();
+          expect(await rejection(dm.createDevice({ volumeId: id, size: SMALL }))).toBeInstanceOf(DeviceExistsError);
+          expect(await dm.getCapacity()).toEqual(cap);
+          expect(await dm.getDevice(id)).toEqual(dev);
+        } finally {
+          await dm.deleteDevice(id, false);
+        }
+        expect(await rejection(dm.getDevice(vid('ct-unknown')))).toBeInstanceOf(DeviceNotFoundError);
+        await expect(dm.deleteDevice(vid('ct-unknown'), true)).resolves.toBeUndefined();
+      },
+      SLOW,
+    );
+
+    it(
+      'capacity: available shrinks by at least the size; delete restores it exactly',
+      async () => {
+        const id = vid('ct-cap');
+        const before = await dm.getCapacity();
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        const after = await dm.getCapacity();
+        expect(after.available).toBeLessThanOrEqual(before.available - dev.size);
+        expect(after.maxVolumeSize).toBeLessThanOrEqual(after.available);
+        expect(after.total).toBe(before.total);
+        await dm.deleteDevice(id, false);
+        expect(await dm.getCapacity()).toEqual(before);
+      },
+      SLOW,
+    );
+
+    it(
+      'a device in use cannot be deleted (DeviceInUseError) and stays intact',
+      async () => {
+        const id = vid('ct-busy');
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        const release = await holdDevice(dev.path);
+        try {
+          for (const erase of [true, false])
+            expect(await rejection(dm.deleteDevice(id, erase))).toBeInstanceOf(DeviceInUseError);
+        } finally {
+          await release();
+        }
+        expect(await dm.getDevice(id)).toEqual(dev);
+        await dm.deleteDevice(id, false);
+      },
+      SLOW,
+    );
+
+    it(
+      'a manager re-created (restart) sees the same devices and capacity',
+      async () => {
+        const id = vid('ct-restart');
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        try {
+          const dm2 = newDirect();
+          await dm2.setup();
+          expect(await dm2.listDevices()).toEqual([dev]);
+          expect(await dm2.getCapacity()).toEqual(await dm.getCapacity());
+        } finally {
+          await dm.deleteDevice(id, false);
+        }
+      },
+      SLOW,
+    );
+
+    it(
+      'too large → NotEnoughSpaceError naming maxVolumeSize; maxVolumeSize itself fits',
+      async () => {
+        const big = vid('ct-big');
         const cap = await dm.getCapacity();
-        expect(await rejection(dm.createDevice({ volumeId: id, size: SMALL }))).toBeInstanceOf(DeviceExistsError);
+        const err = await rejection(dm.createDevice({ volumeId: big, size: cap.maxVolumeSize + 1 }));
+        expect(err).toBeInstanceOf(NotEnoughSpaceError);
+        expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
+        const dev = await dm.createDevice({ volumeId: big, size: cap.maxVolumeSize });
+        try {
+          expect(dev.size).toBeGreaterThanOrEqual(cap.maxVolumeSize);
+          const full = await dm.getCapacity();
+          expect(full.maxVolumeSize).toBeLessThan(SMALL);
+          expect(await rejection(dm.createDevice({ volumeId: vid('ct-small'), size: SMALL }))).toBeInstanceOf(
+            NotEnoughSpaceError,
+          );
+        } finally {
+          await dm.deleteDevice(big, false);
+        }
         expect(await dm.getCapacity()).toEqual(cap);
-        expect(await dm.getDevice(id)).toEqual(dev);
-      } finally {
-        await dm.deleteDevice(id, false);
-      }
-      expect(await rejection(dm.getDevice(vid('ct-unknown')))).toBeInstanceOf(DeviceNotFoundError);
-      await expect(dm.deleteDevice(vid('ct-unknown'), true)).resolves.toBeUndefined();
-    }, SLOW);
-
-    it('capacity: available shrinks by at least the size; delete restores it exactly', async () => {
-      const id = vid('ct-cap');
-      const before = await dm.getCapacity();
-      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-      const after = await dm.getCapacity();
-      expect(after.available).toBeLessThanOrEqual(before.available - dev.size);
-      expect(after.maxVolumeSize).toBeLessThanOrEqual(after.available);
-      expect(after.total).toBe(before.total);
-      await dm.deleteDevice(id, false);
-      expect(await dm.getCapacity()).toEqual(before);
-    }, SLOW);
-
-    it('a device in use cannot be deleted (DeviceInUseError) and stays intact', async () => {
-      const id = vid('ct-busy');
-      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-      const release = await holdDevice(dev.path);
-      try {
-        for (const erase of [true, false]) expect(await rejection(dm.deleteDevice(id, erase))).toBeInstanceOf(DeviceInUseError);
-      } finally {
-        await release();
-      }
-      expect(await dm.getDevice(id)).toEqual(dev);
-      await dm.deleteDevice(id, false);
-    }, SLOW);
-
-    it('a manager re-created (restart) sees the same devices and capacity', async () => {
-      const id = vid('ct-restart');
-      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-      try {
-        const dm2 = newDirect();
-        await dm2.setup();
-        expect(await dm2.listDevices()).toEqual([dev]);
-        expect(await dm2.getCapacity()).toEqual(await dm.getCapacity());
-      } finally {
-        await dm.deleteDevice(id, false);
-      }
-    }, SLOW);
-
-    it('too large → NotEnoughSpaceError naming maxVolumeSize; maxVolumeSize itself fits', async () => {
-      const big = vid('ct-big');
-      const cap = await dm.getCapacity();
-      const err = await rejection(dm.createDevice({ volumeId: big, size: cap.maxVolumeSize + 1 }));
-      expect(err).toBeInstanceOf(NotEnoughSpaceError);
-      expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
-      const dev = await dm.createDevice({ volumeId: big, size: cap.maxVolumeSize });
-      try {
-        expect(dev.size).toBeGreaterThanOrEqual(cap.maxVolumeSize);
-        const full = await dm.getCapacity();
-        expect(full.maxVolumeSize).toBeLessThan(SMALL);
-        expect(await rejection(dm.createDevice({ volumeId: vid('ct-small'), size: SMALL }))).toBeInstanceOf(NotEnoughSpaceError);
-      } finally {
-        await dm.deleteDevice(big, false);
-      }
-      expect(await dm.getCapacity()).toEqual(cap);
-    }, SLOW);
+      },
+      SLOW,
+    );
 
     for (const erase of [true, false]) {
-      it(`delete with erase=${erase} zeroes ${erase ? 'the whole namespace' : 'its first 4 KiB'} (re-created at the same place)`, async () => {
-        const id = vid(`ct-erase-${erase}`);
-        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-        const offsets = [0, 4096, alignDown(dev.size / 2, 4096), dev.size - 4096];
-        for (const off of offsets) await writeRaw(dev.path, off, MARK);
-        await dm.deleteDevice(id, erase);
-        const probe = vid(`ct-erase-probe-${erase}`);
-        const again = await dm.createDevice({ volumeId: probe, size: dev.size });
-        try {
-          for (const off of offsets) {
-            const block = await readRaw(again.path, off, 4096);
-            if (erase || off === 0) expect(isZero(block)).toBe(true);
-            else expect(block.equals(MARK)).toBe(true);
+      it(
+        `delete with erase=${erase} zeroes ${erase ? 'the whole namespace' : 'its first 4 KiB'} (re-created at the same place)`,
+        async () => {
+          const id = vid(`ct-erase-${erase}`);
+          const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+          const offsets = [0, 4096, alignDown(dev.size / 2, 4096), dev.size - 4096];
+          for (const off of offsets) await writeRaw(dev.path, off, MARK);
+          await dm.deleteDevice(id, erase);
+          const probe = vid(`ct-erase-probe-${erase}`);
+          const again = await dm.createDevice({ volumeId: probe, size: dev.size });
+          try {
+            for (const off of offsets) {
+              const block = await readRaw(again.path, off, 4096);
+              if (erase || off === 0) expect(isZero(block)).toBe(true);
+              else expect(block.equals(MARK)).toBe(true);
+            }
+          } finally {
+            await dm.deleteDevice(probe, false);
           }
-        } finally {
-          await dm.deleteDevice(probe, false);
-        }
-      }, SLOW);
+        },
+        SLOW,
+      );
     }
 
-    it('delete is idempotent, and a deleted id can be created again (CSI volume ids are deterministic)', async () => {
-      const id = vid('ct-again');
-      const first = await dm.createDevice({ volumeId: id, size: SMALL });
-      await dm.deleteDevice(id, false);
-      // ndctl destroy-namespace leaves an idle namespace (size 0) that keeps the volume's name.
-      await expect(dm.deleteDevice(id, false)).resolves.toBeUndefined();
-      expect(await rejection(dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
-      const second = await dm.createDevice({ volumeId: id, size: SMALL });
-      try {
-        expect(second.size).toBe(first.size);
-        expect(await dm.listDevices()).toEqual([second]);
-      } finally {
+    it(
+      'delete is idempotent, and a deleted id can be created again (CSI volume ids are deterministic)',
+      async () => {
+        const id = vid('ct-again');
+        const first = await dm.createDevice({ volumeId: id, size: SMALL });
         await dm.deleteDevice(id, false);
-      }
-    }, SLOW);
+        // ndctl destroy-namespace leaves an idle namespace (size 0) that keeps the volume's name.
+        await expect(dm.deleteDevice(id, false)).resolves.toBeUndefined();
+        expect(await rejection(dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
+        const second = await dm.createDevice({ volumeId: id, size: SMALL });
+        try {
+          expect(second.size).toBe(first.size);
+          expect(await dm.listDevices()).toEqual([second]);
+        } finally {
+          await dm.deleteDevice(id, false);
+        }
+      },
+      SLOW,
+    );
 
-    it('resize: not growing is a no-op, growing → Unimplemented', async () => {
-      const id = vid('ct-resize');
-      const dev = await dm.createDevice({ volumeId: id, size: SMALL });
-      try {
-        expect(await dm.resizeDevice(id, SMALL)).toEqual(dev);
-        expect(await rejection(dm.resizeDevice(id, dev.size * 2))).toMatchObject({ kind: 'Unimplemented' });
-      } finally {
-        await dm.deleteDevice(id, false);
-      }
-    }, SLOW);
+    it(
+      'resize: not growing is a no-op, growing → Unimplemented',
+      async () => {
+        const id = vid('ct-resize');
+        const dev = await dm.createDevice({ volumeId: id, size: SMALL });
+        try {
+          expect(await dm.resizeDevice(id, SMALL)).toEqual(dev);
+          expect(await rejection(dm.resizeDevice(id, dev.size * 2))).toMatchObject({ kind: 'Unimplemented' });
+        } finally {
+          await dm.deleteDevice(id, false);
+        }
+      },
+      SLOW,
+    );
 
-    it('4 concurrent creates all succeed, distinct devices; deleting them restores the capacity', async () => {
-      const ids = [0, 1, 2, 3].map((i) => vid(`ct-conc-${i}`));
-      const before = await dm.getCapacity();
-      const devs = await Promise.all(ids.map((volumeId) => dm.createDevice({ volumeId, size: SMALL })));
-      expect(new Set(devs.map((d) => d.path)).size).toBe(4);
-      expect((await dm.listDevices()).length).toBe(4);
-      await Promise.all(ids.map((volumeId) => dm.deleteDevice(volumeId, false)));
-      expect(await dm.getCapacity()).toEqual(before);
-    }, SLOW);
+    it(
+      '4 concurrent creates all succeed, distinct devices; deleting them restores the capacity',
+      async () => {
+        const ids = [0, 1, 2, 3].map((i) => vid(`ct-conc-${i}`));
+        const before = await dm.getCapacity();
+        const devs = await Promise.all(ids.map((volumeId) => dm.createDevice({ volumeId, size: SMALL })));
+        expect(new Set(devs.map((d) => d.path)).size).toBe(4);
+        expect((await dm.listDevices()).length).toBe(4);
+        await Promise.all(ids.map((volumeId) => dm.deleteDevice(volumeId, false)));
+        expect(await dm.getCapacity()).toEqual(before);
+      },
+      SLOW,
+    );
   });
 
-  it('fragmentation: a hole between namespaces counts in available, not in maxVolumeSize', async () => {
-    const before = await dm.getCapacity();
-    const ids = ['frag-a', 'frag-b', 'frag-c'].map(vid);
-    const devs: PmemDeviceInfo[] = [];
-    for (const id of ids) devs.push(await dm.createDevice({ volumeId: id, size: GiB }));
-    try {
-      await dm.deleteDevice(ids[1]!, false);
-      const r0 = (await record('ndctl-list-BRDi-fragmented.json', () => pmemRegions())).find((r) => r.dev === 'region0')!;
-      expect(r0.maxAvailableExtent).toBeLessThan(r0.availableSize);
-      const cap = await dm.getCapacity();
-      expect(cap.maxVolumeSize).toBe(usableInExtent(r0, r0.maxAvailableExtent));
-      expect(cap.available).toBe(usableInExtent(r0, r0.availableSize));
-      // A volume that fits the free total but no single extent is refused, naming the real maximum.
-      const tooBig = cap.maxVolumeSize + 64 * MiB;
-      expect(tooBig).toBeLessThan(cap.available);
-      const err = await rejection(dm.createDevice({ volumeId: vid('frag-big'), size: tooBig }));
-      expect(err).toBeInstanceOf(NotEnoughSpaceError);
-      expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
-      // The hole takes a volume of its size again.
-      const hole = await dm.createDevice({ volumeId: ids[1]!, size: GiB });
-      expect(hole.size).toBe(devs[1]!.size);
-      expect((await pmemRegions()).find((r) => r.dev === 'region0')!.maxAvailableExtent).toBe(r0.availableSize - r0.maxAvailableExtent);
-    } finally {
-      for (const id of ids) await dm.deleteDevice(id, false);
-    }
-    expect(await dm.getCapacity()).toEqual(before);
-  }, SLOW);
+  it(
+    'fragmentation: a hole between namespaces counts in available, not in maxVolumeSize',
+    async () => {
+      const before = await dm.getCapacity();
+      const ids = ['frag-a', 'frag-b', 'frag-c'].map(vid);
+      const devs: PmemDeviceInfo[] = [];
+      for (const id of ids) devs.push(await dm.createDevice({ volumeId: id, size: GiB }));
+      try {
+        await dm.deleteDevice(ids[1]!, false);
+        const r0 = (await record('ndctl-list-BRDi-fragmented.json', () => pmemRegions())).find(
+          (r) => r.dev === 'region0',
+        )!;
+        expect(r0.maxAvailableExtent).toBeLessThan(r0.availableSize);
+        const cap = await dm.getCapacity();
+        expect(cap.maxVolumeSize).toBe(usableInExtent(r0, r0.maxAvailableExtent));
+        expect(cap.available).toBe(usableInExtent(r0, r0.availableSize));
+        // A volume that fits the free total but no single extent is refused, naming the real maximum.
+        const tooBig = cap.maxVolumeSize + 64 * MiB;
+        expect(tooBig).toBeLessThan(cap.available);
+        const err = await rejection(dm.createDevice({ volumeId: vid('frag-big'), size: tooBig }));
+        expect(err).toBeInstanceOf(NotEnoughSpaceError);
+        expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
+        // The hole takes a volume of its size again.
+        const hole = await dm.createDevice({ volumeId: ids[1]!, size: GiB });
+        expect(hole.size).toBe(devs[1]!.size);
+        expect((await pmemRegions()).find((r) => r.dev === 'region0')!.maxAvailableExtent).toBe(
+          r0.availableSize - r0.maxAvailableExtent,
+        );
+      } finally {
+        for (const id of ids) await dm.deleteDevice(id, false);
+      }
+      expect(await dm.getCapacity()).toEqual(before);
+    },
+    SLOW,
+  );
 
-  it('usage FileIO: a sector-mode namespace without DAX', async () => {
-    const id = vid('ct-sector');
-    const dev = await recordCall('ndctl-create-namespace-sector.json', 'create-namespace', () => dm.createDevice({ volumeId: id, size: SMALL, usage: 'FileIO' }));
-    try {
-      expect(dev).toMatchObject({ volumeId: id, dax: false });
-      expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?s$/);
-      expect(dev.size).toBeGreaterThanOrEqual(SMALL);
-      await record('ndctl-list-Ni-sector.json', () => ndctl.listNamespaces());
-    } finally {
-      await dm.deleteDevice(id, true);
-    }
-  }, SLOW);
+  it(
+    'usage FileIO: a sector-mode namespace without DAX',
+    async () => {
+      const id = vid('ct-sector');
+      const dev = await recordCall('ndctl-create-namespace-sector.json', 'create-namespace', () =>
+        dm.createDevice({ volumeId: id, size: SMALL, usage: 'FileIO' }),
+      );
+      try {
+        expect(dev).toMatchObject({ volumeId: id, dax: false });
+        expect(dev.path).toMatch(/^\/dev\/pmem0(\.\d+)?s$/);
+        expect(dev.size).toBeGreaterThanOrEqual(SMALL);
+        await record('ndctl-list-Ni-sector.json', () => ndctl.listNamespaces());
+      } finally {
+        await dm.deleteDevice(id, true);
+      }
+    },
+    SLOW,
+  );
 });
 
 // ---- boot 1: the CSI node service on direct volumes -----------------------------------------
@@ -291,121 +406,190 @@ boot1('direct mode on blank emulated NVDIMMs', () => {
 boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () => {
   const t = useCsiNode(() => newDirect(), { name: 'direct', log });
 
-  for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
-    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), unstage, delete`, async () => {
-      const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
-      expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(size);
-      const staging = join(t().dir, `stage-${fs}`);
-      const target = join(t().dir, `target-${fs}`);
-      await stage(t(), v, fs, staging);
-      expect(await mountOptions(staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
-      await call(t().c.node, t().c.node.NodePublishVolume, {
-        volume_id: v.volume_id, staging_target_path: staging, target_path: target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
-      });
-      const data = randomBytes(MiB);
-      await writeSynced(join(target, 'data'), data);
-      expect(await isDaxFile(join(target, 'data'))).toBe(true);
-      expect((await readFile(join(staging, 'data'))).equals(data)).toBe(true);
-      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: target });
-      await unstage(t(), v.volume_id, staging);
-      await deleteVolume(t(), v.volume_id);
-    }, SLOW);
+  for (const [fs, size] of [
+    ['ext4', 64 * MiB],
+    ['xfs', 320 * MiB],
+  ] as Array<[Fs, number]>) {
+    it(
+      `${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), unstage, delete`,
+      async () => {
+        const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
+        expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(size);
+        const staging = join(t().dir, `stage-${fs}`);
+        const target = join(t().dir, `target-${fs}`);
+        await stage(t(), v, fs, staging);
+        expect(await mountOptions(staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
+        await call(t().c.node, t().c.node.NodePublishVolume, {
+          volume_id: v.volume_id,
+          staging_target_path: staging,
+          target_path: target,
+          volume_capability: mountCapability(fs),
+          volume_context: v.volume_context,
+        });
+        const data = randomBytes(MiB);
+        await writeSynced(join(target, 'data'), data);
+        expect(await isDaxFile(join(target, 'data'))).toBe(true);
+        expect((await readFile(join(staging, 'data'))).equals(data)).toBe(true);
+        await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: target });
+        await unstage(t(), v.volume_id, staging);
+        await deleteVolume(t(), v.volume_id);
+      },
+      SLOW,
+    );
   }
 
-  it('usage=FileIO: ext4 on a sector-mode namespace, mounted without dax, files not DAX', async () => {
-    const v = await createVolume(t(), { name: 'fileio', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
-    const staging = join(t().dir, 'stage-fileio');
-    await stage(t(), v, 'ext4', staging);
-    expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
-    await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
-    expect(await isDaxFile(join(staging, 'data'))).toBe(false);
-    const src = await runner.run('findmnt', ['-n', '-o', 'SOURCE', '--mountpoint', staging]);
-    expect(src.stdout.trim()).toMatch(/^\/dev\/pmem\d+(\.\d+)?s$/);
-    await unstage(t(), v.volume_id, staging);
-    await deleteVolume(t(), v.volume_id);
-  }, SLOW);
+  it(
+    'usage=FileIO: ext4 on a sector-mode namespace, mounted without dax, files not DAX',
+    async () => {
+      const v = await createVolume(t(), {
+        name: 'fileio',
+        size: 64 * MiB,
+        fs: 'ext4',
+        parameters: { usage: 'FileIO' },
+      });
+      const staging = join(t().dir, 'stage-fileio');
+      await stage(t(), v, 'ext4', staging);
+      expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
+      await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
+      expect(await isDaxFile(join(staging, 'data'))).toBe(false);
+      const src = await runner.run('findmnt', ['-n', '-o', 'SOURCE', '--mountpoint', staging]);
+      expect(src.stdout.trim()).toMatch(/^\/dev\/pmem\d+(\.\d+)?s$/);
+      await unstage(t(), v.volume_id, staging);
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
 
-  it('ephemeral inline volume with a kubelet handle (68 bytes): a namespace under its 63-byte id, dax, removed by unpublish', async () => {
-    const handle = `csi-${createHash('sha256').update('pod-uid/vol').digest('hex')}`;
-    expect(Buffer.byteLength(handle)).toBe(68);
-    const local = ephemeralVolumeId(handle);
-    const target = join(t().dir, 'ephemeral');
-    const context = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'pod', size: '64Mi' };
-    await call(t().c.node, t().c.node.NodePublishVolume, { volume_id: handle, target_path: target, volume_capability: mountCapability('ext4'), volume_context: context });
-    const ns = (await ndctl.listNamespaces()).find((n) => n.name === local);
-    expect(ns).toMatchObject({ mode: 'fsdax' });
-    expect(await mountOptions(target)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
-    await writeSynced(join(target, 'data'), randomBytes(64 * 1024));
-    expect(await isDaxFile(join(target, 'data'))).toBe(true);
-    const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, { volume_id: handle, volume_path: target });
-    expect(stats.volume_condition?.abnormal).toBe(false);
-    await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: handle, target_path: target });
-    expect((await ndctl.listNamespaces()).filter((n) => n.name === local && n.size > 0)).toEqual([]);
-  }, SLOW);
+  it(
+    'ephemeral inline volume with a kubelet handle (68 bytes): a namespace under its 63-byte id, dax, removed by unpublish',
+    async () => {
+      const handle = `csi-${createHash('sha256').update('pod-uid/vol').digest('hex')}`;
+      expect(Buffer.byteLength(handle)).toBe(68);
+      const local = ephemeralVolumeId(handle);
+      const target = join(t().dir, 'ephemeral');
+      const context = { 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'pod', size: '64Mi' };
+      await call(t().c.node, t().c.node.NodePublishVolume, {
+        volume_id: handle,
+        target_path: target,
+        volume_capability: mountCapability('ext4'),
+        volume_context: context,
+      });
+      const ns = (await ndctl.listNamespaces()).find((n) => n.name === local);
+      expect(ns).toMatchObject({ mode: 'fsdax' });
+      expect(await mountOptions(target)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
+      await writeSynced(join(target, 'data'), randomBytes(64 * 1024));
+      expect(await isDaxFile(join(target, 'data'))).toBe(true);
+      const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, { volume_id: handle, volume_path: target });
+      expect(stats.volume_condition?.abnormal).toBe(false);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: handle, target_path: target });
+      expect((await ndctl.listNamespaces()).filter((n) => n.name === local && n.size > 0)).toEqual([]);
+    },
+    SLOW,
+  );
 
-  it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
-    const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    await deleteVolume(t(), v.volume_id);
-    await deleteVolume(t(), v.volume_id);
-    const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    expect(again.volume_id).toBe(v.volume_id);
-    await deleteVolume(t(), again.volume_id);
-  }, SLOW);
+  it(
+    'DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards',
+    async () => {
+      const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+      await deleteVolume(t(), v.volume_id);
+      await deleteVolume(t(), v.volume_id);
+      const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+      expect(again.volume_id).toBe(v.volume_id);
+      await deleteVolume(t(), again.volume_id);
+    },
+    SLOW,
+  );
 
-  it('expansion is not offered: ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED', async () => {
-    const v = await createVolume(t(), { name: 'no-grow', size: 64 * MiB, fs: 'ext4' });
-    const range = { required_bytes: String(128 * MiB) };
-    await expect(call(t().c.controller, t().c.controller.ControllerExpandVolume, { volume_id: v.volume_id, capacity_range: range }))
-      .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
-    await expect(call(t().c.node, t().c.node.NodeExpandVolume, { volume_id: v.volume_id, volume_path: t().dir, capacity_range: range }))
-      .rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
-    await deleteVolume(t(), v.volume_id);
-  }, SLOW);
+  it(
+    'expansion is not offered: ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED',
+    async () => {
+      const v = await createVolume(t(), { name: 'no-grow', size: 64 * MiB, fs: 'ext4' });
+      const range = { required_bytes: String(128 * MiB) };
+      await expect(
+        call(t().c.controller, t().c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: range,
+        }),
+      ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      await expect(
+        call(t().c.node, t().c.node.NodeExpandVolume, {
+          volume_id: v.volume_id,
+          volume_path: t().dir,
+          capacity_range: range,
+        }),
+      ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
 
   for (const eraseafter of [true, false]) {
-    it(`eraseafter=${eraseafter}: after DeleteVolume the namespace's space holds ${eraseafter ? 'only zeros' : 'the old data'}`, async () => {
-      const v = await createVolume(t(), { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: eraseafter ? {} : { eraseafter: 'false' } });
-      const staging = join(t().dir, `stage-erase-${eraseafter}`);
-      await stage(t(), v, 'ext4', staging);
-      await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
-      await unstage(t(), v.volume_id, staging);
-      const dm = newDirect();
-      const dev = await dm.getDevice(v.volume_id);
-      expect(countMarks(await readRaw(dev.path, 0, dev.size))).toBeGreaterThanOrEqual(2048);
-      await deleteVolume(t(), v.volume_id);
-      // The same size again takes the same (lowest free) place in the region.
-      const probe = vid(`erase-probe-${eraseafter}`);
-      const again = await dm.createDevice({ volumeId: probe, size: dev.size });
-      try {
-        const left = await readRaw(again.path, 0, again.size);
-        expect(isZero(left.subarray(0, 4096))).toBe(true);
-        if (eraseafter) expect(isZero(left)).toBe(true);
-        else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
-      } finally {
-        await dm.deleteDevice(probe, false);
-      }
-    }, SLOW);
+    it(
+      `eraseafter=${eraseafter}: after DeleteVolume the namespace's space holds ${eraseafter ? 'only zeros' : 'the old data'}`,
+      async () => {
+        const v = await createVolume(t(), {
+          name: `erase-${eraseafter}`,
+          size: 64 * MiB,
+          fs: 'ext4',
+          parameters: eraseafter ? {} : { eraseafter: 'false' },
+        });
+        const staging = join(t().dir, `stage-erase-${eraseafter}`);
+        await stage(t(), v, 'ext4', staging);
+        await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
+        await unstage(t(), v.volume_id, staging);
+        const dm = newDirect();
+        const dev = await dm.getDevice(v.volume_id);
+        expect(countMarks(await readRaw(dev.path, 0, dev.size))).toBeGreaterThanOrEqual(2048);
+        await deleteVolume(t(), v.volume_id);
+        // The same size again takes the same (lowest free) place in the region.
+        const probe = vid(`erase-probe-${eraseafter}`);
+        const again = await dm.createDevice({ volumeId: probe, size: dev.size });
+        try {
+          const left = await readRaw(again.path, 0, again.size);
+          expect(isZero(left.subarray(0, 4096))).toBe(true);
+          if (eraseafter) expect(isZero(left)).toBe(true);
+          else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
+        } finally {
+          await dm.deleteDevice(probe, false);
+        }
+      },
+      SLOW,
+    );
   }
 });
 
 // ---- the DeviceManager contract, sizes 'atLeast' (region1 is filled so every case runs on region0) ----
 if (BOOT === '1') {
   const FILL = 'contract-fill';
-  deviceManagerContract('DirectDeviceManager on emulated NVDIMMs (QEMU), sizes atLeast', async (): Promise<ContractFixture> => {
-    const dm = new DirectDeviceManager({ runner, log, isOwnedName: (n) => isVolumeIdName(n) || n.startsWith('ct-') });
-    await dm.setup();
-    const r1 = (await pmemRegions()).find((r) => r.dev === 'region1')!;
-    const fill = await ndctl.createNamespace({ region: 'region1', name: FILL, size: alignDown(r1.maxAvailableExtent, directAlignment(r1)), mode: 'fsdax', map: 'dev' });
-    return {
-      dm,
-      reopen: () => Promise.resolve(new DirectDeviceManager({ runner, log, isOwnedName: (n) => isVolumeIdName(n) || n.startsWith('ct-') })),
-      hold: (device) => holdDevice(device.path),
-      cleanup: async () => {
-        for (const d of await dm.listDevices()) if (d.volumeId.startsWith('ct-')) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
-        await ndctl.destroyNamespace(fill.dev);
-      },
-    };
-  }, { volumeSize: 64 * MiB, granularity: 2 * MiB, readable: true, resize: false, sizes: 'atLeast', timeoutMs: SLOW });
+  deviceManagerContract(
+    'DirectDeviceManager on emulated NVDIMMs (QEMU), sizes atLeast',
+    async (): Promise<ContractFixture> => {
+      const dm = new DirectDeviceManager({ runner, log, isOwnedName: (n) => isVolumeIdName(n) || n.startsWith('ct-') });
+      await dm.setup();
+      const r1 = (await pmemRegions()).find((r) => r.dev === 'region1')!;
+      const fill = await ndctl.createNamespace({
+        region: 'region1',
+        name: FILL,
+        size: alignDown(r1.maxAvailableExtent, directAlignment(r1)),
+        mode: 'fsdax',
+        map: 'dev',
+      });
+      return {
+        dm,
+        reopen: () =>
+          Promise.resolve(
+            new DirectDeviceManager({ runner, log, isOwnedName: (n) => isVolumeIdName(n) || n.startsWith('ct-') }),
+          ),
+        hold: (device) => holdDevice(device.path),
+        cleanup: async () => {
+          for (const d of await dm.listDevices())
+            if (d.volumeId.startsWith('ct-')) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
+          await ndctl.destroyNamespace(fill.dev);
+        },
+      };
+    },
+    { volumeSize: 64 * MiB, granularity: 2 * MiB, readable: true, resize: false, sizes: 'atLeast', timeoutMs: SLOW },
+  );
 }
 
 // ---- reboot: boot 1 leaves volumes, boot 2 finds them ------------------------------------------

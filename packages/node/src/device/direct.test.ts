@@ -2,14 +2,26 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  FailedPreconditionError, InternalError, InvalidArgumentError, ScriptedRunner, UnimplementedError, createLogger,
+  FailedPreconditionError,
+  InternalError,
+  InvalidArgumentError,
+  ScriptedRunner,
+  UnimplementedError,
+  createLogger,
   type LogFields,
 } from '@pmem-csi/runtime';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { alignDown, rawForUsable, usableForRaw } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {
-  DirectDeviceManager, checkSysWritable, choosePlacement, directAlignment, findMount, isVolumeIdName, maxVolumeSize, NAMESPACE_NAME_MAX_BYTES,
+  DirectDeviceManager,
+  checkSysWritable,
+  choosePlacement,
+  directAlignment,
+  findMount,
+  isVolumeIdName,
+  maxVolumeSize,
+  NAMESPACE_NAME_MAX_BYTES,
 } from './direct.js';
 import type { BlockDeviceAccess } from './wipe.js';
 import type { NdRegion } from './ndctl.js';
@@ -27,7 +39,8 @@ class FakeDevices implements BlockDeviceAccess {
   readonly checked: string[] = [];
   async assertNotInUse(path: string, volumeId: string): Promise<void> {
     this.checked.push(path);
-    if (this.busy.has(path)) throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
+    if (this.busy.has(path))
+      throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
   }
 }
 
@@ -40,8 +53,19 @@ function setup(runner: ScriptedRunner, checkSys: () => Promise<void> = () => Pro
 
 function region(over: Partial<NdRegion>): NdRegion {
   return {
-    dev: 'region0', bus: 'ndbus0', provider: 'ACPI.NFIT', size: 64 * GiB, availableSize: 64 * GiB, maxAvailableExtent: 64 * GiB,
-    align: 16 * MiB, type: 'pmem', isetId: undefined, interleaveWays: 1, dimms: ['nmem0'], enabled: true, ...over,
+    dev: 'region0',
+    bus: 'ndbus0',
+    provider: 'ACPI.NFIT',
+    size: 64 * GiB,
+    availableSize: 64 * GiB,
+    maxAvailableExtent: 64 * GiB,
+    align: 16 * MiB,
+    type: 'pmem',
+    isetId: undefined,
+    interleaveWays: 1,
+    dimms: ['nmem0'],
+    enabled: true,
+    ...over,
   };
 }
 
@@ -61,7 +85,7 @@ describe('direct-mode alignment and placement', () => {
     const fragmented = region({ availableSize: 60 * GiB, maxAvailableExtent: 20 * GiB + 5 * MiB });
     const max = maxVolumeSize([fragmented, region({ dev: 'region1', maxAvailableExtent: 0, availableSize: 0 })]);
     expect(max).toBe(usableForRaw(20 * GiB));
-    expect(max).toBeLessThan(20 * GiB - 20 * GiB / 64);
+    expect(max).toBeLessThan(20 * GiB - (20 * GiB) / 64);
     expect(rawForUsable(max, 16 * MiB)).toBeLessThanOrEqual(20 * GiB);
     expect(maxVolumeSize([])).toBe(0);
   });
@@ -69,7 +93,11 @@ describe('direct-mode alignment and placement', () => {
   it('places a volume in the region whose largest extent fits it best', () => {
     const big = region({ dev: 'region0', maxAvailableExtent: 100 * GiB });
     const small = region({ dev: 'region1', maxAvailableExtent: 20 * GiB });
-    expect(choosePlacement([big, small], 10 * GiB)).toEqual({ region: small, align: 16 * MiB, raw: rawForUsable(10 * GiB, 16 * MiB) });
+    expect(choosePlacement([big, small], 10 * GiB)).toEqual({
+      region: small,
+      align: 16 * MiB,
+      raw: rawForUsable(10 * GiB, 16 * MiB),
+    });
     expect(choosePlacement([big, small], 50 * GiB)?.region.dev).toBe('region0');
     expect(choosePlacement([big, small], 99 * GiB)).toBeUndefined();
   });
@@ -84,7 +112,7 @@ describe('direct-mode alignment and placement', () => {
     expect(isVolumeIdName(`ääääää-${'0'.repeat(56)}`)).toBe(false); // 69 bytes: over the label limit
   });
 
-  it("a kubelet ephemeral handle (68 bytes) is no namespace name; the id the node keeps it under is", () => {
+  it('a kubelet ephemeral handle (68 bytes) is no namespace name; the id the node keeps it under is', () => {
     const handle = `csi-${'0f'.repeat(32)}`;
     expect(isVolumeIdName(handle)).toBe(false);
     expect(isVolumeIdName(ephemeralVolumeId(handle))).toBe(true);
@@ -101,8 +129,12 @@ describe('DirectDeviceManager.createDevice', () => {
     const runner = new ScriptedRunner([
       reply.namespaces([], fixture('ndctl-list-Ni-labelless.json')),
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'], exact: true,
-        stdout: ndctlCreated(created) },
+      {
+        command: 'ndctl',
+        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'],
+        exact: true,
+        stdout: ndctlCreated(created),
+      },
       reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
       { ...calls.zeroHead('/dev/pmem0.7'), exact: true },
     ]);
@@ -113,17 +145,31 @@ describe('DirectDeviceManager.createDevice', () => {
   });
 
   it('makes a sector-mode namespace without DAX for FileIO', async () => {
-    const sector = { dev: 'namespace0.3', size: GiB + 30 * MiB, name: ID, blockdev: 'pmem0.3s', mode: 'sector' as const };
+    const sector = {
+      dev: 'namespace0.3',
+      size: GiB + 30 * MiB,
+      name: ID,
+      blockdev: 'pmem0.3s',
+      mode: 'sector' as const,
+    };
     const runner = new ScriptedRunner([
       reply.namespaces([], ''),
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=sector', `--size=${raw}`, `--name=${ID}`], exact: true,
-        stdout: ndctlCreated(sector) },
+      {
+        command: 'ndctl',
+        args: ['create-namespace', '--region=region0', '--mode=sector', `--size=${raw}`, `--name=${ID}`],
+        exact: true,
+        stdout: ndctlCreated(sector),
+      },
       reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([sector])),
       { ...calls.zeroHead('/dev/pmem0.3s'), exact: true },
     ]);
-    expect(await setup(runner).dm.createDevice({ volumeId: ID, size: GiB, usage: 'FileIO' }))
-      .toEqual({ volumeId: ID, path: '/dev/pmem0.3s', size: GiB + 30 * MiB, dax: false });
+    expect(await setup(runner).dm.createDevice({ volumeId: ID, size: GiB, usage: 'FileIO' })).toEqual({
+      volumeId: ID,
+      path: '/dev/pmem0.3s',
+      size: GiB + 30 * MiB,
+      dax: false,
+    });
     expect(runner.unused()).toEqual([]);
   });
 
@@ -133,17 +179,29 @@ describe('DirectDeviceManager.createDevice', () => {
     const runner = new ScriptedRunner([
       reply.namespaces([], ''),
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'], exact: true, stdout: ndctlCreated(small) },
+      {
+        command: 'ndctl',
+        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'],
+        exact: true,
+        stdout: ndctlCreated(small),
+      },
       reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([small])),
       { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true },
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${bigger}`, `--name=${ID}`, '--map=dev'], exact: true, stdout: ndctlCreated(created) },
+      {
+        command: 'ndctl',
+        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${bigger}`, `--name=${ID}`, '--map=dev'],
+        exact: true,
+        stdout: ndctlCreated(created),
+      },
       reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
       { command: 'dd' },
     ]);
     const { dm, lines } = setup(runner);
     expect((await dm.createDevice({ volumeId: ID, size: GiB })).size).toBe(GiB + 12 * MiB);
     expect(runner.unused()).toEqual([]);
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'namespace smaller than requested, destroyed', raw, usable: GiB - 1, attempt: 1 }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'namespace smaller than requested, destroyed', raw, usable: GiB - 1, attempt: 1 }),
+    );
   });
 
   it('gives up after the second short namespace', async () => {
@@ -155,8 +213,11 @@ describe('DirectDeviceManager.createDevice', () => {
       { ...reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([small])), repeat: true },
       { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true, repeat: true },
     ]);
-    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(new InternalError(
-      `namespace for volume ${ID} in region0: ${raw + 16 * MiB} raw bytes gave only ${GiB - 1} usable bytes, less than the requested ${GiB}`));
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
+      new InternalError(
+        `namespace for volume ${ID} in region0: ${raw + 16 * MiB} raw bytes gave only ${GiB - 1} usable bytes, less than the requested ${GiB}`,
+      ),
+    );
     expect(runner.calls.filter((c) => c.args[0] === 'destroy-namespace')).toHaveLength(2);
   });
 
@@ -169,28 +230,44 @@ describe('DirectDeviceManager.createDevice', () => {
       { command: 'dd', exitCode: 1, stderr: 'dd: error writing' },
       { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true },
     ]);
-    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(/exit code 1: dd: error writing/);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
+      /exit code 1: dd: error writing/,
+    );
     expect(runner.unused()).toEqual([]);
   });
 
   it('refuses an existing name, an id that is not ours, and a volume that does not fit anywhere', async () => {
     const exists = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
-    await expect(setup(exists).dm.createDevice({ volumeId: ID_DISABLED, size: GiB })).rejects.toThrow(new DeviceExistsError(`volume ${ID_DISABLED} already exists`));
+    await expect(setup(exists).dm.createDevice({ volumeId: ID_DISABLED, size: GiB })).rejects.toThrow(
+      new DeviceExistsError(`volume ${ID_DISABLED} already exists`),
+    );
 
-    await expect(setup(new ScriptedRunner()).dm.createDevice({ volumeId: 'pmem-csi', size: GiB })).rejects.toThrow(new InvalidArgumentError(
-      'volume id "pmem-csi" is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most 63 bytes)'));
+    await expect(setup(new ScriptedRunner()).dm.createDevice({ volumeId: 'pmem-csi', size: GiB })).rejects.toThrow(
+      new InvalidArgumentError(
+        'volume id "pmem-csi" is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most 63 bytes)',
+      ),
+    );
 
-    const full = new ScriptedRunner([reply.namespaces([], ''), reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
-    const err = await setup(full).dm.createDevice({ volumeId: ID, size: 200 * GiB }).catch((e: unknown) => e);
+    const full = new ScriptedRunner([
+      reply.namespaces([], ''),
+      reply.regions(fixture('ndctl-list-BRDi-two-buses.json')),
+    ]);
+    const err = await setup(full)
+      .dm.createDevice({ volumeId: ID, size: 200 * GiB })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotEnoughSpaceError);
     const largest = usableForRaw(alignDown(135291469824, 16 * MiB));
-    expect((err as Error).message).toBe(`not enough PMEM for volume ${ID} of ${200 * GiB} bytes: the largest volume this node can create now is ${largest} bytes`);
+    expect((err as Error).message).toBe(
+      `not enough PMEM for volume ${ID} of ${200 * GiB} bytes: the largest volume this node can create now is ${largest} bytes`,
+    );
   });
 });
 
 describe('DirectDeviceManager queries and deletion', () => {
   it('lists and finds only enabled namespaces named like volume ids', async () => {
-    const { dm } = setup(new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]));
+    const { dm } = setup(
+      new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]),
+    );
     expect(await dm.listDevices()).toEqual([
       { volumeId: ID_SECTOR, path: '/dev/pmem0.2s', size: 1069056000, dax: false },
       { volumeId: ID, path: '/dev/pmem0.1', size: 1056964608, dax: true },
@@ -201,8 +278,13 @@ describe('DirectDeviceManager queries and deletion', () => {
   });
 
   it('a destroyed namespace (idle seed of size 0 that kept the volume name, as recorded in QEMU) is no volume', async () => {
-    const seed = readFileSync(new URL('./__fixtures__/recorded/direct/ndctl-list-Ni-direct-persist.json', import.meta.url), 'utf8');
-    const named = (JSON.parse(seed) as Array<{ name?: string; size: number }>).find((n) => n.size === 0 && n.name !== undefined)!;
+    const seed = readFileSync(
+      new URL('./__fixtures__/recorded/direct/ndctl-list-Ni-direct-persist.json', import.meta.url),
+      'utf8',
+    );
+    const named = (JSON.parse(seed) as Array<{ name?: string; size: number }>).find(
+      (n) => n.size === 0 && n.name !== undefined,
+    )!;
     const id = `ct-con-${'0'.repeat(56)}`;
     const listing = seed.replace(`"name":"${named.name!}"`, `"name":"${id}"`);
     const runner = new ScriptedRunner([{ ...reply.namespaces([], listing), repeat: true }]);
@@ -212,7 +294,10 @@ describe('DirectDeviceManager queries and deletion', () => {
     expect((await dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
     expect(runner.calls.every((c) => c.args[0] === 'list')).toBe(true);
     // createDevice does not refuse the id: it goes on to list the regions.
-    const create = new ScriptedRunner([reply.namespaces([], listing), reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    const create = new ScriptedRunner([
+      reply.namespaces([], listing),
+      reply.regions(fixture('ndctl-list-BRDi-two-buses.json')),
+    ]);
     await expect(setup(create).dm.createDevice({ volumeId: id, size: 200 * GiB })).rejects.toThrow(NotEnoughSpaceError);
   });
 
@@ -225,8 +310,11 @@ describe('DirectDeviceManager queries and deletion', () => {
     const { dm, devices } = setup(runner);
     await dm.deleteDevice(ID, true);
     expect(devices.checked).toEqual(['/dev/pmem0.1']);
-    expect(runner.calls).toEqual([calls.namespaces(), calls.zeroAll('/dev/pmem0.1', 1056964608),
-      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'] }]);
+    expect(runner.calls).toEqual([
+      calls.namespaces(),
+      calls.zeroAll('/dev/pmem0.1', 1056964608),
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'] },
+    ]);
   });
 
   it('enables a disabled volume namespace so that it can be wiped before it is destroyed', async () => {
@@ -250,7 +338,9 @@ describe('DirectDeviceManager queries and deletion', () => {
     const busy = new ScriptedRunner([reply.namespaces([], fixture('ndctl-list-Ni-mixed.json'))]);
     const { dm, devices } = setup(busy);
     devices.busy.add('/dev/pmem0.2s');
-    await expect(dm.deleteDevice(ID_SECTOR, true)).rejects.toThrow(new DeviceInUseError(`device /dev/pmem0.2s of volume ${JSON.stringify(ID_SECTOR)} is in use (mounted or open)`));
+    await expect(dm.deleteDevice(ID_SECTOR, true)).rejects.toThrow(
+      new DeviceInUseError(`device /dev/pmem0.2s of volume ${JSON.stringify(ID_SECTOR)} is in use (mounted or open)`),
+    );
     expect(busy.calls).toEqual([calls.namespaces()]);
   });
 
@@ -266,8 +356,12 @@ describe('DirectDeviceManager queries and deletion', () => {
   });
 
   it('cannot grow a namespace', async () => {
-    const { dm } = setup(new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]));
-    await expect(dm.resizeDevice(ID, 2 * GiB)).rejects.toThrow(new UnimplementedError('direct mode cannot grow a namespace'));
+    const { dm } = setup(
+      new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]),
+    );
+    await expect(dm.resizeDevice(ID, 2 * GiB)).rejects.toThrow(
+      new UnimplementedError('direct mode cannot grow a namespace'),
+    );
     expect((await dm.resizeDevice(ID, 512 * MiB)).size).toBe(1056964608);
     await expect(dm.resizeDevice(ID_DISABLED, GiB)).rejects.toThrow(DeviceNotFoundError);
   });
@@ -276,7 +370,9 @@ describe('DirectDeviceManager queries and deletion', () => {
 describe('DirectDeviceManager.setup', () => {
   it('fails before any ndctl call when /sys is not writable', async () => {
     const runner = new ScriptedRunner();
-    const { dm } = setup(runner, () => Promise.reject(new FailedPreconditionError('direct mode needs /sys mounted read-write')));
+    const { dm } = setup(runner, () =>
+      Promise.reject(new FailedPreconditionError('direct mode needs /sys mounted read-write')),
+    );
     await expect(dm.setup()).rejects.toThrow('direct mode needs /sys mounted read-write');
     expect(runner.calls).toEqual([]);
   });
@@ -296,14 +392,26 @@ describe('DirectDeviceManager.setup', () => {
 
   it('warns about a region it cannot use', async () => {
     const runner = new ScriptedRunner([
-      reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 4 * GiB }, { dev: 'region1', size: 4 * GiB }] }])),
+      reply.regions(
+        ndctlRegions([
+          {
+            dev: 'ndbus0',
+            regions: [
+              { dev: 'region0', size: 4 * GiB },
+              { dev: 'region1', size: 4 * GiB },
+            ],
+          },
+        ]),
+      ),
       reply.namespaces([], fixture('ndctl-list-Ni-labelless.json')),
     ]);
     const { dm, lines } = setup(runner);
     await dm.setup();
     // Both regions map nmem0 in this listing, so initializing labels could hurt the other one.
     expect(lines).toContainEqual(expect.objectContaining({ reason: 'its DIMMs also back region1', region: 'region0' }));
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'region unusable until its namespace labels are initialized', region: 'region0' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'region unusable until its namespace labels are initialized', region: 'region0' }),
+    );
   });
 });
 
@@ -324,20 +432,32 @@ describe('checkSysWritable', () => {
   };
 
   it('accepts a read-write /sys (the NVDIMM bus directory may be absent)', async () => {
-    await expect(checkSysWritable({ mountinfo: write('rw', [root, sysRw]), ndBus: join(dir, 'no-bus') })).resolves.toBeUndefined();
-    await expect(checkSysWritable({ mountinfo: write('shadow', [root, sysRo, sysRw]), ndBus: dir })).resolves.toBeUndefined();
+    await expect(
+      checkSysWritable({ mountinfo: write('rw', [root, sysRw]), ndBus: join(dir, 'no-bus') }),
+    ).resolves.toBeUndefined();
+    await expect(
+      checkSysWritable({ mountinfo: write('shadow', [root, sysRo, sysRw]), ndBus: dir }),
+    ).resolves.toBeUndefined();
   });
 
   it('explains a read-only or missing /sys', async () => {
-    await expect(checkSysWritable({ mountinfo: write('ro', [root, sysRw, sysRo]), ndBus: dir })).rejects.toThrow(new FailedPreconditionError(
-      'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by writing sysfs): '
-      + 'mount the host /sys read-write into a privileged container; /sys is mounted read-only (ro,nosuid,nodev,noexec,relatime)'));
+    await expect(checkSysWritable({ mountinfo: write('ro', [root, sysRw, sysRo]), ndBus: dir })).rejects.toThrow(
+      new FailedPreconditionError(
+        'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by writing sysfs): ' +
+          'mount the host /sys read-write into a privileged container; /sys is mounted read-only (ro,nosuid,nodev,noexec,relatime)',
+      ),
+    );
     const none = write('none', [root]);
-    await expect(checkSysWritable({ mountinfo: none, ndBus: dir })).rejects.toThrow(`; nothing is mounted on /sys (per ${none})`);
+    await expect(checkSysWritable({ mountinfo: none, ndBus: dir })).rejects.toThrow(
+      `; nothing is mounted on /sys (per ${none})`,
+    );
   });
 
   it('reads mount and super options from mountinfo', () => {
-    expect(findMount([root, sysRw].join('\n'), '/sys')).toEqual({ options: 'rw,nosuid,nodev,noexec,relatime', superOptions: 'rw' });
+    expect(findMount([root, sysRw].join('\n'), '/sys')).toEqual({
+      options: 'rw,nosuid,nodev,noexec,relatime',
+      superOptions: 'rw',
+    });
     expect(findMount('garbage line\n', '/sys')).toBeUndefined();
   });
 });

@@ -9,14 +9,24 @@
 import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import {
-  FailedPreconditionError, InternalError, InvalidArgumentError, SerialQueue, UnimplementedError, requireTools,
-  type CommandRunner, type Logger,
+  FailedPreconditionError,
+  InternalError,
+  InvalidArgumentError,
+  SerialQueue,
+  UnimplementedError,
+  requireTools,
+  type CommandRunner,
+  type Logger,
 } from '@pmem-csi/runtime';
 import { MiB, type Capacity } from '@pmem-csi/csi';
 import { FSDAX_PFN_ALIGN, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
 import {
-  DeviceExistsError, DeviceNotFoundError,
-  type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+  DeviceExistsError,
+  DeviceNotFoundError,
+  type CreateDeviceRequest,
+  type DeviceCallOptions,
+  type DeviceManager,
+  type PmemDeviceInfo,
 } from './device-manager.js';
 import { assertVolumeSize, notEnoughSpace } from './lvm.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
@@ -83,8 +93,9 @@ export function findMount(mountinfo: string, mountPoint: string): MountEntry | u
   return found;
 }
 
-const NEED_SYS = 'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by '
-  + 'writing sysfs): mount the host /sys read-write into a privileged container';
+const NEED_SYS =
+  'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by ' +
+  'writing sysfs): mount the host /sys read-write into a privileged container';
 
 /**
  * Start-up check for direct mode: /sys must be writable, or every namespace operation fails (the Go
@@ -96,7 +107,8 @@ export async function checkSysWritable(paths: { mountinfo?: string; ndBus?: stri
   const mountinfo = paths.mountinfo ?? '/proc/self/mountinfo';
   const ndBus = paths.ndBus ?? '/sys/bus/nd';
   const sys = findMount(await readFile(mountinfo, 'utf8'), '/sys');
-  if (sys === undefined) throw new FailedPreconditionError(`${NEED_SYS}; nothing is mounted on /sys (per ${mountinfo})`);
+  if (sys === undefined)
+    throw new FailedPreconditionError(`${NEED_SYS}; nothing is mounted on /sys (per ${mountinfo})`);
   const ro = [sys.options, sys.superOptions].some((o) => o.split(',').includes('ro'));
   if (ro) throw new FailedPreconditionError(`${NEED_SYS}; /sys is mounted read-only (${sys.options})`);
   try {
@@ -104,7 +116,8 @@ export async function checkSysWritable(paths: { mountinfo?: string; ndBus?: stri
   } catch (e) {
     const code = errnoCode(e);
     if (code === 'ENOENT') return;
-    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new FailedPreconditionError(`${NEED_SYS}; ${ndBus} is not writable (${code})`);
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
+      throw new FailedPreconditionError(`${NEED_SYS}; ${ndBus} is not writable (${code})`);
     throw e;
   }
 }
@@ -155,9 +168,15 @@ export class DirectDeviceManager implements DeviceManager {
       const namespaces = await this.#ndctl.listNamespaces({}, options);
       for (const region of regions.filter((r) => r.enabled)) {
         if (labelLessNamespace(namespaces.filter((ns) => ns.region === region.dev)) === undefined) continue;
-        const deps = { ndctl: this.#ndctl, runner: this.#runner, log: this.#log, isUnused: (p: string) => isUnused(this.#devices, p) };
+        const deps = {
+          ndctl: this.#ndctl,
+          runner: this.#runner,
+          log: this.#log,
+          isUnused: (p: string) => isUnused(this.#devices, p),
+        };
         const ready = this.#autoInitLabels && (await initLabelsIfSafe(region, { regions, namespaces }, deps, options));
-        if (!ready) this.#log.warn('region unusable until its namespace labels are initialized', { region: region.dev });
+        if (!ready)
+          this.#log.warn('region unusable until its namespace labels are initialized', { region: region.dev });
       }
     });
   }
@@ -168,7 +187,9 @@ export class DirectDeviceManager implements DeviceManager {
 
   async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
     if (!this.#isOwnedName(req.volumeId)) {
-      throw new InvalidArgumentError(`volume id ${JSON.stringify(req.volumeId)} is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most ${NAMESPACE_NAME_MAX_BYTES} bytes)`);
+      throw new InvalidArgumentError(
+        `volume id ${JSON.stringify(req.volumeId)} is not a valid direct-mode namespace name (expected <up to 6 chars>-<56 hex digits>, at most ${NAMESPACE_NAME_MAX_BYTES} bytes)`,
+      );
     }
     assertVolumeSize(req.size);
     const mode = req.usage === 'FileIO' ? 'sector' : 'fsdax';
@@ -182,7 +203,8 @@ export class DirectDeviceManager implements DeviceManager {
       const ns = await this.#createVerified(placement, { name: req.volumeId, size: req.size, mode }, options);
       try {
         const info = toInfo(ns);
-        if (info === undefined) throw new InternalError(`namespace ${ns.dev} of volume ${req.volumeId} has no block device`);
+        if (info === undefined)
+          throw new InternalError(`namespace ${ns.dev} of volume ${req.volumeId} has no block device`);
         await zeroDevice(this.#runner, { path: info.path }, options.signal);
         this.#log.info('volume created', { volumeId: req.volumeId, namespace: ns.dev, size: ns.size, mode });
         return info;
@@ -197,17 +219,32 @@ export class DirectDeviceManager implements DeviceManager {
    * Create the namespace and check the usable size the kernel reports. Our reserve bound should
    * always hold; if a kernel keeps more, retry once with the shortfall (aligned) added.
    */
-  async #createVerified(p: Placement, req: { name: string; size: number; mode: 'fsdax' | 'sector' }, o: DeviceCallOptions): Promise<NdNamespace> {
+  async #createVerified(
+    p: Placement,
+    req: { name: string; size: number; mode: 'fsdax' | 'sector' },
+    o: DeviceCallOptions,
+  ): Promise<NdNamespace> {
     const limit = alignDown(p.region.maxAvailableExtent, p.align);
     let raw = p.raw;
     for (let attempt = 1; ; attempt++) {
-      const ns = await this.#ndctl.createNamespace({ region: p.region.dev, name: req.name, size: raw, mode: req.mode, map: 'dev' }, o);
+      const ns = await this.#ndctl.createNamespace(
+        { region: p.region.dev, name: req.name, size: raw, mode: req.mode, map: 'dev' },
+        o,
+      );
       if (ns.size >= req.size) return ns;
       await this.#ndctl.destroyNamespace(ns.dev, o);
       const next = raw + alignUp(req.size - ns.size, p.align);
-      this.#log.warn('namespace smaller than requested, destroyed', { namespace: ns.dev, raw, usable: ns.size, wanted: req.size, attempt });
+      this.#log.warn('namespace smaller than requested, destroyed', {
+        namespace: ns.dev,
+        raw,
+        usable: ns.size,
+        wanted: req.size,
+        attempt,
+      });
       if (attempt >= 2 || next > limit) {
-        throw new InternalError(`namespace for volume ${req.name} in ${p.region.dev}: ${raw} raw bytes gave only ${ns.size} usable bytes, less than the requested ${req.size}`);
+        throw new InternalError(
+          `namespace for volume ${req.name} in ${p.region.dev}: ${raw} raw bytes gave only ${ns.size} usable bytes, less than the requested ${req.size}`,
+        );
       }
       raw = next;
     }
@@ -233,7 +270,8 @@ export class DirectDeviceManager implements DeviceManager {
     const ns = await this.#queue.run(() => this.#enabledNamespace(volumeId, options));
     if (ns === undefined) return;
     const info = toInfo(ns);
-    if (info === undefined) throw new InternalError(`namespace ${ns.dev} of volume ${volumeId} has no block device, cannot erase it`);
+    if (info === undefined)
+      throw new InternalError(`namespace ${ns.dev} of volume ${volumeId} has no block device, cannot erase it`);
     await this.#devices.assertNotInUse(info.path, volumeId);
     await zeroDevice(this.#runner, { path: info.path, bytes: erase ? ns.size : undefined }, options.signal);
     await this.#queue.run(() => this.#ndctl.destroyNamespace(ns.dev, options));

@@ -40,7 +40,9 @@ export async function fileIdentity(file: string): Promise<string | undefined> {
  * known, else the same path; never one whose file was deleted (its inode may have been reused).
  */
 export function boundTo(loops: readonly LoopDevice[], file: string, id: string | undefined): LoopDevice[] {
-  return loops.filter((l) => !l.deleted && (id !== undefined && l.backId !== undefined ? l.backId === id : l.backFile === file));
+  return loops.filter(
+    (l) => !l.deleted && (id !== undefined && l.backId !== undefined ? l.backId === id : l.backFile === file),
+  );
 }
 
 function identityOf(e: { 'back-maj:min'?: unknown; 'back-ino'?: unknown }): string | undefined {
@@ -48,7 +50,8 @@ function identityOf(e: { 'back-maj:min'?: unknown; 'back-ino'?: unknown }): stri
   const majMin = typeof e['back-maj:min'] === 'string' ? e['back-maj:min'].trim() : undefined;
   const ino = e['back-ino'];
   if (majMin === undefined || !/^\d+:\d+$/.test(majMin)) return undefined;
-  if (!(typeof ino === 'number' && Number.isSafeInteger(ino)) && !(typeof ino === 'string' && /^\d+$/.test(ino))) return undefined;
+  if (!(typeof ino === 'number' && Number.isSafeInteger(ino)) && !(typeof ino === 'string' && /^\d+$/.test(ino)))
+    return undefined;
   return `${majMin}:${String(ino)}`;
 }
 
@@ -64,7 +67,14 @@ export function decodeLoopDevices(value: unknown): LoopDevice[] {
     if (typeof back !== 'string' || back === '') return [];
     const deleted = back.endsWith(DELETED);
     const backId = identityOf(e);
-    return [{ name: e.name, backFile: deleted ? back.slice(0, -DELETED.length) : back, deleted, ...(backId === undefined ? {} : { backId }) }];
+    return [
+      {
+        name: e.name,
+        backFile: deleted ? back.slice(0, -DELETED.length) : back,
+        deleted,
+        ...(backId === undefined ? {} : { backId }),
+      },
+    ];
   });
 }
 
@@ -74,7 +84,11 @@ function invalidOutput(args: readonly string[], e: unknown): CommandFailedError 
 }
 
 /** Loop devices attached now (all of them, or only `device`). */
-export async function listLoopDevices(runner: CommandRunner, signal?: AbortSignal, device?: string): Promise<LoopDevice[]> {
+export async function listLoopDevices(
+  runner: CommandRunner,
+  signal?: AbortSignal,
+  device?: string,
+): Promise<LoopDevice[]> {
   const args = device === undefined ? [...LIST_ARGS] : [...LIST_ARGS, device];
   return runJson(runner, { command: 'losetup', args, options: { signal } }, (v) => {
     try {

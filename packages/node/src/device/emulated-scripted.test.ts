@@ -19,9 +19,18 @@ function listReply(devices: Array<[string, string | null]>): ScriptedReply {
 
 describe('loop devices matched by the identity of their backing file', () => {
   it('decodes the padded major:minor and the inode into one identity', () => {
-    expect(decodeLoopDevices({ loopdevices: [{ name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': '     254:0  ', 'back-ino': 9981035 }] }))
-      .toEqual([{ name: '/dev/loop5', backFile: '/tmp/x.img', deleted: false, backId: '254:0:9981035' }]);
-    expect(decodeLoopDevices({ loopdevices: [{ name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': 'junk', 'back-ino': 1 }] })[0]?.backId).toBeUndefined();
+    expect(
+      decodeLoopDevices({
+        loopdevices: [
+          { name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': '     254:0  ', 'back-ino': 9981035 },
+        ],
+      }),
+    ).toEqual([{ name: '/dev/loop5', backFile: '/tmp/x.img', deleted: false, backId: '254:0:9981035' }]);
+    expect(
+      decodeLoopDevices({
+        loopdevices: [{ name: '/dev/loop5', 'back-file': '/tmp/x.img', 'back-maj:min': 'junk', 'back-ino': 1 }],
+      })[0]?.backId,
+    ).toBeUndefined();
   });
 
   it('a device whose file path is reported relative to a mount that is gone is still found by identity', async () => {
@@ -31,12 +40,24 @@ describe('loop devices matched by the identity of their backing file', () => {
       await writeFile(file, '');
       const id = await fileIdentity(file);
       expect(id).toMatch(/^\d+:\d+:\d+$/);
-      const seenFromAnotherMount: LoopDevice = { name: '/dev/loop3', backFile: '/emulated/v.img', deleted: false, ...(id === undefined ? {} : { backId: id }) };
+      const seenFromAnotherMount: LoopDevice = {
+        name: '/dev/loop3',
+        backFile: '/emulated/v.img',
+        deleted: false,
+        ...(id === undefined ? {} : { backId: id }),
+      };
       const otherFile: LoopDevice = { name: '/dev/loop4', backFile: file, deleted: false, backId: '1:2:3' };
-      const deleted: LoopDevice = { name: '/dev/loop6', backFile: file, deleted: true, ...(id === undefined ? {} : { backId: id }) };
+      const deleted: LoopDevice = {
+        name: '/dev/loop6',
+        backFile: file,
+        deleted: true,
+        ...(id === undefined ? {} : { backId: id }),
+      };
       expect(boundTo([seenFromAnotherMount, otherFile, deleted], file, id).map((l) => l.name)).toEqual(['/dev/loop3']);
       // Without an identity (older losetup, or the file is gone): by path, never a deleted one.
-      expect(boundTo([{ name: '/dev/loop7', backFile: file, deleted: false }, deleted], file, undefined).map((l) => l.name)).toEqual(['/dev/loop7']);
+      expect(
+        boundTo([{ name: '/dev/loop7', backFile: file, deleted: false }, deleted], file, undefined).map((l) => l.name),
+      ).toEqual(['/dev/loop7']);
       expect(await fileIdentity(join(dir, 'absent.img'))).toBeUndefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -64,7 +85,9 @@ describe('decodeLoopDevices', () => {
     expect(decodeLoopDevices(undefined)).toEqual([]);
     expect(decodeLoopDevices({ loopdevices: [] })).toEqual([]);
     expect(() => decodeLoopDevices({ devices: [] })).toThrow('losetup JSON: "loopdevices" is not an array');
-    expect(() => decodeLoopDevices({ loopdevices: [{ 'back-file': '/x' }] })).toThrow('losetup JSON: a loop device has no "name"');
+    expect(() => decodeLoopDevices({ loopdevices: [{ 'back-file': '/x' }] })).toThrow(
+      'losetup JSON: a loop device has no "name"',
+    );
   });
 });
 
@@ -73,24 +96,39 @@ describe('EmulatedDeviceManager start-up checks', () => {
 
   it('refuses to run without root, naming the uid', () => {
     expect(() => new EmulatedDeviceManager({ runner, log: nullLogger, dir: '/nonexistent', uid: 1000 })).toThrow(
-      expect.objectContaining({ kind: 'FailedPrecondition', message: 'emulated device mode needs root to attach loop devices; running as uid 1000' }),
+      expect.objectContaining({
+        kind: 'FailedPrecondition',
+        message: 'emulated device mode needs root to attach loop devices; running as uid 1000',
+      }),
     );
   });
 
   it('names the missing tools and their Debian packages', () => {
-    expect(() => new EmulatedDeviceManager({ runner: new ScriptedRunner([], []), log: nullLogger, dir: '/nonexistent', uid: 0 })).toThrow(
+    expect(
+      () =>
+        new EmulatedDeviceManager({ runner: new ScriptedRunner([], []), log: nullLogger, dir: '/nonexistent', uid: 0 }),
+    ).toThrow(
       expect.objectContaining({
         kind: 'FailedPrecondition',
-        message: 'emulated device mode needs losetup, dd, not found on this machine (Debian packages: mount, coreutils)',
+        message:
+          'emulated device mode needs losetup, dd, not found on this machine (Debian packages: mount, coreutils)',
       }),
     );
   });
 
   it('fails setup() when loop devices are not available, saying what to do', async () => {
-    const dm = new EmulatedDeviceManager({ runner, log: nullLogger, dir: '/nonexistent', uid: 0, loopControl: '/nonexistent/loop-control' });
+    const dm = new EmulatedDeviceManager({
+      runner,
+      log: nullLogger,
+      dir: '/nonexistent',
+      uid: 0,
+      loopControl: '/nonexistent/loop-control',
+    });
     await expect(dm.setup()).rejects.toMatchObject({
       kind: 'FailedPrecondition',
-      message: expect.stringMatching(/^emulated device mode needs loop devices, but \/nonexistent\/loop-control is not usable \(ENOENT.*\); load the "loop" kernel module and run privileged$/),
+      message: expect.stringMatching(
+        /^emulated device mode needs loop devices, but \/nonexistent\/loop-control is not usable \(ENOENT.*\); load the "loop" kernel module and run privileged$/,
+      ),
     });
   });
 
@@ -125,7 +163,12 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   it('setup() adopts attached files, attaches the others, and detaches nothing', async () => {
     const runner = new ScriptedRunner([listReply([])], ['losetup', 'dd']);
     await manager(runner).setup(); // creates the directory
-    for (const [name, size] of [['a.img', 8 * MiB], ['b.img', 4 * MiB], ['notes.txt', 1], ['.hidden.img', 1]] as const) {
+    for (const [name, size] of [
+      ['a.img', 8 * MiB],
+      ['b.img', 4 * MiB],
+      ['notes.txt', 1],
+      ['.hidden.img', 1],
+    ] as const) {
       await writeFile(join(backing, name), '');
       await truncate(join(backing, name), size);
     }
@@ -136,7 +179,12 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
         ['/dev/loop7', `${join(backing, 'c.img')} (deleted)`],
         ['/dev/loop8', join(`${backing}-other`, 'b.img')],
       ]),
-      { command: 'losetup', args: ['--find', '--show', '--nooverlap', join(backing, 'b.img')], exact: true, stdout: '/dev/loop9\n' },
+      {
+        command: 'losetup',
+        args: ['--find', '--show', '--nooverlap', join(backing, 'b.img')],
+        exact: true,
+        stdout: '/dev/loop9\n',
+      },
     );
     const dm = manager(runner);
     await dm.setup();
@@ -144,7 +192,12 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
       { volumeId: 'a', path: '/dev/loop5', size: 8 * MiB, dax: false },
       { volumeId: 'b', path: '/dev/loop9', size: 4 * MiB, dax: false },
     ]);
-    expect(await dm.getCapacity()).toEqual({ maxVolumeSize: 52 * MiB, available: 52 * MiB, managed: 64 * MiB, total: 64 * MiB });
+    expect(await dm.getCapacity()).toEqual({
+      maxVolumeSize: 52 * MiB,
+      available: 52 * MiB,
+      managed: 64 * MiB,
+      total: 64 * MiB,
+    });
     expect(runner.unused()).toEqual([]);
     expect(runner.calls.filter((c) => c.args.includes('--detach') || c.args.includes('-d'))).toEqual([]);
     const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['level'] === 'warn');
@@ -157,11 +210,14 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('create: when no loop device can be attached, the file is removed and the space given back', async () => {
-    const runner = new ScriptedRunner([
-      listReply([]),
-      { command: 'losetup', args: ['--find'], exitCode: 1, stderr: 'losetup: cannot find an unused loop device' },
-      listReply([['/dev/loop3', '/elsewhere/v.img']]), // the clean-up looks for a device bound to our file
-    ], ['losetup', 'dd']);
+    const runner = new ScriptedRunner(
+      [
+        listReply([]),
+        { command: 'losetup', args: ['--find'], exitCode: 1, stderr: 'losetup: cannot find an unused loop device' },
+        listReply([['/dev/loop3', '/elsewhere/v.img']]), // the clean-up looks for a device bound to our file
+      ],
+      ['losetup', 'dd'],
+    );
     const dm = manager(runner);
     await dm.setup();
     const err = await dm.createDevice({ volumeId: 'v', size: 8 * MiB }).catch((e: unknown) => e);
@@ -174,11 +230,20 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('resize: when the loop device cannot take the new size, file and accounting are rolled back', async () => {
-    const runner = new ScriptedRunner([
-      listReply([]),
-      { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' },
-      { command: 'losetup', args: ['--set-capacity', '/dev/loop9'], exact: true, exitCode: 1, stderr: 'losetup: /dev/loop9: set capacity failed' },
-    ], ['losetup', 'dd']);
+    const runner = new ScriptedRunner(
+      [
+        listReply([]),
+        { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' },
+        {
+          command: 'losetup',
+          args: ['--set-capacity', '/dev/loop9'],
+          exact: true,
+          exitCode: 1,
+          stderr: 'losetup: /dev/loop9: set capacity failed',
+        },
+      ],
+      ['losetup', 'dd'],
+    );
     const dm = manager(runner);
     await dm.setup();
     const dev = await dm.createDevice({ volumeId: 'v', size: 8 * MiB });

@@ -33,7 +33,9 @@ class ErasureRecordingRunner implements CommandRunner {
     const arg = (k: string): string => args.find((a) => a.startsWith(`${k}=`))?.slice(k.length + 1) ?? '';
     if (command === 'dd' && arg('if') === '/dev/zero') {
       // count is in bytes with iflag=count_bytes, in blocks of bs otherwise.
-      const bytes = arg('iflag').split(',').includes('count_bytes') ? Number(arg('count')) : Number(arg('bs')) * Number(arg('count'));
+      const bytes = arg('iflag').split(',').includes('count_bytes')
+        ? Number(arg('count'))
+        : Number(arg('bs')) * Number(arg('count'));
       this.erasures.push({ path: arg('of'), bytes });
     }
     return res;
@@ -44,7 +46,8 @@ class ErasureRecordingRunner implements CommandRunner {
 async function prerequisites(): Promise<string[]> {
   const problems: string[] = [];
   if (process.getuid?.() !== 0) problems.push(`they need root, running as uid ${String(process.getuid?.())}`);
-  for (const tool of ['losetup', 'dd', 'mkfs.ext4', 'mount', 'umount']) if (host.which(tool) === undefined) problems.push(`${tool} is not installed`);
+  for (const tool of ['losetup', 'dd', 'mkfs.ext4', 'mount', 'umount'])
+    if (host.which(tool) === undefined) problems.push(`${tool} is not installed`);
   try {
     await access('/dev/loop-control', constants.R_OK | constants.W_OK);
   } catch (e) {
@@ -89,7 +92,8 @@ deviceManagerContract(
     const dir = await testDir();
     try {
       const runner = new ErasureRecordingRunner(host);
-      const make = (): EmulatedDeviceManager => new EmulatedDeviceManager({ runner, log: nullLogger, dir: join(dir, 'emulated'), totalSize: TOTAL });
+      const make = (): EmulatedDeviceManager =>
+        new EmulatedDeviceManager({ runner, log: nullLogger, dir: join(dir, 'emulated'), totalSize: TOTAL });
       return {
         dm: make(),
         reopen: async () => make(),
@@ -112,7 +116,8 @@ describe('EmulatedDeviceManager on real loop devices', () => {
   let dir = '';
   let backing = '';
   let dm: EmulatedDeviceManager;
-  const make = (): EmulatedDeviceManager => new EmulatedDeviceManager({ runner: host, log: nullLogger, dir: backing, totalSize: TOTAL });
+  const make = (): EmulatedDeviceManager =>
+    new EmulatedDeviceManager({ runner: host, log: nullLogger, dir: backing, totalSize: TOTAL });
 
   beforeAll(async () => {
     await requirePrerequisites();
@@ -131,7 +136,9 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     const st = await stat(file);
     expect(st.size).toBe(64 * MiB);
     expect(st.blocks * 512).toBeLessThan(MiB); // sparse
-    expect(await listLoopDevices(host, undefined, dev.path)).toEqual([{ name: dev.path, backFile: file, deleted: false, backId: await fileIdentity(file) }]);
+    expect(await listLoopDevices(host, undefined, dev.path)).toEqual([
+      { name: dev.path, backFile: file, deleted: false, backId: await fileIdentity(file) },
+    ]);
     await dm.deleteDevice('files', false);
     expect(await readdir(backing)).toEqual([]);
     expect((await listLoopDevices(host)).filter((l) => l.backFile === file)).toEqual([]);
@@ -171,7 +178,10 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     try {
       const err = await dm.deleteDevice('mounted', true).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DeviceInUseError);
-      expect(err).toMatchObject({ kind: 'FailedPrecondition', message: `device ${dev.path} of volume "mounted" is in use (mounted or open)` });
+      expect(err).toMatchObject({
+        kind: 'FailedPrecondition',
+        message: `device ${dev.path} of volume "mounted" is in use (mounted or open)`,
+      });
       expect(await dm.getDevice('mounted')).toEqual(dev);
     } finally {
       await host.run('umount', [mnt]);
@@ -204,7 +214,16 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     await host.run('truncate', ['-s', String(8 * MiB), join(backing, 'restarted.img')]);
     const view = join(dir, 'container-view');
     await mkdir(view, { recursive: true });
-    const attached = await host.run('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', `mount --bind "$0" "$1" && losetup --find --show "$1/restarted.img"`, backing, view]);
+    const attached = await host.run('unshare', [
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      `mount --bind "$0" "$1" && losetup --find --show "$1/restarted.img"`,
+      backing,
+      view,
+    ]);
     const device = attached.stdout.trim();
     expect((await listLoopDevices(host, undefined, device))[0]?.backFile).toBe('/restarted.img');
     const restarted = make();
@@ -229,7 +248,9 @@ describe('EmulatedDeviceManager on real loop devices', () => {
       await dm.createDevice({ volumeId: 'foreign', size: 8 * MiB });
       await dm.deleteDevice('foreign', true);
       expect(await dm.listDevices()).toEqual([]);
-      expect(await listLoopDevices(host, undefined, foreign)).toEqual([{ name: foreign, backFile: foreignFile, deleted: false, backId: await fileIdentity(foreignFile) }]);
+      expect(await listLoopDevices(host, undefined, foreign)).toEqual([
+        { name: foreign, backFile: foreignFile, deleted: false, backId: await fileIdentity(foreignFile) },
+      ]);
       const fh = await open(foreign, 'r');
       const buf = Buffer.alloc(16);
       await fh.read(buf, 0, 16, 0);

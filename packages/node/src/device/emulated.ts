@@ -26,7 +26,15 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { attachLoopDevice, boundTo, detachLoopDevice, fileIdentity, listLoopDevices, refreshLoopDevice, type LoopDevice } from './emulated-losetup.js';
+import {
+  attachLoopDevice,
+  boundTo,
+  detachLoopDevice,
+  fileIdentity,
+  listLoopDevices,
+  refreshLoopDevice,
+  type LoopDevice,
+} from './emulated-losetup.js';
 import { formatBytes, type Capacity } from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
@@ -68,7 +76,9 @@ export class EmulatedDeviceManager implements DeviceManager {
   constructor(options: EmulatedDeviceManagerOptions) {
     const uid = options.uid ?? process.getuid?.();
     if (uid !== 0) {
-      throw new FailedPreconditionError(`emulated device mode needs root to attach loop devices; running as uid ${String(uid)}`);
+      throw new FailedPreconditionError(
+        `emulated device mode needs root to attach loop devices; running as uid ${String(uid)}`,
+      );
     }
     requireTools(options.runner, ['losetup', 'dd'], 'emulated device mode');
     this.#runner = options.runner;
@@ -82,7 +92,8 @@ export class EmulatedDeviceManager implements DeviceManager {
   /** Create the backing directory and attach a loop device to every backing file that lacks one. */
   async setup(options?: DeviceCallOptions): Promise<void> {
     checkSignal(options);
-    if (this.#busy.size > 0) throw new AbortedError('emulated device manager: setup() while device operations are in flight');
+    if (this.#busy.size > 0)
+      throw new AbortedError('emulated device manager: setup() while device operations are in flight');
     await this.#checkLoopSupport();
     await mkdir(this.#configuredDir, { recursive: true, mode: 0o700 });
     this.#dir = await realpath(this.#configuredDir);
@@ -98,14 +109,20 @@ export class EmulatedDeviceManager implements DeviceManager {
     this.#devices = devices;
     this.#ledger = ledger;
     await this.#checkHostSpace(ledger);
-    this.#log.info('emulated device manager ready', { dir: this.#dir, volumes: files.size, totalSize: this.#totalSize, available: ledger.available });
+    this.#log.info('emulated device manager ready', {
+      dir: this.#dir,
+      volumes: files.size,
+      totalSize: this.#totalSize,
+      available: ledger.available,
+    });
   }
 
   async createDevice(req: CreateDeviceRequest, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
     checkSignal(options);
     const ledger = this.#ready();
     assertSafeId(req.volumeId);
-    if (ledger.has(req.volumeId)) throw new DeviceExistsError(`device for volume ${JSON.stringify(req.volumeId)} already exists`);
+    if (ledger.has(req.volumeId))
+      throw new DeviceExistsError(`device for volume ${JSON.stringify(req.volumeId)} already exists`);
     const size = ledger.reserve(req.volumeId, req.size);
     this.#busy.add(req.volumeId);
     try {
@@ -185,12 +202,14 @@ export class EmulatedDeviceManager implements DeviceManager {
   }
 
   #ready(): SpaceLedger {
-    if (this.#ledger === undefined) throw new FailedPreconditionError('emulated device manager: setup() has not been called');
+    if (this.#ledger === undefined)
+      throw new FailedPreconditionError('emulated device manager: setup() has not been called');
     return this.#ledger;
   }
 
   #take(volumeId: string): void {
-    if (this.#busy.has(volumeId)) throw new AbortedError(`an operation on the device of volume ${JSON.stringify(volumeId)} is already in progress`);
+    if (this.#busy.has(volumeId))
+      throw new AbortedError(`an operation on the device of volume ${JSON.stringify(volumeId)} is already in progress`);
     this.#busy.add(volumeId);
   }
 
@@ -215,7 +234,9 @@ export class EmulatedDeviceManager implements DeviceManager {
     for (const entry of await readdir(this.#dir, { withFileTypes: true })) {
       const id = entry.name.slice(0, -SUFFIX.length);
       if (!entry.isFile() || !entry.name.endsWith(SUFFIX) || !SAFE_ID.test(id)) {
-        this.#log.warn('ignoring unexpected entry in the emulated backing directory', { path: join(this.#dir, entry.name) });
+        this.#log.warn('ignoring unexpected entry in the emulated backing directory', {
+          path: join(this.#dir, entry.name),
+        });
         continue;
       }
       found.set(id, (await stat(join(this.#dir, entry.name))).size);
@@ -227,7 +248,11 @@ export class EmulatedDeviceManager implements DeviceManager {
   async #adopt(volumeId: string, loops: readonly LoopDevice[], signal?: AbortSignal): Promise<string> {
     const file = this.#file(volumeId);
     const bound = boundTo(loops, file, await fileIdentity(file));
-    if (bound.length > 1) this.#log.warn('backing file is attached to several loop devices; using the first', { volumeId, devices: bound.map((l) => l.name) });
+    if (bound.length > 1)
+      this.#log.warn('backing file is attached to several loop devices; using the first', {
+        volumeId,
+        devices: bound.map((l) => l.name),
+      });
     if (bound[0] !== undefined) return bound[0].name;
     const path = await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
     this.#log.info('re-attached backing file', { volumeId, file, device: path });
@@ -239,17 +264,24 @@ export class EmulatedDeviceManager implements DeviceManager {
     for (const l of loops) {
       if (!l.backFile.startsWith(`${this.#dir}/`)) continue;
       const id = l.backFile.slice(this.#dir.length + 1, -SUFFIX.length);
-      if (l.deleted || !files.has(id)) this.#log.warn('loop device holds a removed backing file; leaving it attached', { device: l.name, file: l.backFile });
+      if (l.deleted || !files.has(id))
+        this.#log.warn('loop device holds a removed backing file; leaving it attached', {
+          device: l.name,
+          file: l.backFile,
+        });
     }
   }
 
   async #checkHostSpace(ledger: SpaceLedger): Promise<void> {
-    if (ledger.available === 0) this.#log.warn('emulated pool is full or over-committed', { totalSize: this.#totalSize });
+    if (ledger.available === 0)
+      this.#log.warn('emulated pool is full or over-committed', { totalSize: this.#totalSize });
     const fs = await statfs(this.#dir);
     const free = fs.bavail * fs.bsize;
     if (free < ledger.available) {
       this.#log.warn('backing directory has less free space than the emulated pool offers; writes may fail', {
-        dir: this.#dir, hostFree: formatBytes(free), poolAvailable: formatBytes(ledger.available),
+        dir: this.#dir,
+        hostFree: formatBytes(free),
+        poolAvailable: formatBytes(ledger.available),
       });
     }
   }
@@ -267,7 +299,9 @@ export class EmulatedDeviceManager implements DeviceManager {
       }
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new DeviceExistsError(`backing file ${file} of volume ${JSON.stringify(volumeId)} already exists`, { cause: e });
+        throw new DeviceExistsError(`backing file ${file} of volume ${JSON.stringify(volumeId)} already exists`, {
+          cause: e,
+        });
       }
       await rm(file, { force: true });
       throw e;
@@ -276,7 +310,9 @@ export class EmulatedDeviceManager implements DeviceManager {
       return await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
     } catch (e) {
       // An attach killed by the caller's deadline may have bound a device before dying.
-      await this.#detachOurs(file).catch((err: unknown) => this.#log.warn('could not detach after a failed create', { file, err }));
+      await this.#detachOurs(file).catch((err: unknown) =>
+        this.#log.warn('could not detach after a failed create', { file, err }),
+      );
       await rm(file, { force: true });
       throw e;
     }
@@ -285,7 +321,9 @@ export class EmulatedDeviceManager implements DeviceManager {
   /** Loop devices bound to the volume's file now, attaching one when none is (e.g. detached by hand). */
   async #boundDevices(volumeId: string, signal?: AbortSignal): Promise<string[]> {
     const file = this.#file(volumeId);
-    const bound = boundTo(await listLoopDevices(this.#runner, signal), file, await fileIdentity(file)).map((l) => l.name);
+    const bound = boundTo(await listLoopDevices(this.#runner, signal), file, await fileIdentity(file)).map(
+      (l) => l.name,
+    );
     if (bound.length > 0) return bound;
     const path = await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
     this.#devices.set(volumeId, path);
@@ -296,7 +334,12 @@ export class EmulatedDeviceManager implements DeviceManager {
    * Claim every device bound to the file (any of them may be mounted), check again that the first
    * is still bound to our file (the claim pins the binding), then zero it.
    */
-  async #eraseClaimed(volumeId: string, devices: readonly string[], bytes: number, signal?: AbortSignal): Promise<void> {
+  async #eraseClaimed(
+    volumeId: string,
+    devices: readonly string[],
+    bytes: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const handles = [];
     try {
       for (const dev of devices) handles.push(await claimExclusive(dev, volumeId));
@@ -304,7 +347,9 @@ export class EmulatedDeviceManager implements DeviceManager {
       const file = this.#file(volumeId);
       const now = first === undefined ? [] : await listLoopDevices(this.#runner, signal, first);
       if (first === undefined || boundTo(now, file, await fileIdentity(file)).length !== 1) {
-        throw new InternalError(`device ${String(first)} is no longer bound to ${this.#file(volumeId)}; not erasing it`);
+        throw new InternalError(
+          `device ${String(first)} is no longer bound to ${this.#file(volumeId)}; not erasing it`,
+        );
       }
       await zeroDevice(this.#runner, { path: first, bytes }, signal);
     } finally {
@@ -317,12 +362,19 @@ export class EmulatedDeviceManager implements DeviceManager {
     await this.#losetup.run(async () => {
       const loops = await listLoopDevices(this.#runner, signal);
       // By identity (or path), and also a device whose file of this path was already deleted.
-      const bound = [...boundTo(loops, file, await fileIdentity(file)), ...loops.filter((l) => l.deleted && l.backFile === file)];
+      const bound = [
+        ...boundTo(loops, file, await fileIdentity(file)),
+        ...loops.filter((l) => l.deleted && l.backFile === file),
+      ];
       for (const l of bound) await detachLoopDevice(this.#runner, l.name, signal);
     });
   }
 
-  async #growFile(volumeId: string, sizes: { path: string; old: number; grown: number }, signal?: AbortSignal): Promise<void> {
+  async #growFile(
+    volumeId: string,
+    sizes: { path: string; old: number; grown: number },
+    signal?: AbortSignal,
+  ): Promise<void> {
     const file = this.#file(volumeId);
     try {
       await truncate(file, sizes.grown);

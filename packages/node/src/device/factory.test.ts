@@ -42,7 +42,10 @@ describe('createDeviceManager', () => {
     dirs.push(stateDir);
     const dm = createDeviceManager('emulated', {
       ...deps,
-      runner: new ScriptedRunner([{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }], ['losetup', 'dd']),
+      runner: new ScriptedRunner(
+        [{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }],
+        ['losetup', 'dd'],
+      ),
       stateDir,
       emulatedSize: 128 * 1024 ** 2,
     });
@@ -54,7 +57,10 @@ describe('createDeviceManager', () => {
 
   it('rejects an unknown mode naming the allowed ones', () => {
     expect(() => createDeviceManager('tape' as DeviceMode, deps)).toThrow(
-      expect.objectContaining({ kind: 'InvalidArgument', message: 'device mode "tape" is not one of lvm, direct, emulated, fake' }),
+      expect.objectContaining({
+        kind: 'InvalidArgument',
+        message: 'device mode "tape" is not one of lvm, direct, emulated, fake',
+      }),
     );
   });
 });

@@ -34,11 +34,18 @@ export function createDeviceManager(mode: DeviceMode, deps: DeviceManagerDeps): 
     case 'direct':
       return new DirectDeviceManager({ runner, log });
     case 'emulated':
-      return new EmulatedDeviceManager({ runner, log, dir: join(deps.stateDir, EMULATED_SUBDIR), totalSize: deps.emulatedSize ?? EMULATED_DEFAULT_SIZE });
+      return new EmulatedDeviceManager({
+        runner,
+        log,
+        dir: join(deps.stateDir, EMULATED_SUBDIR),
+        totalSize: deps.emulatedSize ?? EMULATED_DEFAULT_SIZE,
+      });
     case 'fake':
       return new FakeDeviceManager({ log, totalSize: deps.fakeSize ?? FAKE_DEFAULT_SIZE });
     default:
       // Reached only from untyped input (flags, config files).
-      throw new InvalidArgumentError(`device mode ${JSON.stringify(mode as string)} is not one of ${DEVICE_MODES.join(', ')}`);
+      throw new InvalidArgumentError(
+        `device mode ${JSON.stringify(mode as string)} is not one of ${DEVICE_MODES.join(', ')}`,
+      );
   }
 }

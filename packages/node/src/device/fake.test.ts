@@ -13,7 +13,8 @@ deviceManagerContract(
   async () => {
     const store = new FakeStore();
     const inUse = new Set<string>();
-    const make = (): FakeDeviceManager => new FakeDeviceManager({ totalSize: TOTAL, granularity: 4 * MiB, store, inUse });
+    const make = (): FakeDeviceManager =>
+      new FakeDeviceManager({ totalSize: TOTAL, granularity: 4 * MiB, store, inUse });
     const dm = make();
     return {
       dm,
@@ -38,14 +39,29 @@ async function ready(options: ConstructorParameters<typeof FakeDeviceManager>[0]
 describe('FakeDeviceManager specifics', () => {
   it('defaults to a 1 TiB pool in 4 MiB units with /dev/fake paths and no dax', async () => {
     const dm = await ready();
-    expect(await dm.getCapacity()).toEqual({ maxVolumeSize: FAKE_DEFAULT_SIZE, available: FAKE_DEFAULT_SIZE, managed: FAKE_DEFAULT_SIZE, total: FAKE_DEFAULT_SIZE });
+    expect(await dm.getCapacity()).toEqual({
+      maxVolumeSize: FAKE_DEFAULT_SIZE,
+      available: FAKE_DEFAULT_SIZE,
+      managed: FAKE_DEFAULT_SIZE,
+      total: FAKE_DEFAULT_SIZE,
+    });
     expect(FAKE_DEFAULT_GRANULARITY).toBe(4 * MiB);
-    expect(await dm.createDevice({ volumeId: 'v1', size: 1 })).toEqual({ volumeId: 'v1', path: '/dev/fake/v1', size: 4 * MiB, dax: false });
+    expect(await dm.createDevice({ volumeId: 'v1', size: 1 })).toEqual({
+      volumeId: 'v1',
+      path: '/dev/fake/v1',
+      size: 4 * MiB,
+      dax: false,
+    });
   });
 
   it('rounds maxVolumeSize down to the granularity when the pool is not a multiple of it', async () => {
     const dm = await ready({ totalSize: 10 * MiB, granularity: 4 * MiB });
-    expect(await dm.getCapacity()).toEqual({ maxVolumeSize: 8 * MiB, available: 10 * MiB, managed: 10 * MiB, total: 10 * MiB });
+    expect(await dm.getCapacity()).toEqual({
+      maxVolumeSize: 8 * MiB,
+      available: 10 * MiB,
+      managed: 10 * MiB,
+      total: 10 * MiB,
+    });
     await dm.createDevice({ volumeId: 'a', size: 8 * MiB });
     const err = await dm.createDevice({ volumeId: 'b', size: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotEnoughSpaceError);
@@ -56,7 +72,10 @@ describe('FakeDeviceManager specifics', () => {
 
   it('fails every call before setup() with FailedPrecondition', async () => {
     const dm = new FakeDeviceManager();
-    await expect(dm.listDevices()).rejects.toMatchObject({ kind: 'FailedPrecondition', message: 'fake device manager: setup() has not been called' });
+    await expect(dm.listDevices()).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: 'fake device manager: setup() has not been called',
+    });
     await expect(dm.createDevice({ volumeId: 'a', size: MiB })).rejects.toMatchObject({ kind: 'FailedPrecondition' });
   });
 
@@ -68,7 +87,9 @@ describe('FakeDeviceManager specifics', () => {
         message: `size must be a positive whole number of bytes, got ${String(size)}`,
       });
     }
-    expect(() => new FakeDeviceManager({ totalSize: 0 })).toThrow('total size must be a positive whole number of bytes, got 0');
+    expect(() => new FakeDeviceManager({ totalSize: 0 })).toThrow(
+      'total size must be a positive whole number of bytes, got 0',
+    );
     expect(await dm.listDevices()).toEqual([]);
   });
 
@@ -76,7 +97,9 @@ describe('FakeDeviceManager specifics', () => {
     const dm = await ready();
     const ac = new AbortController();
     ac.abort();
-    await expect(dm.createDevice({ volumeId: 'a', size: MiB }, { signal: ac.signal })).rejects.toMatchObject({ kind: 'Aborted' });
+    await expect(dm.createDevice({ volumeId: 'a', size: MiB }, { signal: ac.signal })).rejects.toMatchObject({
+      kind: 'Aborted',
+    });
     expect(await dm.listDevices()).toEqual([]);
   });
 
@@ -97,7 +120,10 @@ describe('FakeDeviceManager specifics', () => {
     await dm.deleteDevice('a', true);
     await dm.deleteDevice('b', false);
     await dm.deleteDevice('c', true);
-    expect(dm.erasures).toEqual([{ volumeId: 'a', bytes: 8 * MiB }, { volumeId: 'b', bytes: 4096 }]);
+    expect(dm.erasures).toEqual([
+      { volumeId: 'a', bytes: 8 * MiB },
+      { volumeId: 'b', bytes: 4096 },
+    ]);
   });
 
   it('remembers only the last FAKE_ERASURE_LOG erasures (a long-lived fake node stays bounded)', async () => {
@@ -114,7 +140,11 @@ describe('FakeDeviceManager specifics', () => {
   it('scales: 10,000 volumes accounted exactly, listed sorted', async () => {
     const dm = await ready();
     const n = 10_000;
-    await Promise.all(Array.from({ length: n }, (_, i) => dm.createDevice({ volumeId: `v${String(i).padStart(5, '0')}`, size: 5 * MiB })));
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        dm.createDevice({ volumeId: `v${String(i).padStart(5, '0')}`, size: 5 * MiB }),
+      ),
+    );
     const cap = await dm.getCapacity();
     expect(cap.available).toBe(FAKE_DEFAULT_SIZE - n * 8 * MiB);
     const list = await dm.listDevices();

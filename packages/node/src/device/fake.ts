@@ -77,7 +77,8 @@ export class FakeDeviceManager implements DeviceManager {
   async createDevice(req: CreateDeviceRequest, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
     checkSignal(options);
     const ledger = this.#ready();
-    if (ledger.has(req.volumeId)) throw new DeviceExistsError(`device for volume ${JSON.stringify(req.volumeId)} already exists`);
+    if (ledger.has(req.volumeId))
+      throw new DeviceExistsError(`device for volume ${JSON.stringify(req.volumeId)} already exists`);
     const size = ledger.reserve(req.volumeId, req.size);
     this.store.volumes.set(req.volumeId, size);
     return info(req.volumeId, size);
@@ -96,7 +97,9 @@ export class FakeDeviceManager implements DeviceManager {
     const size = ledger.sizeOf(volumeId);
     if (size === undefined) return;
     if (this.inUse.has(volumeId)) {
-      throw new DeviceInUseError(`device ${fakePath(volumeId)} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
+      throw new DeviceInUseError(
+        `device ${fakePath(volumeId)} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`,
+      );
     }
     this.erasures.push({ volumeId, bytes: erase ? size : Math.min(4096, size) });
     if (this.erasures.length > FAKE_ERASURE_LOG) this.erasures.splice(0, this.erasures.length - FAKE_ERASURE_LOG);
@@ -129,7 +132,8 @@ export class FakeDeviceManager implements DeviceManager {
   }
 
   #ready(): SpaceLedger {
-    if (this.#ledger === undefined) throw new FailedPreconditionError('fake device manager: setup() has not been called');
+    if (this.#ledger === undefined)
+      throw new FailedPreconditionError('fake device manager: setup() has not been called');
     return this.#ledger;
   }
 }

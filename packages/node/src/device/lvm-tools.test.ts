@@ -21,7 +21,9 @@ describe('LVM report parsers', () => {
       ['ndbus0region0fsdax', 104857600, '-wi-a-----'],
       ['system', 254006558720, '-wi-ao----'],
     ]);
-    expect(lvs[0]?.path).toBe('/dev/ndbus0region0fsdax/pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303');
+    expect(lvs[0]?.path).toBe(
+      '/dev/ndbus0region0fsdax/pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303',
+    );
     expect(parsePvsReport(json('pvs.json'))).toEqual([
       { name: '/dev/pmem0', vgName: 'ndbus0region0fsdax' },
       { name: '/dev/sda3', vgName: 'system' },
@@ -30,7 +32,9 @@ describe('LVM report parsers', () => {
   });
 
   it('merges rows of several reports and treats empty output as none', () => {
-    const two = { report: [{ pv: [{ pv_name: '/dev/a', vg_name: 'x' }] }, { pv: [{ pv_name: '/dev/b', vg_name: '' }] }] };
+    const two = {
+      report: [{ pv: [{ pv_name: '/dev/a', vg_name: 'x' }] }, { pv: [{ pv_name: '/dev/b', vg_name: '' }] }],
+    };
     expect(parsePvsReport(two).map((p) => p.name)).toEqual(['/dev/a', '/dev/b']);
     expect(parseLvsReport(undefined)).toEqual([]);
   });
@@ -39,19 +43,26 @@ describe('LVM report parsers', () => {
     [{ vg: [] }, 'vgs: unexpected output at <top>: expected {"report":[...]}, got {"vg":[]}'],
     [{ report: [{ lv: [] }] }, 'vgs: unexpected output at .report[0].vg: expected an array, got undefined'],
     [{ report: [{ vg: ['x'] }] }, 'vgs: unexpected output at .report[0].vg[0]: expected an object, got "x"'],
-    [{ report: [{ vg: [{ vg_name: 'a', vg_size: 4096, vg_free: '0', vg_extent_size: '4194304', vg_tags: '' }] }] },
-      'vgs: unexpected output at .report[0].vg[0].vg_size: expected a string, got 4096'],
-    [{ report: [{ vg: [{ vg_name: 'a', vg_size: '4.00g', vg_free: '0', vg_extent_size: '4194304', vg_tags: '' }] }] },
-      'vgs: unexpected output at .report[0].vg[0].vg_size: expected a byte count as a string of digits, got "4.00g"'],
-    [{ report: [{ vg: [{ vg_name: 'a', vg_size: '1', vg_free: '0', vg_extent_size: '4194304' }] }] },
-      'vgs: unexpected output at .report[0].vg[0].vg_tags: expected a string, got undefined'],
+    [
+      { report: [{ vg: [{ vg_name: 'a', vg_size: 4096, vg_free: '0', vg_extent_size: '4194304', vg_tags: '' }] }] },
+      'vgs: unexpected output at .report[0].vg[0].vg_size: expected a string, got 4096',
+    ],
+    [
+      { report: [{ vg: [{ vg_name: 'a', vg_size: '4.00g', vg_free: '0', vg_extent_size: '4194304', vg_tags: '' }] }] },
+      'vgs: unexpected output at .report[0].vg[0].vg_size: expected a byte count as a string of digits, got "4.00g"',
+    ],
+    [
+      { report: [{ vg: [{ vg_name: 'a', vg_size: '1', vg_free: '0', vg_extent_size: '4194304' }] }] },
+      'vgs: unexpected output at .report[0].vg[0].vg_tags: expected a string, got undefined',
+    ],
   ])('fails clearly on %j', (value, message) => {
     expect(() => parseVgsReport(value)).toThrow(new InternalError(message));
   });
 });
 
 describe('isLvmNotFound', () => {
-  const failed = (code: number, stderr: string): CommandFailedError => new CommandFailedError('x', 'lvremove', code, stderr);
+  const failed = (code: number, stderr: string): CommandFailedError =>
+    new CommandFailedError('x', 'lvremove', code, stderr);
 
   it('needs exit code 5 and a not-found message', () => {
     expect(isLvmNotFound(failed(5, '  Failed to find logical volume "vg/lv"\n'))).toBe(true);
@@ -66,8 +77,18 @@ describe('LvmTools', () => {
   it('runs each command with the exact arguments', async () => {
     const report = ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o'];
     const runner = new ScriptedRunner([
-      { command: 'vgs', args: [...report, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'], exact: true, stdout: fixture('vgs.json') },
-      { command: 'lvs', args: [...report, 'lv_name,vg_name,lv_size,lv_path,lv_attr'], exact: true, stdout: fixture('lvs.json') },
+      {
+        command: 'vgs',
+        args: [...report, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'],
+        exact: true,
+        stdout: fixture('vgs.json'),
+      },
+      {
+        command: 'lvs',
+        args: [...report, 'lv_name,vg_name,lv_size,lv_path,lv_attr'],
+        exact: true,
+        stdout: fixture('lvs.json'),
+      },
       { command: 'pvs', args: [...report, 'pv_name,vg_name'], exact: true, stdout: fixture('pvs.json') },
       { command: 'pvcreate', args: ['-y', '/dev/pmem0'], exact: true },
       { command: 'vgcreate', args: ['ndbus0region0fsdax', '/dev/pmem0'], exact: true },

@@ -65,7 +65,8 @@ function describe(value: unknown): string {
 /** The rows of one kind ("vg", "lv", "pv") across all reports; empty output counts as no rows. */
 function reportRows(value: unknown, kind: string, source: string): Array<{ row: Json; path: string }> {
   if (value === undefined) return [];
-  if (!isObject(value) || !Array.isArray(value['report'])) fail(source, '', `expected {"report":[...]}, got ${describe(value)}`);
+  if (!isObject(value) || !Array.isArray(value['report']))
+    fail(source, '', `expected {"report":[...]}, got ${describe(value)}`);
   const rows: Array<{ row: Json; path: string }> = [];
   value['report'].forEach((report: unknown, i: number) => {
     const at = `.report[${i}]`;
@@ -89,7 +90,8 @@ function text(r: { row: Json; path: string }, field: string, source: string): st
 function bytes(r: { row: Json; path: string }, field: string, source: string): number {
   const v = text(r, field, source);
   const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
-  if (!Number.isSafeInteger(n)) fail(source, `${r.path}.${field}`, `expected a byte count as a string of digits, got ${describe(v)}`);
+  if (!Number.isSafeInteger(n))
+    fail(source, `${r.path}.${field}`, `expected a byte count as a string of digits, got ${describe(v)}`);
   return n;
 }
 
@@ -120,7 +122,10 @@ export function parseLvsReport(value: unknown, source = 'lvs'): LogicalVolume[] 
 
 /** Parse `pvs --reportformat json --units b --nosuffix -o pv_name,vg_name`. */
 export function parsePvsReport(value: unknown, source = 'pvs'): PhysicalVolume[] {
-  return reportRows(value, 'pv', source).map((r) => ({ name: text(r, 'pv_name', source), vgName: text(r, 'vg_name', source) }));
+  return reportRows(value, 'pv', source).map((r) => ({
+    name: text(r, 'pv_name', source),
+    vgName: text(r, 'vg_name', source),
+  }));
 }
 
 /** The LVM commands the lvm device manager runs (each a separate tool name, as Debian's lvm2 installs them). */

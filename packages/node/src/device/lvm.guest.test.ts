@@ -18,9 +18,35 @@ import { LvmTools } from './lvm-tools.js';
 import { labelLessNamespace, type NdRegion } from './ndctl.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
 import {
-  BOOT, MARK, RESULTS, SLOW, asJson, boot1, countMarks, createVolume, deleteVolume, guestLogger, holdDevice,
-  isDaxFile, isZero, liveNamespaces, mountOptions, ndctl, pmemRegions, publish, readRaw, rebootScenario, record, runner,
-  saveToolTimings, stage, startGuestDriver, unstage, useCsiNode, writeSynced, type Fs,
+  BOOT,
+  MARK,
+  RESULTS,
+  SLOW,
+  asJson,
+  boot1,
+  countMarks,
+  createVolume,
+  deleteVolume,
+  guestLogger,
+  holdDevice,
+  isDaxFile,
+  isZero,
+  liveNamespaces,
+  mountOptions,
+  ndctl,
+  pmemRegions,
+  publish,
+  readRaw,
+  rebootScenario,
+  record,
+  runner,
+  saveToolTimings,
+  stage,
+  startGuestDriver,
+  unstage,
+  useCsiNode,
+  writeSynced,
+  type Fs,
 } from './testing/guest-kit.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-lvm.json');
@@ -33,19 +59,46 @@ function newLvm(pct = PCT): LvmDeviceManager {
 }
 
 /** Physical extents of an LV on its PV: [{ device, offset, length }] from seg_pe_ranges and pe_start. */
-async function lvPhysicalRanges(vg: string, lv: string): Promise<Array<{ device: string; offset: number; length: number }>> {
-  const lvs = await runner.run('lvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o', 'seg_pe_ranges', `${vg}/${lv}`]);
-  const pvs = await runner.run('pvs', ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o', 'pv_name,pe_start,vg_extent_size']);
-  const pvRows = (JSON.parse(pvs.stdout) as { report: Array<{ pv: Array<Record<string, string>> }> }).report[0]?.pv ?? [];
+async function lvPhysicalRanges(
+  vg: string,
+  lv: string,
+): Promise<Array<{ device: string; offset: number; length: number }>> {
+  const lvs = await runner.run('lvs', [
+    '--reportformat',
+    'json',
+    '--units',
+    'b',
+    '--nosuffix',
+    '-o',
+    'seg_pe_ranges',
+    `${vg}/${lv}`,
+  ]);
+  const pvs = await runner.run('pvs', [
+    '--reportformat',
+    'json',
+    '--units',
+    'b',
+    '--nosuffix',
+    '-o',
+    'pv_name,pe_start,vg_extent_size',
+  ]);
+  const pvRows =
+    (JSON.parse(pvs.stdout) as { report: Array<{ pv: Array<Record<string, string>> }> }).report[0]?.pv ?? [];
   const segs = (JSON.parse(lvs.stdout) as { report: Array<{ lv: Array<Record<string, string>> }> }).report[0]?.lv ?? [];
-  return segs.flatMap((s) => (s['seg_pe_ranges'] ?? '').split(' ').filter(Boolean)).map((range) => {
-    const m = /^(.+):(\d+)-(\d+)$/.exec(range);
-    if (m === null) throw new Error(`unexpected seg_pe_ranges ${range}`);
-    const pv = pvRows.find((p) => p['pv_name'] === m[1]);
-    if (pv === undefined) throw new Error(`PV ${m[1]} not in pvs`);
-    const extent = Number(pv['vg_extent_size']);
-    return { device: m[1]!, offset: Number(pv['pe_start']) + Number(m[2]) * extent, length: (Number(m[3]) - Number(m[2]) + 1) * extent };
-  });
+  return segs
+    .flatMap((s) => (s['seg_pe_ranges'] ?? '').split(' ').filter(Boolean))
+    .map((range) => {
+      const m = /^(.+):(\d+)-(\d+)$/.exec(range);
+      if (m === null) throw new Error(`unexpected seg_pe_ranges ${range}`);
+      const pv = pvRows.find((p) => p['pv_name'] === m[1]);
+      if (pv === undefined) throw new Error(`PV ${m[1]} not in pvs`);
+      const extent = Number(pv['vg_extent_size']);
+      return {
+        device: m[1]!,
+        offset: Number(pv['pe_start']) + Number(m[2]) * extent,
+        length: (Number(m[3]) - Number(m[2]) + 1) * extent,
+      };
+    });
 }
 
 // ---- boot 1 -------------------------------------------------------------------------------------
@@ -57,123 +110,149 @@ afterAll(async () => {
 boot1('lvm mode on blank emulated NVDIMMs', () => {
   let fresh: NdRegion[] = [];
 
-  it('the guest has two label-less PMEM regions of about 4 GiB', async () => {
-    fresh = await record('ndctl-list-BRDi-labelless.json', () => ndctl.listRegions());
-    const pmem = fresh.filter((r) => r.type === 'pmem');
-    expect(pmem.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
-    for (const r of pmem) {
-      expect(r.size).toBeGreaterThan(4 * GiB - 64 * MiB);
-      expect(r.size).toBeLessThanOrEqual(4 * GiB);
-      expect(r.enabled).toBe(true);
-      const ns = await record(`ndctl-list-Ni-labelless-${r.dev}.json`, () => ndctl.listNamespaces({ region: r.dev }));
-      expect(labelLessNamespace(ns)).toBeDefined();
-    }
-    await record('ndctl-list-Ni-labelless-all.json', () => ndctl.listNamespaces());
-    expect(await record('vgs-empty.json', () => lvmTools.vgs())).toEqual([]);
-    expect(await record('pvs-empty.json', () => lvmTools.pvs())).toEqual([]);
-    expect(await record('lvs-empty.json', () => lvmTools.lvs())).toEqual([]);
-  }, SLOW);
+  it(
+    'the guest has two label-less PMEM regions of about 4 GiB',
+    async () => {
+      fresh = await record('ndctl-list-BRDi-labelless.json', () => ndctl.listRegions());
+      const pmem = fresh.filter((r) => r.type === 'pmem');
+      expect(pmem.map((r) => r.dev).sort()).toEqual(['region0', 'region1']);
+      for (const r of pmem) {
+        expect(r.size).toBeGreaterThan(4 * GiB - 64 * MiB);
+        expect(r.size).toBeLessThanOrEqual(4 * GiB);
+        expect(r.enabled).toBe(true);
+        const ns = await record(`ndctl-list-Ni-labelless-${r.dev}.json`, () => ndctl.listNamespaces({ region: r.dev }));
+        expect(labelLessNamespace(ns)).toBeDefined();
+      }
+      await record('ndctl-list-Ni-labelless-all.json', () => ndctl.listNamespaces());
+      expect(await record('vgs-empty.json', () => lvmTools.vgs())).toEqual([]);
+      expect(await record('pvs-empty.json', () => lvmTools.pvs())).toEqual([]);
+      expect(await record('lvs-empty.json', () => lvmTools.lvs())).toEqual([]);
+    },
+    SLOW,
+  );
 
-  it(`setup() initialises the labels, then makes one pmem-csi namespace (${PCT} %) and one VG per region`, async () => {
-    const dm = newLvm();
-    await dm.setup();
-    const regions = await record('ndctl-list-BRDi-lvm.json', () => pmemRegions());
-    const namespaces = await record('ndctl-list-Ni-lvm.json', () => ndctl.listNamespaces());
-    const vgs = await record('vgs-lvm.json', () => lvmTools.vgs());
-    const pvs = await record('pvs-lvm.json', () => lvmTools.pvs());
-    for (const r of regions) {
-      const before = fresh.find((f) => f.dev === r.dev)!;
-      // The namespace is sized from the region size (the label-less region reports no free extent).
-      const raw = lvmNamespaceSize({ ...before, maxAvailableExtent: before.size, availableSize: before.size }, PCT);
-      expect(raw).toBe(2 * GiB);
-      const ours = namespaces.filter((n) => n.region === r.dev && n.name === 'pmem-csi');
-      expect(ours).toHaveLength(1);
-      const ns = ours[0]!;
-      expect(ns).toMatchObject({ mode: 'fsdax', enabled: true });
-      expect(ns.size).toBeLessThan(raw);
-      expect(ns.size).toBeGreaterThan(raw * 0.98); // map=dev keeps ~1/64 for page metadata
-      expect(r.availableSize).toBe(r.size - raw); // the rest stays free for others
-      const vg = vgs.find((g) => g.name === vgNameFor(r.bus!, r.dev));
-      expect(vg).toBeDefined();
-      expect(vg!.extentSize).toBe(4 * MiB);
-      expect(vg!.size).toBeLessThanOrEqual(ns.size);
-      expect(pvs).toContainEqual({ name: `/dev/${ns.blockdev!}`, vgName: vg!.name });
-    }
-    expect(vgs.filter((g) => MANAGED_VG.test(g.name))).toHaveLength(2);
-  }, SLOW);
+  it(
+    `setup() initialises the labels, then makes one pmem-csi namespace (${PCT} %) and one VG per region`,
+    async () => {
+      const dm = newLvm();
+      await dm.setup();
+      const regions = await record('ndctl-list-BRDi-lvm.json', () => pmemRegions());
+      const namespaces = await record('ndctl-list-Ni-lvm.json', () => ndctl.listNamespaces());
+      const vgs = await record('vgs-lvm.json', () => lvmTools.vgs());
+      const pvs = await record('pvs-lvm.json', () => lvmTools.pvs());
+      for (const r of regions) {
+        const before = fresh.find((f) => f.dev === r.dev)!;
+        // The namespace is sized from the region size (the label-less region reports no free extent).
+        const raw = lvmNamespaceSize({ ...before, maxAvailableExtent: before.size, availableSize: before.size }, PCT);
+        expect(raw).toBe(2 * GiB);
+        const ours = namespaces.filter((n) => n.region === r.dev && n.name === 'pmem-csi');
+        expect(ours).toHaveLength(1);
+        const ns = ours[0]!;
+        expect(ns).toMatchObject({ mode: 'fsdax', enabled: true });
+        expect(ns.size).toBeLessThan(raw);
+        expect(ns.size).toBeGreaterThan(raw * 0.98); // map=dev keeps ~1/64 for page metadata
+        expect(r.availableSize).toBe(r.size - raw); // the rest stays free for others
+        const vg = vgs.find((g) => g.name === vgNameFor(r.bus!, r.dev));
+        expect(vg).toBeDefined();
+        expect(vg!.extentSize).toBe(4 * MiB);
+        expect(vg!.size).toBeLessThanOrEqual(ns.size);
+        expect(pvs).toContainEqual({ name: `/dev/${ns.blockdev!}`, vgName: vg!.name });
+      }
+      expect(vgs.filter((g) => MANAGED_VG.test(g.name))).toHaveLength(2);
+    },
+    SLOW,
+  );
 
-  it('capacity: total = both regions, managed = both VGs, maxVolumeSize = the larger VG; GetCapacity agrees', async () => {
-    const dm = newLvm();
-    await dm.setup();
-    const regions = await pmemRegions();
-    const vgs = (await lvmTools.vgs()).filter((g) => MANAGED_VG.test(g.name));
-    const cap = await dm.getCapacity();
-    expect(cap).toEqual({
-      total: regions.reduce((s, r) => s + r.size, 0),
-      managed: vgs.reduce((s, g) => s + g.size, 0),
-      available: vgs.reduce((s, g) => s + g.free, 0),
-      maxVolumeSize: Math.max(...vgs.map((g) => g.free - (g.free % g.extentSize))),
-    });
-    const dir = await mkdtemp('/tmp/cap-');
-    const node = await startTestNode({ dm, dir, runner, log });
-    const c = testClients(node.address);
-    try {
-      expect(await call(c.controller, c.controller.GetCapacity, {})).toMatchObject({
-        available_capacity: String(cap.available), maximum_volume_size: { value: String(cap.maxVolumeSize) },
+  it(
+    'capacity: total = both regions, managed = both VGs, maxVolumeSize = the larger VG; GetCapacity agrees',
+    async () => {
+      const dm = newLvm();
+      await dm.setup();
+      const regions = await pmemRegions();
+      const vgs = (await lvmTools.vgs()).filter((g) => MANAGED_VG.test(g.name));
+      const cap = await dm.getCapacity();
+      expect(cap).toEqual({
+        total: regions.reduce((s, r) => s + r.size, 0),
+        managed: vgs.reduce((s, g) => s + g.size, 0),
+        available: vgs.reduce((s, g) => s + g.free, 0),
+        maxVolumeSize: Math.max(...vgs.map((g) => g.free - (g.free % g.extentSize))),
       });
-    } finally {
-      c.close();
-      await node.stop();
-    }
-  }, SLOW);
+      const dir = await mkdtemp('/tmp/cap-');
+      const node = await startTestNode({ dm, dir, runner, log });
+      const c = testClients(node.address);
+      try {
+        expect(await call(c.controller, c.controller.GetCapacity, {})).toMatchObject({
+          available_capacity: String(cap.available),
+          maximum_volume_size: { value: String(cap.maxVolumeSize) },
+        });
+      } finally {
+        c.close();
+        await node.stop();
+      }
+    },
+    SLOW,
+  );
 
-  it('setup() again (restart) keeps the namespaces and VGs as they are', async () => {
-    const before = { ns: await ndctl.listNamespaces(), vgs: await lvmTools.vgs() };
-    const dm = newLvm(100); // another percentage must not resize or add namespaces
-    await dm.setup();
-    expect(await ndctl.listNamespaces()).toEqual(before.ns);
-    expect(await lvmTools.vgs()).toEqual(before.vgs);
-  }, SLOW);
+  it(
+    'setup() again (restart) keeps the namespaces and VGs as they are',
+    async () => {
+      const before = { ns: await ndctl.listNamespaces(), vgs: await lvmTools.vgs() };
+      const dm = newLvm(100); // another percentage must not resize or add namespaces
+      await dm.setup();
+      expect(await ndctl.listNamespaces()).toEqual(before.ns);
+      expect(await lvmTools.vgs()).toEqual(before.vgs);
+    },
+    SLOW,
+  );
 
-  it('volumes spread over the VGs (the one with the most free space first), and record the LVM outputs', async () => {
-    const dm = newLvm();
-    await dm.setup();
-    const a = await dm.createDevice({ volumeId: 'spread-a', size: 100 * MiB });
-    const b = await dm.createDevice({ volumeId: 'spread-b', size: 100 * MiB });
-    try {
-      const lvs = await record('lvs-lvm.json', () => lvmTools.lvs());
-      await record('vgs-lvm-used.json', () => lvmTools.vgs());
-      const vgOf = (id: string): string | undefined => lvs.find((l) => l.name === id)?.vgName;
-      expect(new Set([vgOf('spread-a'), vgOf('spread-b')]).size).toBe(2);
-      expect([a.size, b.size]).toEqual([100 * MiB, 100 * MiB]);
-      expect(a.path).toBe(`/dev/${vgOf('spread-a')!}/spread-a`);
-    } finally {
-      await dm.deleteDevice('spread-a', false);
-      await dm.deleteDevice('spread-b', false);
-    }
-  }, SLOW);
+  it(
+    'volumes spread over the VGs (the one with the most free space first), and record the LVM outputs',
+    async () => {
+      const dm = newLvm();
+      await dm.setup();
+      const a = await dm.createDevice({ volumeId: 'spread-a', size: 100 * MiB });
+      const b = await dm.createDevice({ volumeId: 'spread-b', size: 100 * MiB });
+      try {
+        const lvs = await record('lvs-lvm.json', () => lvmTools.lvs());
+        await record('vgs-lvm-used.json', () => lvmTools.vgs());
+        const vgOf = (id: string): string | undefined => lvs.find((l) => l.name === id)?.vgName;
+        expect(new Set([vgOf('spread-a'), vgOf('spread-b')]).size).toBe(2);
+        expect([a.size, b.size]).toEqual([100 * MiB, 100 * MiB]);
+        expect(a.path).toBe(`/dev/${vgOf('spread-a')!}/spread-a`);
+      } finally {
+        await dm.deleteDevice('spread-a', false);
+        await dm.deleteDevice('spread-b', false);
+      }
+    },
+    SLOW,
+  );
 });
 
 if (BOOT === '1') {
   // The contract assumes ONE pool ("after creating maxVolumeSize, less than volumeSize is left"):
   // the fixture fills region1's VG with a foreign LV, so every contract volume lands in region0's.
   const FILLER = 'contract-filler';
-  deviceManagerContract('LvmDeviceManager on emulated NVDIMMs (QEMU)', async (): Promise<ContractFixture> => {
-    const dm = newLvm();
-    await dm.setup();
-    const vg1 = (await lvmTools.vgs()).find((g) => g.name === 'ndbus0region1fsdax');
-    if (vg1 === undefined) throw new Error('no VG ndbus0region1fsdax to fill (setup did not make one VG per region)');
-    await lvmTools.lvcreate({ vg: vg1.name, name: FILLER, size: vg1.free - (vg1.free % vg1.extentSize) });
-    return {
-      dm,
-      reopen: () => Promise.resolve(newLvm()),
-      hold: (device) => holdDevice(device.path),
-      cleanup: async () => {
-        for (const d of await dm.listDevices()) if (d.volumeId.startsWith('ct-')) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
-        await lvmTools.lvremove(vg1.name, FILLER);
-      },
-    };
-  }, { volumeSize: 64 * MiB, granularity: 4 * MiB, readable: true, resize: true, timeoutMs: SLOW });
+  deviceManagerContract(
+    'LvmDeviceManager on emulated NVDIMMs (QEMU)',
+    async (): Promise<ContractFixture> => {
+      const dm = newLvm();
+      await dm.setup();
+      const vg1 = (await lvmTools.vgs()).find((g) => g.name === 'ndbus0region1fsdax');
+      if (vg1 === undefined) throw new Error('no VG ndbus0region1fsdax to fill (setup did not make one VG per region)');
+      await lvmTools.lvcreate({ vg: vg1.name, name: FILLER, size: vg1.free - (vg1.free % vg1.extentSize) });
+      return {
+        dm,
+        reopen: () => Promise.resolve(newLvm()),
+        hold: (device) => holdDevice(device.path),
+        cleanup: async () => {
+          for (const d of await dm.listDevices())
+            if (d.volumeId.startsWith('ct-')) await dm.deleteDevice(d.volumeId, false).catch(() => undefined);
+          await lvmTools.lvremove(vg1.name, FILLER);
+        },
+      };
+    },
+    { volumeSize: 64 * MiB, granularity: 4 * MiB, readable: true, resize: true, timeoutMs: SLOW },
+  );
 }
 
 // ---- CSI node service on lvm volumes ----------------------------------------------------------
@@ -182,126 +261,181 @@ if (BOOT === '1') {
 boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => {
   const t = useCsiNode(() => newLvm(), { name: 'lvm', log });
 
-  for (const [fs, size] of [['ext4', 64 * MiB], ['xfs', 320 * MiB]] as Array<[Fs, number]>) {
-    it(`${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish bind-mounts, stats, unstage, delete`, async () => {
-      const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
-      expect(Number(v.capacity_bytes)).toBe(size);
-      const paths = { staging: join(t().dir, `stage-${fs}`), target: join(t().dir, `target-${fs}`) };
-      await stage(t(), v, fs, paths.staging);
-      expect(await mountOptions(paths.staging)).toEqual(expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]));
-      await publish(t(), v, fs, paths);
-      const file = join(paths.target, 'data');
-      const data = randomBytes(MiB);
-      await writeSynced(file, data);
-      expect(await isDaxFile(file)).toBe(true);
-      expect((await readFile(join(paths.staging, 'data'))).equals(data)).toBe(true);
-      if (fs === 'xfs') {
-        const ext = await runner.run('xfs_io', ['-c', 'extsize', paths.staging]);
-        expect(ext.stdout).toContain('[2097152]');
-      }
-      const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, { volume_id: v.volume_id, volume_path: paths.target });
-      expect(stats.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
-      // xfs leaves its internal log (64 MiB here) out of statfs: 256 of 320 MiB.
-      expect(Number(stats.usage.find((u) => u.unit === 'BYTES')?.total)).toBeGreaterThanOrEqual(size * 0.75);
-      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
-      await unstage(t(), v.volume_id, paths.staging);
-      await deleteVolume(t(), v.volume_id);
-    }, SLOW);
+  for (const [fs, size] of [
+    ['ext4', 64 * MiB],
+    ['xfs', 320 * MiB],
+  ] as Array<[Fs, number]>) {
+    it(
+      `${fs}: stage formats and mounts with dax, files are DAX (statx 0x200000), publish bind-mounts, stats, unstage, delete`,
+      async () => {
+        const v = await createVolume(t(), { name: `dax-${fs}`, size, fs });
+        expect(Number(v.capacity_bytes)).toBe(size);
+        const paths = { staging: join(t().dir, `stage-${fs}`), target: join(t().dir, `target-${fs}`) };
+        await stage(t(), v, fs, paths.staging);
+        expect(await mountOptions(paths.staging)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]),
+        );
+        await publish(t(), v, fs, paths);
+        const file = join(paths.target, 'data');
+        const data = randomBytes(MiB);
+        await writeSynced(file, data);
+        expect(await isDaxFile(file)).toBe(true);
+        expect((await readFile(join(paths.staging, 'data'))).equals(data)).toBe(true);
+        if (fs === 'xfs') {
+          const ext = await runner.run('xfs_io', ['-c', 'extsize', paths.staging]);
+          expect(ext.stdout).toContain('[2097152]');
+        }
+        const stats = await call(t().c.node, t().c.node.NodeGetVolumeStats, {
+          volume_id: v.volume_id,
+          volume_path: paths.target,
+        });
+        expect(stats.volume_condition).toEqual({ abnormal: false, message: 'volume is mounted and writable' });
+        // xfs leaves its internal log (64 MiB here) out of statfs: 256 of 320 MiB.
+        expect(Number(stats.usage.find((u) => u.unit === 'BYTES')?.total)).toBeGreaterThanOrEqual(size * 0.75);
+        await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+        await unstage(t(), v.volume_id, paths.staging);
+        await deleteVolume(t(), v.volume_id);
+      },
+      SLOW,
+    );
   }
 
-  it('usage=FileIO: mounted without dax, files are not DAX', async () => {
-    const v = await createVolume(t(), { name: 'fileio-ext4', size: 64 * MiB, fs: 'ext4', parameters: { usage: 'FileIO' } });
-    const staging = join(t().dir, 'stage-fileio');
-    await stage(t(), v, 'ext4', staging);
-    expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
-    await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
-    expect(await isDaxFile(join(staging, 'data'))).toBe(false);
-    await unstage(t(), v.volume_id, staging);
-    await deleteVolume(t(), v.volume_id);
-  }, SLOW);
-
-  it('a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept', async () => {
-    const v = await createVolume(t(), { name: 'fs-mismatch', size: 320 * MiB, fs: 'ext4' });
-    const staging = join(t().dir, 'stage-mismatch');
-    await stage(t(), v, 'ext4', staging);
-    await writeSynced(join(staging, 'keep'), Buffer.from('kept'));
-    await unstage(t(), v.volume_id, staging);
-    await expect(stage(t(), v, 'xfs', staging)).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
-    await stage(t(), v, 'ext4', staging);
-    expect(await readFile(join(staging, 'keep'), 'utf8')).toBe('kept');
-    await unstage(t(), v.volume_id, staging);
-    await deleteVolume(t(), v.volume_id);
-  }, SLOW);
-
-  it('DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards', async () => {
-    const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    await deleteVolume(t(), v.volume_id);
-    await deleteVolume(t(), v.volume_id);
-    const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
-    expect(again.volume_id).toBe(v.volume_id);
-    await deleteVolume(t(), again.volume_id);
-  }, SLOW);
-
-  it('DeleteVolume of a mounted volume → FAILED_PRECONDITION, nothing erased', async () => {
-    const v = await createVolume(t(), { name: 'busy', size: 64 * MiB, fs: 'ext4' });
-    const staging = join(t().dir, 'stage-busy');
-    await stage(t(), v, 'ext4', staging);
-    await writeSynced(join(staging, 'data'), Buffer.from('still here'));
-    await expect(deleteVolume(t(), v.volume_id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
-    expect(await readFile(join(staging, 'data'), 'utf8')).toBe('still here');
-    await unstage(t(), v.volume_id, staging);
-    await deleteVolume(t(), v.volume_id);
-  }, SLOW);
-
-  for (const [fs, size, grown] of [['ext4', 64 * MiB, 128 * MiB], ['xfs', 320 * MiB, 512 * MiB]] as Array<[Fs, number, number]>) {
-    it(`NodeExpandVolume: ${fs} grows online from ${size / MiB} to ${grown / MiB} MiB, data and dax kept`, async () => {
-      const v = await createVolume(t(), { name: `grow-${fs}`, size, fs });
-      const paths = { staging: join(t().dir, `stage-grow-${fs}`), target: join(t().dir, `target-grow-${fs}`) };
-      await stage(t(), v, fs, paths.staging);
-      await publish(t(), v, fs, paths);
-      const data = randomBytes(MiB);
-      await writeSynced(join(paths.target, 'data'), data);
-      const before = await statfs(paths.target);
-      const ce = await call(t().c.controller, t().c.controller.ControllerExpandVolume, {
-        volume_id: v.volume_id, capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
+  it(
+    'usage=FileIO: mounted without dax, files are not DAX',
+    async () => {
+      const v = await createVolume(t(), {
+        name: 'fileio-ext4',
+        size: 64 * MiB,
+        fs: 'ext4',
+        parameters: { usage: 'FileIO' },
       });
-      expect(ce).toEqual({ capacity_bytes: String(grown), node_expansion_required: true });
-      const ne = await call(t().c.node, t().c.node.NodeExpandVolume, {
-        volume_id: v.volume_id, volume_path: paths.target, staging_target_path: paths.staging,
-        capacity_range: { required_bytes: String(grown) }, volume_capability: mountCapability(fs),
-      });
-      expect(ne).toEqual({ capacity_bytes: String(grown) });
-      const after = await statfs(paths.target);
-      expect(after.blocks * after.bsize).toBeGreaterThan(before.blocks * before.bsize + (grown - size) * 0.9);
-      expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
-      await writeSynced(join(paths.target, 'more'), randomBytes(64 * 1024));
-      expect(await isDaxFile(join(paths.target, 'more'))).toBe(true);
-      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
-      await unstage(t(), v.volume_id, paths.staging);
+      const staging = join(t().dir, 'stage-fileio');
+      await stage(t(), v, 'ext4', staging);
+      expect((await mountOptions(staging)).filter((o) => o.startsWith('dax'))).toEqual([]);
+      await writeSynced(join(staging, 'data'), randomBytes(64 * 1024));
+      expect(await isDaxFile(join(staging, 'data'))).toBe(false);
+      await unstage(t(), v.volume_id, staging);
       await deleteVolume(t(), v.volume_id);
-    }, SLOW);
+    },
+    SLOW,
+  );
+
+  it(
+    'a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept',
+    async () => {
+      const v = await createVolume(t(), { name: 'fs-mismatch', size: 320 * MiB, fs: 'ext4' });
+      const staging = join(t().dir, 'stage-mismatch');
+      await stage(t(), v, 'ext4', staging);
+      await writeSynced(join(staging, 'keep'), Buffer.from('kept'));
+      await unstage(t(), v.volume_id, staging);
+      await expect(stage(t(), v, 'xfs', staging)).rejects.toMatchObject({ code: grpc.status.ALREADY_EXISTS });
+      await stage(t(), v, 'ext4', staging);
+      expect(await readFile(join(staging, 'keep'), 'utf8')).toBe('kept');
+      await unstage(t(), v.volume_id, staging);
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
+
+  it(
+    'DeleteVolume twice is OK, and CreateVolume with the same name works again afterwards',
+    async () => {
+      const v = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+      await deleteVolume(t(), v.volume_id);
+      await deleteVolume(t(), v.volume_id);
+      const again = await createVolume(t(), { name: 'recreate', size: 64 * MiB, fs: 'ext4' });
+      expect(again.volume_id).toBe(v.volume_id);
+      await deleteVolume(t(), again.volume_id);
+    },
+    SLOW,
+  );
+
+  it(
+    'DeleteVolume of a mounted volume → FAILED_PRECONDITION, nothing erased',
+    async () => {
+      const v = await createVolume(t(), { name: 'busy', size: 64 * MiB, fs: 'ext4' });
+      const staging = join(t().dir, 'stage-busy');
+      await stage(t(), v, 'ext4', staging);
+      await writeSynced(join(staging, 'data'), Buffer.from('still here'));
+      await expect(deleteVolume(t(), v.volume_id)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
+      expect(await readFile(join(staging, 'data'), 'utf8')).toBe('still here');
+      await unstage(t(), v.volume_id, staging);
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
+
+  for (const [fs, size, grown] of [
+    ['ext4', 64 * MiB, 128 * MiB],
+    ['xfs', 320 * MiB, 512 * MiB],
+  ] as Array<[Fs, number, number]>) {
+    it(
+      `NodeExpandVolume: ${fs} grows online from ${size / MiB} to ${grown / MiB} MiB, data and dax kept`,
+      async () => {
+        const v = await createVolume(t(), { name: `grow-${fs}`, size, fs });
+        const paths = { staging: join(t().dir, `stage-grow-${fs}`), target: join(t().dir, `target-grow-${fs}`) };
+        await stage(t(), v, fs, paths.staging);
+        await publish(t(), v, fs, paths);
+        const data = randomBytes(MiB);
+        await writeSynced(join(paths.target, 'data'), data);
+        const before = await statfs(paths.target);
+        const ce = await call(t().c.controller, t().c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(grown) },
+          volume_capability: mountCapability(fs),
+        });
+        expect(ce).toEqual({ capacity_bytes: String(grown), node_expansion_required: true });
+        const ne = await call(t().c.node, t().c.node.NodeExpandVolume, {
+          volume_id: v.volume_id,
+          volume_path: paths.target,
+          staging_target_path: paths.staging,
+          capacity_range: { required_bytes: String(grown) },
+          volume_capability: mountCapability(fs),
+        });
+        expect(ne).toEqual({ capacity_bytes: String(grown) });
+        const after = await statfs(paths.target);
+        expect(after.blocks * after.bsize).toBeGreaterThan(before.blocks * before.bsize + (grown - size) * 0.9);
+        expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
+        await writeSynced(join(paths.target, 'more'), randomBytes(64 * 1024));
+        expect(await isDaxFile(join(paths.target, 'more'))).toBe(true);
+        await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+        await unstage(t(), v.volume_id, paths.staging);
+        await deleteVolume(t(), v.volume_id);
+      },
+      SLOW,
+    );
   }
 
   for (const eraseafter of [true, false]) {
-    it(`eraseafter=${eraseafter}: after DeleteVolume the volume's physical extents on the PV hold ${eraseafter ? 'only zeros' : 'the old data (first 4 KiB zeroed)'}`, async () => {
-      const params: Record<string, string> = eraseafter ? {} : { eraseafter: 'false' }; // true is the default
-      const v = await createVolume(t(), { name: `erase-${eraseafter}`, size: 64 * MiB, fs: 'ext4', parameters: params });
-      const staging = join(t().dir, `stage-erase-${eraseafter}`);
-      await stage(t(), v, 'ext4', staging);
-      await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
-      await unstage(t(), v.volume_id, staging);
-      const lv = (await lvmTools.lvs()).find((l) => l.name === v.volume_id)!;
-      const ranges = await lvPhysicalRanges(lv.vgName, lv.name);
-      const read = async (): Promise<Buffer> => Buffer.concat(await Promise.all(ranges.map((r) => readRaw(r.device, r.offset, r.length))));
-      const written = await read();
-      expect(written.length).toBe(64 * MiB);
-      expect(countMarks(written)).toBeGreaterThanOrEqual(2048);
-      await deleteVolume(t(), v.volume_id);
-      const left = await read();
-      expect(isZero(left.subarray(0, 4096))).toBe(true);
-      if (eraseafter) expect(isZero(left)).toBe(true);
-      else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
-    }, SLOW);
+    it(
+      `eraseafter=${eraseafter}: after DeleteVolume the volume's physical extents on the PV hold ${eraseafter ? 'only zeros' : 'the old data (first 4 KiB zeroed)'}`,
+      async () => {
+        const params: Record<string, string> = eraseafter ? {} : { eraseafter: 'false' }; // true is the default
+        const v = await createVolume(t(), {
+          name: `erase-${eraseafter}`,
+          size: 64 * MiB,
+          fs: 'ext4',
+          parameters: params,
+        });
+        const staging = join(t().dir, `stage-erase-${eraseafter}`);
+        await stage(t(), v, 'ext4', staging);
+        await writeSynced(join(staging, 'marks'), Buffer.concat(Array.from({ length: 2048 }, () => MARK))); // 8 MiB
+        await unstage(t(), v.volume_id, staging);
+        const lv = (await lvmTools.lvs()).find((l) => l.name === v.volume_id)!;
+        const ranges = await lvPhysicalRanges(lv.vgName, lv.name);
+        const read = async (): Promise<Buffer> =>
+          Buffer.concat(await Promise.all(ranges.map((r) => readRaw(r.device, r.offset, r.length))));
+        const written = await read();
+        expect(written.length).toBe(64 * MiB);
+        expect(countMarks(written)).toBeGreaterThanOrEqual(2048);
+        await deleteVolume(t(), v.volume_id);
+        const left = await read();
+        expect(isZero(left.subarray(0, 4096))).toBe(true);
+        if (eraseafter) expect(isZero(left)).toBe(true);
+        else expect(countMarks(left)).toBeGreaterThanOrEqual(2048);
+      },
+      SLOW,
+    );
   }
 });
 

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import {
-  InvalidArgumentError, ScriptedRunner, createLogger,
-  type CommandRunner, type LogFields, type RunOptions, type RunResult,
+  InvalidArgumentError,
+  ScriptedRunner,
+  createLogger,
+  type CommandRunner,
+  type LogFields,
+  type RunOptions,
+  type RunResult,
 } from '@pmem-csi/runtime';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
@@ -9,7 +14,14 @@ import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor 
 import type { BlockDeviceAccess } from './wipe.js';
 import type { NdRegion } from './ndctl.js';
 import {
-  calls, lvsReport, ndctlCreated, ndctlNamespaces, ndctlRegions, pvsReport, reply, vgsReport,
+  calls,
+  lvsReport,
+  ndctlCreated,
+  ndctlNamespaces,
+  ndctlRegions,
+  pvsReport,
+  reply,
+  vgsReport,
 } from './__fixtures__/tool-output.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -24,7 +36,8 @@ class FakeDevices implements BlockDeviceAccess {
   readonly checked: string[] = [];
   async assertNotInUse(path: string, volumeId: string): Promise<void> {
     this.checked.push(path);
-    if (this.busy.has(path)) throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
+    if (this.busy.has(path))
+      throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
   }
 }
 
@@ -38,20 +51,51 @@ function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = tru
 
 function region(over: Partial<NdRegion>): NdRegion {
   return {
-    dev: 'region0', bus: 'ndbus0', provider: 'ACPI.NFIT', size: 64 * GiB, availableSize: 64 * GiB, maxAvailableExtent: 64 * GiB,
-    align: 16 * MiB, type: 'pmem', isetId: undefined, interleaveWays: 1, dimms: ['nmem0'], enabled: true, ...over,
+    dev: 'region0',
+    bus: 'ndbus0',
+    provider: 'ACPI.NFIT',
+    size: 64 * GiB,
+    availableSize: 64 * GiB,
+    maxAvailableExtent: 64 * GiB,
+    align: 16 * MiB,
+    type: 'pmem',
+    isetId: undefined,
+    interleaveWays: 1,
+    dimms: ['nmem0'],
+    enabled: true,
+    ...over,
   };
 }
 
 describe('lvmNamespaceSize', () => {
   it.each([
-    ['50 % of a 2-way region, aligned to 2 GiB', { size: 64 * GiB + 32 * MiB, maxAvailableExtent: 64 * GiB + 32 * MiB, interleaveWays: 2 }, 50, 32 * GiB],
+    [
+      '50 % of a 2-way region, aligned to 2 GiB',
+      { size: 64 * GiB + 32 * MiB, maxAvailableExtent: 64 * GiB + 32 * MiB, interleaveWays: 2 },
+      50,
+      32 * GiB,
+    ],
     ['0 % means 100 %', { size: 10 * GiB + 5 * MiB, maxAvailableExtent: 10 * GiB + 5 * MiB }, 0, 10 * GiB],
-    ['LCM with a 96 MiB region align', { size: 128 * GiB, maxAvailableExtent: 128 * GiB, align: 96 * MiB }, 100, 126 * GiB],
-    ['no region align reported', { size: 5 * GiB, maxAvailableExtent: 5 * GiB, align: undefined, interleaveWays: 2 }, 100, 4 * GiB],
+    [
+      'LCM with a 96 MiB region align',
+      { size: 128 * GiB, maxAvailableExtent: 128 * GiB, align: 96 * MiB },
+      100,
+      126 * GiB,
+    ],
+    [
+      'no region align reported',
+      { size: 5 * GiB, maxAvailableExtent: 5 * GiB, align: undefined, interleaveWays: 2 },
+      100,
+      4 * GiB,
+    ],
     ['capped by the largest free extent', { size: 100 * GiB, maxAvailableExtent: 10 * GiB + GiB / 2 }, 100, 10 * GiB],
     ['exactly 2 GiB', { size: 2 * GiB, maxAvailableExtent: 2 * GiB }, 100, 2 * GiB],
-    ['a 2 GiB QEMU NVDIMM (minus its label area) is too small', { size: 2 * GiB - 2 * MiB, maxAvailableExtent: 2 * GiB - 2 * MiB }, 100, 0],
+    [
+      'a 2 GiB QEMU NVDIMM (minus its label area) is too small',
+      { size: 2 * GiB - 2 * MiB, maxAvailableExtent: 2 * GiB - 2 * MiB },
+      100,
+      0,
+    ],
     ['under 2 GiB after the percentage', { size: 3 * GiB, maxAvailableExtent: 3 * GiB }, 50, 0],
   ])('%s', (_what, over, pct, expected) => {
     expect(lvmNamespaceSize(region(over), pct)).toBe(expected);
@@ -81,14 +125,43 @@ describe('VG choice', () => {
 describe('LvmDeviceManager.setup', () => {
   it('creates the pmem-csi namespace and VG per big-enough region, leaving foreign namespaces alone', async () => {
     const runner = new ScriptedRunner([
-      reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [
-        { dev: 'region0', size: 64 * GiB + 32 * MiB, dimms: ['nmem0', 'nmem1'] },
-        { dev: 'region1', size: 3 * GiB, dimms: ['nmem2'] },
-      ] }])),
-      reply.namespaces(['--region=region0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'app-data', blockdev: 'pmem0' }])),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${32 * GiB}`, '--name=pmem-csi', '--map=dev'], exact: true,
-        stdout: ndctlCreated({ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }) },
-      reply.namespaces(['--namespace=namespace0.1'], ndctlNamespaces([{ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }])),
+      reply.regions(
+        ndctlRegions([
+          {
+            dev: 'ndbus0',
+            regions: [
+              { dev: 'region0', size: 64 * GiB + 32 * MiB, dimms: ['nmem0', 'nmem1'] },
+              { dev: 'region1', size: 3 * GiB, dimms: ['nmem2'] },
+            ],
+          },
+        ]),
+      ),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'app-data', blockdev: 'pmem0' }]),
+      ),
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          `--size=${32 * GiB}`,
+          '--name=pmem-csi',
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: ndctlCreated({
+          dev: 'namespace0.1',
+          size: 32 * GiB - 512 * MiB,
+          name: 'pmem-csi',
+          blockdev: 'pmem0.1',
+        }),
+      },
+      reply.namespaces(
+        ['--namespace=namespace0.1'],
+        ndctlNamespaces([{ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }]),
+      ),
       reply.pvs(pvsReport([{ name: '/dev/sda3', vg: 'system' }])),
       reply.vgs(vgsReport([{ name: 'system', size: 100 * GiB, free: 0 }])),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
@@ -98,25 +171,47 @@ describe('LvmDeviceManager.setup', () => {
     const { dm, lines } = setup(runner, 50);
     await dm.setup();
     expect(runner.calls).toEqual([
-      calls.regions, calls.namespaces('--region=region0'),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', '--size=34359738368', '--name=pmem-csi', '--map=dev'] },
-      calls.namespaces('--namespace=namespace0.1'), calls.pvs, calls.vgs,
-      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] }, { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'] },
+      calls.regions,
+      calls.namespaces('--region=region0'),
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          '--size=34359738368',
+          '--name=pmem-csi',
+          '--map=dev',
+        ],
+      },
+      calls.namespaces('--namespace=namespace0.1'),
+      calls.pvs,
+      calls.vgs,
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] },
+      { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'] },
       calls.namespaces('--region=region1'),
     ]);
     expect(runner.unused()).toEqual([]);
-    expect(lines).toContainEqual(expect.objectContaining({
-      level: 'warn', msg: 'region skipped: less than 2 GiB usable for the pmem-csi namespace', region: 'region1', pmemPercentage: 50,
-    }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'region skipped: less than 2 GiB usable for the pmem-csi namespace',
+        region: 'region1',
+        pmemPercentage: 50,
+      }),
+    );
   });
 
   it('is idempotent: an existing namespace already in its VG only gets listed', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      reply.namespaces(['--region=region0'], ndctlNamespaces([
-        { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' },
-        { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1' },
-      ])),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([
+          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' },
+          { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1' },
+        ]),
+      ),
       reply.pvs(fixture('pvs.json')),
       reply.vgs(fixture('vgs.json')),
     ]);
@@ -128,10 +223,13 @@ describe('LvmDeviceManager.setup', () => {
   it('extends the VG with a pmem-csi namespace that is not yet a PV', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      reply.namespaces(['--region=region0'], ndctlNamespaces([
-        { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' },
-        { dev: 'namespace0.1', size: GiB, name: 'pmem-csi', blockdev: 'pmem0.1' },
-      ])),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([
+          { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' },
+          { dev: 'namespace0.1', size: GiB, name: 'pmem-csi', blockdev: 'pmem0.1' },
+        ]),
+      ),
       reply.pvs(fixture('pvs.json')),
       reply.vgs(fixture('vgs.json')),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
@@ -139,25 +237,35 @@ describe('LvmDeviceManager.setup', () => {
     ]);
     await setup(runner).dm.setup();
     expect(runner.unused()).toEqual([]);
-    expect(runner.calls.slice(-2)).toEqual([{ command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] }, { command: 'vgextend', args: [VG0, '/dev/pmem0.1'] }]);
+    expect(runner.calls.slice(-2)).toEqual([
+      { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] },
+      { command: 'vgextend', args: [VG0, '/dev/pmem0.1'] },
+    ]);
   });
 
   it('never moves a pmem-csi namespace out of another VG', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      reply.namespaces(['--region=region0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' }])),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' }]),
+      ),
       reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: 'data' }])),
       reply.vgs(vgsReport([{ name: 'data', size: 2 * GiB, free: 0 }])),
     ]);
     const { dm, lines } = setup(runner);
     await dm.setup();
     expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'ndctl', 'pvs', 'vgs']);
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', device: '/dev/pmem0', vg: 'data', wanted: VG0 }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'error', device: '/dev/pmem0', vg: 'data', wanted: VG0 }),
+    );
   });
 
   it('initializes labels of an unused label-less QEMU region, then sizes the namespace from the region listed again', async () => {
     // As recorded in the QEMU guest: a label-less region reports available_size = max_available_extent = 0.
-    const labelless = ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 4292870144, available: 0, extent: 0 }] }]);
+    const labelless = ndctlRegions([
+      { dev: 'ndbus0', regions: [{ dev: 'region0', size: 4292870144, available: 0, extent: 0 }] },
+    ]);
     const runner = new ScriptedRunner([
       reply.regions(labelless),
       reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
@@ -167,9 +275,23 @@ describe('LvmDeviceManager.setup', () => {
       { command: 'ndctl', args: ['enable-region', 'region0'], exact: true },
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
       reply.namespaces(['--region=region0'], ''),
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${3 * GiB}`, '--name=pmem-csi', '--map=dev'], exact: true,
-        stdout: ndctlCreated({ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }) },
-      reply.namespaces(['--namespace=namespace0.0'], ndctlNamespaces([{ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }])),
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          `--size=${3 * GiB}`,
+          '--name=pmem-csi',
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: ndctlCreated({ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }),
+      },
+      reply.namespaces(
+        ['--namespace=namespace0.0'],
+        ndctlNamespaces([{ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }]),
+      ),
       reply.pvs(fixture('vgs-empty.json').replace('"vg"', '"pv"')),
       reply.vgs(fixture('vgs-empty.json')),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0'], exact: true },
@@ -189,40 +311,57 @@ describe('LvmDeviceManager.setup', () => {
     const { dm, lines } = setup(runner, 100, false);
     await dm.setup();
     expect(runner.calls).toEqual([calls.regions, calls.namespaces('--region=region0')]);
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'region skipped: it has no namespace labels', region: 'region0' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'region skipped: it has no namespace labels', region: 'region0' }),
+    );
   });
 
   it('skips disabled regions and reports when there is no PMEM at all', async () => {
-    const disabled = new ScriptedRunner([reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB, disabled: true }] }]))]);
+    const disabled = new ScriptedRunner([
+      reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB, disabled: true }] }])),
+    ]);
     const a = setup(disabled);
     await a.dm.setup();
     expect(disabled.calls).toEqual([calls.regions]);
-    expect(a.lines).toContainEqual(expect.objectContaining({ msg: 'region skipped', reason: 'region disabled', region: 'region0' }));
+    expect(a.lines).toContainEqual(
+      expect.objectContaining({ msg: 'region skipped', reason: 'region disabled', region: 'region0' }),
+    );
 
     const none = new ScriptedRunner([reply.regions('')]);
     const b = setup(none);
     await b.dm.setup();
-    expect(b.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'no PMEM regions found: this node offers no capacity' }));
+    expect(b.lines).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'no PMEM regions found: this node offers no capacity' }),
+    );
   });
 
   it('names missing tools', async () => {
-    const runner = new ScriptedRunner([], ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd']);
-    await expect(setup(runner).dm.setup()).rejects.toThrow(/^lvm device mode needs vgextend, blkid, not found on this machine \(Debian packages: /);
+    const runner = new ScriptedRunner(
+      [],
+      ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
+    );
+    await expect(setup(runner).dm.setup()).rejects.toThrow(
+      /^lvm device mode needs vgextend, blkid, not found on this machine \(Debian packages: /,
+    );
   });
 
   it('rejects a bad pmemPercentage', () => {
-    expect(() => setup(new ScriptedRunner(), 101)).toThrow(new InvalidArgumentError('pmemPercentage must be an integer 0..100 (0 means 100), got 101'));
+    expect(() => setup(new ScriptedRunner(), 101)).toThrow(
+      new InvalidArgumentError('pmemPercentage must be an integer 0..100 (0 means 100), got 101'),
+    );
   });
 });
 
 /** LVM state with two of our VGs and a foreign one that has the most free space. */
 function lvmState(lvs: Array<{ name: string; vg: string; size: number; path?: string }> = []) {
   return {
-    vgs: reply.vgs(vgsReport([
-      { name: VG0, size: 3170893824, free: 1992294400 },
-      { name: VG1, size: 20 * GiB, free: 10 * GiB },
-      { name: 'system', size: 200 * GiB, free: 100 * GiB },
-    ])),
+    vgs: reply.vgs(
+      vgsReport([
+        { name: VG0, size: 3170893824, free: 1992294400 },
+        { name: VG1, size: 20 * GiB, free: 10 * GiB },
+        { name: 'system', size: 200 * GiB, free: 100 * GiB },
+      ]),
+    ),
     lvs: reply.lvs(lvsReport([...lvs, { name: 'root', vg: 'system', size: 100 * GiB }])),
   };
 }
@@ -232,29 +371,39 @@ describe('LvmDeviceManager.createDevice', () => {
     const before = lvmState();
     const after = lvmState([{ name: ID, vg: VG1, size: GiB + 4 * MiB }]);
     const runner = new ScriptedRunner([
-      before.vgs, before.lvs,
+      before.vgs,
+      before.lvs,
       { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB + 4 * MiB}b`, '-n', ID, VG1], exact: true },
-      after.vgs, after.lvs,
+      after.vgs,
+      after.lvs,
       { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
     ]);
     const info = await setup(runner).dm.createDevice({ volumeId: ID, size: GiB + 1 });
     expect(info).toEqual({ volumeId: ID, path: `/dev/${VG1}/${ID}`, size: GiB + 4 * MiB, dax: true });
     expect(runner.calls).toEqual([
-      calls.vgs, calls.lvs, { command: 'lvcreate', args: ['-Zn', '-y', '-L', '1077936128b', '-n', ID, VG1] },
-      calls.vgs, calls.lvs, calls.zeroHead(`/dev/${VG1}/${ID}`),
+      calls.vgs,
+      calls.lvs,
+      { command: 'lvcreate', args: ['-Zn', '-y', '-L', '1077936128b', '-n', ID, VG1] },
+      calls.vgs,
+      calls.lvs,
+      calls.zeroHead(`/dev/${VG1}/${ID}`),
     ]);
   });
 
   it('refuses an existing volume', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
     const runner = new ScriptedRunner([s.vgs, s.lvs]);
-    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(new DeviceExistsError(`volume ${ID} already exists`));
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
+      new DeviceExistsError(`volume ${ID} already exists`),
+    );
   });
 
   it('names the largest size that fits when there is not enough space', async () => {
     const s = lvmState();
     const runner = new ScriptedRunner([s.vgs, s.lvs]);
-    const err = await setup(runner).dm.createDevice({ volumeId: ID, size: 20 * GiB }).catch((e: unknown) => e);
+    const err = await setup(runner)
+      .dm.createDevice({ volumeId: ID, size: 20 * GiB })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotEnoughSpaceError);
     expect(err).toMatchObject({
       kind: 'ResourceExhausted',
@@ -266,20 +415,31 @@ describe('LvmDeviceManager.createDevice', () => {
     const before = lvmState();
     const after = lvmState([{ name: ID, vg: VG1, size: GiB }]);
     const runner = new ScriptedRunner([
-      before.vgs, before.lvs, { command: 'lvcreate' }, after.vgs, after.lvs,
+      before.vgs,
+      before.lvs,
+      { command: 'lvcreate' },
+      after.vgs,
+      after.lvs,
       { command: 'dd', exitCode: 1, stderr: 'dd: failed to open: No such device or address' },
       { command: 'lvremove', args: ['-fy', `${VG1}/${ID}`], exact: true },
     ]);
-    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(/dd .*: exit code 1: dd: failed to open/);
+    await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
+      /dd .*: exit code 1: dd: failed to open/,
+    );
     expect(runner.unused()).toEqual([]);
   });
 
   it('rejects a size that is not a positive byte count, and ids LVM cannot name', async () => {
     const { dm } = setup(new ScriptedRunner());
-    await expect(dm.createDevice({ volumeId: ID, size: 0 })).rejects.toThrow(new InvalidArgumentError('size must be a positive number of bytes, got 0'));
+    await expect(dm.createDevice({ volumeId: ID, size: 0 })).rejects.toThrow(
+      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+    );
     for (const bad of ['-abc', '..', 'a/b', 'x'.repeat(128)]) {
-      await expect(dm.createDevice({ volumeId: bad, size: GiB })).rejects.toThrow(new InvalidArgumentError(
-        `volume id ${JSON.stringify(bad)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`));
+      await expect(dm.createDevice({ volumeId: bad, size: GiB })).rejects.toThrow(
+        new InvalidArgumentError(
+          `volume id ${JSON.stringify(bad)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`,
+        ),
+      );
     }
   });
 });
@@ -289,16 +449,31 @@ describe('LvmDeviceManager.deleteDevice', () => {
 
   it('checks the device is unused, erases all of it, then removes the LV', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new ScriptedRunner([s.vgs, s.lvs, { ...calls.zeroAll(path, GiB), exact: true }, { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true }]);
+    const runner = new ScriptedRunner([
+      s.vgs,
+      s.lvs,
+      { ...calls.zeroAll(path, GiB), exact: true },
+      { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true },
+    ]);
     const { dm, devices } = setup(runner);
     await dm.deleteDevice(ID, true);
     expect(devices.checked).toEqual([path]);
-    expect(runner.calls).toEqual([calls.vgs, calls.lvs, calls.zeroAll(path, GiB), { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`] }]);
+    expect(runner.calls).toEqual([
+      calls.vgs,
+      calls.lvs,
+      calls.zeroAll(path, GiB),
+      { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`] },
+    ]);
   });
 
   it('zeroes only the first 4 KiB without erase', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new ScriptedRunner([s.vgs, s.lvs, { ...calls.zeroHead(path), exact: true }, { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true }]);
+    const runner = new ScriptedRunner([
+      s.vgs,
+      s.lvs,
+      { ...calls.zeroHead(path), exact: true },
+      { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true },
+    ]);
     await setup(runner).dm.deleteDevice(ID, false);
     expect(runner.unused()).toEqual([]);
   });
@@ -315,26 +490,45 @@ describe('LvmDeviceManager.deleteDevice', () => {
     const runner = new ScriptedRunner([s.vgs, s.lvs]);
     const { dm, devices } = setup(runner);
     devices.busy.add(path);
-    await expect(dm.deleteDevice(ID, true)).rejects.toThrow(new DeviceInUseError(`device ${path} of volume ${JSON.stringify(ID)} is in use (mounted or open)`));
+    await expect(dm.deleteDevice(ID, true)).rejects.toThrow(
+      new DeviceInUseError(`device ${path} of volume ${JSON.stringify(ID)} is in use (mounted or open)`),
+    );
     expect(runner.calls).toEqual([calls.vgs, calls.lvs]);
   });
 
   it('accepts an LV that vanished before lvremove (exit 5, not found), but not other failures', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const gone = new ScriptedRunner([s.vgs, s.lvs, { command: 'dd' },
-      { command: 'lvremove', exitCode: 5, stderr: `  Failed to find logical volume "${VG0}/${ID}"\n` }]);
+    const gone = new ScriptedRunner([
+      s.vgs,
+      s.lvs,
+      { command: 'dd' },
+      { command: 'lvremove', exitCode: 5, stderr: `  Failed to find logical volume "${VG0}/${ID}"\n` },
+    ]);
     await setup(gone).dm.deleteDevice(ID, false);
 
-    const busy = new ScriptedRunner([s.vgs, s.lvs, { command: 'dd' },
-      { command: 'lvremove', exitCode: 5, stderr: `  Logical volume ${VG0}/${ID} in use.\n` }]);
+    const busy = new ScriptedRunner([
+      s.vgs,
+      s.lvs,
+      { command: 'dd' },
+      { command: 'lvremove', exitCode: 5, stderr: `  Logical volume ${VG0}/${ID} in use.\n` },
+    ]);
     await expect(setup(busy).dm.deleteDevice(ID, false)).rejects.toThrow(/exit code 5: Logical volume .* in use\./);
   });
 });
 
 describe('LvmDeviceManager queries', () => {
   it('lists only LVs of our VGs that have a device path', async () => {
-    const s = lvmState([{ name: ID, vg: VG0, size: GiB }, { name: ID2, vg: VG1, size: 4 * MiB }, { name: 'lvol0_pmspare', vg: VG1, size: 4 * MiB, path: '' }]);
-    const { dm } = setup(new ScriptedRunner([{ ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]));
+    const s = lvmState([
+      { name: ID, vg: VG0, size: GiB },
+      { name: ID2, vg: VG1, size: 4 * MiB },
+      { name: 'lvol0_pmspare', vg: VG1, size: 4 * MiB, path: '' },
+    ]);
+    const { dm } = setup(
+      new ScriptedRunner([
+        { ...s.vgs, repeat: true },
+        { ...s.lvs, repeat: true },
+      ]),
+    );
     expect(await dm.listDevices()).toEqual([
       { volumeId: ID, path: `/dev/${VG0}/${ID}`, size: GiB, dax: true },
       { volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true },
@@ -376,9 +570,19 @@ describe('LvmDeviceManager.resizeDevice', () => {
     const before = lvmState([{ name: ID, vg: VG0, size: GiB }]);
     const target = 1614807040; // 1.5 GiB + 1 rounded up to 4 MiB
     const after = lvmState([{ name: ID, vg: VG0, size: target }]);
-    const runner = new ScriptedRunner([before.vgs, before.lvs,
-      { command: 'lvextend', args: ['-L', `${target}b`, `${VG0}/${ID}`], exact: true }, after.vgs, after.lvs]);
-    expect(await setup(runner).dm.resizeDevice(ID, GiB + GiB / 2 + 1)).toEqual({ volumeId: ID, path: `/dev/${VG0}/${ID}`, size: target, dax: true });
+    const runner = new ScriptedRunner([
+      before.vgs,
+      before.lvs,
+      { command: 'lvextend', args: ['-L', `${target}b`, `${VG0}/${ID}`], exact: true },
+      after.vgs,
+      after.lvs,
+    ]);
+    expect(await setup(runner).dm.resizeDevice(ID, GiB + GiB / 2 + 1)).toEqual({
+      volumeId: ID,
+      path: `/dev/${VG0}/${ID}`,
+      size: target,
+      dax: true,
+    });
     expect(runner.unused()).toEqual([]);
   });
 
@@ -390,9 +594,17 @@ describe('LvmDeviceManager.resizeDevice', () => {
 
   it('names the most it can grow to, and reports unknown volumes', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const { dm } = setup(new ScriptedRunner([{ ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]));
-    await expect(dm.resizeDevice(ID, 4 * GiB)).rejects.toThrow(new NotEnoughSpaceError(
-      `not enough PMEM to grow volume ${ID} to 4294967296 bytes: it can grow to at most ${GiB + 1992294400} bytes`));
+    const { dm } = setup(
+      new ScriptedRunner([
+        { ...s.vgs, repeat: true },
+        { ...s.lvs, repeat: true },
+      ]),
+    );
+    await expect(dm.resizeDevice(ID, 4 * GiB)).rejects.toThrow(
+      new NotEnoughSpaceError(
+        `not enough PMEM to grow volume ${ID} to 4294967296 bytes: it can grow to at most ${GiB + 1992294400} bytes`,
+      ),
+    );
     await expect(dm.resizeDevice(ID2, GiB)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID2} not found`));
   });
 });

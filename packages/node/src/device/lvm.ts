@@ -4,14 +4,23 @@
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
 import {
-  InternalError, InvalidArgumentError, SerialQueue, requireTools,
-  type CommandRunner, type Logger,
+  InternalError,
+  InvalidArgumentError,
+  SerialQueue,
+  requireTools,
+  type CommandRunner,
+  type Logger,
 } from '@pmem-csi/runtime';
 import { GiB, MODE_TOOLS, type Capacity } from '@pmem-csi/csi';
 import { alignDown, alignUp, lcm } from './align.js';
 import {
-  DeviceExistsError, DeviceNotFoundError, NotEnoughSpaceError,
-  type CreateDeviceRequest, type DeviceCallOptions, type DeviceManager, type PmemDeviceInfo,
+  DeviceExistsError,
+  DeviceNotFoundError,
+  NotEnoughSpaceError,
+  type CreateDeviceRequest,
+  type DeviceCallOptions,
+  type DeviceManager,
+  type PmemDeviceInfo,
 } from './device-manager.js';
 import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
@@ -65,11 +74,14 @@ export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: Volum
 }
 
 export function assertVolumeSize(size: number, what = 'size'): void {
-  if (!Number.isSafeInteger(size) || size <= 0) throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
+  if (!Number.isSafeInteger(size) || size <= 0)
+    throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
 }
 
 export function notEnoughSpace(volumeId: string, size: number, largest: number): NotEnoughSpaceError {
-  return new NotEnoughSpaceError(`not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`);
+  return new NotEnoughSpaceError(
+    `not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`,
+  );
 }
 
 export interface LvmDeviceManagerOptions {
@@ -128,14 +140,23 @@ export class LvmDeviceManager implements DeviceManager {
     if (ours.length === 0) {
       const size = lvmNamespaceSize(usable.region, this.#pct);
       if (size === 0) {
-        log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', { size: region.size, pmemPercentage: this.#pct });
+        log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', {
+          size: region.size,
+          pmemPercentage: this.#pct,
+        });
         return;
       }
       log.info('creating the pmem-csi namespace', { size });
-      ours = [await this.#ndctl.createNamespace({ region: region.dev, name: LVM_NAMESPACE_NAME, size, mode: 'fsdax', map: 'dev' }, o)];
+      ours = [
+        await this.#ndctl.createNamespace(
+          { region: region.dev, name: LVM_NAMESPACE_NAME, size, mode: 'fsdax', map: 'dev' },
+          o,
+        ),
+      ];
     }
     const devices = ours.flatMap((ns) => (ns.enabled && ns.blockdev ? [`/dev/${ns.blockdev}`] : []));
-    if (devices.length < ours.length) log.warn('disabled pmem-csi namespace left out of the volume group', { namespaces: ours.map((n) => n.dev) });
+    if (devices.length < ours.length)
+      log.warn('disabled pmem-csi namespace left out of the volume group', { namespaces: ours.map((n) => n.dev) });
     await this.#ensureVg(vgNameFor(region.bus, region.dev), devices, o);
   }
 
@@ -145,16 +166,29 @@ export class LvmDeviceManager implements DeviceManager {
    * available_size = max_available_extent = 0 (its raw namespace spans it), so sizing the new
    * namespace from the old listing skipped every fresh NVDIMM (seen in the QEMU tier).
    */
-  async #regionNamespaces(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<{ region: NdRegion; namespaces: NdNamespace[] } | undefined> {
+  async #regionNamespaces(
+    region: NdRegion,
+    all: readonly NdRegion[],
+    o: DeviceCallOptions,
+  ): Promise<{ region: NdRegion; namespaces: NdNamespace[] } | undefined> {
     const namespaces = await this.#ndctl.listNamespaces({ region: region.dev }, o);
     if (labelLessNamespace(namespaces) === undefined) return { region, namespaces };
-    const deps = { ndctl: this.#ndctl, runner: this.#runner, log: this.#log, isUnused: (p: string) => isUnused(this.#devices, p) };
+    const deps = {
+      ndctl: this.#ndctl,
+      runner: this.#runner,
+      log: this.#log,
+      isUnused: (p: string) => isUnused(this.#devices, p),
+    };
     if (!this.#autoInitLabels || !(await initLabelsIfSafe(region, { regions: all, namespaces }, deps, o))) {
-      this.#log.warn('region skipped: it has no namespace labels', { region: region.dev, autoInitLabels: this.#autoInitLabels });
+      this.#log.warn('region skipped: it has no namespace labels', {
+        region: region.dev,
+        autoInitLabels: this.#autoInitLabels,
+      });
       return undefined;
     }
     const relisted = (await this.#ndctl.listRegions(o)).find((r) => r.dev === region.dev);
-    if (relisted === undefined) throw new InternalError(`region ${region.dev} vanished after its labels were initialised`);
+    if (relisted === undefined)
+      throw new InternalError(`region ${region.dev} vanished after its labels were initialised`);
     return { region: relisted, namespaces: await this.#ndctl.listNamespaces({ region: region.dev }, o) };
   }
 
@@ -165,7 +199,11 @@ export class LvmDeviceManager implements DeviceManager {
       const pv = pvs.find((p) => p.name === device);
       if (pv?.vgName === vg) continue;
       if (pv !== undefined && pv.vgName !== '') {
-        this.#log.error('pmem-csi namespace belongs to another volume group, left alone', { device, vg: pv.vgName, wanted: vg });
+        this.#log.error('pmem-csi namespace belongs to another volume group, left alone', {
+          device,
+          vg: pv.vgName,
+          wanted: vg,
+        });
         continue;
       }
       if (pv === undefined) await this.#lvm.pvcreate(device, o);
@@ -185,17 +223,21 @@ export class LvmDeviceManager implements DeviceManager {
 
   async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
     if (!LV_NAME.test(req.volumeId)) {
-      throw new InvalidArgumentError(`volume id ${JSON.stringify(req.volumeId)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`);
+      throw new InvalidArgumentError(
+        `volume id ${JSON.stringify(req.volumeId)} is not a valid LVM volume name (letters, digits, "+_.-", not starting with "-", at most 127 characters)`,
+      );
     }
     assertVolumeSize(req.size);
     return this.#queue.run(async () => {
       const { vgs, lvs } = await this.#state(options);
-      if (lvs.some((lv) => lv.name === req.volumeId)) throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
+      if (lvs.some((lv) => lv.name === req.volumeId))
+        throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
       const choice = chooseVg(vgs, req.size);
       if (choice === undefined) throw notEnoughSpace(req.volumeId, req.size, largestLvSize(vgs));
       await this.#lvm.lvcreate({ vg: choice.vg.name, name: req.volumeId, size: choice.size }, options);
       const lv = await this.#findLv(req.volumeId, options);
-      if (lv === undefined) throw new InternalError(`lvcreate succeeded but lvs does not show ${choice.vg.name}/${req.volumeId}`);
+      if (lv === undefined)
+        throw new InternalError(`lvcreate succeeded but lvs does not show ${choice.vg.name}/${req.volumeId}`);
       try {
         await zeroDevice(this.#runner, { path: lv.path }, options.signal);
       } catch (e) {
@@ -261,7 +303,9 @@ export class LvmDeviceManager implements DeviceManager {
       if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${volumeId} not found`);
       const target = alignUp(size, vg.extentSize);
       if (target - lv.size > vg.free) {
-        throw new NotEnoughSpaceError(`not enough PMEM to grow volume ${volumeId} to ${size} bytes: it can grow to at most ${lv.size + alignDown(vg.free, vg.extentSize)} bytes`);
+        throw new NotEnoughSpaceError(
+          `not enough PMEM to grow volume ${volumeId} to ${size} bytes: it can grow to at most ${lv.size + alignDown(vg.free, vg.extentSize)} bytes`,
+        );
       }
       await this.#lvm.lvextend({ vg: vg.name, name: lv.name, size: target }, options);
       const grown = await this.#findLv(volumeId, options);

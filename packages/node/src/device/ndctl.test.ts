@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { InternalError, ScriptedRunner, createLogger, type LogFields } from '@pmem-csi/runtime';
 import {
-  Ndctl, initLabelsIfSafe, labelLessNamespace, parseCreatedNamespace, parseNdctlListing, type NdRegion,
+  Ndctl,
+  initLabelsIfSafe,
+  labelLessNamespace,
+  parseCreatedNamespace,
+  parseNdctlListing,
+  type NdRegion,
 } from './ndctl.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -12,11 +17,22 @@ describe('parseNdctlListing', () => {
     const { regions, namespaces } = parseNdctlListing(json('ndctl-list-BRDi-qemu.json'));
     expect(namespaces).toEqual([]);
     // iset_id 52512795602891997 is beyond double precision: kept as (imprecise) text, never used.
-    expect(regions).toEqual([{
-      dev: 'region0', bus: 'ndbus0', provider: 'ACPI.NFIT', size: 4292870144, availableSize: 4292870144,
-      maxAvailableExtent: 4292870144, align: 16777216, type: 'pmem', isetId: '52512795602892000',
-      interleaveWays: 1, dimms: ['nmem0'], enabled: true,
-    }]);
+    expect(regions).toEqual([
+      {
+        dev: 'region0',
+        bus: 'ndbus0',
+        provider: 'ACPI.NFIT',
+        size: 4292870144,
+        availableSize: 4292870144,
+        maxAvailableExtent: 4292870144,
+        align: 16777216,
+        type: 'pmem',
+        isetId: '52512795602892000',
+        interleaveWays: 1,
+        dimms: ['nmem0'],
+        enabled: true,
+      },
+    ]);
   });
 
   it('reads several buses, interleave ways, disabled regions and every iset_id form', () => {
@@ -33,26 +49,67 @@ describe('parseNdctlListing', () => {
   it('accepts a bare object (old ndctl) and falls back to available_size without max_available_extent', () => {
     const { regions } = parseNdctlListing(json('ndctl-list-R-single-object.json'));
     expect(regions).toHaveLength(1);
-    expect(regions[0]).toMatchObject({ dev: 'region1', bus: undefined, maxAvailableExtent: 34359738368, align: undefined, interleaveWays: 1 });
+    expect(regions[0]).toMatchObject({
+      dev: 'region1',
+      bus: undefined,
+      maxAvailableExtent: 34359738368,
+      align: undefined,
+      interleaveWays: 1,
+    });
   });
 
   it('reads the {"regions":[...]} platform shape with nested namespaces', () => {
     const { regions, namespaces } = parseNdctlListing(json('ndctl-list-RN-platform.json'));
     expect(regions.map((r) => r.dev)).toEqual(['region0']);
-    expect(namespaces).toEqual([{
-      dev: 'namespace0.0', region: 'region0', mode: 'raw', size: 34357641216, uuid: undefined, name: undefined,
-      blockdev: 'pmem0', map: undefined, sectorSize: 512, align: undefined, enabled: true,
-    }]);
+    expect(namespaces).toEqual([
+      {
+        dev: 'namespace0.0',
+        region: 'region0',
+        mode: 'raw',
+        size: 34357641216,
+        uuid: undefined,
+        name: undefined,
+        blockdev: 'pmem0',
+        map: undefined,
+        sectorSize: 512,
+        align: undefined,
+        enabled: true,
+      },
+    ]);
   });
 
   it('reads namespaces of every kind, deriving the region from the name', () => {
     const { namespaces } = parseNdctlListing(json('ndctl-list-Ni-mixed.json'));
     expect(namespaces.map((n) => [n.dev, n.region, n.mode, n.name, n.blockdev, n.enabled, n.size])).toEqual([
       ['namespace1.2', 'region1', 'raw', undefined, undefined, false, 0],
-      ['namespace1.1', 'region1', 'fsdax', 'pvc-9b-d82cd557a6efd84c123ebeeb1d119479e378cc8eae34f8edf0fc1db5', undefined, false, 2147483648],
+      [
+        'namespace1.1',
+        'region1',
+        'fsdax',
+        'pvc-9b-d82cd557a6efd84c123ebeeb1d119479e378cc8eae34f8edf0fc1db5',
+        undefined,
+        false,
+        2147483648,
+      ],
       ['namespace1.0', 'region1', 'fsdax', 'app-data', 'pmem1', true, 33820770304],
-      ['namespace0.2', 'region0', 'sector', 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14', 'pmem0.2s', true, 1069056000],
-      ['namespace0.1', 'region0', 'fsdax', 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303', 'pmem0.1', true, 1056964608],
+      [
+        'namespace0.2',
+        'region0',
+        'sector',
+        'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14',
+        'pmem0.2s',
+        true,
+        1069056000,
+      ],
+      [
+        'namespace0.1',
+        'region0',
+        'fsdax',
+        'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303',
+        'pmem0.1',
+        true,
+        1056964608,
+      ],
       ['namespace0.0', 'region0', 'fsdax', 'pmem-csi', 'pmem0', true, 3170893824],
     ]);
     expect(namespaces[3]?.sectorSize).toBe(4096);
@@ -60,9 +117,14 @@ describe('parseNdctlListing', () => {
   });
 
   it('accepts a bare namespace object and bus objects with namespaces', () => {
-    expect(parseNdctlListing(json('ndctl-list-N-single-object.json')).namespaces.map((n) => n.name)).toEqual(['pmem-csi']);
+    expect(parseNdctlListing(json('ndctl-list-N-single-object.json')).namespaces.map((n) => n.name)).toEqual([
+      'pmem-csi',
+    ]);
     const { namespaces } = parseNdctlListing(json('ndctl-list-BN-buses.json'));
-    expect(namespaces.map((n) => [n.dev, n.region])).toEqual([['namespace9.0', 'region9'], ['namespace0.0', 'region0']]);
+    expect(namespaces.map((n) => [n.dev, n.region])).toEqual([
+      ['namespace9.0', 'region9'],
+      ['namespace0.0', 'region0'],
+    ]);
   });
 
   it('treats empty output (nothing matched) as an empty listing', () => {
@@ -71,16 +133,29 @@ describe('parseNdctlListing', () => {
   });
 
   it.each([
-    [[{ dev: 'region0', available_size: 1, type: 'pmem' }], 'ndctl list: unexpected output at [0].size: missing (expected a byte count)'],
-    [[{ dev: 'region0', size: '2.00 GiB (2.15 GB)', available_size: 1, type: 'pmem' }],
-      'ndctl list: unexpected output at [0].size: expected a byte count (non-negative integer), got "2.00 GiB (2.15 GB)"'],
-    [{ dev: 'region0', size: 1, available_size: 1, type: 'pmem', mappings: {} }, 'ndctl list: unexpected output at .mappings: expected an array, got {}'],
-    [[{ dev: 'namespace0.0', mode: 'fsdax' }], 'ndctl list: unexpected output at [0].size: missing (expected a byte count)'],
+    [
+      [{ dev: 'region0', available_size: 1, type: 'pmem' }],
+      'ndctl list: unexpected output at [0].size: missing (expected a byte count)',
+    ],
+    [
+      [{ dev: 'region0', size: '2.00 GiB (2.15 GB)', available_size: 1, type: 'pmem' }],
+      'ndctl list: unexpected output at [0].size: expected a byte count (non-negative integer), got "2.00 GiB (2.15 GB)"',
+    ],
+    [
+      { dev: 'region0', size: 1, available_size: 1, type: 'pmem', mappings: {} },
+      'ndctl list: unexpected output at .mappings: expected an array, got {}',
+    ],
+    [
+      [{ dev: 'namespace0.0', mode: 'fsdax' }],
+      'ndctl list: unexpected output at [0].size: missing (expected a byte count)',
+    ],
     [[{ dev: 'btt0.0' }], 'ndctl list: unexpected output at [0].dev: unknown device "btt0.0"'],
     [[{ foo: 1 }], 'ndctl list: unexpected output at [0]: expected a bus, region or namespace object, got {"foo":1}'],
     ['oops', 'ndctl list: unexpected output at <top>: expected JSON objects or arrays, got "oops"'],
-    [{ regions: [{ dev: 'region0', size: -1, available_size: 1, type: 'pmem' }] },
-      'ndctl list: unexpected output at .regions[0].size: expected a byte count (non-negative integer), got -1'],
+    [
+      { regions: [{ dev: 'region0', size: -1, available_size: 1, type: 'pmem' }] },
+      'ndctl list: unexpected output at .regions[0].size: expected a byte count (non-negative integer), got -1',
+    ],
   ])('fails clearly on %j', (value, message) => {
     expect(() => parseNdctlListing(value)).toThrow(new InternalError(message));
   });
@@ -94,28 +169,51 @@ describe('parseCreatedNamespace', () => {
   });
 
   it('fails clearly without a namespace name', () => {
-    expect(() => parseCreatedNamespace(undefined)).toThrow('ndctl create-namespace: unexpected output at <top>: expected the created namespace object, got undefined');
-    expect(() => parseCreatedNamespace({ dev: 'pfn0.1' })).toThrow('ndctl create-namespace: unexpected output at .dev: not a namespace name: "pfn0.1"');
+    expect(() => parseCreatedNamespace(undefined)).toThrow(
+      'ndctl create-namespace: unexpected output at <top>: expected the created namespace object, got undefined',
+    );
+    expect(() => parseCreatedNamespace({ dev: 'pfn0.1' })).toThrow(
+      'ndctl create-namespace: unexpected output at .dev: not a namespace name: "pfn0.1"',
+    );
   });
 });
 
 describe('labelLessNamespace', () => {
   it('finds the raw namespace without uuid of a label-less region only', () => {
-    expect(labelLessNamespace(parseNdctlListing(json('ndctl-list-Ni-labelless.json')).namespaces)?.dev).toBe('namespace0.0');
+    expect(labelLessNamespace(parseNdctlListing(json('ndctl-list-Ni-labelless.json')).namespaces)?.dev).toBe(
+      'namespace0.0',
+    );
     expect(labelLessNamespace(parseNdctlListing(json('ndctl-list-Ni-mixed.json')).namespaces)).toBeUndefined();
   });
 });
 
 describe('Ndctl commands', () => {
   it('lists regions with buses, dimms and idle ones', async () => {
-    const runner = new ScriptedRunner([{ command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'], exact: true, stdout: fixture('ndctl-list-BRDi-qemu.json') }]);
+    const runner = new ScriptedRunner([
+      {
+        command: 'ndctl',
+        args: ['list', '--buses', '--regions', '--dimms', '--idle'],
+        exact: true,
+        stdout: fixture('ndctl-list-BRDi-qemu.json'),
+      },
+    ]);
     expect((await new Ndctl(runner).listRegions()).map((r) => r.dev)).toEqual(['region0']);
   });
 
   it('lists namespaces filtered by region or namespace; empty output is none', async () => {
     const runner = new ScriptedRunner([
-      { command: 'ndctl', args: ['list', '--namespaces', '--idle', '--region=region0'], exact: true, stdout: fixture('ndctl-list-Ni-labelless.json') },
-      { command: 'ndctl', args: ['list', '--namespaces', '--idle', '--namespace=namespace0.7'], exact: true, stdout: '' },
+      {
+        command: 'ndctl',
+        args: ['list', '--namespaces', '--idle', '--region=region0'],
+        exact: true,
+        stdout: fixture('ndctl-list-Ni-labelless.json'),
+      },
+      {
+        command: 'ndctl',
+        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.7'],
+        exact: true,
+        stdout: '',
+      },
     ]);
     const ndctl = new Ndctl(runner);
     expect((await ndctl.listNamespaces({ region: 'region0' })).map((n) => n.dev)).toEqual(['namespace0.0']);
@@ -124,30 +222,63 @@ describe('Ndctl commands', () => {
 
   it('names the command when the output is not JSON', async () => {
     const runner = new ScriptedRunner([{ command: 'ndctl', stdout: 'libndctl: failed\n' }]);
-    await expect(new Ndctl(runner).listRegions()).rejects.toThrow(/^ndctl list --buses --regions --dimms --idle: output is not JSON/);
+    await expect(new Ndctl(runner).listRegions()).rejects.toThrow(
+      /^ndctl list --buses --regions --dimms --idle: output is not JSON/,
+    );
   });
 
   it('creates an fsdax namespace with map=dev and re-lists it for exact sizes', async () => {
     const id = 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303';
     const runner = new ScriptedRunner([
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=fsdax', '--size=1090519040', `--name=${id}`, '--map=dev'], exact: true,
-        stdout: fixture('ndctl-create-namespace-fsdax.json') },
-      { command: 'ndctl', args: ['list', '--namespaces', '--idle', '--namespace=namespace0.1'], exact: true,
-        stdout: JSON.stringify(parseNdctlRaw('ndctl-list-Ni-mixed.json', 'namespace0.1')) },
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          '--size=1090519040',
+          `--name=${id}`,
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: fixture('ndctl-create-namespace-fsdax.json'),
+      },
+      {
+        command: 'ndctl',
+        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.1'],
+        exact: true,
+        stdout: JSON.stringify(parseNdctlRaw('ndctl-list-Ni-mixed.json', 'namespace0.1')),
+      },
     ]);
-    const ns = await new Ndctl(runner).createNamespace({ region: 'region0', name: id, size: 1090519040, mode: 'fsdax', map: 'dev' });
+    const ns = await new Ndctl(runner).createNamespace({
+      region: 'region0',
+      name: id,
+      size: 1090519040,
+      mode: 'fsdax',
+      map: 'dev',
+    });
     expect(ns).toMatchObject({ dev: 'namespace0.1', size: 1056964608, blockdev: 'pmem0.1', name: id });
     expect(runner.unused()).toEqual([]);
   });
 
   it('creates a sector namespace without --map', async () => {
     const runner = new ScriptedRunner([
-      { command: 'ndctl', args: ['create-namespace', '--region=region0', '--mode=sector', '--size=1090519040', '--name=x'], exact: true,
-        stdout: fixture('ndctl-create-namespace-sector.json') },
-      { command: 'ndctl', args: ['list', '--namespaces', '--idle', '--namespace=namespace0.2'], exact: true, stdout: '' },
+      {
+        command: 'ndctl',
+        args: ['create-namespace', '--region=region0', '--mode=sector', '--size=1090519040', '--name=x'],
+        exact: true,
+        stdout: fixture('ndctl-create-namespace-sector.json'),
+      },
+      {
+        command: 'ndctl',
+        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.2'],
+        exact: true,
+        stdout: '',
+      },
     ]);
-    await expect(new Ndctl(runner).createNamespace({ region: 'region0', name: 'x', size: 1090519040, mode: 'sector' }))
-      .rejects.toThrow('ndctl create-namespace reported namespace0.2, but ndctl list does not show it');
+    await expect(
+      new Ndctl(runner).createNamespace({ region: 'region0', name: 'x', size: 1090519040, mode: 'sector' }),
+    ).rejects.toThrow('ndctl create-namespace reported namespace0.2, but ndctl list does not show it');
   });
 
   it('destroys with --force, and initializes labels of one region between disable and enable', async () => {
@@ -200,7 +331,11 @@ describe('initLabelsIfSafe', () => {
   });
 
   it.each([
-    ['the raw namespace holds a filesystem', { blkid: 0, unused: true, other: false }, '/dev/pmem0 holds data (blkid found a signature)'],
+    [
+      'the raw namespace holds a filesystem',
+      { blkid: 0, unused: true, other: false },
+      '/dev/pmem0 holds data (blkid found a signature)',
+    ],
     ['the raw namespace is open', { blkid: 2, unused: false, other: false }, '/dev/pmem0 is in use'],
     ['a DIMM also backs another region', { blkid: 2, unused: true, other: true }, 'its DIMMs also back region5'],
   ])('leaves the region alone when %s', async (_why, c, reason) => {
@@ -209,9 +344,13 @@ describe('initLabelsIfSafe', () => {
     const regions = c.other ? [region, { ...region, dev: 'region5' }] : [region];
     await expect(initLabelsIfSafe(region, { regions, namespaces }, deps)).resolves.toBe(false);
     expect(runner.calls.filter((call) => call.command === 'ndctl')).toEqual([]);
-    expect(lines).toContainEqual(expect.objectContaining({
-      msg: 'region has no namespace labels and is left alone', region: 'region0', reason,
-      fix: 'ndctl disable-region region0; ndctl init-labels -f nmem0; ndctl enable-region region0',
-    }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'region has no namespace labels and is left alone',
+        region: 'region0',
+        reason,
+        fix: 'ndctl disable-region region0; ndctl init-labels -f nmem0; ndctl enable-region region0',
+      }),
+    );
   });
 });

@@ -268,8 +268,9 @@ export class Ndctl {
 
   async #list(args: string[], o: NdctlCallOptions): Promise<NdctlListing> {
     const source = `ndctl list ${args.join(' ')}`;
-    return runJson(this.#runner, { command: 'ndctl', args: ['list', ...args], options: { signal: o.signal } },
-      (v) => parseNdctlListing(v, source));
+    return runJson(this.#runner, { command: 'ndctl', args: ['list', ...args], options: { signal: o.signal } }, (v) =>
+      parseNdctlListing(v, source),
+    );
   }
 
   /** All regions (enabled or not) with bus and DIMM mappings: `ndctl list --buses --regions --dimms --idle`. */
@@ -278,7 +279,10 @@ export class Ndctl {
   }
 
   /** Namespaces, including disabled ones and idle seeds: `ndctl list --namespaces --idle [...]`. */
-  async listNamespaces(filter: { region?: string; namespace?: string } = {}, o: NdctlCallOptions = {}): Promise<NdNamespace[]> {
+  async listNamespaces(
+    filter: { region?: string; namespace?: string } = {},
+    o: NdctlCallOptions = {},
+  ): Promise<NdNamespace[]> {
     const args = ['--namespaces', '--idle'];
     if (filter.region !== undefined) args.push(`--region=${filter.region}`);
     if (filter.namespace !== undefined) args.push(`--namespace=${filter.namespace}`);
@@ -287,11 +291,20 @@ export class Ndctl {
 
   /** Create a namespace and return it as listed afterwards (exact byte sizes). */
   async createNamespace(req: CreateNamespaceRequest, o: NdctlCallOptions = {}): Promise<NdNamespace> {
-    const args = ['create-namespace', `--region=${req.region}`, `--mode=${req.mode}`, `--size=${req.size}`, `--name=${req.name}`];
+    const args = [
+      'create-namespace',
+      `--region=${req.region}`,
+      `--mode=${req.mode}`,
+      `--size=${req.size}`,
+      `--name=${req.name}`,
+    ];
     if (req.mode === 'fsdax') args.push(`--map=${req.map ?? 'dev'}`);
-    const dev = await runJson(this.#runner, { command: 'ndctl', args, options: { signal: o.signal } }, (v) => parseCreatedNamespace(v));
+    const dev = await runJson(this.#runner, { command: 'ndctl', args, options: { signal: o.signal } }, (v) =>
+      parseCreatedNamespace(v),
+    );
     const [ns] = await this.listNamespaces({ namespace: dev }, o);
-    if (ns === undefined) throw new InternalError(`ndctl create-namespace reported ${dev}, but ndctl list does not show it`);
+    if (ns === undefined)
+      throw new InternalError(`ndctl create-namespace reported ${dev}, but ndctl list does not show it`);
     return ns;
   }
 
@@ -309,7 +322,10 @@ export class Ndctl {
    * Write empty label index blocks so the region supports several namespaces. DESTROYS the region's
    * label-less namespace: callers decide when that is safe (see `initLabelsIfSafe`).
    */
-  async initLabels(target: { region?: string; dimms?: readonly string[] } = {}, o: NdctlCallOptions = {}): Promise<void> {
+  async initLabels(
+    target: { region?: string; dimms?: readonly string[] } = {},
+    o: NdctlCallOptions = {},
+  ): Promise<void> {
     const region = target.region ?? 'all';
     const dimms = target.dimms && target.dimms.length > 0 ? [...target.dimms] : ['all'];
     await this.#runner.run('ndctl', ['disable-region', region], { signal: o.signal });
@@ -335,8 +351,12 @@ async function hasSignature(runner: CommandRunner, path: string, o: NdctlCallOpt
   return res.exitCode === 0;
 }
 
-async function labelInitBlocker(region: NdRegion, ctx: { regions: readonly NdRegion[]; raw: NdNamespace }, deps: LabelInitDeps,
-  o: NdctlCallOptions): Promise<string | undefined> {
+async function labelInitBlocker(
+  region: NdRegion,
+  ctx: { regions: readonly NdRegion[]; raw: NdNamespace },
+  deps: LabelInitDeps,
+  o: NdctlCallOptions,
+): Promise<string | undefined> {
   if (region.dimms.length === 0) return 'its DIMMs are unknown';
   const shared = ctx.regions.find((r) => r.dev !== region.dev && r.dimms.some((d) => region.dimms.includes(d)));
   if (shared) return `its DIMMs also back ${shared.dev}`;
@@ -354,19 +374,27 @@ async function labelInitBlocker(region: NdRegion, ctx: { regions: readonly NdReg
  * signature, and the region's DIMMs back no other region. Otherwise log how to do it by hand.
  * @returns true when the region now has labels (or had them already)
  */
-export async function initLabelsIfSafe(region: NdRegion, ctx: { regions: readonly NdRegion[]; namespaces: readonly NdNamespace[] },
-  deps: LabelInitDeps, o: NdctlCallOptions = {}): Promise<boolean> {
+export async function initLabelsIfSafe(
+  region: NdRegion,
+  ctx: { regions: readonly NdRegion[]; namespaces: readonly NdNamespace[] },
+  deps: LabelInitDeps,
+  o: NdctlCallOptions = {},
+): Promise<boolean> {
   const raw = labelLessNamespace(ctx.namespaces.filter((ns) => ns.region === region.dev));
   if (raw === undefined) return true;
   const blocker = await labelInitBlocker(region, { regions: ctx.regions, raw }, deps, o);
   if (blocker !== undefined) {
     deps.log.warn('region has no namespace labels and is left alone', {
-      region: region.dev, reason: blocker,
+      region: region.dev,
+      reason: blocker,
       fix: `ndctl disable-region ${region.dev}; ndctl init-labels -f ${region.dimms.join(' ') || 'all'}; ndctl enable-region ${region.dev}`,
     });
     return false;
   }
-  deps.log.info('initializing namespace labels of a label-less, unused region', { region: region.dev, dimms: region.dimms });
+  deps.log.info('initializing namespace labels of a label-less, unused region', {
+    region: region.dev,
+    dimms: region.dimms,
+  });
   await deps.ndctl.initLabels({ region: region.dev, dimms: region.dimms }, o);
   return true;
 }

@@ -106,9 +106,10 @@ export class SpaceLedger {
   #notEnough(volumeId: string, size: number, rounded: number, current = 0): NotEnoughSpaceError {
     const id = JSON.stringify(volumeId);
     const unit = `rounded up to a multiple of ${formatBytes(this.granularity)}`;
-    const what = current > 0
-      ? `to grow volume ${id} from ${formatBytes(current)} to ${formatBytes(rounded)} (requested ${size} bytes, ${unit})`
-      : `for volume ${id}: requested ${size} bytes, ${formatBytes(rounded)} when ${unit}`;
+    const what =
+      current > 0
+        ? `to grow volume ${id} from ${formatBytes(current)} to ${formatBytes(rounded)} (requested ${size} bytes, ${unit})`
+        : `for volume ${id}: requested ${size} bytes, ${formatBytes(rounded)} when ${unit}`;
     const largest = current + this.maxVolumeSize;
     return new NotEnoughSpaceError(`not enough space ${what}; the largest size available is ${exactBytes(largest)}`);
   }

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { FailedPreconditionError, ScriptedRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
 import { MiB } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
-import { HEAD_ERASE_BYTES, eraseTimeoutMs, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
+import {
+  HEAD_ERASE_BYTES,
+  eraseTimeoutMs,
+  hostBlockDevices,
+  isUnused,
+  zeroDevice,
+  type BlockDeviceAccess,
+} from './wipe.js';
 
 /** A ScriptedRunner that also keeps the options of every call. */
 class OptionsRunner extends ScriptedRunner {
@@ -20,7 +27,11 @@ class OptionsRunner extends ScriptedRunner {
 describe('zeroDevice', () => {
   it('head only (default): one 4 KiB block, direct and flushed, with a one-minute budget', async () => {
     const runner = new OptionsRunner([
-      { command: 'dd', args: ['if=/dev/zero', 'of=/dev/pmem0', 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'], exact: true },
+      {
+        command: 'dd',
+        args: ['if=/dev/zero', 'of=/dev/pmem0', 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'],
+        exact: true,
+      },
     ]);
     await zeroDevice(runner, { path: '/dev/pmem0' });
     expect(runner.unused()).toEqual([]);
@@ -31,7 +42,19 @@ describe('zeroDevice', () => {
   it('the whole device: exact byte count in 1 MiB blocks (never past the end), budget grows with the size', async () => {
     const bytes = 64 * MiB + 4096; // not a multiple of the block size
     const runner = new OptionsRunner([
-      { command: 'dd', args: ['if=/dev/zero', 'of=/dev/vg/lv', 'bs=1M', `count=${bytes}`, 'iflag=count_bytes', 'oflag=direct', 'conv=fsync'], exact: true },
+      {
+        command: 'dd',
+        args: [
+          'if=/dev/zero',
+          'of=/dev/vg/lv',
+          'bs=1M',
+          `count=${bytes}`,
+          'iflag=count_bytes',
+          'oflag=direct',
+          'conv=fsync',
+        ],
+        exact: true,
+      },
     ]);
     const signal = new AbortController().signal;
     await zeroDevice(runner, { path: '/dev/vg/lv', bytes }, signal);
@@ -40,7 +63,9 @@ describe('zeroDevice', () => {
   });
 
   it('a failing dd fails the erase with its message', async () => {
-    const runner = new ScriptedRunner([{ command: 'dd', exitCode: 1, stderr: 'dd: error writing: No space left on device' }]);
+    const runner = new ScriptedRunner([
+      { command: 'dd', exitCode: 1, stderr: 'dd: error writing: No space left on device' },
+    ]);
     await expect(zeroDevice(runner, { path: '/dev/pmem0', bytes: 8 * MiB })).rejects.toThrow(/No space left on device/);
   });
 });
@@ -57,7 +82,10 @@ describe('hostBlockDevices and isUnused', () => {
     writeFileSync(file, '');
     await expect(hostBlockDevices.assertNotInUse(file, 'vol-1')).resolves.toBeUndefined();
     await expect(hostBlockDevices.assertNotInUse(join(dir, 'missing'), 'vol-1')).rejects.toThrow(
-      new FailedPreconditionError(`device node ${join(dir, 'missing')} of volume "vol-1" does not exist, cannot erase it`));
+      new FailedPreconditionError(
+        `device node ${join(dir, 'missing')} of volume "vol-1" does not exist, cannot erase it`,
+      ),
+    );
     expect(await isUnused(hostBlockDevices, file)).toBe(true);
   });
 

@@ -36,8 +36,14 @@ export async function claimExclusive(path: string, volumeId: string): Promise<Fi
     return await open(path, constants.O_RDONLY | constants.O_EXCL);
   } catch (e) {
     const code = errnoCode(e);
-    if (code === 'EBUSY') throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`, { cause: e });
-    if (code === 'ENOENT') throw new FailedPreconditionError(`device node ${path} of volume ${JSON.stringify(volumeId)} does not exist, cannot erase it`);
+    if (code === 'EBUSY')
+      throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`, {
+        cause: e,
+      });
+    if (code === 'ENOENT')
+      throw new FailedPreconditionError(
+        `device node ${path} of volume ${JSON.stringify(volumeId)} does not exist, cannot erase it`,
+      );
     throw e;
   }
 }
@@ -72,10 +78,18 @@ export async function isUnused(devices: BlockDeviceAccess, path: string): Promis
  * medium. `iflag=count_bytes` gives the exact size with 1 MiB blocks and never writes past the end
  * of the device (dd would fail there with ENOSPC).
  */
-export async function zeroDevice(runner: CommandRunner, target: { path: string; bytes?: number }, signal?: AbortSignal): Promise<void> {
+export async function zeroDevice(
+  runner: CommandRunner,
+  target: { path: string; bytes?: number },
+  signal?: AbortSignal,
+): Promise<void> {
   const bytes = target.bytes ?? HEAD_ERASE_BYTES;
-  const args = bytes === HEAD_ERASE_BYTES
-    ? [`bs=${HEAD_ERASE_BYTES}`, 'count=1']
-    : ['bs=1M', `count=${bytes}`, 'iflag=count_bytes'];
-  await runner.run('dd', ['if=/dev/zero', `of=${target.path}`, ...args, 'oflag=direct', 'conv=fsync'], { signal, timeoutMs: eraseTimeoutMs(bytes) });
+  const args =
+    bytes === HEAD_ERASE_BYTES
+      ? [`bs=${HEAD_ERASE_BYTES}`, 'count=1']
+      : ['bs=1M', `count=${bytes}`, 'iflag=count_bytes'];
+  await runner.run('dd', ['if=/dev/zero', `of=${target.path}`, ...args, 'oflag=direct', 'conv=fsync'], {
+    signal,
+    timeoutMs: eraseTimeoutMs(bytes),
+  });
 }

@@ -34,11 +34,22 @@ export function parseBlkidExport(text: string): Record<string, string> {
 }
 
 /** What the device holds; undefined when blkid finds nothing (exit code 2). Probes the device itself (-p), not the cache. */
-export async function probeDevice(runner: CommandRunner, device: string, o: ToolCallOptions = {}): Promise<DeviceSignature | undefined> {
-  const res = await runner.run('blkid', ['-p', '-o', 'export', device], { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.query, okExitCodes: [0, 2] });
+export async function probeDevice(
+  runner: CommandRunner,
+  device: string,
+  o: ToolCallOptions = {},
+): Promise<DeviceSignature | undefined> {
+  const res = await runner.run('blkid', ['-p', '-o', 'export', device], {
+    signal: o.signal,
+    timeoutMs: TOOL_TIMEOUTS.query,
+    okExitCodes: [0, 2],
+  });
   if (res.exitCode === 2) return undefined;
   const kv = parseBlkidExport(res.stdout);
-  const sig: DeviceSignature = { ...(kv['TYPE'] ? { type: kv['TYPE'] } : {}), ...(kv['PTTYPE'] ? { ptType: kv['PTTYPE'] } : {}) };
+  const sig: DeviceSignature = {
+    ...(kv['TYPE'] ? { type: kv['TYPE'] } : {}),
+    ...(kv['PTTYPE'] ? { ptType: kv['PTTYPE'] } : {}),
+  };
   return sig.type === undefined && sig.ptType === undefined ? undefined : sig;
 }
 
@@ -62,18 +73,30 @@ export function mkfsCommand(fsType: FsType, device: string, sizeBytes: number): 
 }
 
 /** Create a filesystem on `device` (overwrites whatever is there: callers probe first). */
-export async function makeFilesystem(runner: CommandRunner, req: { fsType: FsType; device: string; sizeBytes: number }, o: ToolCallOptions = {}): Promise<void> {
+export async function makeFilesystem(
+  runner: CommandRunner,
+  req: { fsType: FsType; device: string; sizeBytes: number },
+  o: ToolCallOptions = {},
+): Promise<void> {
   const { command, args } = mkfsCommand(req.fsType, req.device, req.sizeBytes);
   await runner.run(command, args, { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.format });
 }
 
 /** xfs: 2 MiB extent size hint on the root directory (inherited by new files), so DAX can map huge pages. */
-export async function setXfsExtentSize(runner: CommandRunner, mountpoint: string, o: ToolCallOptions = {}): Promise<void> {
+export async function setXfsExtentSize(
+  runner: CommandRunner,
+  mountpoint: string,
+  o: ToolCallOptions = {},
+): Promise<void> {
   await runner.run('xfs_io', ['-c', 'extsize 2m', mountpoint], { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.query });
 }
 
 /** Grow a mounted filesystem to fill its (already grown) device. */
-export async function growFilesystem(runner: CommandRunner, req: { fsType: FsType; device: string; mountpoint: string }, o: ToolCallOptions = {}): Promise<void> {
+export async function growFilesystem(
+  runner: CommandRunner,
+  req: { fsType: FsType; device: string; mountpoint: string },
+  o: ToolCallOptions = {},
+): Promise<void> {
   const opts = { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.format };
   if (req.fsType === 'ext4') await runner.run('resize2fs', [req.device], opts);
   else await runner.run('xfs_growfs', ['-d', req.mountpoint], opts);

@@ -71,13 +71,21 @@ async function query(runner: CommandRunner, args: string[], o: ToolCallOptions):
 }
 
 /** The mount whose mount point is exactly `path` (the topmost one when mounts are stacked), if any. */
-export async function findMountAt(runner: CommandRunner, path: string, o: ToolCallOptions = {}): Promise<MountEntry | undefined> {
+export async function findMountAt(
+  runner: CommandRunner,
+  path: string,
+  o: ToolCallOptions = {},
+): Promise<MountEntry | undefined> {
   const entries = await query(runner, ['-J', '-o', COLUMNS, '--mountpoint', path], o);
   return entries.at(-1);
 }
 
 /** Every mount whose mount point is `path` or below it (for cleanup), deepest first. */
-export async function findMountsUnder(runner: CommandRunner, path: string, o: ToolCallOptions = {}): Promise<MountEntry[]> {
+export async function findMountsUnder(
+  runner: CommandRunner,
+  path: string,
+  o: ToolCallOptions = {},
+): Promise<MountEntry[]> {
   const all = await query(runner, ['-J', '--list', '-o', COLUMNS], o);
   const prefix = path.endsWith('/') ? path : `${path}/`;
   return all.filter((m) => m.target === path || m.target.startsWith(prefix)).reverse();

@@ -23,7 +23,14 @@ async function unmountUnder(runner: CommandRunner, dir: string, unmounted: strin
     const mounts = await findMountsUnder(runner, dir);
     if (mounts.length === 0) return [];
     for (const m of mounts) {
-      const done = await runner.run('umount', [m.target], opts).then(() => true, () => runner.run('umount', ['-l', m.target], opts).then(() => true, () => false));
+      const done = await runner.run('umount', [m.target], opts).then(
+        () => true,
+        () =>
+          runner.run('umount', ['-l', m.target], opts).then(
+            () => true,
+            () => false,
+          ),
+      );
       if (done) unmounted.push(m.target);
     }
   }
@@ -42,7 +49,13 @@ async function detachUnder(runner: CommandRunner, dir: string, detached: string[
     const ours = await loopDevicesUnder(runner, dir);
     if (ours.length === 0) return [];
     for (const l of ours) {
-      if (await detachLoopDevice(runner, l.name).then(() => true, () => false)) detached.push(l.name);
+      if (
+        await detachLoopDevice(runner, l.name).then(
+          () => true,
+          () => false,
+        )
+      )
+        detached.push(l.name);
     }
     await sleep(100);
   }

@@ -13,8 +13,26 @@ import { InvalidArgumentError } from '@pmem-csi/runtime';
 const SINGLE_OPTION = /^[A-Za-z0-9_][A-Za-z0-9_.:=+@/-]{0,255}$/;
 /** Options that turn the mount into another operation (bind, remount, move) or change propagation. */
 const OPERATION_OPTIONS = new Set([
-  'bind', 'rbind', 'remount', 'move', 'shared', 'rshared', 'private', 'rprivate', 'slave', 'rslave', 'unbindable', 'runbindable',
-  'make-shared', 'make-rshared', 'make-private', 'make-rprivate', 'make-slave', 'make-rslave', 'make-unbindable', 'make-runbindable',
+  'bind',
+  'rbind',
+  'remount',
+  'move',
+  'shared',
+  'rshared',
+  'private',
+  'rprivate',
+  'slave',
+  'rslave',
+  'unbindable',
+  'runbindable',
+  'make-shared',
+  'make-rshared',
+  'make-private',
+  'make-rprivate',
+  'make-slave',
+  'make-rslave',
+  'make-unbindable',
+  'make-runbindable',
 ]);
 /** mount(8) options that run helpers or set up devices: helper=/uhelper= run /sbin/mount.<type>, loop=/offset=/sizelimit= attach the source elsewhere. */
 const HELPER_OPTIONS = new Set(['helper', 'uhelper', 'loop', 'offset', 'sizelimit', 'encryption']);
@@ -31,19 +49,25 @@ const DAX_VALUES = new Set(['dax', 'dax=always', 'dax=never', 'dax=inode']);
 /** Why a single option is refused (judged by its name, case-insensitive), or undefined. */
 function refusedOption(flag: string): string | undefined {
   const name = flag.split('=', 1)[0]!.toLowerCase();
-  if (OPERATION_OPTIONS.has(name)) return 'the driver decides how volumes are mounted (no bind, remount, move or propagation options)';
+  if (OPERATION_OPTIONS.has(name))
+    return 'the driver decides how volumes are mounted (no bind, remount, move or propagation options)';
   if (HELPER_OPTIONS.has(name) || USERSPACE_PREFIXES.some((p) => name.startsWith(p))) {
     return 'mount(8) helper and userspace options (helper=, loop, X-mount.*, x-*, verity.*) are not passed through';
   }
-  if (DEVICE_OPTIONS.has(name)) return 'options naming another device (journal_path, journal_dev, logdev, rtdev) are not allowed: a volume uses only its own device';
-  if (name === 'errors' && flag.toLowerCase() === 'errors=panic') return 'a volume\'s filesystem errors must not panic the node; use errors=remount-ro or errors=continue';
+  if (DEVICE_OPTIONS.has(name))
+    return 'options naming another device (journal_path, journal_dev, logdev, rtdev) are not allowed: a volume uses only its own device';
+  if (name === 'errors' && flag.toLowerCase() === 'errors=panic')
+    return "a volume's filesystem errors must not panic the node; use errors=remount-ro or errors=continue";
   return undefined;
 }
 
 /** Check every flag; returns them unchanged. @throws InvalidArgumentError naming `field[i]` */
 export function validateMountFlags(flags: readonly string[], field: string): string[] {
   const bytes = flags.reduce((n, f) => n + Buffer.byteLength(f), 0);
-  if (bytes > MOUNT_FLAGS_MAX_BYTES) throw new InvalidArgumentError(`${field} has ${bytes} bytes; CSI allows at most ${MOUNT_FLAGS_MAX_BYTES} for the whole field`);
+  if (bytes > MOUNT_FLAGS_MAX_BYTES)
+    throw new InvalidArgumentError(
+      `${field} has ${bytes} bytes; CSI allows at most ${MOUNT_FLAGS_MAX_BYTES} for the whole field`,
+    );
   flags.forEach((flag, i) => {
     const where = `${field}[${i}]`;
     if (!SINGLE_OPTION.test(flag)) {
@@ -52,14 +76,19 @@ export function validateMountFlags(flags: readonly string[], field: string): str
       );
     }
     const refusal = refusedOption(flag);
-    if (refusal !== undefined) throw new InvalidArgumentError(`${where} ${JSON.stringify(flag)} is not allowed: ${refusal}`);
+    if (refusal !== undefined)
+      throw new InvalidArgumentError(`${where} ${JSON.stringify(flag)} is not allowed: ${refusal}`);
     if (DAX.test(flag) && !DAX_VALUES.has(flag)) {
-      throw new InvalidArgumentError(`${where} ${JSON.stringify(flag)} is not a dax mode; allowed: ${[...DAX_VALUES].join(', ')}`);
+      throw new InvalidArgumentError(
+        `${where} ${JSON.stringify(flag)} is not a dax mode; allowed: ${[...DAX_VALUES].join(', ')}`,
+      );
     }
   });
   const dax = flags.filter((f) => DAX.test(f));
   if (dax.length > 1) {
-    throw new InvalidArgumentError(`${field} sets dax more than once (${dax.join(', ')}); give at most one dax option (the driver adds "dax" itself when the device supports it)`);
+    throw new InvalidArgumentError(
+      `${field} sets dax more than once (${dax.join(', ')}); give at most one dax option (the driver adds "dax" itself when the device supports it)`,
+    );
   }
   return [...flags];
 }
@@ -73,7 +102,9 @@ export function filesystemMountOptions(flags: readonly string[], dax: boolean, f
   const chosen = valid.find((f) => DAX.test(f));
   if (chosen === undefined) return dax ? ['dax', ...valid] : valid;
   if (DAX_ON.has(chosen) && !dax) {
-    throw new InvalidArgumentError(`${field} asks for ${JSON.stringify(chosen)}, but this volume cannot use dax (emulated device or usage=FileIO); remove the option`);
+    throw new InvalidArgumentError(
+      `${field} asks for ${JSON.stringify(chosen)}, but this volume cannot use dax (emulated device or usage=FileIO); remove the option`,
+    );
   }
   return valid;
 }

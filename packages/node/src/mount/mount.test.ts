@@ -3,7 +3,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { ScriptedRunner } from '@pmem-csi/runtime';
 import { fsTypeOf } from '@pmem-csi/csi';
-import { checkFilesystemFits, makeFilesystem, mkfsCommand, parseBlkidExport, probeDevice, XFS_MIN_BYTES } from './filesystem.js';
+import {
+  checkFilesystemFits,
+  makeFilesystem,
+  mkfsCommand,
+  parseBlkidExport,
+  probeDevice,
+  XFS_MIN_BYTES,
+} from './filesystem.js';
 import { decodeFindmnt, findMountAt, findMountsUnder, isWholeFilesystem, sourceDevice } from './findmnt.js';
 import { bindMount, mountArgs, unmountAll } from './mount.js';
 import { filesystemMountOptions, validateMountFlags } from './mount-options.js';
@@ -15,21 +22,50 @@ function findmntJson(...entries: Array<Record<string, string>>): string {
 }
 
 describe('findmnt', () => {
-  const entry = { target: '/stage', source: '/dev/loop3', fstype: 'ext4', options: 'rw,relatime', 'vfs-options': 'rw,relatime', 'fs-options': 'rw' };
+  const entry = {
+    target: '/stage',
+    source: '/dev/loop3',
+    fstype: 'ext4',
+    options: 'rw,relatime',
+    'vfs-options': 'rw,relatime',
+    'fs-options': 'rw',
+  };
 
   it('decodes flat and nested output; no output means no mounts', () => {
     expect(decodeFindmnt(undefined)).toEqual([]);
     expect(decodeFindmnt(JSON.parse(findmntJson(entry)))).toEqual([
-      { target: '/stage', source: '/dev/loop3', fstype: 'ext4', options: ['rw', 'relatime'], vfsOptions: ['rw', 'relatime'], fsOptions: ['rw'] },
+      {
+        target: '/stage',
+        source: '/dev/loop3',
+        fstype: 'ext4',
+        options: ['rw', 'relatime'],
+        vfsOptions: ['rw', 'relatime'],
+        fsOptions: ['rw'],
+      },
     ]);
-    const nested = { filesystems: [{ target: '/', source: '/dev/vda', fstype: 'ext4', options: 'rw', children: [{ target: '/a', source: 'tmpfs', fstype: 'tmpfs', options: 'rw' }] }] };
+    const nested = {
+      filesystems: [
+        {
+          target: '/',
+          source: '/dev/vda',
+          fstype: 'ext4',
+          options: 'rw',
+          children: [{ target: '/a', source: 'tmpfs', fstype: 'tmpfs', options: 'rw' }],
+        },
+      ],
+    };
     expect(decodeFindmnt(nested).map((m) => m.target)).toEqual(['/', '/a']);
     expect(() => decodeFindmnt({ nope: 1 })).toThrow('"filesystems" is not an array');
   });
 
   it('findMountAt asks for exactly the mount point and treats exit code 1 as "not mounted"', async () => {
     const runner = new ScriptedRunner([
-      { command: 'findmnt', args: ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint', '/stage'], exact: true, stdout: findmntJson(entry, { ...entry, source: '/dev/loop4' }) },
+      {
+        command: 'findmnt',
+        args: ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint', '/stage'],
+        exact: true,
+        stdout: findmntJson(entry, { ...entry, source: '/dev/loop4' }),
+      },
       { command: 'findmnt', args: ['-J'], exitCode: 1 },
     ]);
     expect((await findMountAt(runner, '/stage'))?.source).toBe('/dev/loop4'); // the topmost of stacked mounts
@@ -38,7 +74,13 @@ describe('findmnt', () => {
   });
 
   it('findMountsUnder lists a subtree deepest first', async () => {
-    const runner = new ScriptedRunner([{ command: 'findmnt', args: ['-J', '--list'], stdout: findmntJson({ ...entry, target: '/t' }, { ...entry, target: '/t/a' }, { ...entry, target: '/tx' }) }]);
+    const runner = new ScriptedRunner([
+      {
+        command: 'findmnt',
+        args: ['-J', '--list'],
+        stdout: findmntJson({ ...entry, target: '/t' }, { ...entry, target: '/t/a' }, { ...entry, target: '/tx' }),
+      },
+    ]);
     expect((await findMountsUnder(runner, '/t')).map((m) => m.target)).toEqual(['/t/a', '/t']);
   });
 
@@ -54,8 +96,14 @@ describe('findmnt', () => {
 
 describe('filesystems', () => {
   it('mkfs command lines follow the DAX geometry', () => {
-    expect(mkfsCommand('ext4', '/dev/x', 64 * MiB)).toEqual({ command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', '/dev/x'] });
-    expect(mkfsCommand('xfs', '/dev/x', 512 * MiB)).toEqual({ command: 'mkfs.xfs', args: ['-b', 'size=4096', '-m', 'reflink=0', '-d', 'su=2m,sw=1,agcount=4', '-f', '/dev/x'] });
+    expect(mkfsCommand('ext4', '/dev/x', 64 * MiB)).toEqual({
+      command: 'mkfs.ext4',
+      args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', '/dev/x'],
+    });
+    expect(mkfsCommand('xfs', '/dev/x', 512 * MiB)).toEqual({
+      command: 'mkfs.xfs',
+      args: ['-b', 'size=4096', '-m', 'reflink=0', '-d', 'su=2m,sw=1,agcount=4', '-f', '/dev/x'],
+    });
     expect(mkfsCommand('xfs', '/dev/x', 2048 * MiB).args).toContain('su=2m,sw=1');
   });
 
@@ -86,7 +134,9 @@ describe('filesystems', () => {
   });
 
   it('makeFilesystem runs the mkfs command', async () => {
-    const runner = new ScriptedRunner([{ command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', '/dev/x'], exact: true }]);
+    const runner = new ScriptedRunner([
+      { command: 'mkfs.ext4', args: ['-b', '4096', '-E', 'stride=512,stripe_width=512', '-F', '/dev/x'], exact: true },
+    ]);
     await makeFilesystem(runner, { fsType: 'ext4', device: '/dev/x', sizeBytes: 64 * MiB });
     expect(runner.unused()).toEqual([]);
   });
@@ -94,7 +144,14 @@ describe('filesystems', () => {
 
 describe('mount and umount', () => {
   it('mountArgs: type, joined options, source, target', () => {
-    expect(mountArgs({ source: '/dev/x', target: '/t', fsType: 'ext4', options: ['dax', 'noatime'] })).toEqual(['-t', 'ext4', '-o', 'dax,noatime', '/dev/x', '/t']);
+    expect(mountArgs({ source: '/dev/x', target: '/t', fsType: 'ext4', options: ['dax', 'noatime'] })).toEqual([
+      '-t',
+      'ext4',
+      '-o',
+      'dax,noatime',
+      '/dev/x',
+      '/t',
+    ]);
     expect(mountArgs({ source: '/dev/x', target: '/t' })).toEqual(['/dev/x', '/t']);
   });
 
@@ -110,13 +167,25 @@ describe('mount and umount', () => {
       { command: 'mount', args: ['-o', 'remount,bind,ro'], exitCode: 32, stderr: 'permission denied' },
       { command: 'umount', args: ['/t'], exact: true },
     ]);
-    await expect(bindMount(failing, { source: '/s', target: '/t', readonly: true })).rejects.toThrow('mount -o remount,bind,ro /t: exit code 32: permission denied');
+    await expect(bindMount(failing, { source: '/s', target: '/t', readonly: true })).rejects.toThrow(
+      'mount -o remount,bind,ro /t: exit code 32: permission denied',
+    );
     expect(failing.unused()).toEqual([]);
   });
 
   it('unmountAll unmounts stacked mounts until none is left', async () => {
-    const mounted = { command: 'findmnt', args: ['-J'], stdout: findmntJson({ target: '/t', source: '/dev/x', fstype: 'ext4', options: 'rw' }) };
-    const runner = new ScriptedRunner([mounted, { command: 'umount', args: ['/t'] }, { ...mounted }, { command: 'umount', args: ['/t'] }, { command: 'findmnt', exitCode: 1 }]);
+    const mounted = {
+      command: 'findmnt',
+      args: ['-J'],
+      stdout: findmntJson({ target: '/t', source: '/dev/x', fstype: 'ext4', options: 'rw' }),
+    };
+    const runner = new ScriptedRunner([
+      mounted,
+      { command: 'umount', args: ['/t'] },
+      { ...mounted },
+      { command: 'umount', args: ['/t'] },
+      { command: 'findmnt', exitCode: 1 },
+    ]);
     expect(await unmountAll(runner, '/t')).toBe(2);
     expect(runner.unused()).toEqual([]);
   });
@@ -126,14 +195,31 @@ describe('mount flags', () => {
   const F = 'volume_capability.mount.mount_flags';
 
   it('accepts single options', () => {
-    expect(validateMountFlags(['noatime', 'nodiratime', 'errors=remount-ro', 'dax=never'], F)).toEqual(['noatime', 'nodiratime', 'errors=remount-ro', 'dax=never']);
+    expect(validateMountFlags(['noatime', 'nodiratime', 'errors=remount-ro', 'dax=never'], F)).toEqual([
+      'noatime',
+      'nodiratime',
+      'errors=remount-ro',
+      'dax=never',
+    ]);
   });
 
   it.each([
-    ['noatime,dax', `${F}[0] "noatime,dax" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`],
-    ['-o', `${F}[0] "-o" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`],
-    ['a b', `${F}[0] "a b" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`],
-    ['', `${F}[0] "" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`],
+    [
+      'noatime,dax',
+      `${F}[0] "noatime,dax" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`,
+    ],
+    [
+      '-o',
+      `${F}[0] "-o" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`,
+    ],
+    [
+      'a b',
+      `${F}[0] "a b" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`,
+    ],
+    [
+      '',
+      `${F}[0] "" is not a single mount option: one option per entry (no commas, spaces or quotes, not starting with "-"), e.g. "noatime"`,
+    ],
     ['bind', `${F}[0] "bind" is not allowed: the driver decides how volumes are mounted`],
     ['dax=sometimes', `${F}[0] "dax=sometimes" is not a dax mode; allowed: dax, dax=always, dax=never, dax=inode`],
   ])('refuses %j', (flag, message) => {
@@ -141,7 +227,9 @@ describe('mount flags', () => {
   });
 
   it('refuses dax more than once', () => {
-    expect(() => validateMountFlags(['dax', 'dax'], F)).toThrow(`${F} sets dax more than once (dax, dax); give at most one dax option (the driver adds "dax" itself when the device supports it)`);
+    expect(() => validateMountFlags(['dax', 'dax'], F)).toThrow(
+      `${F} sets dax more than once (dax, dax); give at most one dax option (the driver adds "dax" itself when the device supports it)`,
+    );
   });
 
   it('adds dax for DAX devices unless a flag chose a dax mode; dax on a non-DAX volume is refused', () => {

@@ -24,12 +24,20 @@ export function mountArgs(req: MountRequest): string[] {
 }
 
 /** Mount a filesystem. */
-export async function mountFilesystem(runner: CommandRunner, req: MountRequest, o: ToolCallOptions = {}): Promise<void> {
+export async function mountFilesystem(
+  runner: CommandRunner,
+  req: MountRequest,
+  o: ToolCallOptions = {},
+): Promise<void> {
   await runner.run('mount', mountArgs(req), { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.mount });
 }
 
 /** Bind-mount `source` (a directory or a device node) onto `target`, read-only when asked. */
-export async function bindMount(runner: CommandRunner, req: { source: string; target: string; readonly: boolean }, o: ToolCallOptions = {}): Promise<void> {
+export async function bindMount(
+  runner: CommandRunner,
+  req: { source: string; target: string; readonly: boolean },
+  o: ToolCallOptions = {},
+): Promise<void> {
   const opts = { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.mount };
   await runner.run('mount', ['--bind', req.source, req.target], opts);
   if (!req.readonly) return;

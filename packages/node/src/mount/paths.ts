@@ -15,13 +15,44 @@ import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/runtime
 const PATH_MAX = 4096;
 
 /** Directories whose whole subtree is never a mount target (a volume there would replace system files or kernel interfaces). */
-export const SYSTEM_SUBTREES: readonly string[] = ['/proc', '/sys', '/dev', '/etc', '/boot', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+export const SYSTEM_SUBTREES: readonly string[] = [
+  '/proc',
+  '/sys',
+  '/dev',
+  '/etc',
+  '/boot',
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+];
 
 /** Directories that are never a mount target themselves (paths below them are: the kubelet's pod directories live there). */
 export const SYSTEM_DIRECTORIES: readonly string[] = [
-  '/', '/root', '/home', '/opt', '/srv', '/mnt', '/media', '/tmp', '/run', '/var', '/var/run', '/var/tmp', '/var/log', '/var/lib',
-  '/var/lib/kubelet', '/var/lib/kubelet/pods', '/var/lib/kubelet/plugins', '/var/lib/kubelet/plugins_registry', '/var/lib/kubelet/pod-resources',
-  '/var/lib/containerd', '/var/lib/docker',
+  '/',
+  '/root',
+  '/home',
+  '/opt',
+  '/srv',
+  '/mnt',
+  '/media',
+  '/tmp',
+  '/run',
+  '/var',
+  '/var/run',
+  '/var/tmp',
+  '/var/log',
+  '/var/lib',
+  '/var/lib/kubelet',
+  '/var/lib/kubelet/pods',
+  '/var/lib/kubelet/plugins',
+  '/var/lib/kubelet/plugins_registry',
+  '/var/lib/kubelet/pod-resources',
+  '/var/lib/containerd',
+  '/var/lib/docker',
 ];
 
 /** What the path rules allow, for messages. */
@@ -40,9 +71,14 @@ export function isAbsolutePathText(value: string): boolean {
 export function absolutePath(value: string, field: string): string {
   if (value === '') throw new InvalidArgumentError(`${field} is required`);
   if (!isAbsolutePathText(value)) {
-    throw new InvalidArgumentError(`${field} ${JSON.stringify(value)} is not allowed: CSI requires ${ALLOWED} (a relative path would be resolved against the driver's working directory)`);
+    throw new InvalidArgumentError(
+      `${field} ${JSON.stringify(value)} is not allowed: CSI requires ${ALLOWED} (a relative path would be resolved against the driver's working directory)`,
+    );
   }
-  if (Buffer.byteLength(value) >= PATH_MAX) throw new InvalidArgumentError(`${field} is ${Buffer.byteLength(value)} bytes long; the maximum is ${PATH_MAX - 1}`);
+  if (Buffer.byteLength(value) >= PATH_MAX)
+    throw new InvalidArgumentError(
+      `${field} is ${Buffer.byteLength(value)} bytes long; the maximum is ${PATH_MAX - 1}`,
+    );
   return value;
 }
 
@@ -85,7 +121,11 @@ export async function resolvedPath(path: string): Promise<string> {
  * Refuse a mount target (or a path to unmount) that is, or through symbolic links leads to, a
  * system directory or one of `extraSubtrees` (the driver's own state). @throws InvalidArgumentError naming `field`
  */
-export async function checkNotSystemPath(path: string, field: string, extraSubtrees: readonly string[] = []): Promise<void> {
+export async function checkNotSystemPath(
+  path: string,
+  field: string,
+  extraSubtrees: readonly string[] = [],
+): Promise<void> {
   const literal = protectedDirectoryOf(path, extraSubtrees);
   if (literal !== undefined) throw systemPathError(field, path, literal);
   const real = await resolvedPath(path);
@@ -95,7 +135,8 @@ export async function checkNotSystemPath(path: string, field: string, extraSubtr
 
 function systemPathError(field: string, path: string, dir: string, real?: string): InvalidArgumentError {
   const via = real === undefined ? '' : ` (through a symbolic link it is ${real})`;
-  const what = dir === trimSlashes(real ?? path) ? `the protected directory ${dir}` : `inside the protected directory ${dir}`;
+  const what =
+    dir === trimSlashes(real ?? path) ? `the protected directory ${dir}` : `inside the protected directory ${dir}`;
   return new InvalidArgumentError(
     `${field} ${path} is ${what}${via}: the driver never mounts a volume on, or unmounts from, system directories or its own state. Allowed: a directory of the kubelet's pods or plugins, e.g. /var/lib/kubelet/pods/<pod uid>/volumes/...`,
   );
@@ -114,7 +155,10 @@ async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
 async function refuseNonEmptyDirectory(path: string, field: string): Promise<void> {
   const entries = await readdir(path);
   if (entries.length === 0) return;
-  const shown = entries.slice(0, 3).map((e) => JSON.stringify(e)).join(', ');
+  const shown = entries
+    .slice(0, 3)
+    .map((e) => JSON.stringify(e))
+    .join(', ');
   const count = `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`;
   throw new FailedPreconditionError(
     `${field} ${path} is a directory that already holds ${count} (${shown}${entries.length > 3 ? ', ...' : ''}) and is not a mount of this volume; the driver mounts only on an empty directory`,
@@ -137,6 +181,11 @@ export async function checkTargetIsFree(path: string, field: string, kind: 'dire
   if (st === undefined) return;
   if (st.isDirectory()) return refuseNonEmptyDirectory(path, field);
   if (kind === 'file' && st.isFile() && st.size === 0) return;
-  const needs = kind === 'directory' ? 'a filesystem volume needs a missing path or an empty directory' : 'a raw block volume needs a missing path, an empty file or an empty directory';
-  throw new FailedPreconditionError(`${field} ${path} is ${describeEntry(st)} and not a mount of this volume; ${needs} there`);
+  const needs =
+    kind === 'directory'
+      ? 'a filesystem volume needs a missing path or an empty directory'
+      : 'a raw block volume needs a missing path, an empty file or an empty directory';
+  throw new FailedPreconditionError(
+    `${field} ${path} is ${describeEntry(st)} and not a mount of this volume; ${needs} there`,
+  );
 }

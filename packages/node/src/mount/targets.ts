@@ -33,7 +33,10 @@ export async function ensureFile(path: string): Promise<void> {
     try {
       await rmdir(path);
     } catch (e) {
-      if (errno(e) === 'ENOTEMPTY') throw new FailedPreconditionError(`target_path ${path} is a non-empty directory; a raw block volume needs a file there`);
+      if (errno(e) === 'ENOTEMPTY')
+        throw new FailedPreconditionError(
+          `target_path ${path} is a non-empty directory; a raw block volume needs a file there`,
+        );
       throw e;
     }
   }
@@ -53,7 +56,8 @@ export async function removeTarget(path: string): Promise<void> {
     await rmdir(path);
   } catch (e) {
     if (errno(e) === 'ENOENT') return;
-    if (errno(e) === 'ENOTEMPTY') throw new FailedPreconditionError(`${path} is not empty after unmounting; refusing to delete its content`);
+    if (errno(e) === 'ENOTEMPTY')
+      throw new FailedPreconditionError(`${path} is not empty after unmounting; refusing to delete its content`);
     throw e;
   }
 }
@@ -61,6 +65,9 @@ export async function removeTarget(path: string): Promise<void> {
 /** Whether two paths name the same block device (same device number); false when either is not one. */
 export async function sameBlockDevice(a: string, b: string): Promise<boolean> {
   if (a === b) return true;
-  const [sa, sb] = await Promise.all([statOrUndefined(a).catch(() => undefined), statOrUndefined(b).catch(() => undefined)]);
+  const [sa, sb] = await Promise.all([
+    statOrUndefined(a).catch(() => undefined),
+    statOrUndefined(b).catch(() => undefined),
+  ]);
   return sa !== undefined && sb !== undefined && sa.isBlockDevice() && sb.isBlockDevice() && sa.rdev === sb.rdev;
 }

@@ -5,7 +5,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { codeName, errorMessage, isServiceError } from '@pmem-csi/runtime';
 
-export type RegistryFailureReason = 'tls' | 'connection-refused' | 'unreachable' | 'timeout' | 'not-found' | 'rejected' | 'cancelled' | 'other';
+export type RegistryFailureReason =
+  'tls' | 'connection-refused' | 'unreachable' | 'timeout' | 'not-found' | 'rejected' | 'cancelled' | 'other';
 
 export interface RegistryFailure {
   readonly reason: RegistryFailureReason;
@@ -17,14 +18,17 @@ export interface RegistryFailure {
   readonly hint: string;
 }
 
-const TLS_TEXT = /handshake|ssl|tls|certificate|self[- ]signed|wrong version number|alert|unable to (get|verify)|DNS SAN/i;
+const TLS_TEXT =
+  /handshake|ssl|tls|certificate|self[- ]signed|wrong version number|alert|unable to (get|verify)|DNS SAN/i;
 const REFUSED_TEXT = /ECONNREFUSED/;
 
 const HINTS: Record<RegistryFailureReason, string> = {
   tls: 'TLS handshake failed: check the CA bundle, the node and registry certificates (SANs pmem-node-controller / pmem-registry) and their expiry',
-  'connection-refused': 'nothing accepts connections at the registry address: is the controller running, and is the address/port right?',
+  'connection-refused':
+    'nothing accepts connections at the registry address: is the controller running, and is the address/port right?',
   unreachable: 'the registry address cannot be reached (name resolution, routing or a firewall)',
-  timeout: 'no answer before the deadline: a firewall dropping packets to the registry port, or an overloaded controller',
+  timeout:
+    'no answer before the deadline: a firewall dropping packets to the registry port, or an overloaded controller',
   'not-found': 'the controller does not know this registration (it restarted); registering again',
   rejected: 'the controller refused this node: its client certificate identity is not accepted',
   cancelled: 'the call was cancelled (shutting down)',
@@ -65,5 +69,10 @@ export function classifyRegistryError(err: unknown): RegistryFailure {
 
 /** Whether the channel should be rebuilt before the next attempt (connection-level trouble). */
 export function needsNewChannel(failure: RegistryFailure): boolean {
-  return failure.reason === 'tls' || failure.reason === 'connection-refused' || failure.reason === 'unreachable' || failure.reason === 'timeout';
+  return (
+    failure.reason === 'tls' ||
+    failure.reason === 'connection-refused' ||
+    failure.reason === 'unreachable' ||
+    failure.reason === 'timeout'
+  );
 }

@@ -10,7 +10,15 @@
 // once (a controller restart) settle fast. Without it the controller lists them, as before.
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DeadlineExceededError, errorMessage, loadRegistry, unary, type Logger, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import {
+  DeadlineExceededError,
+  errorMessage,
+  loadRegistry,
+  unary,
+  type Logger,
+  type registry,
+  type RegistryClient,
+} from '@pmem-csi/runtime';
 import type { Capacity } from '@pmem-csi/csi';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { classifyRegistryError, needsNewChannel, type RegistryFailure } from './classify.js';
@@ -57,13 +65,21 @@ interface Registration {
 }
 
 // Reconnect quickly after a controller restart instead of grpc-js's default (up to 120 s).
-const CHANNEL_DEFAULTS: grpc.ChannelOptions = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5000 };
+const CHANNEL_DEFAULTS: grpc.ChannelOptions = {
+  'grpc.initial_reconnect_backoff_ms': 500,
+  'grpc.max_reconnect_backoff_ms': 5000,
+};
 const UNREGISTER_TIMEOUT_MS = 3000;
 /** Volumes sent in one registration (~200 bytes each); with more, only the count goes and the controller lists. */
 export const MAX_INVENTORY_VOLUMES = 1000;
 
 function toWire(c: Capacity): registry.Capacity {
-  return { max_volume_size: String(c.maxVolumeSize), available: String(c.available), managed: String(c.managed), total: String(c.total) };
+  return {
+    max_volume_size: String(c.maxVolumeSize),
+    available: String(c.available),
+    managed: String(c.managed),
+    total: String(c.total),
+  };
 }
 
 function leaseMs(seconds: string | number | undefined, fallbackSeconds: number): number {
@@ -104,7 +120,10 @@ export class Registrar {
   async waitForRegistrations(count = 1, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.#registrations < count) {
-      if (Date.now() > deadline) throw new DeadlineExceededError(`not registered ${count} time(s) within ${timeoutMs} ms; last failure: ${this.#lastFailure?.detail ?? 'none'}`);
+      if (Date.now() > deadline)
+        throw new DeadlineExceededError(
+          `not registered ${count} time(s) within ${timeoutMs} ms; last failure: ${this.#lastFailure?.detail ?? 'none'}`,
+        );
       await sleep(20);
     }
   }
@@ -118,11 +137,20 @@ export class Registrar {
     if (reg !== undefined && this.#client !== undefined) {
       const client = this.#client;
       try {
-        await unary(client, client.UnregisterController, { node_id: this.#o.nodeId, registration_id: reg.id }, { timeoutMs: UNREGISTER_TIMEOUT_MS });
+        await unary(
+          client,
+          client.UnregisterController,
+          { node_id: this.#o.nodeId, registration_id: reg.id },
+          { timeoutMs: UNREGISTER_TIMEOUT_MS },
+        );
         this.#log.info('unregistered from the controller', { node: this.#o.nodeId });
       } catch (e) {
         const f = classifyRegistryError(e);
-        this.#log.warn('could not unregister; the lease will expire on its own', { reason: f.reason, code: f.code, error: f.detail });
+        this.#log.warn('could not unregister; the lease will expire on its own', {
+          reason: f.reason,
+          code: f.code,
+          error: f.detail,
+        });
       }
     }
     this.#client?.close();
@@ -142,7 +170,10 @@ export class Registrar {
         const retryNow = this.#failed(e, failures);
         if (retryNow) continue;
         const delay = backoffDelay(failures++, this.#o.backoff ?? DEFAULT_BACKOFF, this.#o.random);
-        this.#log.warn('registration with the controller failed; retrying', this.#failureFields({ attempt: failures, retryInMs: delay }));
+        this.#log.warn(
+          'registration with the controller failed; retrying',
+          this.#failureFields({ attempt: failures, retryInMs: delay }),
+        );
         await sleep(delay, undefined, { signal }).catch(() => undefined);
       }
     }
@@ -156,7 +187,9 @@ export class Registrar {
     this.#registration = undefined;
     if (needsNewChannel(failure)) this.#resetClient();
     if (wasRenewal && failure.reason === 'not-found' && failures === 0) {
-      this.#log.info('the controller no longer knows this node (restarted?); registering again', { node: this.#o.nodeId });
+      this.#log.info('the controller no longer knows this node (restarted?); registering again', {
+        node: this.#o.nodeId,
+      });
       return true;
     }
     return false;
@@ -170,7 +203,10 @@ export class Registrar {
   #clientNow(): RegistryClient {
     if (this.#client === undefined) {
       const Registry = loadRegistry().pmemcsi.registry.v1.Registry;
-      this.#client = new Registry(this.#o.registryAddress, this.#o.credentials, { ...CHANNEL_DEFAULTS, ...this.#o.channelOptions });
+      this.#client = new Registry(this.#o.registryAddress, this.#o.credentials, {
+        ...CHANNEL_DEFAULTS,
+        ...this.#o.channelOptions,
+      });
     }
     return this.#client;
   }
@@ -191,7 +227,10 @@ export class Registrar {
       const volumes = await this.#o.volumes(this.#abort.signal);
       return { count: String(volumes.length), volumes: volumes.length <= MAX_INVENTORY_VOLUMES ? [...volumes] : [] };
     } catch (e) {
-      this.#log.warn('could not read the volumes for the registration; the controller will list them', { node: this.#o.nodeId, error: errorMessage(e) });
+      this.#log.warn('could not read the volumes for the registration; the controller will list them', {
+        node: this.#o.nodeId,
+        error: errorMessage(e),
+      });
       return null;
     }
   }
@@ -201,13 +240,30 @@ export class Registrar {
     const inventory = await this.#inventory();
     const client = this.#clientNow();
     const req: registry.RegisterControllerRequest = {
-      node_id: this.#o.nodeId, endpoint: this.#o.endpoint, capacity, device_mode: this.#o.deviceMode, version: this.#o.version, inventory,
+      node_id: this.#o.nodeId,
+      endpoint: this.#o.endpoint,
+      capacity,
+      device_mode: this.#o.deviceMode,
+      version: this.#o.version,
+      inventory,
     };
-    const reply = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(client, client.RegisterController, req, this.#callOptions());
-    this.#registration = { id: reply.registration_id, leaseMs: leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30) };
+    const reply = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(
+      client,
+      client.RegisterController,
+      req,
+      this.#callOptions(),
+    );
+    this.#registration = {
+      id: reply.registration_id,
+      leaseMs: leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30),
+    };
     this.#registrations++;
     this.#log.info('registered with the controller', {
-      node: this.#o.nodeId, endpoint: this.#o.endpoint, registrationId: reply.registration_id, leaseMs: this.#registration.leaseMs, failedAttempts: failures,
+      node: this.#o.nodeId,
+      endpoint: this.#o.endpoint,
+      registrationId: reply.registration_id,
+      leaseMs: this.#registration.leaseMs,
+      failedAttempts: failures,
       volumesSent: inventory === null ? undefined : inventory.count,
     });
   }
@@ -217,7 +273,12 @@ export class Registrar {
     const capacity = toWire(await this.#o.capacity(this.#abort.signal));
     const client = this.#clientNow();
     const req: registry.RenewControllerRequest = { node_id: this.#o.nodeId, registration_id: reg.id, capacity };
-    const reply = await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(client, client.RenewController, req, this.#callOptions());
+    const reply = await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(
+      client,
+      client.RenewController,
+      req,
+      this.#callOptions(),
+    );
     reg.leaseMs = leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30);
     this.#log.debug('registration renewed', { node: this.#o.nodeId, leaseMs: reg.leaseMs });
   }

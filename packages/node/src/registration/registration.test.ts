@@ -26,19 +26,44 @@ async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Pro
 
 describe('backoff', () => {
   it('doubles from 1 s up to 30 s, with the upper half random', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, undefined, () => 1))).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    expect([0, 1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, undefined, () => 1))).toEqual([
+      1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000,
+    ]);
     expect([0, 1, 5].map((a) => backoffDelay(a, undefined, () => 0))).toEqual([500, 1000, 15000]);
   });
 });
 
 describe('classifyRegistryError', () => {
   it.each([
-    ['connection refused', serviceError(grpc.status.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1.'), 'connection-refused', 'UNAVAILABLE'],
-    ['TLS handshake', serviceError(grpc.status.UNAVAILABLE, 'No connection established. Last error: Error: ...:SSL routines:ssl3_get_record:wrong version number'), 'tls', 'UNAVAILABLE'],
-    ['name resolution', serviceError(grpc.status.UNAVAILABLE, 'Name resolution failed for target dns:nowhere:1'), 'unreachable', 'UNAVAILABLE'],
+    [
+      'connection refused',
+      serviceError(grpc.status.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1.'),
+      'connection-refused',
+      'UNAVAILABLE',
+    ],
+    [
+      'TLS handshake',
+      serviceError(
+        grpc.status.UNAVAILABLE,
+        'No connection established. Last error: Error: ...:SSL routines:ssl3_get_record:wrong version number',
+      ),
+      'tls',
+      'UNAVAILABLE',
+    ],
+    [
+      'name resolution',
+      serviceError(grpc.status.UNAVAILABLE, 'Name resolution failed for target dns:nowhere:1'),
+      'unreachable',
+      'UNAVAILABLE',
+    ],
     ['deadline', serviceError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'), 'timeout', 'DEADLINE_EXCEEDED'],
     ['NOT_FOUND', serviceError(grpc.status.NOT_FOUND, 'no registration'), 'not-found', 'NOT_FOUND'],
-    ['PERMISSION_DENIED', serviceError(grpc.status.PERMISSION_DENIED, 'client certificate DNS SAN must include pmem-node-controller'), 'rejected', 'PERMISSION_DENIED'],
+    [
+      'PERMISSION_DENIED',
+      serviceError(grpc.status.PERMISSION_DENIED, 'client certificate DNS SAN must include pmem-node-controller'),
+      'rejected',
+      'PERMISSION_DENIED',
+    ],
     ['INTERNAL', serviceError(grpc.status.INTERNAL, 'boom'), 'other', 'INTERNAL'],
     ['non-gRPC error', new Error('capacity failed'), 'other', 'NONE'],
   ])('%s', (_label, err, reason, code) => {
@@ -88,28 +113,45 @@ describe('Registrar', () => {
     r.start();
     await r.waitForRegistrations(1);
     const first = reg.registrations.get('node-1');
-    expect(first?.request).toMatchObject({ node_id: 'node-1', endpoint: '10.0.0.5:10001', device_mode: 'fake', version: '1.2.3', capacity: { managed: '1000', total: '2000' } });
+    expect(first?.request).toMatchObject({
+      node_id: 'node-1',
+      endpoint: '10.0.0.5:10001',
+      device_mode: 'fake',
+      version: '1.2.3',
+      capacity: { managed: '1000', total: '2000' },
+    });
     expect(first?.request.inventory).toBeNull(); // no volumes callback: the controller lists them
     const started = Date.now();
     await until('two renewals', () => reg.callsOf('RenewController').length >= 2);
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThan(500); // 2 × 333 ms, minus the head start of the first
     expect(elapsed).toBeLessThan(3000);
-    const renewals = reg.callsOf('RenewController') as Array<{ capacity: { available: string }; registration_id: string }>;
+    const renewals = reg.callsOf('RenewController') as Array<{
+      capacity: { available: string };
+      registration_id: string;
+    }>;
     expect(renewals[0]!.registration_id).toBe(first!.registrationId);
     expect(Number(renewals[1]!.capacity.available)).toBeGreaterThan(Number(first!.request.capacity!.available));
     await r.stop();
-    expect(reg.callsOf('UnregisterController')).toEqual([{ node_id: 'node-1', registration_id: first!.registrationId }]);
+    expect(reg.callsOf('UnregisterController')).toEqual([
+      { node_id: 'node-1', registration_id: first!.registrationId },
+    ]);
     expect(reg.registrations.size).toBe(0);
     expect(r.status.registered).toBe(false);
   });
 
   it('sends the volume inventory with every registration: all volumes, only their number above the limit, none when it cannot be read', async () => {
     const reg = await registry();
-    const volume = (i: number) => ({ volume_id: `vol-${i}`, capacity_bytes: String(1024 * i), volume_context: { name: `pvc-${i}` } });
+    const volume = (i: number) => ({
+      volume_id: `vol-${i}`,
+      capacity_bytes: String(1024 * i),
+      volume_context: { name: `pvc-${i}` },
+    });
     let volumes: Array<ReturnType<typeof volume>> | Error = [volume(1), volume(2)];
     const lines: string[] = [];
-    const r = registrar(reg.address, lines, { volumes: () => (volumes instanceof Error ? Promise.reject(volumes) : Promise.resolve(volumes)) });
+    const r = registrar(reg.address, lines, {
+      volumes: () => (volumes instanceof Error ? Promise.reject(volumes) : Promise.resolve(volumes)),
+    });
     r.start();
     await r.waitForRegistrations(1);
     expect(reg.registrations.get('node-1')?.request.inventory).toEqual({
@@ -122,12 +164,17 @@ describe('Registrar', () => {
     volumes = Array.from({ length: MAX_INVENTORY_VOLUMES + 1 }, (_, i) => volume(i));
     reg.registrations.clear();
     await r.waitForRegistrations(2, 5000);
-    expect(reg.registrations.get('node-1')?.request.inventory).toEqual({ count: String(MAX_INVENTORY_VOLUMES + 1), volumes: [] });
+    expect(reg.registrations.get('node-1')?.request.inventory).toEqual({
+      count: String(MAX_INVENTORY_VOLUMES + 1),
+      volumes: [],
+    });
     volumes = new Error('state directory unreadable');
     reg.registrations.clear();
     await r.waitForRegistrations(3, 5000);
     expect(reg.registrations.get('node-1')?.request.inventory).toBeNull();
-    expect(lines.find((l) => l.includes('could not read the volumes for the registration'))).toContain('state directory unreadable');
+    expect(lines.find((l) => l.includes('could not read the volumes for the registration'))).toContain(
+      'state directory unreadable',
+    );
   });
 
   it('renewal NOT_FOUND (the controller forgot us) → registers again at once', async () => {

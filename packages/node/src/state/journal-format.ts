@@ -17,8 +17,7 @@ export const JOURNAL_FORMAT = 'pmem-csi-volume-journal';
 export const JOURNAL_VERSION = 1;
 
 export type JournalEntry =
-  | { readonly op: 'put'; readonly record: VolumeRecord }
-  | { readonly op: 'delete'; readonly volumeId: string };
+  { readonly op: 'put'; readonly record: VolumeRecord } | { readonly op: 'delete'; readonly volumeId: string };
 
 /** A line that could not be used (1-based line number), kept byte for byte by compaction. */
 export interface DamagedLine {
@@ -68,9 +67,11 @@ function unframe(line: Buffer): FrameResult {
   const second = first < 0 ? -1 : line.indexOf(SPACE, first + 1);
   const lengthText = line.subarray(0, Math.max(first, 0)).toString('latin1');
   const crcText = line.subarray(first + 1, Math.max(second, 0)).toString('latin1');
-  if (second < 0 || !/^\d{1,9}$/.test(lengthText) || !/^[0-9a-f]{8}$/.test(crcText)) return { reason: 'not a frame (<bytes> <crc32> <JSON>)' };
+  if (second < 0 || !/^\d{1,9}$/.test(lengthText) || !/^[0-9a-f]{8}$/.test(crcText))
+    return { reason: 'not a frame (<bytes> <crc32> <JSON>)' };
   const body = line.subarray(second + 1);
-  if (body.length !== Number(lengthText)) return { reason: `frame says ${lengthText} bytes, the line holds ${body.length}` };
+  if (body.length !== Number(lengthText))
+    return { reason: `frame says ${lengthText} bytes, the line holds ${body.length}` };
   if (crc32(body) !== Number.parseInt(crcText, 16)) return { reason: 'checksum mismatch' };
   try {
     return { json: JSON.parse(body.toString('utf8')) as unknown };
@@ -89,7 +90,8 @@ export function decodeEntry(value: unknown): JournalEntry {
   if (op === 'put') return { op, record: decodeVolumeRecordFile(field(value, 'record')) };
   if (op === 'delete') {
     const volumeId = field(value, 'volumeId');
-    if (typeof volumeId !== 'string' || !SAFE_VOLUME_ID.test(volumeId)) throw new InvalidArgumentError(`volumeId ${JSON.stringify(volumeId)} is not a safe file name`);
+    if (typeof volumeId !== 'string' || !SAFE_VOLUME_ID.test(volumeId))
+      throw new InvalidArgumentError(`volumeId ${JSON.stringify(volumeId)} is not a safe file name`);
     return { op, volumeId };
   }
   throw new InvalidArgumentError(`op ${JSON.stringify(op)} is not one of put, delete`);
@@ -149,7 +151,10 @@ export function parseJournal(buf: Buffer): ParsedJournal {
 }
 
 /** The records after replaying `entries` in order. */
-export function replay(entries: readonly JournalEntry[], into = new Map<string, VolumeRecord>()): Map<string, VolumeRecord> {
+export function replay(
+  entries: readonly JournalEntry[],
+  into = new Map<string, VolumeRecord>(),
+): Map<string, VolumeRecord> {
   for (const e of entries) {
     if (e.op === 'put') into.set(e.record.volumeId, e.record);
     else into.delete(e.volumeId);

@@ -4,7 +4,15 @@
 // from the acknowledged records first: after a failed write or fdatasync the file may hold frames
 // nobody acknowledged, and after a rename whose directory fsync failed the name may still point at
 // the old file after a crash — appending there would acknowledge what a crash can take back.
-import { closeFd, openForWrite, replaceFileAtomic, syncFd, writeAll, type DurabilityHooks, type StepHook } from './atomic-file.js';
+import {
+  closeFd,
+  openForWrite,
+  replaceFileAtomic,
+  syncFd,
+  writeAll,
+  type DurabilityHooks,
+  type StepHook,
+} from './atomic-file.js';
 
 export class JournalWriter {
   readonly path: string;

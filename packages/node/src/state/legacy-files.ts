@@ -38,7 +38,8 @@ async function readOne(path: string, volumeId: string): Promise<{ record: Volume
   }
   try {
     const record = decodeVolumeRecordFile(JSON.parse(text));
-    if (record.volumeId !== volumeId) return { path, reason: `volumeId ${JSON.stringify(record.volumeId)} does not match the file name` };
+    if (record.volumeId !== volumeId)
+      return { path, reason: `volumeId ${JSON.stringify(record.volumeId)} does not match the file name` };
     return { record };
   } catch (e) {
     return { path, reason: errorMessage(e) };

@@ -56,12 +56,21 @@ describe('reconcile', () => {
     });
     expect(await state.list()).toEqual([rec('both')]);
     expect(await dm.listDevices()).toEqual([both, orphan]); // nothing deleted
-    expect(lines).toContainEqual(expect.objectContaining({
-      level: 'warn', msg: 'dropping volume record without a device: its create never finished', volumeId: 'unfinished',
-    }));
-    expect(lines).toContainEqual(expect.objectContaining({
-      level: 'warn', msg: 'orphaned device without a volume record; leaving it in place', volumeId: 'orphan', device: '/dev/fake/orphan',
-    }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'dropping volume record without a device: its create never finished',
+        volumeId: 'unfinished',
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'orphaned device without a volume record; leaving it in place',
+        volumeId: 'orphan',
+        device: '/dev/fake/orphan',
+      }),
+    );
   });
 
   it('leaves records of another device mode alone', async () => {
@@ -78,7 +87,13 @@ describe('reconcile', () => {
     await writeFile(join(dir, 'broken.json'), '{'); // a damaged record file of the first format
     state = new VolumeStateStore({ dir, log });
     await state.init();
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'skipping unreadable volume record', path: join(dir, 'broken.json') }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        msg: 'skipping unreadable volume record',
+        path: join(dir, 'broken.json'),
+      }),
+    );
     await dm.createDevice({ volumeId: 'a', size: 8 * MiB });
     const first = await reconcile(state, dm, log);
     expect(first.volumes.map((v) => v.record.volumeId)).toEqual(['a']);

@@ -36,28 +36,47 @@ export async function reconcile(
   const recorded = new Set<string>();
   for (const record of records) {
     if (record.deviceMode !== dm.mode) {
-      log.info('keeping volume record of another device mode', { volumeId: record.volumeId, deviceMode: record.deviceMode, managerMode: dm.mode });
+      log.info('keeping volume record of another device mode', {
+        volumeId: record.volumeId,
+        deviceMode: record.deviceMode,
+        managerMode: dm.mode,
+      });
       result.otherModeRecords.push(record);
       continue;
     }
     recorded.add(record.volumeId);
     const device = devices.get(record.volumeId);
     if (device === undefined) {
-      log.warn('dropping volume record without a device: its create never finished', { volumeId: record.volumeId, name: record.name });
+      log.warn('dropping volume record without a device: its create never finished', {
+        volumeId: record.volumeId,
+        name: record.name,
+      });
       await state.delete(record.volumeId);
       result.droppedRecords.push(record);
     } else {
-      if (device.size < record.size) log.warn('device is smaller than its record says', { volumeId: record.volumeId, recordSize: record.size, deviceSize: device.size });
+      if (device.size < record.size)
+        log.warn('device is smaller than its record says', {
+          volumeId: record.volumeId,
+          recordSize: record.size,
+          deviceSize: device.size,
+        });
       result.volumes.push({ record, device });
     }
   }
   for (const device of devices.values()) {
     if (recorded.has(device.volumeId)) continue;
-    log.warn('orphaned device without a volume record; leaving it in place', { volumeId: device.volumeId, device: device.path, size: device.size });
+    log.warn('orphaned device without a volume record; leaving it in place', {
+      volumeId: device.volumeId,
+      device: device.path,
+      size: device.size,
+    });
     result.orphans.push(device);
   }
   log.info('volume state reconciled', {
-    volumes: result.volumes.length, droppedRecords: result.droppedRecords.length, orphans: result.orphans.length, otherModeRecords: result.otherModeRecords.length,
+    volumes: result.volumes.length,
+    droppedRecords: result.droppedRecords.length,
+    orphans: result.orphans.length,
+    otherModeRecords: result.otherModeRecords.length,
   });
   return result;
 }

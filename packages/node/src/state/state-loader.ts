@@ -57,7 +57,10 @@ export async function loadState(dir: string): Promise<LoadedState> {
   const records = replay(journal?.entries ?? []);
   // The journal wins: a legacy file next to a journal is one whose removal a crash interrupted.
   for (const r of legacy.records) if (!records.has(r.volumeId)) records.set(r.volumeId, r);
-  const corrupt = [...(journal?.damaged ?? []).map((d) => ({ path, line: d.line, reason: d.reason })), ...legacy.corrupt];
+  const corrupt = [
+    ...(journal?.damaged ?? []).map((d) => ({ path, line: d.line, reason: d.reason })),
+    ...legacy.corrupt,
+  ];
   return { records, journal, legacy, leftovers: names.filter(isTempFile), corrupt };
 }
 

@@ -40,7 +40,8 @@ function str(o: Fields, key: string): string {
 
 function parameters(o: Fields): Record<string, string> {
   const v = o['parameters'];
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InvalidArgumentError('parameters must be an object of strings');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new InvalidArgumentError('parameters must be an object of strings');
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
     if (typeof val !== 'string') throw new InvalidArgumentError(`parameters.${k} must be a string`);
@@ -52,20 +53,24 @@ function parameters(o: Fields): Record<string, string> {
 function volumeId(o: Fields): string {
   const id = str(o, 'volumeId');
   if (!SAFE_VOLUME_ID.test(id)) {
-    throw new InvalidArgumentError(`volumeId ${JSON.stringify(id)} is not a safe file name (1-128 of A-Z a-z 0-9 _ + . -, not starting with . or -)`);
+    throw new InvalidArgumentError(
+      `volumeId ${JSON.stringify(id)} is not a safe file name (1-128 of A-Z a-z 0-9 _ + . -, not starting with . or -)`,
+    );
   }
   return id;
 }
 
 function size(o: Fields): number {
   const v = o['size'];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) throw new InvalidArgumentError('size must be a positive whole number of bytes');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0)
+    throw new InvalidArgumentError('size must be a positive whole number of bytes');
   return v;
 }
 
 function deviceMode(o: Fields): DeviceMode {
   const v = o['deviceMode'];
-  if (!DEVICE_MODES.includes(v as DeviceMode)) throw new InvalidArgumentError(`deviceMode must be one of ${DEVICE_MODES.join(', ')}`);
+  if (!DEVICE_MODES.includes(v as DeviceMode))
+    throw new InvalidArgumentError(`deviceMode must be one of ${DEVICE_MODES.join(', ')}`);
   return v as DeviceMode;
 }
 
@@ -77,9 +82,17 @@ function createdAt(o: Fields): string {
 
 /** Validate a record (from a caller or from disk); unknown fields are dropped. @throws InvalidArgumentError */
 export function validateVolumeRecord(value: unknown): VolumeRecord {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidArgumentError('a volume record must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidArgumentError('a volume record must be a JSON object');
   const o = value as Fields;
-  const record = { volumeId: volumeId(o), name: str(o, 'name'), size: size(o), deviceMode: deviceMode(o), parameters: parameters(o), createdAt: createdAt(o) };
+  const record = {
+    volumeId: volumeId(o),
+    name: str(o, 'name'),
+    size: size(o),
+    deviceMode: deviceMode(o),
+    parameters: parameters(o),
+    createdAt: createdAt(o),
+  };
   const ephemeral = o['ephemeral'];
   if (ephemeral === undefined) return record;
   if (typeof ephemeral !== 'boolean') throw new InvalidArgumentError('ephemeral must be a boolean');
@@ -90,7 +103,9 @@ export function validateVolumeRecord(value: unknown): VolumeRecord {
 export function decodeVolumeRecordFile(value: unknown): VolumeRecord {
   const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (version !== VOLUME_RECORD_SCHEMA) {
-    throw new InvalidArgumentError(`schemaVersion ${JSON.stringify(version)} is not supported (this driver reads ${VOLUME_RECORD_SCHEMA})`);
+    throw new InvalidArgumentError(
+      `schemaVersion ${JSON.stringify(version)} is not supported (this driver reads ${VOLUME_RECORD_SCHEMA})`,
+    );
   }
   return validateVolumeRecord(value);
 }

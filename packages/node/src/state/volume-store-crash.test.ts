@@ -17,7 +17,13 @@ import { VolumeStateStore, type VolumeStateStoreOptions } from './volume-store.j
 
 const STEPS: AtomicStep[] = ['write-temp', 'fsync-temp', 'rename', 'fsync-dir'];
 const rec = (volumeId: string, extra: Partial<VolumeRecord> = {}): VolumeRecord => ({
-  volumeId, name: `pvc-${volumeId}`, size: 8 * 1024 * 1024, deviceMode: 'lvm', parameters: { eraseafter: 'false' }, createdAt: '2026-11-30T01:00:00.000Z', ...extra,
+  volumeId,
+  name: `pvc-${volumeId}`,
+  size: 8 * 1024 * 1024,
+  deviceMode: 'lvm',
+  parameters: { eraseafter: 'false' },
+  createdAt: '2026-11-30T01:00:00.000Z',
+  ...extra,
 });
 const ids = (records: readonly VolumeRecord[]): string[] => records.map((r) => r.volumeId);
 
@@ -83,7 +89,8 @@ describe('VolumeStateStore crash safety', () => {
     armed = true;
     for (const id of ['a', 'b', 'c']) await mutate(id, rec(id));
     await mutate('a');
-    for (let i = 1; i <= 5; i++) await mutate(i % 2 === 1 ? 'b' : 'c', rec(i % 2 === 1 ? 'b' : 'c', { size: 4096 * i }));
+    for (let i = 1; i <= 5; i++)
+      await mutate(i % 2 === 1 ? 'b' : 'c', rec(i % 2 === 1 ? 'b' : 'c', { size: 4096 * i }));
     // The 9th entry, with 2 live records, went past max(4, 8): compaction, the copy taken during it.
     await s.idle();
     expect(crashed).toBeDefined();
@@ -93,7 +100,11 @@ describe('VolumeStateStore crash safety', () => {
     expect((await readdir(crashed!.copy)).sort()).toEqual(['journal.log']); // temp file removed
     // ...and the store that did not crash goes on.
     await mutate('d', rec('d'));
-    expect((await readVolumeState(dir)).records).toEqual([rec('b', { size: 4096 * 5 }), rec('c', { size: 4096 * 4 }), rec('d')]);
+    expect((await readVolumeState(dir)).records).toEqual([
+      rec('b', { size: 4096 * 5 }),
+      rec('c', { size: 4096 * 4 }),
+      rec('d'),
+    ]);
   });
 
   it.each(STEPS)('a compaction failing at step %s loses nothing; a later write compacts', async (failAt) => {
@@ -113,7 +124,13 @@ describe('VolumeStateStore crash safety', () => {
     fail = true;
     await s.put(rec('a', { size: 8192 })); // 5 entries > max(2, 4 × 1): durable and resolved; the compaction after it fails
     await s.idle();
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'volume journal compaction failed', error: `stopped at ${failAt}` }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'volume journal compaction failed',
+        error: `stopped at ${failAt}`,
+      }),
+    );
     expect((await readVolumeState(dir)).records).toEqual([rec('a', { size: 8192 })]);
     expect((await readdir(dir)).sort()).toEqual(['journal.log']); // a failed rewrite leaves no temp file
     fail = false;
@@ -130,7 +147,9 @@ describe('VolumeStateStore crash safety', () => {
       // Failed after it: the journal was rewritten before the batch went out (nothing is appended
       // to a file whose name a crash could take back).
       expect(syncs).toEqual([temp, dir, journal]);
-      expect(await readFile(journal, 'utf8')).toBe(headerFrame() + putFrame(rec('a', { size: 8192 })) + putFrame(rec('a', { size: 12288 })));
+      expect(await readFile(journal, 'utf8')).toBe(
+        headerFrame() + putFrame(rec('a', { size: 8192 })) + putFrame(rec('a', { size: 12288 })),
+      );
     }
   });
 
@@ -147,21 +166,38 @@ describe('VolumeStateStore crash safety', () => {
     };
 
     it('folds readable files into the journal, removes them after it is durable, keeps and reports unreadable ones', async () => {
-      await legacy({ 'a.json': encodeVolumeRecordFile(rec('a')), 'b.json': encodeVolumeRecordFile(rec('b', { ephemeral: true })), '.c.json.0b8f-crash.tmp': '{"trunc', ...bad });
+      await legacy({
+        'a.json': encodeVolumeRecordFile(rec('a')),
+        'b.json': encodeVolumeRecordFile(rec('b', { ephemeral: true })),
+        '.c.json.0b8f-crash.tmp': '{"trunc',
+        ...bad,
+      });
       const seenAtRename: boolean[] = [];
-      const s = await open({ onWriteStep: (step) => void (step === 'rename' && seenAtRename.push(existsSync(join(dir, 'a.json')))) });
+      const s = await open({
+        onWriteStep: (step) => void (step === 'rename' && seenAtRename.push(existsSync(join(dir, 'a.json')))),
+      });
       expect(seenAtRename).toEqual([true]); // the journal replaced first, the files removed after
       expect(await s.list()).toEqual([rec('a'), rec('b', { ephemeral: true })]);
       expect((await readdir(dir)).sort()).toEqual(['future.json', 'garbage.json', 'journal.log', 'mismatch.json']);
-      expect(await readFile(s.journalPath, 'utf8')).toBe(headerFrame() + putFrame(rec('a')) + putFrame(rec('b', { ephemeral: true })));
+      expect(await readFile(s.journalPath, 'utf8')).toBe(
+        headerFrame() + putFrame(rec('a')) + putFrame(rec('b', { ephemeral: true })),
+      );
       const errors = lines.filter((l) => l['level'] === 'error').map((l) => [l['path'], l['reason']]);
       expect(errors).toEqual([
         [join(dir, 'future.json'), 'schemaVersion 2 is not supported (this driver reads 1)'],
         [join(dir, 'garbage.json'), expect.stringContaining('JSON')],
         [join(dir, 'mismatch.json'), 'volumeId "other" does not match the file name'],
       ]);
-      expect(lines).toContainEqual(expect.objectContaining({ level: 'info', msg: 'migrated per-volume record files into the volume journal', records: 2 }));
-      expect((await s.scan()).corrupt.map((c) => c.path)).toEqual(['future', 'garbage', 'mismatch'].map((n) => join(dir, `${n}.json`)));
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 'info',
+          msg: 'migrated per-volume record files into the volume journal',
+          records: 2,
+        }),
+      );
+      expect((await s.scan()).corrupt.map((c) => c.path)).toEqual(
+        ['future', 'garbage', 'mismatch'].map((n) => join(dir, `${n}.json`)),
+      );
       // An unreadable file does not block its volume id.
       await s.put(rec('garbage'));
       expect(await s.get('garbage')).toEqual(rec('garbage'));
@@ -182,7 +218,11 @@ describe('VolumeStateStore crash safety', () => {
     });
 
     it('a crash after the journal but before the files were removed: the journal wins, the files go', async () => {
-      await legacy({ 'journal.log': headerFrame() + putFrame(rec('a', { size: 4096 })), 'a.json': encodeVolumeRecordFile(rec('a')), 'b.json': encodeVolumeRecordFile(rec('b')) });
+      await legacy({
+        'journal.log': headerFrame() + putFrame(rec('a', { size: 4096 })),
+        'a.json': encodeVolumeRecordFile(rec('a')),
+        'b.json': encodeVolumeRecordFile(rec('b')),
+      });
       const s = await open();
       expect(await s.list()).toEqual([rec('a', { size: 4096 }), rec('b')]);
       expect((await readdir(dir)).sort()).toEqual(['journal.log']);

@@ -34,14 +34,17 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 async function journalJson(path: string): Promise<unknown[]> {
   const text = await readFile(path, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  return text.slice(0, -1).split('\n').map((line) => {
-    const m = /^(\d+) ([0-9a-f]{8}) (.*)$/.exec(line);
-    expect(m).not.toBeNull();
-    const [, len, crc, json] = m!;
-    expect(Buffer.byteLength(json!)).toBe(Number(len));
-    expect(crc32(json!).toString(16).padStart(8, '0')).toBe(crc);
-    return JSON.parse(json!) as unknown;
-  });
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => {
+      const m = /^(\d+) ([0-9a-f]{8}) (.*)$/.exec(line);
+      expect(m).not.toBeNull();
+      const [, len, crc, json] = m!;
+      expect(Buffer.byteLength(json!)).toBe(Number(len));
+      expect(crc32(json!).toString(16).padStart(8, '0')).toBe(crc);
+      return JSON.parse(json!) as unknown;
+    });
 }
 
 const HEADER = { format: 'pmem-csi-volume-journal', version: 1 };
@@ -152,7 +155,13 @@ describe('VolumeStateStore', () => {
     held.resolve();
     await Promise.all([first, ...rest]);
     expect(syncs).toEqual([s.journalPath, s.journalPath]);
-    expect(await journalJson(s.journalPath)).toEqual([HEADER, put(rec('a')), put(rec('b')), put(rec('c')), { op: 'delete', volumeId: 'a' }]);
+    expect(await journalJson(s.journalPath)).toEqual([
+      HEADER,
+      put(rec('a')),
+      put(rec('b')),
+      put(rec('c')),
+      { op: 'delete', volumeId: 'a' },
+    ]);
     expect(await s.list()).toEqual([rec('b'), rec('c')]);
   });
 
@@ -181,39 +190,79 @@ describe('VolumeStateStore', () => {
       },
     });
     syncs = [];
-    const results = await Promise.allSettled([failing.put(rec('a')), failing.put(rec('kept', { size: 4096 })), failing.delete('kept')]);
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'resolved'))).toEqual(['disk gone', 'disk gone', 'disk gone']);
+    const results = await Promise.allSettled([
+      failing.put(rec('a')),
+      failing.put(rec('kept', { size: 4096 })),
+      failing.delete('kept'),
+    ]);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'resolved'))).toEqual([
+      'disk gone',
+      'disk gone',
+      'disk gone',
+    ]);
     expect(await failing.list()).toEqual([rec('kept')]);
-    expect(lines).toContainEqual(expect.objectContaining({
-      level: 'error', msg: 'volume journal write failed: its mutations are rejected, the journal is rewritten before the next one', mutations: 3, error: 'disk gone',
-    }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        msg: 'volume journal write failed: its mutations are rejected, the journal is rewritten before the next one',
+        mutations: 3,
+        error: 'disk gone',
+      }),
+    );
     fail = false;
     syncs = [];
     await failing.put(rec('b'));
     // The next batch first rewrote the journal from memory (temp file, directory), then appended.
-    expect(syncs).toEqual([expect.stringMatching(new RegExp(`^${dir}/\\.journal\\.log\\.[0-9a-f-]+\\.tmp$`)), dir, failing.journalPath]);
+    expect(syncs).toEqual([
+      expect.stringMatching(new RegExp(`^${dir}/\\.journal\\.log\\.[0-9a-f-]+\\.tmp$`)),
+      dir,
+      failing.journalPath,
+    ]);
     expect(await journalJson(failing.journalPath)).toEqual([HEADER, put(rec('kept')), put(rec('b'))]);
     expect((await readVolumeState(dir)).records).toEqual([rec('b'), rec('kept')]);
   });
 
   it('an invalid record is rejected naming the field; the valid puts of the same tick go through', async () => {
-    const results = await Promise.allSettled([store.put(rec('a')), store.put(rec('bad', { size: -1 })), store.put(rec('b'))]);
-    expect(results[1]).toEqual({ status: 'rejected', reason: expect.objectContaining({ kind: 'InvalidArgument', message: 'size must be a positive whole number of bytes' }) });
+    const results = await Promise.allSettled([
+      store.put(rec('a')),
+      store.put(rec('bad', { size: -1 })),
+      store.put(rec('b')),
+    ]);
+    expect(results[1]).toEqual({
+      status: 'rejected',
+      reason: expect.objectContaining({
+        kind: 'InvalidArgument',
+        message: 'size must be a positive whole number of bytes',
+      }),
+    });
     expect([results[0]?.status, results[2]?.status]).toEqual(['fulfilled', 'fulfilled']);
     expect(syncs).toEqual([store.journalPath]);
     expect(await store.list()).toEqual([rec('a'), rec('b')]);
   });
 
   it('rejects invalid records and unsafe ids, naming the field', async () => {
-    await expect(store.put(rec('../escape'))).rejects.toMatchObject({ kind: 'InvalidArgument', message: expect.stringContaining('volumeId "../escape"') });
+    await expect(store.put(rec('../escape'))).rejects.toMatchObject({
+      kind: 'InvalidArgument',
+      message: expect.stringContaining('volumeId "../escape"'),
+    });
     await expect(store.put(rec('a', { deviceMode: 'tape' as never }))).rejects.toMatchObject({
       kind: 'InvalidArgument',
       message: 'deviceMode must be one of lvm, direct, emulated, fake',
     });
-    await expect(store.put(rec('a', { parameters: { n: 1 as never } }))).rejects.toMatchObject({ message: 'parameters.n must be a string' });
-    await expect(store.put(rec('a', { createdAt: 'yesterday' }))).rejects.toMatchObject({ message: 'createdAt must be an ISO 8601 time' });
-    await expect(store.get('a/b')).rejects.toMatchObject({ kind: 'InvalidArgument', message: 'volumeId "a/b" is not a safe file name' });
-    await expect(store.delete('.hidden')).rejects.toMatchObject({ kind: 'InvalidArgument', message: 'volumeId ".hidden" is not a safe file name' });
+    await expect(store.put(rec('a', { parameters: { n: 1 as never } }))).rejects.toMatchObject({
+      message: 'parameters.n must be a string',
+    });
+    await expect(store.put(rec('a', { createdAt: 'yesterday' }))).rejects.toMatchObject({
+      message: 'createdAt must be an ISO 8601 time',
+    });
+    await expect(store.get('a/b')).rejects.toMatchObject({
+      kind: 'InvalidArgument',
+      message: 'volumeId "a/b" is not a safe file name',
+    });
+    await expect(store.delete('.hidden')).rejects.toMatchObject({
+      kind: 'InvalidArgument',
+      message: 'volumeId ".hidden" is not a safe file name',
+    });
     expect(syncs).toEqual([]);
     expect(await journalJson(store.journalPath)).toEqual([HEADER]);
   });
@@ -239,7 +288,9 @@ describe('VolumeStateStore', () => {
     const again = await reopen();
     expect(await again.list()).toEqual([rec('a')]);
     expect(await readdir(dir)).toEqual(['journal.log']);
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'removing temp file left by an interrupted write', path: leftover }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'removing temp file left by an interrupted write', path: leftover }),
+    );
     expect(lines.filter((l) => l['level'] === 'error')).toEqual([]);
   });
 
@@ -253,7 +304,10 @@ describe('VolumeStateStore', () => {
     await expect(s.init()).rejects.toThrow('VolumeStateStore.init() may be called only once');
     await s.put(rec('a'));
     await s.close();
-    await expect(s.put(rec('b'))).rejects.toMatchObject({ kind: 'Unavailable', message: 'the volume state store is closed (the node is shutting down)' });
+    await expect(s.put(rec('b'))).rejects.toMatchObject({
+      kind: 'Unavailable',
+      message: 'the volume state store is closed (the node is shutting down)',
+    });
     await expect(s.delete('a')).rejects.toMatchObject({ kind: 'Unavailable' });
     expect(await s.get('a')).toEqual(rec('a'));
   });

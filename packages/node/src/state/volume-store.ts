@@ -93,7 +93,10 @@ export class VolumeStateStore {
     this.dir = options.dir;
     this.#log = (options.log ?? nullLogger).child({ component: 'volume-state' });
     this.#onSync = options.onSync;
-    this.#journal = new JournalWriter(join(this.dir, JOURNAL_FILE), { onStep: options.onWriteStep, onSync: options.onSync });
+    this.#journal = new JournalWriter(join(this.dir, JOURNAL_FILE), {
+      onStep: options.onWriteStep,
+      onSync: options.onSync,
+    });
     this.#compactAfter = options.compactAfter ?? DEFAULT_COMPACT_AFTER;
   }
 
@@ -173,7 +176,8 @@ export class VolumeStateStore {
 
   #requireOpen(): void {
     this.#requireLoaded();
-    if (this.#state === 'closed') throw new UnavailableError('the volume state store is closed (the node is shutting down)');
+    if (this.#state === 'closed')
+      throw new UnavailableError('the volume state store is closed (the node is shutting down)');
   }
 
   #enqueue(volumeId: string, frame: string, apply: () => void): Promise<void> {
@@ -199,9 +203,14 @@ export class VolumeStateStore {
       if (this.#journal.needsRewrite) await this.#rewrite();
       await this.#journal.append(Buffer.from(batch.map((m) => m.frame).join('')), batch.length);
     } catch (e) {
-      this.#log.error('volume journal write failed: its mutations are rejected, the journal is rewritten before the next one', {
-        path: this.#journal.path, mutations: batch.length, error: errorMessage(e),
-      });
+      this.#log.error(
+        'volume journal write failed: its mutations are rejected, the journal is rewritten before the next one',
+        {
+          path: this.#journal.path,
+          mutations: batch.length,
+          error: errorMessage(e),
+        },
+      );
       this.#settle(batch, e);
       return;
     }
@@ -227,7 +236,11 @@ export class VolumeStateStore {
     const before = this.#journal.lines;
     try {
       await this.#rewrite();
-      this.#log.debug('volume journal compacted', { path: this.#journal.path, entriesBefore: before, entries: this.#journal.lines });
+      this.#log.debug('volume journal compacted', {
+        path: this.#journal.path,
+        entriesBefore: before,
+        entries: this.#journal.lines,
+      });
     } catch (e) {
       // Nothing is lost: the next batch rewrites the journal before it appends.
       this.#log.warn('volume journal compaction failed', { path: this.#journal.path, error: errorMessage(e) });
@@ -237,7 +250,11 @@ export class VolumeStateStore {
   /** Replace the journal with header + carried damaged lines + the live records. */
   async #rewrite(): Promise<void> {
     const live = sortRecords(this.#records.values());
-    const parts = [Buffer.from(headerFrame()), ...this.#carried.flatMap((raw) => [raw, NEWLINE]), Buffer.from(live.map(putFrame).join(''))];
+    const parts = [
+      Buffer.from(headerFrame()),
+      ...this.#carried.flatMap((raw) => [raw, NEWLINE]),
+      Buffer.from(live.map(putFrame).join('')),
+    ];
     await this.#journal.rewrite(Buffer.concat(parts), this.#carried.length + live.length);
   }
 
@@ -247,9 +264,17 @@ export class VolumeStateStore {
       // No readable header: keep the file as it was for a human before it is replaced.
       const copy = `${this.#journal.path}.unreadable-${Date.now()}`;
       await copyFile(this.#journal.path, copy);
-      this.#log.error('volume journal has no readable header; kept a copy and rewrote it from the readable entries', { path: this.#journal.path, copy });
+      this.#log.error('volume journal has no readable header; kept a copy and rewrote it from the readable entries', {
+        path: this.#journal.path,
+        copy,
+      });
     }
-    if (journal === undefined || journal.version === undefined || journal.tornTail !== undefined || loaded.legacy.files.length > 0) {
+    if (
+      journal === undefined ||
+      journal.version === undefined ||
+      journal.tornTail !== undefined ||
+      loaded.legacy.files.length > 0
+    ) {
       await this.#rewrite();
       return;
     }
@@ -259,9 +284,14 @@ export class VolumeStateStore {
   #report(loaded: LoadedState): void {
     const tail = loaded.journal?.tornTail;
     if (tail !== undefined) {
-      this.#log.warn('discarding the torn tail of the volume journal (a write cut short by a crash, never acknowledged)', {
-        path: this.#journal.path, line: tail.line, bytes: tail.bytes,
-      });
+      this.#log.warn(
+        'discarding the torn tail of the volume journal (a write cut short by a crash, never acknowledged)',
+        {
+          path: this.#journal.path,
+          line: tail.line,
+          bytes: tail.bytes,
+        },
+      );
     }
     for (const c of loaded.corrupt) this.#log.error('skipping unreadable volume record', { ...c });
   }
@@ -278,10 +308,14 @@ export class VolumeStateStore {
     if (files.length === 0) return;
     for (const path of files) await rm(path, { force: true });
     await fsyncDir(this.dir, this.#onSync);
-    this.#log.info('migrated per-volume record files into the volume journal', { path: this.#journal.path, records: files.length });
+    this.#log.info('migrated per-volume record files into the volume journal', {
+      path: this.#journal.path,
+      records: files.length,
+    });
   }
 }
 
 function checkVolumeId(volumeId: string): void {
-  if (!SAFE_VOLUME_ID.test(volumeId)) throw new InvalidArgumentError(`volumeId ${JSON.stringify(volumeId)} is not a safe file name`);
+  if (!SAFE_VOLUME_ID.test(volumeId))
+    throw new InvalidArgumentError(`volumeId ${JSON.stringify(volumeId)} is not a safe file name`);
 }

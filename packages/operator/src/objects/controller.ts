@@ -5,7 +5,13 @@
 // Rollouts use the Recreate strategy: the node registry lives in the memory of the one controller
 // process (controllerReplicas is capped at 1), and a RollingUpdate would surge a second controller
 // that the nodes and the provisioner reach half of the time through the registry Service.
-import type { V1Container, V1Deployment, V1DeploymentStrategy, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1Deployment,
+  V1DeploymentStrategy,
+  V1PodTemplateSpec,
+  V1Volume,
+} from '@kubernetes/client-node';
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES } from '@pmem-csi/api';
 import { renderDriverArgs } from '@pmem-csi/csi';
@@ -13,7 +19,15 @@ import type { KubeObject, LooseObject } from '../kube-port.js';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
-import { restrictedContainer, certsMount, certsVolume, commonDriverConfig, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+import {
+  restrictedContainer,
+  certsMount,
+  certsVolume,
+  commonDriverConfig,
+  driverContainerBase,
+  podResources,
+  withConfigHash,
+} from './pod-common.js';
 import { METRICS_PORT_NAME, REGISTRY_PORT_NAME } from './services.js';
 
 const SOCKET_VOLUME = 'socket-dir';
@@ -43,7 +57,12 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
     securityContext: restrictedContainer(),
     // The driver's HTTP endpoint (status-http.ts) answers /readyz and /healthz once both servers run.
     readinessProbe: { httpGet: { path: '/readyz', port: METRICS_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
-    livenessProbe: { httpGet: { path: '/healthz', port: METRICS_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: METRICS_PORT_NAME },
+      initialDelaySeconds: 10,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    },
   };
 }
 
@@ -98,7 +117,11 @@ function tokenVolume(): V1Volume {
       sources: [
         { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
         { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        {
+          downwardAPI: {
+            items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+          },
+        },
       ],
     },
   };
@@ -122,7 +145,8 @@ function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec 
 /** The old controller pod is gone before the new one starts (the Deployment controller waits for it). */
 export const CONTROLLER_STRATEGY: V1DeploymentStrategy = { type: 'Recreate' };
 
-const strategyOf = (o: KubeObject): V1DeploymentStrategy | undefined => (o as { spec?: { strategy?: V1DeploymentStrategy } }).spec?.strategy;
+const strategyOf = (o: KubeObject): V1DeploymentStrategy | undefined =>
+  (o as { spec?: { strategy?: V1DeploymentStrategy } }).spec?.strategy;
 
 /**
  * Deployments built before the strategy was Recreate carry the apiserver's default
@@ -137,7 +161,11 @@ export function strategyPrepatch(live: KubeObject, desired: KubeObject): LooseOb
   return {
     apiVersion: live.apiVersion,
     kind: live.kind,
-    metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+    metadata: {
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    },
     spec: { strategy: { type: 'Recreate', rollingUpdate: null } },
   };
 }

@@ -32,5 +32,8 @@ export function buildCsiDriver(cr: OwnerDeployment, ctx: BuildContext): Built<V1
 export function csiDriverMustRecreate(live: KubeObject, desired: KubeObject): boolean {
   const l = (live as V1CSIDriver).spec;
   const d = (desired as V1CSIDriver).spec;
-  return l?.attachRequired !== d?.attachRequired || JSON.stringify(l?.volumeLifecycleModes ?? []) !== JSON.stringify(d?.volumeLifecycleModes ?? []);
+  return (
+    l?.attachRequired !== d?.attachRequired ||
+    JSON.stringify(l?.volumeLifecycleModes ?? []) !== JSON.stringify(d?.volumeLifecycleModes ?? [])
+  );
 }

@@ -12,7 +12,8 @@ import { buildDesiredObjects } from './registry.js';
 const env = (a: string): string => a.replace('$(NODE_NAME)', 'node-1').replace('$(POD_IP)', '10.0.0.1');
 
 function driverArgs(objects: readonly KubeObject[], kind: string): string[] {
-  const o = objects.find((x) => x.kind === kind) as unknown as { spec: { template: { spec: { containers: { name: string; args?: string[] }[] } } } } | undefined;
+  const o = objects.find((x) => x.kind === kind) as unknown as
+    { spec: { template: { spec: { containers: { name: string; args?: string[] }[] } } } } | undefined;
   const container = o?.spec.template.spec.containers.find((c) => c.name === 'pmem-driver');
   if (container?.args === undefined) throw new Error(`no pmem-driver container with arguments in the ${kind}`);
   return container.args;
@@ -26,14 +27,25 @@ describe('driver arguments built by the operator', () => {
       const objects = buildDesiredObjects(cr, testContext(cr)).map((d) => d.object);
       const controllerArgs = driverArgs(objects, 'Deployment');
       const nodeArgs = driverArgs(objects, 'DaemonSet');
-      expect(parseDriverFlags(readDriverArgs(controllerArgs.map(env)))).toMatchObject({ mode: 'controller', driverName: cr.metadata.name, verbosity: 5, logFormat: 'json' });
+      expect(parseDriverFlags(readDriverArgs(controllerArgs.map(env)))).toMatchObject({
+        mode: 'controller',
+        driverName: cr.metadata.name,
+        verbosity: 5,
+        logFormat: 'json',
+      });
       expect(parseDriverFlags(readDriverArgs(nodeArgs.map(env)))).toMatchObject({
-        mode: 'node', deviceMode, nodeId: 'node-1', advertisedEndpoint: '10.0.0.1:10001', pmemPercentage: 50, verbosity: 5,
+        mode: 'node',
+        deviceMode,
+        nodeId: 'node-1',
+        advertisedEndpoint: '10.0.0.1:10001',
+        pmemPercentage: 50,
+        verbosity: 5,
         ...(deviceMode === 'emulated' ? { emulatedSize: 4 * 1024 ** 3 } : {}),
       });
       // Every argument is a flag of the schema, written --name=value.
       const names = new Set(DRIVER_FLAGS.map((f) => f.name));
-      for (const arg of [...controllerArgs, ...nodeArgs]) expect(names.has(/^--([^=]+)=/.exec(arg)?.[1] ?? arg)).toBe(true);
+      for (const arg of [...controllerArgs, ...nodeArgs])
+        expect(names.has(/^--([^=]+)=/.exec(arg)?.[1] ?? arg)).toBe(true);
       const daemonSet = objects.find((o) => o.kind === 'DaemonSet');
       expect(daemonSet).toBeDefined();
       // Without the annotation, the mode is read from the arguments through the schema.

@@ -8,7 +8,14 @@ import { OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import type { BuildContext, OwnerDeployment } from './context.js';
 
 export function ownerReference(cr: OwnerDeployment): V1OwnerReference {
-  return { apiVersion: API_GROUP_VERSION, kind: KIND, name: cr.metadata.name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: KIND,
+    name: cr.metadata.name,
+    uid: cr.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 export interface MetaOptions {
@@ -18,7 +25,11 @@ export interface MetaOptions {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
-export function objectMeta(cr: OwnerDeployment, ctx: BuildContext, options: MetaOptions): V1ObjectMeta & { name: string } {
+export function objectMeta(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+  options: MetaOptions,
+): V1ObjectMeta & { name: string } {
   return {
     name: options.name,
     ...(options.namespaced ? { namespace: ctx.namespace } : {}),

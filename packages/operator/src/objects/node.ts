@@ -27,7 +27,15 @@ import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 import { METRICS_PORT_NAME } from './services.js';
-import { restrictedContainer, certsMount, certsVolume, commonDriverConfig, driverContainerBase, podResources, withConfigHash } from './pod-common.js';
+import {
+  restrictedContainer,
+  certsMount,
+  certsVolume,
+  commonDriverConfig,
+  driverContainerBase,
+  podResources,
+  withConfigHash,
+} from './pod-common.js';
 
 const NODE_CONTROLLER_PORT_NAME = 'node-controller';
 const REGISTRAR_HEALTH_PORT_NAME = 'healthz';
@@ -51,7 +59,10 @@ function hostPathVolume(name: string, path: string, type: 'Directory' | 'Directo
 /** Bytes of spec.emulatedSize; the reconciler validated the spec, so a bad value here is a bug. */
 function emulatedPoolBytes(size: number | string): number {
   const bytes = emulatedSizeBytes(size);
-  if (bytes === undefined) throw new RangeError(`spec.emulatedSize: unsupported value ${JSON.stringify(size)}; allowed values: ${EMULATED_SIZE_ALLOWED}`);
+  if (bytes === undefined)
+    throw new RangeError(
+      `spec.emulatedSize: unsupported value ${JSON.stringify(size)}; allowed values: ${EMULATED_SIZE_ALLOWED}`,
+    );
   return bytes;
 }
 
@@ -105,7 +116,12 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
     securityContext: { privileged: true, runAsUser: 0 },
     readinessProbe: { tcpSocket: { port: NODE_CONTROLLER_PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
     // Generous: formatting or erasing a large volume must never get the driver killed.
-    livenessProbe: { tcpSocket: { port: NODE_CONTROLLER_PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 9 },
+    livenessProbe: {
+      tcpSocket: { port: NODE_CONTROLLER_PORT_NAME },
+      initialDelaySeconds: 10,
+      periodSeconds: 20,
+      failureThreshold: 9,
+    },
   };
 }
 
@@ -130,7 +146,12 @@ function registrarContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container
     resources: podResources(ctx.spec.nodeRegistrarResources),
     securityContext: restrictedContainer(),
     // Fails when the kubelet lost the registration (e.g. after a kubelet restart): restart re-registers.
-    livenessProbe: { httpGet: { path: '/healthz', port: REGISTRAR_HEALTH_PORT_NAME }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: REGISTRAR_HEALTH_PORT_NAME },
+      initialDelaySeconds: 5,
+      periodSeconds: 10,
+      failureThreshold: 3,
+    },
   };
 }
 
@@ -168,11 +189,19 @@ export function buildNodeDaemonSet(cr: OwnerDeployment, ctx: BuildContext): Buil
   return {
     apiVersion: RESOURCES.daemonSet.apiVersion,
     kind: RESOURCES.daemonSet.kind,
-    metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'node', annotations: { [DEVICE_MODE_ANNOTATION]: ctx.spec.deviceMode } }),
+    metadata: objectMeta(cr, ctx, {
+      name,
+      namespaced: true,
+      component: 'node',
+      annotations: { [DEVICE_MODE_ANNOTATION]: ctx.spec.deviceMode },
+    }),
     spec: {
       selector: { matchLabels: selectorLabels(cr.metadata.name, 'node') },
       // maxSurge 0: two driver pods on one node would fight over the kubelet socket and the devices.
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: ctx.spec.maxUnavailable, maxSurge: 0 } },
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxUnavailable: ctx.spec.maxUnavailable, maxSurge: 0 },
+      },
       template: podTemplate(cr, ctx),
     },
   };

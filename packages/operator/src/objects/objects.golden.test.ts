@@ -15,7 +15,12 @@ function render(variant: string): string {
   const cr = testDeployment(GOLDEN_VARIANTS[variant]);
   const objects = buildDesiredObjects(cr, testContext(cr));
   const header = `# Golden output of the operator's builders for the "${variant}" spec variant.\n# Regenerate: UPDATE_GOLDEN=1 node tools/run-jest.mjs unit --selectProjects operator\n`;
-  return header + objects.map(({ object }) => stringify(object, { lineWidth: 0, sortMapEntries: false, aliasDuplicateObjects: false })).join('---\n');
+  return (
+    header +
+    objects
+      .map(({ object }) => stringify(object, { lineWidth: 0, sortMapEntries: false, aliasDuplicateObjects: false }))
+      .join('---\n')
+  );
 }
 
 describe('golden builder output', () => {
@@ -37,9 +42,17 @@ describe('every built object', () => {
         expect(object.metadata.labels?.[LABEL_KEYS.instance]).toBe(cr.metadata.name);
         expect(object.metadata.annotations?.[OPERATOR_VERSION_ANNOTATION]).toBe('9.8.7');
         expect(object.metadata.ownerReferences).toEqual([
-          { apiVersion: API_GROUP_VERSION, kind: KIND, name: cr.metadata.name, uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true },
+          {
+            apiVersion: API_GROUP_VERSION,
+            kind: KIND,
+            name: cr.metadata.name,
+            uid: cr.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
         ]);
-        for (const [k, v] of Object.entries(GOLDEN_VARIANTS[variant]?.labels ?? {})) expect(object.metadata.labels?.[k]).toBe(v);
+        for (const [k, v] of Object.entries(GOLDEN_VARIANTS[variant]?.labels ?? {}))
+          expect(object.metadata.labels?.[k]).toBe(v);
       }
     });
   }

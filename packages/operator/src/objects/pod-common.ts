@@ -1,7 +1,12 @@
 // Pieces shared by the controller and node pod templates: resource conversion, hardened container
 // security, the driver's configuration common to both modes (rendered as arguments by the flag schema of @pmem-csi/csi),
 // and the config-hash annotation that rolls pods when their Secret's certificates change.
-import type { V1Container, V1PodTemplateSpec, V1ResourceRequirements, V1SecurityContext } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1PodTemplateSpec,
+  V1ResourceRequirements,
+  V1SecurityContext,
+} from '@kubernetes/client-node';
 import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
 import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '@pmem-csi/api';
 import type { ControllerConfig } from '@pmem-csi/csi';
@@ -27,7 +32,14 @@ export function restrictedContainer(): V1SecurityContext {
 }
 
 /** The driver's configuration common to both modes (rendered by @pmem-csi/csi renderDriverArgs). */
-export function commonDriverConfig(ctx: BuildContext, driverName: string, endpoint: string): Pick<ControllerConfig, 'driverName' | 'csiEndpoint' | 'caFile' | 'certFile' | 'keyFile' | 'logFormat' | 'verbosity'> {
+export function commonDriverConfig(
+  ctx: BuildContext,
+  driverName: string,
+  endpoint: string,
+): Pick<
+  ControllerConfig,
+  'driverName' | 'csiEndpoint' | 'caFile' | 'certFile' | 'keyFile' | 'logFormat' | 'verbosity'
+> {
   return {
     driverName,
     csiEndpoint: endpoint,
@@ -40,8 +52,14 @@ export function commonDriverConfig(ctx: BuildContext, driverName: string, endpoi
 }
 
 /** The driver container's common parts: image, pull policy, certificate mount. */
-export function driverContainerBase(ctx: BuildContext): Pick<V1Container, 'image' | 'imagePullPolicy' | 'terminationMessagePolicy'> {
-  return { image: ctx.spec.image, imagePullPolicy: ctx.spec.imagePullPolicy, terminationMessagePolicy: 'FallbackToLogsOnError' };
+export function driverContainerBase(
+  ctx: BuildContext,
+): Pick<V1Container, 'image' | 'imagePullPolicy' | 'terminationMessagePolicy'> {
+  return {
+    image: ctx.spec.image,
+    imagePullPolicy: ctx.spec.imagePullPolicy,
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+  };
 }
 
 export const certsMount = { name: CERTS_VOLUME, mountPath: CERTS_MOUNT_PATH, readOnly: true };
@@ -58,11 +76,15 @@ export function certsVolume(secretName: string): { name: string; secret: { secre
 export function withConfigHash(template: V1PodTemplateSpec, tls: TlsMaterial): V1PodTemplateSpec {
   const hash = contentHash(template, { ca: tls.caBundlePem, cert: tls.certPem });
   const metadata = template.metadata ?? {};
-  return { ...template, metadata: { ...metadata, annotations: { ...metadata.annotations, [CONFIG_HASH_ANNOTATION]: hash } } };
+  return {
+    ...template,
+    metadata: { ...metadata, annotations: { ...metadata.annotations, [CONFIG_HASH_ANNOTATION]: hash } },
+  };
 }
 
 /** spec.selector of Deployments and DaemonSets is immutable: another selector means recreate. */
 export function selectorMustRecreate(live: KubeObject, desired: KubeObject): boolean {
-  const selector = (o: KubeObject): string => canonicalJson((o as { spec?: { selector?: unknown } }).spec?.selector ?? null);
+  const selector = (o: KubeObject): string =>
+    canonicalJson((o as { spec?: { selector?: unknown } }).spec?.selector ?? null);
   return selector(live) !== selector(desired);
 }

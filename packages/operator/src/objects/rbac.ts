@@ -8,7 +8,14 @@
 //   on) plus get on Pods and ReplicaSets to find the owning Deployment (--capacity-ownerref-level=2).
 // The driver itself needs no Kubernetes permissions, so its ClusterRole/Binding are not built
 // (null); objects of those names left by older versions are removed as obsolete.
-import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule, V1Role, V1RoleBinding, RbacV1Subject } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  RbacV1Subject,
+} from '@kubernetes/client-node';
 import { deploymentObjectNames } from '@pmem-csi/api';
 import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
@@ -26,14 +33,26 @@ export const PROVISIONER_CLUSTER_RULES: readonly V1PolicyRule[] = [
 ];
 
 export const PROVISIONER_NAMESPACE_RULES: readonly V1PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
-  { apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+  },
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['csistoragecapacities'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
   { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
   { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
 ];
 
 function controllerSubject(cr: OwnerDeployment, ctx: BuildContext): RbacV1Subject {
-  return { kind: 'ServiceAccount', name: deploymentObjectNames(cr.metadata.name).controllerServiceAccount, namespace: ctx.namespace };
+  return {
+    kind: 'ServiceAccount',
+    name: deploymentObjectNames(cr.metadata.name).controllerServiceAccount,
+    namespace: ctx.namespace,
+  };
 }
 
 const rules = (list: readonly V1PolicyRule[]): V1PolicyRule[] => list.map((r) => ({ ...r }));
@@ -48,12 +67,19 @@ export function buildProvisionerClusterRole(cr: OwnerDeployment, ctx: BuildConte
   };
 }
 
-export function buildProvisionerClusterRoleBinding(cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRoleBinding> {
+export function buildProvisionerClusterRoleBinding(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+): Built<V1ClusterRoleBinding> {
   const names = deploymentObjectNames(cr.metadata.name);
   return {
     apiVersion: RESOURCES.clusterRoleBinding.apiVersion,
     kind: RESOURCES.clusterRoleBinding.kind,
-    metadata: objectMeta(cr, ctx, { name: names.provisionerClusterRoleBinding, namespaced: false, component: 'controller' }),
+    metadata: objectMeta(cr, ctx, {
+      name: names.provisionerClusterRoleBinding,
+      namespaced: false,
+      component: 'controller',
+    }),
     subjects: [controllerSubject(cr, ctx)],
     roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: names.provisionerClusterRole },
   };

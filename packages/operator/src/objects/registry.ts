@@ -28,7 +28,11 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.serviceAccount, id: 'controller-service-account', build: buildControllerServiceAccount },
   { ...RESOURCES.serviceAccount, id: 'node-service-account', build: buildNodeServiceAccount },
   { ...RESOURCES.clusterRole, id: 'provisioner-cluster-role', build: buildProvisionerClusterRole },
-  { ...RESOURCES.clusterRoleBinding, id: 'provisioner-cluster-role-binding', build: buildProvisionerClusterRoleBinding },
+  {
+    ...RESOURCES.clusterRoleBinding,
+    id: 'provisioner-cluster-role-binding',
+    build: buildProvisionerClusterRoleBinding,
+  },
   { ...RESOURCES.role, id: 'provisioner-role', build: buildProvisionerRole },
   { ...RESOURCES.roleBinding, id: 'provisioner-role-binding', build: buildProvisionerRoleBinding },
   { ...RESOURCES.clusterRole, id: 'driver-cluster-role', build: buildDriverClusterRole },
@@ -36,7 +40,13 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService },
   { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService },
   { ...RESOURCES.csiDriver, id: 'csi-driver', build: buildCsiDriver, mustRecreate: csiDriverMustRecreate },
-  { ...RESOURCES.deployment, id: 'controller-deployment', build: buildControllerDeployment, mustRecreate: selectorMustRecreate, prepatch: strategyPrepatch },
+  {
+    ...RESOURCES.deployment,
+    id: 'controller-deployment',
+    build: buildControllerDeployment,
+    mustRecreate: selectorMustRecreate,
+    prepatch: strategyPrepatch,
+  },
   { ...RESOURCES.daemonSet, id: 'node-daemonset', build: buildNodeDaemonSet, mustRecreate: selectorMustRecreate },
 ];
 
@@ -47,7 +57,11 @@ export interface DesiredObject {
 }
 
 /** Every object the CR wants, in apply order (builders returning null are skipped). */
-export function buildDesiredObjects(cr: OwnerDeployment, ctx: BuildContext, builders: readonly ObjectBuilder[] = BUILDERS): DesiredObject[] {
+export function buildDesiredObjects(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+  builders: readonly ObjectBuilder[] = BUILDERS,
+): DesiredObject[] {
   return builders.flatMap((builder) => {
     const object = builder.build(cr, ctx);
     return object === null ? [] : [{ builder, object }];

@@ -18,7 +18,11 @@ export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 
 const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
-function tlsSecret(cr: OwnerDeployment, ctx: BuildContext, secret: { name: string; material: TlsMaterial; component?: DriverComponentLabel }): Built<V1Secret> {
+function tlsSecret(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+  secret: { name: string; material: TlsMaterial; component?: DriverComponentLabel },
+): Built<V1Secret> {
   const { name, material, component } = secret;
   return {
     apiVersion: RESOURCES.secret.apiVersion,
@@ -34,16 +38,26 @@ function tlsSecret(cr: OwnerDeployment, ctx: BuildContext, secret: { name: strin
 }
 
 export function buildRegistrySecret(cr: OwnerDeployment, ctx: BuildContext): Built<V1Secret> {
-  return tlsSecret(cr, ctx, { name: deploymentObjectNames(cr.metadata.name).registrySecret, material: ctx.certs.registry, component: 'controller' });
+  return tlsSecret(cr, ctx, {
+    name: deploymentObjectNames(cr.metadata.name).registrySecret,
+    material: ctx.certs.registry,
+    component: 'controller',
+  });
 }
 
 export function buildNodeSecret(cr: OwnerDeployment, ctx: BuildContext): Built<V1Secret> {
-  return tlsSecret(cr, ctx, { name: deploymentObjectNames(cr.metadata.name).nodeSecret, material: ctx.certs.node, component: 'node' });
+  return tlsSecret(cr, ctx, {
+    name: deploymentObjectNames(cr.metadata.name).nodeSecret,
+    material: ctx.certs.node,
+    component: 'node',
+  });
 }
 
 export function buildCaSecret(cr: OwnerDeployment, ctx: BuildContext): Built<V1Secret> {
   const { ca } = ctx.certs;
-  return ca === undefined ? null : tlsSecret(cr, ctx, { name: deploymentObjectNames(cr.metadata.name).caSecret, material: ca });
+  return ca === undefined
+    ? null
+    : tlsSecret(cr, ctx, { name: deploymentObjectNames(cr.metadata.name).caSecret, material: ca });
 }
 
 /** The type of a Secret is immutable. */

@@ -7,7 +7,11 @@ import { RESOURCES } from '../resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 
-function serviceAccount(cr: OwnerDeployment, ctx: BuildContext, component: 'controller' | 'node'): Built<V1ServiceAccount> {
+function serviceAccount(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+  component: 'controller' | 'node',
+): Built<V1ServiceAccount> {
   const names = deploymentObjectNames(cr.metadata.name);
   const name = component === 'controller' ? names.controllerServiceAccount : names.nodeServiceAccount;
   return {
@@ -18,5 +22,7 @@ function serviceAccount(cr: OwnerDeployment, ctx: BuildContext, component: 'cont
   };
 }
 
-export const buildControllerServiceAccount = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ServiceAccount> => serviceAccount(cr, ctx, 'controller');
-export const buildNodeServiceAccount = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ServiceAccount> => serviceAccount(cr, ctx, 'node');
+export const buildControllerServiceAccount = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ServiceAccount> =>
+  serviceAccount(cr, ctx, 'controller');
+export const buildNodeServiceAccount = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ServiceAccount> =>
+  serviceAccount(cr, ctx, 'node');

@@ -9,7 +9,12 @@ import { objectMeta } from './meta.js';
 export const REGISTRY_PORT_NAME = 'registry';
 export const METRICS_PORT_NAME = 'metrics';
 
-function service(cr: OwnerDeployment, ctx: BuildContext, name: string, port: { name: string; number: number }): Built<V1Service> {
+function service(
+  cr: OwnerDeployment,
+  ctx: BuildContext,
+  name: string,
+  port: { name: string; number: number },
+): Built<V1Service> {
   return {
     apiVersion: RESOURCES.service.apiVersion,
     kind: RESOURCES.service.kind,
@@ -23,9 +28,15 @@ function service(cr: OwnerDeployment, ctx: BuildContext, name: string, port: { n
 }
 
 export function buildRegistryService(cr: OwnerDeployment, ctx: BuildContext): Built<V1Service> {
-  return service(cr, ctx, deploymentObjectNames(cr.metadata.name).registryService, { name: REGISTRY_PORT_NAME, number: REGISTRY_PORT });
+  return service(cr, ctx, deploymentObjectNames(cr.metadata.name).registryService, {
+    name: REGISTRY_PORT_NAME,
+    number: REGISTRY_PORT,
+  });
 }
 
 export function buildMetricsService(cr: OwnerDeployment, ctx: BuildContext): Built<V1Service> {
-  return service(cr, ctx, deploymentObjectNames(cr.metadata.name).metricsService, { name: METRICS_PORT_NAME, number: METRICS_PORT });
+  return service(cr, ctx, deploymentObjectNames(cr.metadata.name).metricsService, {
+    name: METRICS_PORT_NAME,
+    number: METRICS_PORT,
+  });
 }

@@ -26,8 +26,12 @@ interface PodVolume {
   ephemeral?: { volumeClaimTemplate: { spec: { storageClassName: string } } };
 }
 
-const yamlFiles = readdirSync(DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-const docs: Doc[] = yamlFiles.flatMap((f) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8')).map((d) => d.toJS() as Doc));
+const yamlFiles = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+  .sort();
+const docs: Doc[] = yamlFiles.flatMap((f) =>
+  parseAllDocuments(readFileSync(join(DIR, f), 'utf8')).map((d) => d.toJS() as Doc),
+);
 const ofKind = <T extends Doc>(kind: string): T[] => docs.filter((d) => d.kind === kind) as T[];
 const classes = ofKind<StorageClass>('StorageClass');
 const claims = ofKind<Doc & { spec: { storageClassName: string } }>('PersistentVolumeClaim');
@@ -35,7 +39,9 @@ const podVolumes = ofKind<Doc & { spec: { volumes: PodVolume[] } }>('Pod').flatM
 
 describe('deploy/kustomize/examples', () => {
   it('are all listed in kustomization.yaml', () => {
-    const kustomization = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as { resources: string[] };
+    const kustomization = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0]?.toJS() as {
+      resources: string[];
+    };
     expect([...kustomization.resources].sort()).toEqual(yamlFiles);
   });
 
@@ -51,7 +57,11 @@ describe('deploy/kustomize/examples', () => {
   it('use only StorageClass parameters the driver accepts', () => {
     for (const c of classes) {
       const result = parseVolumeParameters(c.parameters, 'createVolume');
-      expect({ name: c.metadata.name, ok: result.ok, message: result.ok ? '' : result.message }).toEqual({ name: c.metadata.name, ok: true, message: '' });
+      expect({ name: c.metadata.name, ok: result.ok, message: result.ok ? '' : result.message }).toEqual({
+        name: c.metadata.name,
+        ok: true,
+        message: '',
+      });
       expect(['ext4', 'xfs']).toContain(c.parameters['csi.storage.k8s.io/fstype']);
     }
   });

@@ -4,7 +4,13 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { CRD_SOURCE_FILE, GENERATED_DIRS, HELM_RULES_TEMPLATE, HELM_VALUES_SCHEMA, renderDeployFiles } from './files.js';
+import {
+  CRD_SOURCE_FILE,
+  GENERATED_DIRS,
+  HELM_RULES_TEMPLATE,
+  HELM_VALUES_SCHEMA,
+  renderDeployFiles,
+} from './files.js';
 import { DRIVER_VARIANTS, OPERATOR_RENDERED_FILE, renderedManifestPaths } from './variants.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -23,7 +29,9 @@ function listFiles(dir: string): string[] {
 
 describe('generated deploy files', () => {
   it('are all committed and up to date', () => {
-    const stale = [...files].filter(([file, content]) => !existsSync(join(ROOT, file)) || readFileSync(join(ROOT, file), 'utf8') !== content).map(([f]) => f);
+    const stale = [...files]
+      .filter(([file, content]) => !existsSync(join(ROOT, file)) || readFileSync(join(ROOT, file), 'utf8') !== content)
+      .map(([f]) => f);
     expect({ stale, hint: REGENERATE }).toEqual({ stale: [], hint: REGENERATE });
   });
 
@@ -33,23 +41,30 @@ describe('generated deploy files', () => {
   });
 
   it('include the Helm rules template, the values schema and a rendered manifest per variant', () => {
-    for (const f of [HELM_RULES_TEMPLATE, HELM_VALUES_SCHEMA, ...renderedManifestPaths()]) expect(files.has(f)).toBe(true);
+    for (const f of [HELM_RULES_TEMPLATE, HELM_VALUES_SCHEMA, ...renderedManifestPaths()])
+      expect(files.has(f)).toBe(true);
     expect(renderedManifestPaths()).toEqual([OPERATOR_RENDERED_FILE, ...DRIVER_VARIANTS.map((v) => v.renderedFile)]);
   });
 
   it('copy the CRD byte for byte below a one-line header', () => {
     const crd = readFileSync(join(ROOT, CRD_SOURCE_FILE), 'utf8');
     const copies = [...files].filter(([f]) => f.endsWith('pmem-csi.intel.com_pmemcsideployments.yaml'));
-    expect(copies.map(([f]) => f).sort()).toEqual(['deploy/helm/pmem-csi/crds/pmem-csi.intel.com_pmemcsideployments.yaml', 'deploy/kustomize/crd/pmem-csi.intel.com_pmemcsideployments.yaml']);
+    expect(copies.map(([f]) => f).sort()).toEqual([
+      'deploy/helm/pmem-csi/crds/pmem-csi.intel.com_pmemcsideployments.yaml',
+      'deploy/kustomize/crd/pmem-csi.intel.com_pmemcsideployments.yaml',
+    ]);
     for (const [, content] of copies) expect(content.slice(content.indexOf('\n') + 1)).toBe(crd);
   });
 
   it('are valid YAML (every .yaml) and JSON (the schema), each with a do-not-edit header', () => {
     for (const [file, content] of files) {
-      if (file.endsWith('.json')) expect(JSON.parse(content)).toHaveProperty('$comment', expect.stringContaining('DO NOT EDIT'));
+      if (file.endsWith('.json'))
+        expect(JSON.parse(content)).toHaveProperty('$comment', expect.stringContaining('DO NOT EDIT'));
       else expect(content).toMatch(/DO NOT EDIT/);
       if (!file.endsWith('.yaml')) continue;
-      const errors = parseAllDocuments(content).flatMap((d) => ('errors' in d ? d.errors.map((e) => e.message) : ['not a document']));
+      const errors = parseAllDocuments(content).flatMap((d) =>
+        'errors' in d ? d.errors.map((e) => e.message) : ['not a document'],
+      );
       expect({ file, errors }).toEqual({ file, errors: [] });
     }
   });

@@ -9,7 +9,13 @@ import { parse } from 'yaml';
 import { isImageReference } from '@pmem-csi/api';
 import { TOOL_PACKAGES } from '@pmem-csi/runtime';
 import { OPERATOR_VERSION } from '../version.js';
-import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, DRIVER_IMAGE_REPOSITORY, OPERATOR_IMAGE_REPOSITORY, imageReference } from './images.js';
+import {
+  DEFAULT_DRIVER_IMAGE,
+  DEFAULT_OPERATOR_IMAGE,
+  DRIVER_IMAGE_REPOSITORY,
+  OPERATOR_IMAGE_REPOSITORY,
+  imageReference,
+} from './images.js';
 import { OPERATOR_RUN_AS } from './operator-install.js';
 import { HELM_CHART_DIR } from './variants.js';
 
@@ -22,12 +28,20 @@ function aptPackages(dockerfile: string): string[] {
   const lines = joined.split('\n').filter((l) => /apt-get install/.test(l));
   if (lines.length !== 1) throw new Error(`expected one apt-get install line, found ${lines.length}`);
   const after = (lines[0] ?? '').split(/apt-get install/)[1] ?? '';
-  return (after.split('&&')[0] ?? '').trim().split(/\s+/).filter((w) => w !== '' && !w.startsWith('-'));
+  return (after.split('&&')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '' && !w.startsWith('-'));
 }
 
 const DOCKERFILES = [
   { file: 'deploy/images/driver.Dockerfile', repository: DRIVER_IMAGE_REPOSITORY, app: 'driver', user: '0:0' },
-  { file: 'deploy/images/operator.Dockerfile', repository: OPERATOR_IMAGE_REPOSITORY, app: 'operator', user: `${OPERATOR_RUN_AS}:${OPERATOR_RUN_AS}` },
+  {
+    file: 'deploy/images/operator.Dockerfile',
+    repository: OPERATOR_IMAGE_REPOSITORY,
+    app: 'operator',
+    user: `${OPERATOR_RUN_AS}:${OPERATOR_RUN_AS}`,
+  },
 ] as const;
 
 /** @pmem-csi/* packages `app` needs at run time, itself included. */
@@ -36,7 +50,10 @@ function workspaceClosure(app: string): string[] {
   const visit = (pkg: string): void => {
     if (seen.has(pkg)) return;
     seen.add(pkg);
-    const deps = Object.keys((JSON.parse(read(`packages/${pkg}/package.json`)) as { dependencies?: Record<string, string> }).dependencies ?? {});
+    const deps = Object.keys(
+      (JSON.parse(read(`packages/${pkg}/package.json`)) as { dependencies?: Record<string, string> }).dependencies ??
+        {},
+    );
     for (const d of deps.filter((d) => d.startsWith('@pmem-csi/'))) visit(d.slice('@pmem-csi/'.length));
   };
   visit(app);
@@ -98,19 +115,37 @@ describe('container images', () => {
   it('have valid default references of this version', () => {
     expect(DEFAULT_DRIVER_IMAGE).toBe(`pmem-csi-driver:${OPERATOR_VERSION}`);
     expect(DEFAULT_OPERATOR_IMAGE).toBe(`pmem-csi-operator:${OPERATOR_VERSION}`);
-    expect(imageReference('pmem-csi-driver', { registry: 'registry.example.com/pmem/', tag: 'v1' })).toBe('registry.example.com/pmem/pmem-csi-driver:v1');
-    for (const image of [DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, imageReference('x', { registry: 'localhost:5000' })]) expect(isImageReference(image)).toBe(true);
+    expect(imageReference('pmem-csi-driver', { registry: 'registry.example.com/pmem/', tag: 'v1' })).toBe(
+      'registry.example.com/pmem/pmem-csi-driver:v1',
+    );
+    for (const image of [
+      DEFAULT_DRIVER_IMAGE,
+      DEFAULT_OPERATOR_IMAGE,
+      imageReference('x', { registry: 'localhost:5000' }),
+    ])
+      expect(isImageReference(image)).toBe(true);
   });
 
   it('the chart version, its appVersion (the default tag) and the package versions are the operator version', () => {
     const chart = parse(read(`${HELM_CHART_DIR}/Chart.yaml`)) as { version: string; appVersion: string };
-    expect({ version: chart.version, appVersion: chart.appVersion }).toEqual({ version: OPERATOR_VERSION, appVersion: OPERATOR_VERSION });
+    expect({ version: chart.version, appVersion: chart.appVersion }).toEqual({
+      version: OPERATOR_VERSION,
+      appVersion: OPERATOR_VERSION,
+    });
     expect((JSON.parse(read('packages/operator/package.json')) as { version: string }).version).toBe(OPERATOR_VERSION);
-    const values = parse(read(`${HELM_CHART_DIR}/values.yaml`)) as { operator: { image: { repository: string } }; driver: { image: { repository: string } } };
-    expect([values.operator.image.repository, values.driver.image.repository]).toEqual([OPERATOR_IMAGE_REPOSITORY, DRIVER_IMAGE_REPOSITORY]);
+    const values = parse(read(`${HELM_CHART_DIR}/values.yaml`)) as {
+      operator: { image: { repository: string } };
+      driver: { image: { repository: string } };
+    };
+    expect([values.operator.image.repository, values.driver.image.repository]).toEqual([
+      OPERATOR_IMAGE_REPOSITORY,
+      DRIVER_IMAGE_REPOSITORY,
+    ]);
   });
 
   it('reads the apt-get line across continuation lines', () => {
-    expect(aptPackages('RUN apt-get update \\\n && apt-get install -y --no-install-recommends a b \\\n c && rm -rf x\n')).toEqual(['a', 'b', 'c']);
+    expect(
+      aptPackages('RUN apt-get update \\\n && apt-get install -y --no-install-recommends a b \\\n c && rm -rf x\n'),
+    ).toEqual(['a', 'b', 'c']);
   });
 });

@@ -27,7 +27,10 @@ export const PART_OF = 'pmem-csi';
 /** Pod Security admission: the node driver is privileged (devices, mounts); the operator is not. */
 export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
 
-export const OPERATOR_DEFAULT_RESOURCES: V1ResourceRequirements = { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } };
+export const OPERATOR_DEFAULT_RESOURCES: V1ResourceRequirements = {
+  requests: { cpu: '50m', memory: '128Mi' },
+  limits: { memory: '512Mi' },
+};
 
 export interface OperatorInstallOptions {
   readonly operatorNamespace: string;
@@ -59,15 +62,31 @@ export function operatorSelectorLabels(): Record<string, string> {
 
 /** Labels of every install object of the operator. */
 export function operatorLabels(managedBy: string): Record<string, string> {
-  return { ...operatorSelectorLabels(), [LABEL_KEYS.partOf]: PART_OF, 'app.kubernetes.io/version': OPERATOR_VERSION, [LABEL_KEYS.managedBy]: managedBy };
+  return {
+    ...operatorSelectorLabels(),
+    [LABEL_KEYS.partOf]: PART_OF,
+    'app.kubernetes.io/version': OPERATOR_VERSION,
+    [LABEL_KEYS.managedBy]: managedBy,
+  };
 }
 
 /** A Namespace with a Pod Security level (the driver's must be privileged). */
-export function namespaceObject(name: string, podSecurity: 'privileged' | 'restricted', managedBy: string): V1Namespace & KubeObject {
+export function namespaceObject(
+  name: string,
+  podSecurity: 'privileged' | 'restricted',
+  managedBy: string,
+): V1Namespace & KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: { name, labels: { [LABEL_KEYS.partOf]: PART_OF, [LABEL_KEYS.managedBy]: managedBy, [POD_SECURITY_ENFORCE_LABEL]: podSecurity } },
+    metadata: {
+      name,
+      labels: {
+        [LABEL_KEYS.partOf]: PART_OF,
+        [LABEL_KEYS.managedBy]: managedBy,
+        [POD_SECURITY_ENFORCE_LABEL]: podSecurity,
+      },
+    },
   };
 }
 
@@ -84,7 +103,10 @@ export function operatorArgs(o: OperatorInstallOptions): string[] {
 }
 
 function operatorDeployment(o: OperatorInstallOptions): V1Deployment & KubeObject {
-  const fieldEnv = (name: string, fieldPath: string): { name: string; valueFrom: { fieldRef: { apiVersion: string; fieldPath: string } } } => ({
+  const fieldEnv = (
+    name: string,
+    fieldPath: string,
+  ): { name: string; valueFrom: { fieldRef: { apiVersion: string; fieldPath: string } } } => ({
     name,
     valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } },
   });
@@ -101,7 +123,12 @@ function operatorDeployment(o: OperatorInstallOptions): V1Deployment & KubeObjec
         spec: {
           serviceAccountName: OPERATOR_NAME,
           enableServiceLinks: false,
-          securityContext: { runAsNonRoot: true, runAsUser: OPERATOR_RUN_AS, runAsGroup: OPERATOR_RUN_AS, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: OPERATOR_RUN_AS,
+            runAsGroup: OPERATOR_RUN_AS,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: OPERATOR_NAME,
@@ -111,11 +138,20 @@ function operatorDeployment(o: OperatorInstallOptions): V1Deployment & KubeObjec
               // POD_NAME makes the leader-election identity readable; POD_NAMESPACE is informational.
               env: [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace')],
               ports: [{ name: 'http', containerPort: OPERATOR_HTTP_PORT, protocol: 'TCP' }],
-              livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'http' },
+                initialDelaySeconds: 10,
+                periodSeconds: 10,
+                failureThreshold: 3,
+              },
               // A standby replica (not leader) reports ready too, see http-server.ts.
               readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
               resources: o.resources ?? OPERATOR_DEFAULT_RESOURCES,
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
               terminationMessagePolicy: 'FallbackToLogsOnError',
             },
           ],
@@ -131,13 +167,38 @@ export function operatorInstallObjects(o: OperatorInstallOptions = DEFAULT_OPERA
   const rules = operatorRbacRules();
   const rbac = RESOURCES.clusterRole.apiVersion;
   const subjects = [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: o.operatorNamespace }];
-  const roleRef = (kind: string): { apiGroup: string; kind: string; name: string } => ({ apiGroup: rbac.split('/')[0] ?? '', kind, name: OPERATOR_NAME });
+  const roleRef = (kind: string): { apiGroup: string; kind: string; name: string } => ({
+    apiGroup: rbac.split('/')[0] ?? '',
+    kind,
+    name: OPERATOR_NAME,
+  });
   const objects: (KubeObject & Record<string, unknown>)[] = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: OPERATOR_NAME, namespace: o.operatorNamespace, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: OPERATOR_NAME, namespace: o.operatorNamespace, labels },
+    },
     { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: OPERATOR_NAME, labels }, rules: rules.cluster },
-    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: OPERATOR_NAME, labels }, subjects, roleRef: roleRef('ClusterRole') },
-    { apiVersion: rbac, kind: 'Role', metadata: { name: OPERATOR_NAME, namespace: o.driverNamespace, labels }, rules: rules.namespace },
-    { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: OPERATOR_NAME, namespace: o.driverNamespace, labels }, subjects, roleRef: roleRef('Role') },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: OPERATOR_NAME, labels },
+      subjects,
+      roleRef: roleRef('ClusterRole'),
+    },
+    {
+      apiVersion: rbac,
+      kind: 'Role',
+      metadata: { name: OPERATOR_NAME, namespace: o.driverNamespace, labels },
+      rules: rules.namespace,
+    },
+    {
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: { name: OPERATOR_NAME, namespace: o.driverNamespace, labels },
+      subjects,
+      roleRef: roleRef('Role'),
+    },
   ];
   return [...objects, operatorDeployment(o)];
 }

@@ -5,7 +5,12 @@ import { EVER_CREATED_KINDS } from '../objects/kinds.js';
 import { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from '../objects/rbac.js';
 import { BUILDERS } from '../objects/registry.js';
 import { RESOURCES } from '../resources.js';
-import { DEFAULT_OPERATOR_INSTALL, OPERATOR_HTTP_PORT, operatorArgs, operatorInstallObjects } from './operator-install.js';
+import {
+  DEFAULT_OPERATOR_INSTALL,
+  OPERATOR_HTTP_PORT,
+  operatorArgs,
+  operatorInstallObjects,
+} from './operator-install.js';
 import { operatorRbacRules } from './operator-rbac.js';
 
 const rules = operatorRbacRules();
@@ -42,8 +47,14 @@ describe('operator RBAC', () => {
     for (const b of BUILDERS) {
       const scope = b.namespaced ? namespaced : cluster;
       const other = b.namespaced ? cluster : namespaced;
-      expect({ kind: b.kind, ok: has(scope, groupOf(b.apiVersion), b.plural, ['get', 'list', 'watch', 'create', 'patch', 'delete']) }).toEqual({ kind: b.kind, ok: true });
-      expect({ kind: b.kind, elsewhere: other.has(`${groupOf(b.apiVersion)}|${b.plural}`) }).toEqual({ kind: b.kind, elsewhere: false });
+      expect({
+        kind: b.kind,
+        ok: has(scope, groupOf(b.apiVersion), b.plural, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      }).toEqual({ kind: b.kind, ok: true });
+      expect({ kind: b.kind, elsewhere: other.has(`${groupOf(b.apiVersion)}|${b.plural}`) }).toEqual({
+        kind: b.kind,
+        elsewhere: false,
+      });
     }
   });
 
@@ -51,7 +62,12 @@ describe('operator RBAC', () => {
     const built = new Set(BUILDERS.map((b) => b.kind));
     const legacy = EVER_CREATED_KINDS.filter((k) => !built.has(k.kind));
     expect(legacy.map((k) => k.kind).sort()).toEqual(['MutatingWebhookConfiguration', 'StatefulSet']);
-    for (const k of legacy) expect([...((k.namespaced ? namespaced : cluster).get(`${groupOf(k.apiVersion)}|${k.plural}`) ?? [])]).toEqual(['list', 'watch', 'delete']);
+    for (const k of legacy)
+      expect([...((k.namespaced ? namespaced : cluster).get(`${groupOf(k.apiVersion)}|${k.plural}`) ?? [])]).toEqual([
+        'list',
+        'watch',
+        'delete',
+      ]);
   });
 
   it('lists PersistentVolumes, creates Events and holds its leader-election Lease', () => {
@@ -61,8 +77,14 @@ describe('operator RBAC', () => {
   });
 
   it('holds every permission it grants to external-provisioner (RBAC escalation check)', () => {
-    for (const [scope, granted] of [[cluster, PROVISIONER_CLUSTER_RULES], [namespaced, PROVISIONER_NAMESPACE_RULES]] as const) {
-      for (const r of granted) for (const g of r.apiGroups ?? []) for (const res of r.resources ?? []) expect({ res, ok: has(scope, g, res, r.verbs) }).toEqual({ res, ok: true });
+    for (const [scope, granted] of [
+      [cluster, PROVISIONER_CLUSTER_RULES],
+      [namespaced, PROVISIONER_NAMESPACE_RULES],
+    ] as const) {
+      for (const r of granted)
+        for (const g of r.apiGroups ?? [])
+          for (const res of r.resources ?? [])
+            expect({ res, ok: has(scope, g, res, r.verbs) }).toEqual({ res, ok: true });
     }
   });
 
@@ -78,12 +100,17 @@ describe('operator RBAC', () => {
 
   it('is bound to the operator in both scopes', () => {
     const objects = operatorInstallObjects();
-    const find = (kind: string): Record<string, unknown> | undefined => objects.find((o) => o.kind === kind) as Record<string, unknown> | undefined;
+    const find = (kind: string): Record<string, unknown> | undefined =>
+      objects.find((o) => o.kind === kind) as Record<string, unknown> | undefined;
     expect(find('ClusterRole')?.['rules']).toEqual(rules.cluster);
     expect(find('Role')?.['rules']).toEqual(rules.namespace);
-    expect((find('Role')?.['metadata'] as { namespace?: string }).namespace).toBe(DEFAULT_OPERATOR_INSTALL.driverNamespace);
+    expect((find('Role')?.['metadata'] as { namespace?: string }).namespace).toBe(
+      DEFAULT_OPERATOR_INSTALL.driverNamespace,
+    );
     for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
-      expect(find(kind)?.['subjects']).toEqual([{ kind: 'ServiceAccount', name: 'pmem-csi-operator', namespace: DEFAULT_OPERATOR_INSTALL.operatorNamespace }]);
+      expect(find(kind)?.['subjects']).toEqual([
+        { kind: 'ServiceAccount', name: 'pmem-csi-operator', namespace: DEFAULT_OPERATOR_INSTALL.operatorNamespace },
+      ]);
     }
   });
 });
@@ -103,7 +130,17 @@ describe('operator command line', () => {
 
   it('probes the port the operator serves /healthz and /readyz on', () => {
     const deployment = operatorInstallObjects().find((o) => o.kind === 'Deployment') as unknown as {
-      spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[]; livenessProbe: unknown; readinessProbe: unknown }[] } } };
+      spec: {
+        template: {
+          spec: {
+            containers: {
+              ports: { name: string; containerPort: number }[];
+              livenessProbe: unknown;
+              readinessProbe: unknown;
+            }[];
+          };
+        };
+      };
     };
     const [container] = deployment.spec.template.spec.containers;
     expect(container?.ports).toEqual([{ name: 'http', containerPort: OPERATOR_HTTP_PORT, protocol: 'TCP' }]);

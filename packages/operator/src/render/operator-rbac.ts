@@ -48,11 +48,13 @@ function grant(grants: Grants, group: string, resource: string, verbs: readonly 
 
 function grantRules(grants: Grants, rules: readonly V1PolicyRule[]): void {
   for (const rule of rules) {
-    for (const group of rule.apiGroups ?? ['']) for (const resource of rule.resources ?? []) grant(grants, group, resource, rule.verbs);
+    for (const group of rule.apiGroups ?? [''])
+      for (const resource of rule.resources ?? []) grant(grants, group, resource, rule.verbs);
   }
 }
 
-const groupOf = (type: { readonly apiVersion: string }): string => (type.apiVersion.includes('/') ? (type.apiVersion.split('/')[0] ?? '') : '');
+const groupOf = (type: { readonly apiVersion: string }): string =>
+  type.apiVersion.includes('/') ? (type.apiVersion.split('/')[0] ?? '') : '';
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function orderedVerbs(verbs: Set<string>): string[] {
@@ -88,7 +90,8 @@ export function operatorRbacRules(): OperatorRules {
   grant(cluster, API_GROUP, `${PLURAL}/finalizers`, ['update']);
   const built = new Set(BUILDERS.map(typeKey));
   for (const type of BUILDERS) grant(scope(type), groupOf(type), type.plural, MANAGE);
-  for (const type of EVER_CREATED_KINDS.filter((k) => !built.has(typeKey(k)))) grant(scope(type), groupOf(type), type.plural, CLEAN_UP);
+  for (const type of EVER_CREATED_KINDS.filter((k) => !built.has(typeKey(k))))
+    grant(scope(type), groupOf(type), type.plural, CLEAN_UP);
   grant(cluster, groupOf(RESOURCES.persistentVolume), RESOURCES.persistentVolume.plural, ['list']);
   grant(cluster, '', 'events', ['create']);
   grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'create', 'update']);

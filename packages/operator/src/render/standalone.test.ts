@@ -1,10 +1,22 @@
-import { DEFAULT_DRIVER_NAME, FIELD_MANAGER, LABEL_KEYS, deploymentObjectNames, validateDeployment } from '@pmem-csi/api';
+import {
+  DEFAULT_DRIVER_NAME,
+  FIELD_MANAGER,
+  LABEL_KEYS,
+  deploymentObjectNames,
+  validateDeployment,
+} from '@pmem-csi/api';
 import type { KubeObject } from '../kube-port.js';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import { buildDesiredObjects } from '../objects/registry.js';
 import { FAKE_CERTS } from '../testing/fixtures.js';
 import { DEFAULT_DRIVER_IMAGE } from './images.js';
-import { STANDALONE_MANAGED_BY, standaloneContext, standaloneDeployment, standaloneDriverObjects, toStandalone } from './standalone.js';
+import {
+  STANDALONE_MANAGED_BY,
+  standaloneContext,
+  standaloneDeployment,
+  standaloneDriverObjects,
+  toStandalone,
+} from './standalone.js';
 import { DRIVER_VARIANTS } from './variants.js';
 
 interface Container {
@@ -16,7 +28,8 @@ interface PodSpec {
   containers: Container[];
   volumes: { name: string; secret?: { secretName: string } }[];
 }
-const podSpec = (o: KubeObject | undefined): PodSpec => (o as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+const podSpec = (o: KubeObject | undefined): PodSpec =>
+  (o as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
 const names = deploymentObjectNames(DEFAULT_DRIVER_NAME);
 
 describe('the driver without the operator', () => {
@@ -31,8 +44,13 @@ describe('the driver without the operator', () => {
       });
 
       it('is what the operator builds, minus Secrets, owner references and operator annotations', () => {
-        const cr = { ...standaloneDeployment(options), metadata: { name: DEFAULT_DRIVER_NAME, uid: '6f1b3c2a-0000-4000-8000-000000000001' } };
-        const operatorBuilt = buildDesiredObjects(cr, { ...standaloneContext(options), certs: FAKE_CERTS }).map((d) => d.object);
+        const cr = {
+          ...standaloneDeployment(options),
+          metadata: { name: DEFAULT_DRIVER_NAME, uid: '6f1b3c2a-0000-4000-8000-000000000001' },
+        };
+        const operatorBuilt = buildDesiredObjects(cr, { ...standaloneContext(options), certs: FAKE_CERTS }).map(
+          (d) => d.object,
+        );
         expect(operatorBuilt.filter((o) => o.kind !== 'Secret').map((o) => toStandalone(o))).toEqual(objects);
         expect(operatorBuilt.map((o) => o.kind)).toContain('Secret');
       });
@@ -49,7 +67,9 @@ describe('the driver without the operator', () => {
       });
 
       it('mounts the Secrets that make-certs creates', () => {
-        expect(podSpec(find('Deployment')).volumes.find((v) => v.secret)?.secret?.secretName).toBe(names.registrySecret);
+        expect(podSpec(find('Deployment')).volumes.find((v) => v.secret)?.secret?.secretName).toBe(
+          names.registrySecret,
+        );
         expect(podSpec(find('DaemonSet')).volumes.find((v) => v.secret)?.secret?.secretName).toBe(names.nodeSecret);
       });
 
@@ -57,7 +77,10 @@ describe('the driver without the operator', () => {
         const level = variant.profile === 'testing' ? '--v=5' : '--v=3';
         const containers = [...podSpec(find('Deployment')).containers, ...podSpec(find('DaemonSet')).containers];
         expect(containers.map((c) => c.args.includes(level))).toEqual(containers.map(() => true));
-        expect(containers.filter((c) => c.name === 'pmem-driver').map((c) => c.image)).toEqual([DEFAULT_DRIVER_IMAGE, DEFAULT_DRIVER_IMAGE]);
+        expect(containers.filter((c) => c.name === 'pmem-driver').map((c) => c.image)).toEqual([
+          DEFAULT_DRIVER_IMAGE,
+          DEFAULT_DRIVER_IMAGE,
+        ]);
         expect(podSpec(find('DaemonSet')).containers[0]?.args).toContain(`--device-mode=${variant.deviceMode}`);
       });
     });

@@ -8,7 +8,14 @@
 //   them; the hash would be of placeholder certificates);
 // - the certificate Secrets are not included: the user creates them (deploy/tools/make-certs.ts),
 //   under the names the pods mount (deploymentObjectNames(...).registrySecret / nodeSecret).
-import { API_GROUP_VERSION, DEFAULT_DRIVER_NAME, KIND, LABEL_KEYS, withDefaults, type PmemCSIDeploymentSpec } from '@pmem-csi/api';
+import {
+  API_GROUP_VERSION,
+  DEFAULT_DRIVER_NAME,
+  KIND,
+  LABEL_KEYS,
+  withDefaults,
+  type PmemCSIDeploymentSpec,
+} from '@pmem-csi/api';
 import type { KubeObject } from '../kube-port.js';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import type { BuildContext, OwnerDeployment, TlsMaterial } from '../objects/context.js';
@@ -33,7 +40,12 @@ const NO_TLS: TlsMaterial = { caBundlePem: '', certPem: '', keyPem: '' };
 
 /** The CR the operator would see for `options`, with a placeholder uid. */
 export function standaloneDeployment(options: StandaloneOptions): OwnerDeployment {
-  return { apiVersion: API_GROUP_VERSION, kind: KIND, metadata: { name: options.driverName ?? DEFAULT_DRIVER_NAME, uid: '' }, spec: structuredClone(options.spec) };
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: KIND,
+    metadata: { name: options.driverName ?? DEFAULT_DRIVER_NAME, uid: '' },
+    spec: structuredClone(options.spec),
+  };
 }
 
 /** The build context the operator would use, without certificates. */
@@ -64,7 +76,8 @@ export function toStandalone(object: KubeObject, managedBy: string = STANDALONE_
   const copy = structuredClone(object);
   delete copy.metadata.ownerReferences;
   withoutAnnotation(copy, OPERATOR_VERSION_ANNOTATION);
-  if (copy.metadata.labels?.[LABEL_KEYS.managedBy] !== undefined) copy.metadata.labels[LABEL_KEYS.managedBy] = managedBy;
+  if (copy.metadata.labels?.[LABEL_KEYS.managedBy] !== undefined)
+    copy.metadata.labels[LABEL_KEYS.managedBy] = managedBy;
   const template = (copy as { spec?: { template?: Annotated } }).spec?.template;
   if (template !== undefined) withoutAnnotation(template, CONFIG_HASH_ANNOTATION);
   return copy;

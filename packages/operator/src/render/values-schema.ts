@@ -3,7 +3,13 @@
 // typo in values would otherwise be ignored in silence). Helm applies the schema on install,
 // upgrade, lint and template. Every key here is documented in values.yaml (a unit test checks that
 // the two list the same keys).
-import { DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN, LOG_FORMATS, pmemCsiDeploymentSchema, type JSONSchemaProps } from '@pmem-csi/api';
+import {
+  DRIVER_NAME_MAX_LENGTH,
+  DRIVER_NAME_PATTERN,
+  LOG_FORMATS,
+  pmemCsiDeploymentSchema,
+  type JSONSchemaProps,
+} from '@pmem-csi/api';
 
 type Schema = { [key: string]: unknown };
 
@@ -15,7 +21,10 @@ export function plainJsonSchema(node: JSONSchemaProps): Schema {
   const out: Schema = {};
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith('x-kubernetes-') || key === 'format') continue;
-    if (key === 'properties') out[key] = Object.fromEntries(Object.entries(value as Record<string, JSONSchemaProps>).map(([k, v]) => [k, plainJsonSchema(v)]));
+    if (key === 'properties')
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, JSONSchemaProps>).map(([k, v]) => [k, plainJsonSchema(v)]),
+      );
     else if (key === 'additionalProperties' || key === 'items') out[key] = plainJsonSchema(value as JSONSchemaProps);
     else if (key === 'anyOf') out[key] = (value as JSONSchemaProps[]).map(plainJsonSchema);
     else out[key] = value;
@@ -25,8 +34,17 @@ export function plainJsonSchema(node: JSONSchemaProps): Schema {
 
 const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
 const bool = (description: string): Schema => ({ type: 'boolean', description });
-const obj = (description: string, properties: Record<string, Schema>): Schema => ({ type: 'object', description, additionalProperties: false, properties });
-const stringMap = (description: string): Schema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
+const obj = (description: string, properties: Record<string, Schema>): Schema => ({
+  type: 'object',
+  description,
+  additionalProperties: false,
+  properties,
+});
+const stringMap = (description: string): Schema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+});
 const freeObject = (description: string): Schema => ({ type: 'object', description });
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -36,7 +54,8 @@ function image(what: string, withPullPolicy: boolean): Schema {
     repository: str(`Repository of the ${what} image, without registry (see imageRegistry).`, { minLength: 1 }),
     tag: str('Image tag; "" means the chart\'s appVersion.'),
   };
-  if (withPullPolicy) properties['pullPolicy'] = str('Image pull policy.', { enum: ['Always', 'IfNotPresent', 'Never'] });
+  if (withPullPolicy)
+    properties['pullPolicy'] = str('Image pull policy.', { enum: ['Always', 'IfNotPresent', 'Never'] });
   return obj(`The ${what} image.`, properties);
 }
 
@@ -55,11 +74,21 @@ export function helmValuesSchema(): Schema {
     additionalProperties: false,
     properties: {
       global: freeObject('Values shared with a parent chart (unused by this chart).'),
-      imageRegistry: str('Registry prepended to the operator and driver image repositories, e.g. "registry.example.com/pmem"; "" uses the repositories as they are.'),
+      imageRegistry: str(
+        'Registry prepended to the operator and driver image repositories, e.g. "registry.example.com/pmem"; "" uses the repositories as they are.',
+      ),
       operator: obj('The PMEM-CSI operator, installed in the release namespace.', {
         image: image('operator', true),
-        imagePullSecrets: { type: 'array', description: 'Secrets for pulling the operator image.', items: obj('A Secret reference.', { name: str('Secret name.') }) },
-        replicas: { type: 'integer', minimum: 1, description: 'Operator pods; leader election lets one reconcile, the others stand by.' },
+        imagePullSecrets: {
+          type: 'array',
+          description: 'Secrets for pulling the operator image.',
+          items: obj('A Secret reference.', { name: str('Secret name.') }),
+        },
+        replicas: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Operator pods; leader election lets one reconcile, the others stand by.',
+        },
         logFormat: str('Log format of the operator.', { enum: [...LOG_FORMATS] }),
         logLevel: str('Log level of the operator.', { enum: ['debug', 'info', 'warn', 'error'] }),
         resources: freeObject('Compute resources of the operator container.'),
@@ -70,13 +99,21 @@ export function helmValuesSchema(): Schema {
         podAnnotations: stringMap('Extra annotations of the operator pods.'),
       }),
       driver: obj('Where and with which image the operator deploys drivers.', {
-        namespace: str('Namespace of every driver the operator deploys (and of its leader-election Lease).', { pattern: DNS_LABEL, maxLength: 63 }),
-        createNamespace: bool('Create the driver namespace (kept on uninstall: helm.sh/resource-policy keep), unless it is the release namespace.'),
+        namespace: str('Namespace of every driver the operator deploys (and of its leader-election Lease).', {
+          pattern: DNS_LABEL,
+          maxLength: 63,
+        }),
+        createNamespace: bool(
+          'Create the driver namespace (kept on uninstall: helm.sh/resource-policy keep), unless it is the release namespace.',
+        ),
         image: image('driver', false),
       }),
       deployment: obj('An optional PmemCSIDeployment (one driver) created by the chart.', {
         create: bool('Create the PmemCSIDeployment.'),
-        name: str('Its name, which is the CSI driver name.', { pattern: DRIVER_NAME_PATTERN, maxLength: DRIVER_NAME_MAX_LENGTH }),
+        name: str('Its name, which is the CSI driver name.', {
+          pattern: DRIVER_NAME_PATTERN,
+          maxLength: DRIVER_NAME_MAX_LENGTH,
+        }),
         deleteOnUninstall: bool('Delete it (and so the driver) on helm uninstall; by default it is kept.'),
         spec: specSchema(),
       }),

@@ -23,22 +23,30 @@ const PASSED_THROUGH = new Set(['deployment.spec']);
 
 /** Paths of the schema: objects with fixed properties are walked, everything else is a leaf. */
 function schemaPaths(node: SchemaNode, prefix = ''): string[] {
-  if (node.properties === undefined || node.additionalProperties !== false || PASSED_THROUGH.has(prefix)) return prefix === '' ? [] : [prefix];
+  if (node.properties === undefined || node.additionalProperties !== false || PASSED_THROUGH.has(prefix))
+    return prefix === '' ? [] : [prefix];
   return Object.entries(node.properties).flatMap(([k, v]) => schemaPaths(v, prefix === '' ? k : `${prefix}.${k}`));
 }
 
 /** Paths of values.yaml, with the comment above each key; maps that the schema treats as leaves are not entered. */
-function valuePaths(map: YAMLMap, leaves: ReadonlySet<string>, prefix = ''): { path: string; comment: string | undefined }[] {
+function valuePaths(
+  map: YAMLMap,
+  leaves: ReadonlySet<string>,
+  prefix = '',
+): { path: string; comment: string | undefined }[] {
   return map.items.flatMap((pair, index) => {
     const key = isScalar(pair.key) ? String(pair.key.value) : '?';
     const path = prefix === '' ? key : `${prefix}.${key}`;
-    const comment = (isScalar(pair.key) ? pair.key.commentBefore : undefined) ?? (index === 0 ? (map.commentBefore ?? undefined) : undefined);
+    const comment =
+      (isScalar(pair.key) ? pair.key.commentBefore : undefined) ??
+      (index === 0 ? (map.commentBefore ?? undefined) : undefined);
     const self = { path, comment: comment ?? undefined };
     if (isMap(pair.value) && !leaves.has(path)) {
       const first = pair.value.items[0]?.key;
       // The first key's comment is attached to the map (or, at the top, to the document).
       const children = valuePaths(pair.value, leaves, path);
-      if (children[0] !== undefined && children[0].comment === undefined && isScalar(first)) children[0].comment = pair.value.commentBefore ?? undefined;
+      if (children[0] !== undefined && children[0].comment === undefined && isScalar(first))
+        children[0].comment = pair.value.commentBefore ?? undefined;
       return [self, ...children];
     }
     return [self];
@@ -56,8 +64,13 @@ describe('Helm values', () => {
   });
 
   it('documents every key with a comment above it', () => {
-    const first = valuesDoc.contents !== null && isMap(valuesDoc.contents) ? valuesDoc.contents.items[0]?.key : undefined;
-    const undocumented = values.filter((v, i) => (v.comment ?? (i === 0 && isScalar(first) ? valuesDoc.commentBefore : undefined) ?? '').trim() === '').map((v) => v.path);
+    const first =
+      valuesDoc.contents !== null && isMap(valuesDoc.contents) ? valuesDoc.contents.items[0]?.key : undefined;
+    const undocumented = values
+      .filter(
+        (v, i) => (v.comment ?? (i === 0 && isScalar(first) ? valuesDoc.commentBefore : undefined) ?? '').trim() === '',
+      )
+      .map((v) => v.path);
     expect(undocumented).toEqual([]);
   });
 
@@ -72,7 +85,9 @@ describe('Helm values', () => {
 
   it('names every spec field in the comment of deployment.spec', () => {
     const comment = values.find((v) => v.path === 'deployment.spec')?.comment ?? '';
-    const missing = Object.keys(pmemCsiDeploymentSchema.properties?.['spec']?.properties ?? {}).filter((field) => !new RegExp(`\\b${field}\\b`).test(comment));
+    const missing = Object.keys(pmemCsiDeploymentSchema.properties?.['spec']?.properties ?? {}).filter(
+      (field) => !new RegExp(`\\b${field}\\b`).test(comment),
+    );
     expect(missing).toEqual([]);
   });
 

@@ -43,7 +43,9 @@ function driverVariant(deviceMode: DeviceMode, profile: DriverProfile): DriverVa
 }
 
 export const DRIVER_VARIANTS: readonly DriverVariant[] = [
-  ...(['lvm', 'direct'] as const).flatMap((mode) => (['production', 'testing'] as const).map((profile) => driverVariant(mode, profile))),
+  ...(['lvm', 'direct'] as const).flatMap((mode) =>
+    (['production', 'testing'] as const).map((profile) => driverVariant(mode, profile)),
+  ),
   // NOT persistent memory: volumes are loop-backed sparse files in /var/lib/<driver>/emulated on the
   // node's disk. For trying the stack on nodes without PMEM and for the real-node tests, so only
   // the testing profile (there is no production use).

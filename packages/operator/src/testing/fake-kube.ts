@@ -11,10 +11,33 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { canonicalJson } from '../objects/hash.js';
 import { KubeApiError } from '../kube-errors.js';
-import type { KubeApi, KubeObject, LeaseRecord, ListOptions, ListResult, LooseObject, ObjectRef, ResourceType, WatchEvent, WatchHandle, WatchOptions } from '../kube-port.js';
+import type {
+  KubeApi,
+  KubeObject,
+  LeaseRecord,
+  ListOptions,
+  ListResult,
+  LooseObject,
+  ObjectRef,
+  ResourceType,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+} from '../kube-port.js';
 import { RESOURCES, typeKey } from '../resources.js';
 
-type Method = 'get' | 'list' | 'apply' | 'mergePatch' | 'delete' | 'patchDeploymentStatus' | 'watch' | 'createEvent' | 'getLease' | 'createLease' | 'updateLease';
+type Method =
+  | 'get'
+  | 'list'
+  | 'apply'
+  | 'mergePatch'
+  | 'delete'
+  | 'patchDeploymentStatus'
+  | 'watch'
+  | 'createEvent'
+  | 'getLease'
+  | 'createLease'
+  | 'updateLease';
 
 interface LogEntry {
   readonly rv: number;
@@ -30,7 +53,8 @@ interface Watcher {
   end(error?: Error): void;
 }
 
-const keyOf = (o: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string => `${typeKey(o)}|${o.namespace ?? ''}|${o.name}`;
+const keyOf = (o: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string =>
+  `${typeKey(o)}|${o.namespace ?? ''}|${o.name}`;
 const clone = <T>(v: T): T => structuredClone(v);
 
 function matchesSelector(object: KubeObject, selector: string | undefined): boolean {
@@ -50,12 +74,16 @@ function specPart(o: LooseObject): string {
 
 /** The immutable fields the apiserver enforces for the kinds the operator builds. */
 function immutableViolation(existing: LooseObject, next: LooseObject): string | undefined {
-  const at = (o: LooseObject, path: string[]): string => canonicalJson(path.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o) ?? null);
+  const at = (o: LooseObject, path: string[]): string =>
+    canonicalJson(path.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o) ?? null);
   const fields: Record<string, string[][]> = {
     Secret: [['type']],
     Deployment: [['spec', 'selector']],
     DaemonSet: [['spec', 'selector']],
-    CSIDriver: [['spec', 'attachRequired'], ['spec', 'volumeLifecycleModes']],
+    CSIDriver: [
+      ['spec', 'attachRequired'],
+      ['spec', 'volumeLifecycleModes'],
+    ],
   };
   return (fields[existing.kind] ?? []).find((path) => at(existing, path) !== at(next, path))?.join('.');
 }
@@ -66,14 +94,18 @@ function defaulted(o: LooseObject): LooseObject {
   const spec = (o['spec'] ?? {}) as Record<string, unknown>;
   const strategy = (spec['strategy'] ?? {}) as { type?: string; rollingUpdate?: unknown };
   const type = strategy.type ?? 'RollingUpdate';
-  const rollingUpdate = type === 'RollingUpdate' ? (strategy.rollingUpdate ?? { maxSurge: '25%', maxUnavailable: '25%' }) : strategy.rollingUpdate;
+  const rollingUpdate =
+    type === 'RollingUpdate'
+      ? (strategy.rollingUpdate ?? { maxSurge: '25%', maxUnavailable: '25%' })
+      : strategy.rollingUpdate;
   return { ...o, spec: { ...spec, strategy: { type, ...(rollingUpdate === undefined ? {} : { rollingUpdate }) } } };
 }
 
 /** Fields the apiserver defaulted belong to no manager: an apply that omits them leaves them. */
 function withUnownedDefaults(existing: LooseObject, next: LooseObject): LooseObject {
   if (next.kind !== 'Deployment') return next;
-  const strategyOf = (o: LooseObject): Record<string, unknown> => ((o['spec'] as Record<string, unknown> | undefined)?.['strategy'] ?? {}) as Record<string, unknown>;
+  const strategyOf = (o: LooseObject): Record<string, unknown> =>
+    ((o['spec'] as Record<string, unknown> | undefined)?.['strategy'] ?? {}) as Record<string, unknown>;
   const spec = (next['spec'] ?? {}) as Record<string, unknown>;
   return { ...next, spec: { ...spec, strategy: { ...strategyOf(existing), ...strategyOf(next) } } };
 }
@@ -90,7 +122,10 @@ function invalidity(o: LooseObject): string | undefined {
 /** RFC 7386: objects merge key by key, null removes, everything else replaces. */
 function mergeJson(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const base: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const base: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
     if (v === null) delete base[k];
     else base[k] = mergeJson(base[k], v);
@@ -156,7 +191,10 @@ export class FakeKube implements KubeApi {
   async list<T extends KubeObject = KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<ListResult<T>> {
     this.#maybeFail('list', `${type.kind} ${options.namespace ?? ''}/`);
     const items = [...this.objects.values()].filter(
-      (o) => typeKey(o) === typeKey(type) && (options.namespace === undefined || o.metadata.namespace === options.namespace) && matchesSelector(o, options.labelSelector),
+      (o) =>
+        typeKey(o) === typeKey(type) &&
+        (options.namespace === undefined || o.metadata.namespace === options.namespace) &&
+        matchesSelector(o, options.labelSelector),
     );
     return { items: items.map((o) => clone(o) as unknown as T), resourceVersion: String(this.#rv) };
   }
@@ -166,13 +204,19 @@ export class FakeKube implements KubeApi {
     const key = keyOf({ ...object, ...object.metadata });
     const existing = this.objects.get(key);
     const stored: LooseObject = defaulted(clone(object) as LooseObject);
-    const created = existing?.metadata.creationTimestamp ?? stored.metadata.creationTimestamp ?? new Date(FAKE_EPOCH_MS + 1000 * this.#created++).toISOString().replace('.000Z', 'Z');
+    const created =
+      existing?.metadata.creationTimestamp ??
+      stored.metadata.creationTimestamp ??
+      new Date(FAKE_EPOCH_MS + 1000 * this.#created++).toISOString().replace('.000Z', 'Z');
     stored.metadata = {
       ...stored.metadata,
       uid: existing?.metadata.uid ?? stored.metadata.uid ?? `uid-${this.#uid++}`,
       creationTimestamp: created as unknown as Date, // JSON on the wire: an RFC 3339 string
       resourceVersion: String(++this.#rv),
-      generation: existing === undefined ? 1 : (existing.metadata.generation ?? 1) + (specPart(existing) === specPart(stored) ? 0 : 1),
+      generation:
+        existing === undefined
+          ? 1
+          : (existing.metadata.generation ?? 1) + (specPart(existing) === specPart(stored) ? 0 : 1),
     };
     this.objects.set(key, stored);
     this.#emit(existing === undefined ? 'ADDED' : 'MODIFIED', stored);
@@ -190,8 +234,17 @@ export class FakeKube implements KubeApi {
       const invalid = invalidity(next);
       if (invalid !== undefined) throw new KubeApiError(422, invalid);
       const immutable = immutableViolation(existing, next);
-      if (immutable !== undefined) throw new KubeApiError(422, `${object.kind} "${object.metadata.name}" is invalid: ${immutable}: field is immutable`);
-      next.metadata = { ...existing.metadata, ...next.metadata, labels: next.metadata.labels ?? {}, annotations: next.metadata.annotations ?? {} };
+      if (immutable !== undefined)
+        throw new KubeApiError(
+          422,
+          `${object.kind} "${object.metadata.name}" is invalid: ${immutable}: field is immutable`,
+        );
+      next.metadata = {
+        ...existing.metadata,
+        ...next.metadata,
+        labels: next.metadata.labels ?? {},
+        annotations: next.metadata.annotations ?? {},
+      };
       if (existing['status'] !== undefined) next['status'] = existing['status'];
       if (canonicalJson(next) === canonicalJson(existing)) return clone(existing) as unknown as T;
     }
@@ -206,13 +259,20 @@ export class FakeKube implements KubeApi {
     if (existing === undefined) throw new KubeApiError(404, `${patch.kind} "${patch.metadata.name}" not found`);
     const { resourceVersion, ...metadata } = patch.metadata;
     if (resourceVersion !== undefined && resourceVersion !== existing.metadata.resourceVersion) {
-      throw new KubeApiError(409, `Operation cannot be fulfilled on ${patch.kind} "${patch.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`);
+      throw new KubeApiError(
+        409,
+        `Operation cannot be fulfilled on ${patch.kind} "${patch.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
     }
     const next = mergeJson(clone(existing), { ...patch, metadata }) as LooseObject;
     const invalid = invalidity(next);
     if (invalid !== undefined) throw new KubeApiError(422, invalid);
     const immutable = immutableViolation(existing, next);
-    if (immutable !== undefined) throw new KubeApiError(422, `${patch.kind} "${patch.metadata.name}" is invalid: ${immutable}: field is immutable`);
+    if (immutable !== undefined)
+      throw new KubeApiError(
+        422,
+        `${patch.kind} "${patch.metadata.name}" is invalid: ${immutable}: field is immutable`,
+      );
     if (canonicalJson(next) === canonicalJson(existing)) return clone(existing) as unknown as T;
     return this.put(next) as unknown as T;
   }
@@ -335,7 +395,8 @@ export class FakeKube implements KubeApi {
     const key = `${lease.namespace}/${lease.name}`;
     const current = this.leases.get(key);
     if (current === undefined) throw new KubeApiError(404, `leases "${lease.name}" not found`);
-    if (current.resourceVersion !== lease.resourceVersion) throw new KubeApiError(409, 'the object has been modified; please apply your changes to the latest version');
+    if (current.resourceVersion !== lease.resourceVersion)
+      throw new KubeApiError(409, 'the object has been modified; please apply your changes to the latest version');
     const stored = { ...lease, resourceVersion: String(++this.#rv) };
     this.leases.set(key, stored);
     return { ...stored };

@@ -16,8 +16,10 @@ export function testDeployment(spec: PmemCSIDeploymentSpec = {}, name = 'pmem-cs
   };
 }
 
-const pem = (what: string): string => `-----BEGIN CERTIFICATE-----\n${Buffer.from(what).toString('base64')}\n-----END CERTIFICATE-----\n`;
-const key = (what: string): string => `-----BEGIN PRIVATE KEY-----\n${Buffer.from(what).toString('base64')}\n-----END PRIVATE KEY-----\n`;
+const pem = (what: string): string =>
+  `-----BEGIN CERTIFICATE-----\n${Buffer.from(what).toString('base64')}\n-----END CERTIFICATE-----\n`;
+const key = (what: string): string =>
+  `-----BEGIN PRIVATE KEY-----\n${Buffer.from(what).toString('base64')}\n-----END PRIVATE KEY-----\n`;
 
 export const FAKE_CERTS: CertificateSecrets = {
   registry: { caBundlePem: pem('ca'), certPem: pem('registry'), keyPem: key('registry') },

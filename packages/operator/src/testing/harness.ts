@@ -39,7 +39,11 @@ export interface Harness {
    * Store a CR (as `kubectl apply` would), bumping its generation on spec changes. A new CR gets
    * its own uid (CR_NAME the fixture's) and the fake's next creation timestamp unless given.
    */
-  putCr(spec?: PmemCSIDeploymentSpec, name?: string, meta?: { uid?: string; creationTimestamp?: string }): OwnerDeployment;
+  putCr(
+    spec?: PmemCSIDeploymentSpec,
+    name?: string,
+    meta?: { uid?: string; creationTimestamp?: string },
+  ): OwnerDeployment;
   cr(name?: string): OwnerDeployment;
   object<T = LooseObject>(kind: keyof typeof RESOURCES, name: string): T | undefined;
   /** Play the workload controllers: all pods ready (or the given counts). */
@@ -53,7 +57,8 @@ export function harness(): Harness {
   const recorder: EventRecorder = { record: async (cr, e) => void events.push({ ...e, deployment: cr.metadata.name }) };
   const object = <T = LooseObject>(kind: keyof typeof RESOURCES, name: string): T | undefined => {
     const type = RESOURCES[kind];
-    return kube.objects.get(`${type.apiVersion}/${type.kind}|${type.namespaced ? TEST_NAMESPACE : ''}|${name}`) as T | undefined;
+    return kube.objects.get(`${type.apiVersion}/${type.kind}|${type.namespaced ? TEST_NAMESPACE : ''}|${name}`) as
+      T | undefined;
   };
   const cr = (name = CR_NAME): OwnerDeployment => object<OwnerDeployment>('pmemCsiDeployment', name) as OwnerDeployment;
   return {
@@ -80,18 +85,34 @@ export function harness(): Harness {
       const base = testDeployment(spec, name);
       const uid = existing?.metadata.uid ?? meta.uid ?? (name === CR_NAME ? base.metadata.uid : `uid-of-${name}`);
       const created = meta.creationTimestamp === undefined ? {} : { creationTimestamp: meta.creationTimestamp };
-      const next = { ...base, metadata: { ...base.metadata, ...created, uid }, ...(existing?.status === undefined ? {} : { status: existing.status }) };
+      const next = {
+        ...base,
+        metadata: { ...base.metadata, ...created, uid },
+        ...(existing?.status === undefined ? {} : { status: existing.status }),
+      };
       return kube.put(next as unknown as KubeObject) as unknown as OwnerDeployment;
     },
     cr,
     object,
     workloadsReady(counts = {}) {
-      const replicas = (object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec?.replicas ?? 1);
+      const replicas = object<V1Deployment>('deployment', NAMES.controllerDeployment)?.spec?.replicas ?? 1;
       const ready = counts.controller ?? replicas;
-      kube.setStatus({ ...RESOURCES.deployment, namespace: TEST_NAMESPACE, name: NAMES.controllerDeployment }, { replicas, readyReplicas: ready, updatedReplicas: ready, availableReplicas: ready });
+      kube.setStatus(
+        { ...RESOURCES.deployment, namespace: TEST_NAMESPACE, name: NAMES.controllerDeployment },
+        { replicas, readyReplicas: ready, updatedReplicas: ready, availableReplicas: ready },
+      );
       const nodes = counts.nodes ?? 3;
-      const ds: Partial<V1DaemonSet['status']> = { desiredNumberScheduled: nodes, currentNumberScheduled: nodes, numberReady: counts.nodesReady ?? nodes, updatedNumberScheduled: nodes, numberMisscheduled: 0 };
-      kube.setStatus({ ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet }, ds as Record<string, unknown>);
+      const ds: Partial<V1DaemonSet['status']> = {
+        desiredNumberScheduled: nodes,
+        currentNumberScheduled: nodes,
+        numberReady: counts.nodesReady ?? nodes,
+        updatedNumberScheduled: nodes,
+        numberMisscheduled: 0,
+      };
+      kube.setStatus(
+        { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet },
+        ds as Record<string, unknown>,
+      );
     },
   };
 }

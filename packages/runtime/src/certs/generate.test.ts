@@ -9,7 +9,8 @@ import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from './names.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 type Ext = Record<string, unknown> & { name: string; critical?: boolean };
-const ext = (pem: string, name: string): Ext | undefined => forge.pki.certificateFromPem(pem).getExtension(name) as Ext | undefined;
+const ext = (pem: string, name: string): Ext | undefined =>
+  forge.pki.certificateFromPem(pem).getExtension(name) as Ext | undefined;
 const seconds = (d: Date): number => Math.floor(d.getTime() / 1000);
 
 jest.setTimeout(30_000); // RSA key generation on a shared 2-core machine
@@ -25,7 +26,12 @@ describe('createCa', () => {
     expect(x.verify(x.publicKey)).toBe(true);
     expect(x.checkPrivateKey(createPrivateKey(ca1.keyPem))).toBe(true);
     expect(ext(ca1.certPem, 'basicConstraints')).toMatchObject({ cA: true, critical: true, pathLenConstraint: 0 });
-    expect(ext(ca1.certPem, 'keyUsage')).toMatchObject({ keyCertSign: true, cRLSign: true, digitalSignature: false, critical: true });
+    expect(ext(ca1.certPem, 'keyUsage')).toMatchObject({
+      keyCertSign: true,
+      cRLSign: true,
+      digitalSignature: false,
+      critical: true,
+    });
     expect(ext(ca1.certPem, 'subjectKeyIdentifier')).toBeDefined();
     expect(x.publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
   });
@@ -45,7 +51,9 @@ describe('createCa', () => {
   });
 
   it('rejects an empty common name and bad validity', async () => {
-    await expect(createCa({ commonName: ' ', validityDays: 1 })).rejects.toThrow(new InvalidArgumentError('commonName: must not be empty'));
+    await expect(createCa({ commonName: ' ', validityDays: 1 })).rejects.toThrow(
+      new InvalidArgumentError('commonName: must not be empty'),
+    );
     await expect(createCa({ commonName: 'x', validityDays: 0 })).rejects.toThrow(
       new InvalidArgumentError('validityDays: must be an integer from 1 to 36500, got 0'),
     );
@@ -66,8 +74,15 @@ describe('createLeaf', () => {
     expect(x.checkPrivateKey(createPrivateKey(registryA.keyPem))).toBe(true);
     expect(x.keyUsage.sort()).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']); // serverAuth, clientAuth
     expect(ext(registryA.certPem, 'basicConstraints')).toMatchObject({ cA: false, critical: true });
-    expect(ext(registryA.certPem, 'keyUsage')).toMatchObject({ digitalSignature: true, keyEncipherment: true, keyCertSign: false, critical: true });
-    const aki = forge.pki.certificateFromPem(registryA.certPem).extensions.find((e: Ext) => e.name === 'authorityKeyIdentifier') as Ext;
+    expect(ext(registryA.certPem, 'keyUsage')).toMatchObject({
+      digitalSignature: true,
+      keyEncipherment: true,
+      keyCertSign: false,
+      critical: true,
+    });
+    const aki = forge.pki
+      .certificateFromPem(registryA.certPem)
+      .extensions.find((e: Ext) => e.name === 'authorityKeyIdentifier') as Ext;
     const caSki = ext(ca1.certPem, 'subjectKeyIdentifier') as Ext & { subjectKeyIdentifier: string };
     // AKI = SEQUENCE { [0] keyIdentifier }: the CA's SKI is its last 20 bytes.
     expect(forge.util.bytesToHex(aki['value'] as string).endsWith(caSki.subjectKeyIdentifier)).toBe(true);
@@ -109,17 +124,17 @@ describe('createLeaf', () => {
     await expect(createLeaf({ ca: ca1, dnsName: 'Not_A_Name', validityDays: 1 })).rejects.toThrow(
       new InvalidArgumentError('dnsName: must be a lower-case DNS name (RFC 1123), got "Not_A_Name"'),
     );
-    await expect(createLeaf({ ca: { certPem: ca1.certPem, keyPem: ca2.keyPem }, dnsName: 'x', validityDays: 1 })).rejects.toThrow(
-      new InvalidArgumentError('ca.keyPem: does not match ca.certPem'),
-    );
+    await expect(
+      createLeaf({ ca: { certPem: ca1.certPem, keyPem: ca2.keyPem }, dnsName: 'x', validityDays: 1 }),
+    ).rejects.toThrow(new InvalidArgumentError('ca.keyPem: does not match ca.certPem'));
     await expect(createLeaf({ ca: registryA, dnsName: 'x', validityDays: 1 })).rejects.toThrow(
       new InvalidArgumentError('ca.certPem: not a CA certificate (basicConstraints CA:TRUE missing)'),
     );
-    await expect(createLeaf({ ca: { certPem: 'garbage', keyPem: ca1.keyPem }, dnsName: 'x', validityDays: 1 })).rejects.toThrow(
-      new InvalidArgumentError('ca.certPem: not a PEM X.509 certificate with an RSA key'),
-    );
-    await expect(createLeaf({ ca: { certPem: ca1.certPem, keyPem: 'garbage' }, dnsName: 'x', validityDays: 1 })).rejects.toThrow(
-      new InvalidArgumentError('ca.keyPem: not a PEM private key'),
-    );
+    await expect(
+      createLeaf({ ca: { certPem: 'garbage', keyPem: ca1.keyPem }, dnsName: 'x', validityDays: 1 }),
+    ).rejects.toThrow(new InvalidArgumentError('ca.certPem: not a PEM X.509 certificate with an RSA key'));
+    await expect(
+      createLeaf({ ca: { certPem: ca1.certPem, keyPem: 'garbage' }, dnsName: 'x', validityDays: 1 }),
+    ).rejects.toThrow(new InvalidArgumentError('ca.keyPem: not a PEM private key'));
   });
 });

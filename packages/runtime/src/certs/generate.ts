@@ -115,7 +115,11 @@ function signNatively(forge: Forge, cert: forge.pki.Certificate, issuerKey: KeyO
   return forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'); // node-forge writes CRLF
 }
 
-function newCertificate(forge: Forge, publicKeyPem: string, times: { notBefore: Date; notAfter: Date }): forge.pki.Certificate {
+function newCertificate(
+  forge: Forge,
+  publicKeyPem: string,
+  times: { notBefore: Date; notAfter: Date },
+): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
   cert.serialNumber = randomSerialHex();

@@ -33,14 +33,25 @@ describe('verifyByHandshake', () => {
     const input = await validInput();
     const garbage = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
     const result = await verifyByHandshake({ ...input, nodeController: { ...input.nodeController, keyPem: garbage } });
-    expect(result).toEqual({ ok: false, certificate: 'node-controller', reason: 'node-controller private key: cannot be parsed as a PEM private key' });
+    expect(result).toEqual({
+      ok: false,
+      certificate: 'node-controller',
+      reason: 'node-controller private key: cannot be parsed as a PEM private key',
+    });
   });
 
   it('names a key that does not match its certificate', async () => {
     const pki = await testPki();
     const input = await validInput();
-    const result = await verifyByHandshake({ ...input, registry: { certPem: pki.registryA.certPem, keyPem: pki.nodeControllerA.keyPem } });
-    expect(result).toEqual({ ok: false, certificate: 'registry', reason: 'registry certificate: does not match its private key' });
+    const result = await verifyByHandshake({
+      ...input,
+      registry: { certPem: pki.registryA.certPem, keyPem: pki.nodeControllerA.keyPem },
+    });
+    expect(result).toEqual({
+      ok: false,
+      certificate: 'registry',
+      reason: 'registry certificate: does not match its private key',
+    });
     if (!result.ok) expectNoKeyMaterial(result.reason);
   });
 
@@ -112,7 +123,13 @@ describe('verifyByHandshake', () => {
 
   it('checks a leaf that is only valid in the future', async () => {
     const pki = await testPki();
-    const future = await createLeaf({ ca: pki.ca1, dnsName: NODE_CONTROLLER_IDENTITY, validityDays: 10, now: new Date(Date.now() + 2 * DAY), keyBits: 2048 });
+    const future = await createLeaf({
+      ca: pki.ca1,
+      dnsName: NODE_CONTROLLER_IDENTITY,
+      validityDays: 10,
+      now: new Date(Date.now() + 2 * DAY),
+      keyBits: 2048,
+    });
     const result = await verifyByHandshake({ ...(await validInput()), nodeController: future });
     expect(result).toMatchObject({ ok: false, certificate: 'node-controller' });
     if (!result.ok) expect(result.reason).toMatch(/^node-controller certificate: not valid before /);

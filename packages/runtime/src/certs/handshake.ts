@@ -27,8 +27,7 @@ export interface HandshakeInput {
 export type CertificateSubject = 'ca' | 'registry' | 'node-controller' | 'handshake';
 
 export type HandshakeResult =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly reason: string; readonly certificate: CertificateSubject };
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly certificate: CertificateSubject };
 
 const MIN_TLS = 'TLSv1.2';
 
@@ -63,7 +62,8 @@ function checkCa(caPem: string, now: Date): void {
     throw new Refusal('ca', 'CA certificate: cannot be parsed as PEM X.509 certificate(s)');
   }
   const authorities = cas.filter((c) => c.isCa);
-  if (authorities.length === 0) throw new Refusal('ca', 'CA certificate: not a CA certificate (basicConstraints CA:TRUE missing)');
+  if (authorities.length === 0)
+    throw new Refusal('ca', 'CA certificate: not a CA certificate (basicConstraints CA:TRUE missing)');
   const problems = authorities.map((c) => validityProblem(c, now));
   const firstProblem = problems[0];
   if (firstProblem !== undefined && problems.every((p) => p !== undefined)) {
@@ -121,10 +121,15 @@ const NOT_SIGNED = new Set([
 function verifyFailure(party: Party, code: string, role: 'server' | 'client'): Refusal {
   const prefix = `${party.label} certificate:`;
   if (NOT_SIGNED.has(code)) return new Refusal(party.label, `${prefix} not signed by the given CA (${code})`);
-  if (code === 'CERT_HAS_EXPIRED') return new Refusal(party.label, `${prefix} expired at ${party.info.notAfter.toISOString()}`);
-  if (code === 'CERT_NOT_YET_VALID') return new Refusal(party.label, `${prefix} not valid before ${party.info.notBefore.toISOString()}`);
+  if (code === 'CERT_HAS_EXPIRED')
+    return new Refusal(party.label, `${prefix} expired at ${party.info.notAfter.toISOString()}`);
+  if (code === 'CERT_NOT_YET_VALID')
+    return new Refusal(party.label, `${prefix} not valid before ${party.info.notBefore.toISOString()}`);
   if (code === 'INVALID_PURPOSE') {
-    return new Refusal(party.label, `${prefix} not valid for TLS ${role} authentication (extended key usage must include ${role}Auth)`);
+    return new Refusal(
+      party.label,
+      `${prefix} not valid for TLS ${role} authentication (extended key usage must include ${role}Auth)`,
+    );
   }
   return new Refusal(party.label, `${prefix} rejected by its TLS peer (${code})`);
 }
@@ -136,7 +141,11 @@ interface PeerView {
 }
 
 function viewOf(socket: tls.TLSSocket): PeerView {
-  return { authorized: socket.authorized, authorizationError: socket.authorizationError, peer: socket.getPeerCertificate() };
+  return {
+    authorized: socket.authorized,
+    authorizationError: socket.authorizationError,
+    peer: socket.getPeerCertificate(),
+  };
 }
 
 /** Judge what one side saw of `party` (the other side's certificate). */
@@ -144,7 +153,10 @@ function judge(view: PeerView, party: Party, role: 'server' | 'client'): void {
   if (!view.authorized) throw verifyFailure(party, codeOf(view.authorizationError), role);
   const names = parseDnsSans(view.peer.subjectaltname);
   if (!hasDnsName(names, party.san)) {
-    throw new Refusal(party.label, `${party.label} certificate: DNS SAN must include ${party.san} (has: ${names.join(', ') || 'none'})`);
+    throw new Refusal(
+      party.label,
+      `${party.label} certificate: DNS SAN must include ${party.san} (has: ${names.join(', ') || 'none'})`,
+    );
   }
 }
 
@@ -158,7 +170,14 @@ function runHandshake(caPem: string, server: Party, client: Party, timeoutMs: nu
   const outcome: Outcome = {};
   const sockets: tls.TLSSocket[] = [];
   return new Promise<Outcome>((resolve) => {
-    const srv = tls.createServer({ ca: caPem, cert: server.certPem, key: server.keyPem, minVersion: MIN_TLS, requestCert: true, rejectUnauthorized: false });
+    const srv = tls.createServer({
+      ca: caPem,
+      cert: server.certPem,
+      key: server.keyPem,
+      minVersion: MIN_TLS,
+      requestCert: true,
+      rejectUnauthorized: false,
+    });
     let done = false;
     const finish = (): void => {
       if (done) return;
@@ -214,7 +233,8 @@ async function handshakeBetween(caPem: string, server: Party, client: Party, dea
   if (!(outcome.client instanceof Error)) judge(outcome.client, server, 'server');
   if (!(outcome.server instanceof Error)) judge(outcome.server, client, 'client');
   const failure = outcome.client instanceof Error ? outcome.client : outcome.server;
-  if (failure instanceof Error) throw new Refusal('handshake', `TLS handshake between ${pair} failed (${codeOf(failure)})`);
+  if (failure instanceof Error)
+    throw new Refusal('handshake', `TLS handshake between ${pair} failed (${codeOf(failure)})`);
 }
 
 /**

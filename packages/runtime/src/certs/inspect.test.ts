@@ -1,6 +1,14 @@
 import { InvalidArgumentError } from '../errors.js';
 import { testPki } from '../tls/__fixtures__/test-certs.js';
-import { hasDnsName, inspectCertificate, needsRenewal, parseCertificateBundle, parseDnsSans, renewalTime, type CertificateInfo } from './inspect.js';
+import {
+  hasDnsName,
+  inspectCertificate,
+  needsRenewal,
+  parseCertificateBundle,
+  parseDnsSans,
+  renewalTime,
+  type CertificateInfo,
+} from './inspect.js';
 import { REGISTRY_IDENTITY } from './names.js';
 
 const info = (notBefore: string, notAfter: string): CertificateInfo => ({
@@ -35,9 +43,13 @@ describe('inspectCertificate', () => {
   });
 
   it('refuses text without a certificate and a corrupt certificate', () => {
-    expect(() => inspectCertificate('hello')).toThrow(new InvalidArgumentError('certificate: no PEM "CERTIFICATE" block found'));
+    expect(() => inspectCertificate('hello')).toThrow(
+      new InvalidArgumentError('certificate: no PEM "CERTIFICATE" block found'),
+    );
     const corrupt = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
-    expect(() => inspectCertificate(corrupt)).toThrow(new InvalidArgumentError('certificate cannot be parsed as an X.509 certificate'));
+    expect(() => inspectCertificate(corrupt)).toThrow(
+      new InvalidArgumentError('certificate cannot be parsed as an X.509 certificate'),
+    );
   });
 });
 
@@ -56,17 +68,17 @@ describe('parseCertificateBundle', () => {
     expect(() => parseCertificateBundle(ca1.certPem + corrupt)).toThrow(
       new InvalidArgumentError('certificate #2 of the bundle cannot be parsed as an X.509 certificate'),
     );
-    expect(() => parseCertificateBundle('')).toThrow(new InvalidArgumentError('certificate bundle: no PEM "CERTIFICATE" block found'));
+    expect(() => parseCertificateBundle('')).toThrow(
+      new InvalidArgumentError('certificate bundle: no PEM "CERTIFICATE" block found'),
+    );
   });
 });
 
 describe('parseDnsSans / hasDnsName', () => {
   it('parses Node-rendered SAN strings, including quoted values, and ignores other types', () => {
-    expect(parseDnsSans('DNS:pmem-registry, DNS:"a\\u002c DNS:b", DNS:"c\\"d", IP Address:127.0.0.1, URI:spiffe://x')).toEqual([
-      'pmem-registry',
-      'a, DNS:b',
-      'c"d',
-    ]);
+    expect(
+      parseDnsSans('DNS:pmem-registry, DNS:"a\\u002c DNS:b", DNS:"c\\"d", IP Address:127.0.0.1, URI:spiffe://x'),
+    ).toEqual(['pmem-registry', 'a, DNS:b', 'c"d']);
     expect(parseDnsSans(undefined)).toEqual([]);
     expect(parseDnsSans('IP Address:10.0.0.1')).toEqual([]);
   });
@@ -101,7 +113,9 @@ describe('needsRenewal', () => {
     const ca = inspectCertificate(ca1.certPem);
     expect(needsRenewal(ca1.certPem, { now: new Date(), renewAtFraction: 0.8 })).toBe(false);
     expect(needsRenewal(ca1.certPem, { now: renewalTime(ca, 0.8), renewAtFraction: 0.8 })).toBe(true);
-    expect(needsRenewal(ca1.certPem, { now: new Date(renewalTime(ca, 0.8).getTime() - 1), renewAtFraction: 0.8 })).toBe(false);
+    expect(needsRenewal(ca1.certPem, { now: new Date(renewalTime(ca, 0.8).getTime() - 1), renewAtFraction: 0.8 })).toBe(
+      false,
+    );
   });
 
   it('refuses a fraction outside (0, 1]', () => {

@@ -28,11 +28,17 @@ export function unary<Req, Res>(
 ): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     const onAbort = (): void => call.cancel();
-    const call = (method as unknown as FullUnaryMethod<Req, Res>).call(client, request, new grpc.Metadata(), { deadline: Date.now() + options.timeoutMs }, (err, value) => {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(value as Res);
-    });
+    const call = (method as unknown as FullUnaryMethod<Req, Res>).call(
+      client,
+      request,
+      new grpc.Metadata(),
+      { deadline: Date.now() + options.timeoutMs },
+      (err, value) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(value as Res);
+      },
+    );
     if (options.signal?.aborted) call.cancel();
     else options.signal?.addEventListener('abort', onAbort, { once: true });
   });

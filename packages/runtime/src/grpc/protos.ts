@@ -37,7 +37,8 @@ export function serviceDefinition(fullName: string): grpc.ServiceDefinition {
     method.resolve();
     const request = method.resolvedRequestType;
     const response = method.resolvedResponseType;
-    if (request === null || response === null) throw new Error(`${fullName}.${method.name}: message types not resolved`);
+    if (request === null || response === null)
+      throw new Error(`${fullName}.${method.name}: message types not resolved`);
     definition[method.name] = {
       path: `/${fullName}/${method.name}`,
       requestStream: method.requestStream === true,

@@ -21,15 +21,22 @@ describe('adaptService over a real unix socket', () => {
   beforeAll(async () => {
     const csi = loadCsi();
     server = new grpc.Server();
-    const impl = adaptService<IdentityHandlers>('Identity', csi.csi.v1.Identity.service, {
-      GetPluginInfo: async () => ({ name: 'pmem-csi.intel.com', vendor_version: '1.0.0' }),
-      GetPluginCapabilities: async () => { throw new NotFoundError('volume "v1" not found'); },
-      Probe: async (_req, ctx) => {
-        probeSignal = ctx.signal;
-        await new Promise((r) => setTimeout(r, 300));
-        throw new Error('boom');
+    const impl = adaptService<IdentityHandlers>(
+      'Identity',
+      csi.csi.v1.Identity.service,
+      {
+        GetPluginInfo: async () => ({ name: 'pmem-csi.intel.com', vendor_version: '1.0.0' }),
+        GetPluginCapabilities: async () => {
+          throw new NotFoundError('volume "v1" not found');
+        },
+        Probe: async (_req, ctx) => {
+          probeSignal = ctx.signal;
+          await new Promise((r) => setTimeout(r, 300));
+          throw new Error('boom');
+        },
       },
-    }, { log: createLogger({ level: 'debug', sink: (l) => lines.push(l) }) });
+      { log: createLogger({ level: 'debug', sink: (l) => lines.push(l) }) },
+    );
     server.addService(csi.csi.v1.Identity.service, impl);
     await bindServer(server, address, grpc.ServerCredentials.createInsecure());
     client = new csi.csi.v1.Identity(address, grpc.credentials.createInsecure());
@@ -48,12 +55,16 @@ describe('adaptService over a real unix socket', () => {
   });
 
   it('maps domain errors to their gRPC code with the message', async () => {
-    await expect(unary(client, client.GetPluginCapabilities, {}, { timeoutMs: 5000 }))
-      .rejects.toMatchObject({ code: grpc.status.NOT_FOUND, details: 'volume "v1" not found' });
+    await expect(unary(client, client.GetPluginCapabilities, {}, { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: grpc.status.NOT_FOUND,
+      details: 'volume "v1" not found',
+    });
   });
 
   it('aborts the handler signal when the deadline passes', async () => {
-    await expect(unary(client, client.Probe, {}, { timeoutMs: 100 })).rejects.toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+    await expect(unary(client, client.Probe, {}, { timeoutMs: 100 })).rejects.toMatchObject({
+      code: grpc.status.DEADLINE_EXCEEDED,
+    });
     await new Promise((r) => setTimeout(r, 300));
     expect(probeSignal?.aborted).toBe(true);
   });
@@ -78,16 +89,26 @@ function fakeCall(deadline: number = Infinity): grpc.ServerUnaryCall<unknown, un
   return call as unknown as grpc.ServerUnaryCall<unknown, unknown> & { cancel(): void };
 }
 
-type Handlers = Record<string, (call: grpc.ServerUnaryCall<unknown, unknown>, cb: (err: unknown, res: unknown) => void) => void>;
+type Handlers = Record<
+  string,
+  (call: grpc.ServerUnaryCall<unknown, unknown>, cb: (err: unknown, res: unknown) => void) => void
+>;
 
-function invoke(handlers: Handlers, method: string, call: grpc.ServerUnaryCall<unknown, unknown>): Promise<{ err: unknown; res: unknown }> {
+function invoke(
+  handlers: Handlers,
+  method: string,
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+): Promise<{ err: unknown; res: unknown }> {
   return new Promise((resolve) => handlers[method]?.(call, (err, res) => resolve({ err, res })));
 }
 
 describe('adaptService call context and logging (handlers called directly)', () => {
   const definition = loadCsi().csi.v1.Identity.service;
 
-  function adapt(level: 'info' | 'debug', impl: Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>): { handlers: Handlers; lines: string[] } {
+  function adapt(
+    level: 'info' | 'debug',
+    impl: Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>,
+  ): { handlers: Handlers; lines: string[] } {
     const lines: string[] = [];
     const handlers = adaptService('Identity', definition, impl, {
       log: createLogger({ level, sink: (l) => lines.push(l) }),
@@ -97,12 +118,20 @@ describe('adaptService call context and logging (handlers called directly)', () 
   }
 
   it('logs successes only at debug level, never for quiet methods, and failures always', async () => {
-    const impl = { GetPluginInfo: async () => ({ name: 'x' }), Probe: async () => ({}), GetPluginCapabilities: async () => { throw new NotFoundError('gone'); } };
+    const impl = {
+      GetPluginInfo: async () => ({ name: 'x' }),
+      Probe: async () => ({}),
+      GetPluginCapabilities: async () => {
+        throw new NotFoundError('gone');
+      },
+    };
     const info = adapt('info', impl);
     await invoke(info.handlers, 'GetPluginInfo', fakeCall());
     await invoke(info.handlers, 'GetPluginCapabilities', fakeCall());
     expect(info.lines).toHaveLength(1);
-    expect(info.lines[0]).toMatch(/level=warn msg="call failed" rpc=Identity\/GetPluginCapabilities ms=\d+ code=NOT_FOUND error=gone$/);
+    expect(info.lines[0]).toMatch(
+      /level=warn msg="call failed" rpc=Identity\/GetPluginCapabilities ms=\d+ code=NOT_FOUND error=gone$/,
+    );
     const debug = adapt('debug', impl);
     await invoke(debug.handlers, 'GetPluginInfo', fakeCall());
     await invoke(debug.handlers, 'Probe', fakeCall());
@@ -140,7 +169,9 @@ describe('adaptService call context and logging (handlers called directly)', () 
     await invoke(handlers, 'GetPluginInfo', call);
     expect(seen).toEqual([false, true]);
     expect(call.listenerCount('cancelled')).toBe(0); // released when the call ended
-    expect((await invoke(handlers, 'Probe', fakeCall(Date.now() - 1))).res).toEqual({ reason: 'Error: deadline of Probe exceeded' });
+    expect((await invoke(handlers, 'Probe', fakeCall(Date.now() - 1))).res).toEqual({
+      reason: 'Error: deadline of Probe exceeded',
+    });
   });
 
   it('makes no AbortController, timer or listener for a call that never reads the signal', async () => {

@@ -24,7 +24,9 @@ type UnaryImpl<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
 
 /** The async form of a generated `...Handlers` interface (unary methods only; index signature dropped). */
 export type AsyncService<H> = {
-  [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? UnaryImpl<Req, Res> : never;
+  [K in keyof H as string extends K ? never : K]?: H[K] extends grpc.handleUnaryCall<infer Req, infer Res>
+    ? UnaryImpl<Req, Res>
+    : never;
 };
 
 export interface AdaptOptions {
@@ -111,7 +113,8 @@ export function adaptService<H extends grpc.UntypedServiceImplementation>(
       const ctx = new LazyCallContext(call, method, log);
       const run = async (): Promise<unknown> => {
         options.authorize?.(call);
-        if (fn === undefined) throw new UnimplementedError(`${serviceName}.${method} is not implemented by this driver`);
+        if (fn === undefined)
+          throw new UnimplementedError(`${serviceName}.${method} is not implemented by this driver`);
         return fn(call.request, ctx);
       };
       run().then(

@@ -27,17 +27,26 @@ function rowsOf(source: CertificateSource, cache: Map<CertificateSource, { diges
   if (hit?.digest === material.digest) return hit.rows;
   const own = material.certificate;
   const rows: Row[] = [
-    { labels: { file: source.files.certFile, role: 'certificate', subject: own.subjectCN ?? '', serial: own.serial }, seconds: own.notAfter.getTime() / 1000 },
+    {
+      labels: { file: source.files.certFile, role: 'certificate', subject: own.subjectCN ?? '', serial: own.serial },
+      seconds: own.notAfter.getTime() / 1000,
+    },
   ];
   for (const ca of parseCertificateBundle(material.ca.toString('utf8'))) {
-    rows.push({ labels: { file: source.files.caFile, role: 'ca', subject: ca.subjectCN ?? '', serial: ca.serial }, seconds: ca.notAfter.getTime() / 1000 });
+    rows.push({
+      labels: { file: source.files.caFile, role: 'ca', subject: ca.subjectCN ?? '', serial: ca.serial },
+      seconds: ca.notAfter.getTime() / 1000,
+    });
   }
   cache.set(source, { digest: material.digest, rows });
   return rows;
 }
 
 /** Register the expiry gauge of `sources` on `registry`. */
-export function registerCertificateExpiry(registry: Registry, sources: readonly CertificateSource[]): Gauge<'file' | 'role' | 'subject' | 'serial'> {
+export function registerCertificateExpiry(
+  registry: Registry,
+  sources: readonly CertificateSource[],
+): Gauge<'file' | 'role' | 'subject' | 'serial'> {
   const cache = new Map<CertificateSource, { digest: string; rows: Row[] }>();
   return new Gauge({
     name: CERTIFICATE_EXPIRY,

@@ -17,9 +17,23 @@ export const CSI_OPERATION_BUCKETS: readonly number[] = [0.1, 0.25, 0.5, 1, 2.5,
 
 /** gRPC status code -> the name grpc-go's codes.Code.String() gives it (the label value CSI tooling expects). */
 const CODE_NAMES: readonly string[] = [
-  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied',
-  'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable',
-  'DataLoss', 'Unauthenticated',
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
 ];
 
 /** The label value of a gRPC status code ("Code(42)" for one outside the standard set, as grpc-go). */
@@ -61,7 +75,11 @@ class MethodSeries {
   observe(code: number, seconds: number): void {
     let child = this.#byCode[code];
     if (child === undefined) {
-      child = this.histogram.labels({ driver_name: this.driverName, method_name: this.method, grpc_status_code: grpcCodeLabel(code) });
+      child = this.histogram.labels({
+        driver_name: this.driverName,
+        method_name: this.method,
+        grpc_status_code: grpcCodeLabel(code),
+      });
       this.#byCode[code] = child;
     }
     child.observe(seconds);
@@ -105,7 +123,10 @@ class TimedCall extends grpc.ServerInterceptingCall {
    * deadline passed (grpc-js answers DEADLINE_EXCEEDED below the interceptors, or the client's
    * deadline ended it: DEADLINE_SLACK_MS) or the client cancelled. */
   ended(): void {
-    if (!this.#answered) this.#record(deadlinePassed(this.getDeadline(), DEADLINE_SLACK_MS) ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED);
+    if (!this.#answered)
+      this.#record(
+        deadlinePassed(this.getDeadline(), DEADLINE_SLACK_MS) ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED,
+      );
   }
 
   #record(code: number): void {
@@ -177,7 +198,8 @@ export class CsiOperationMetrics {
     if (driverName === '') throw new TypeError('CsiOperationMetrics.interceptor: driverName must not be empty');
     const methods = this.#methods(driverName);
     // Per call: one map lookup by the method's path, the call object and its cancel watch.
-    return (method, call) => new TimedCall(call, methods.get(method.path) ?? this.#method(methods, driverName, method.path));
+    return (method, call) =>
+      new TimedCall(call, methods.get(method.path) ?? this.#method(methods, driverName, method.path));
   }
 
   /** A grpc-js server with the driver's options (GRPC_OPTIONS) whose calls are timed. */

@@ -25,8 +25,17 @@ describe('createProcessRegistry', () => {
     const a = createProcessRegistry({ component: 'node', version: '1.2.3' });
     const b = createProcessRegistry({ component: 'controller', version: '1.2.3', processMetrics: false });
     const text = await metricsText(a);
-    expect(sample(text, `pmem_csi_build_info{component="node",version="1.2.3",node_version="${process.version}"}`)).toBe(1);
-    expect(registeredNames(a)).toEqual(expect.arrayContaining(['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']));
+    expect(
+      sample(text, `pmem_csi_build_info{component="node",version="1.2.3",node_version="${process.version}"}`),
+    ).toBe(1);
+    expect(registeredNames(a)).toEqual(
+      expect.arrayContaining([
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'nodejs_eventloop_lag_seconds',
+        'nodejs_heap_size_used_bytes',
+      ]),
+    );
     expect(registeredNames(b)).toEqual(['pmem_csi_build_info']);
     expect(await metricsText(b)).not.toContain('component="node"');
   });
@@ -39,7 +48,15 @@ describe('createProcessRegistry', () => {
 
 describe('grpcCodeLabel', () => {
   it('spells codes as grpc-go does', () => {
-    expect([0, 1, 3, 4, 5, 14, 16].map(grpcCodeLabel)).toEqual(['OK', 'Canceled', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'Unavailable', 'Unauthenticated']);
+    expect([0, 1, 3, 4, 5, 14, 16].map(grpcCodeLabel)).toEqual([
+      'OK',
+      'Canceled',
+      'InvalidArgument',
+      'DeadlineExceeded',
+      'NotFound',
+      'Unavailable',
+      'Unauthenticated',
+    ]);
     expect(grpcCodeLabel(42)).toBe('Code(42)');
   });
 });
@@ -55,14 +72,24 @@ describe('CsiOperationMetrics on a real server', () => {
   beforeAll(async () => {
     const csi = loadCsi();
     server = ops.createServer('pmem-csi.intel.com');
-    server.addService(csi.csi.v1.Identity.service, adaptService<IdentityHandlers>('Identity', csi.csi.v1.Identity.service, {
-      GetPluginInfo: async () => ({ name: 'pmem-csi.intel.com', vendor_version: '1' }),
-      GetPluginCapabilities: async () => { throw new NotFoundError('nothing here'); },
-      Probe: async () => {
-        await new Promise((r) => setTimeout(r, 150));
-        return { ready: { value: true } };
-      },
-    }, { log: nullLogger }));
+    server.addService(
+      csi.csi.v1.Identity.service,
+      adaptService<IdentityHandlers>(
+        'Identity',
+        csi.csi.v1.Identity.service,
+        {
+          GetPluginInfo: async () => ({ name: 'pmem-csi.intel.com', vendor_version: '1' }),
+          GetPluginCapabilities: async () => {
+            throw new NotFoundError('nothing here');
+          },
+          Probe: async () => {
+            await new Promise((r) => setTimeout(r, 150));
+            return { ready: { value: true } };
+          },
+        },
+        { log: nullLogger },
+      ),
+    );
     await bindServer(server, address, grpc.ServerCredentials.createInsecure());
     client = new csi.csi.v1.Identity(address, grpc.credentials.createInsecure());
   });
@@ -78,7 +105,9 @@ describe('CsiOperationMetrics on a real server', () => {
 
   it('times every call by full method and status code name', async () => {
     for (let i = 0; i < 3; i++) await unary(client, client.GetPluginInfo, {}, { timeoutMs: 5000 });
-    await expect(unary(client, client.GetPluginCapabilities, {}, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    await expect(unary(client, client.GetPluginCapabilities, {}, { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: grpc.status.NOT_FOUND,
+    });
     await unary(client, client.Probe, {}, { timeoutMs: 5000 });
     const text = await metricsText(registry);
     expect(text).toContain('# TYPE csi_plugin_operations_seconds histogram');
@@ -93,13 +122,16 @@ describe('CsiOperationMetrics on a real server', () => {
   });
 
   it('counts a call that the deadline ended as DeadlineExceeded', async () => {
-    await expect(unary(client, client.Probe, {}, { timeoutMs: 50 })).rejects.toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+    await expect(unary(client, client.Probe, {}, { timeoutMs: 50 })).rejects.toMatchObject({
+      code: grpc.status.DEADLINE_EXCEEDED,
+    });
     await new Promise((r) => setTimeout(r, 200));
     expect(sample(await metricsText(registry), series('Probe', 'DeadlineExceeded', 'count'))).toBe(1);
   });
 
   it('counts a call the client cancelled once, as Canceled, though the handler answers later', async () => {
-    const count = async (code: string): Promise<number> => sample(await metricsText(registry), series('Probe', code, 'count')) ?? 0;
+    const count = async (code: string): Promise<number> =>
+      sample(await metricsText(registry), series('Probe', code, 'count')) ?? 0;
     const [ok, canceled, deadline] = [await count('OK'), await count('Canceled'), await count('DeadlineExceeded')];
     const code = await new Promise<number>((resolve) => {
       const call = client.Probe({}, { deadline: Date.now() + 5000 }, (e) => resolve(e?.code ?? grpc.status.OK));
@@ -107,12 +139,18 @@ describe('CsiOperationMetrics on a real server', () => {
     });
     expect(code).toBe(grpc.status.CANCELLED);
     await new Promise((r) => setTimeout(r, 250)); // the handler's answer (after 150 ms) comes and goes
-    expect({ ok: await count('OK'), canceled: await count('Canceled'), deadline: await count('DeadlineExceeded') }).toEqual({ ok, canceled: canceled + 1, deadline });
+    expect({
+      ok: await count('OK'),
+      canceled: await count('Canceled'),
+      deadline: await count('DeadlineExceeded'),
+    }).toEqual({ ok, canceled: canceled + 1, deadline });
   });
 
   it('counts each of many concurrent calls once, with the request passed through to the handler', async () => {
     const before = sample(await metricsText(registry), series('GetPluginInfo', 'OK', 'count')) ?? 0;
-    const answers = await Promise.all(Array.from({ length: 40 }, () => unary(client, client.GetPluginInfo, {}, { timeoutMs: 5000 })));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => unary(client, client.GetPluginInfo, {}, { timeoutMs: 5000 })),
+    );
     expect(answers.map((a) => a.name)).toEqual(answers.map(() => 'pmem-csi.intel.com'));
     expect(sample(await metricsText(registry), series('GetPluginInfo', 'OK', 'count'))).toBe(before + 40);
   });
@@ -130,12 +168,18 @@ describe('registerCertificateExpiry', () => {
     try {
       const registry = createProcessRegistry({ component: 'test', version: '0', processMetrics: false });
       registerCertificateExpiry(registry, [source]);
-      const rows = (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
+      const rows =
+        (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
       const own = rows.filter((r) => r.labels['role'] === 'certificate');
       expect(own).toHaveLength(1);
       expect(own[0]?.labels['file']).toBe(files.certFile);
       expect(own[0]?.value).toBe(source.current.certificate.notAfter.getTime() / 1000);
-      expect(rows.filter((r) => r.labels['role'] === 'ca').map((r) => r.labels['subject']).sort()).toEqual(['test CA 1', 'test CA 2']);
+      expect(
+        rows
+          .filter((r) => r.labels['role'] === 'ca')
+          .map((r) => r.labels['subject'])
+          .sort(),
+      ).toEqual(['test CA 1', 'test CA 2']);
       // A 30-day leaf: expires in about 30 days.
       const days = ((own[0]?.value ?? 0) - Date.now() / 1000) / 86400;
       expect(days).toBeGreaterThan(29);
@@ -143,9 +187,12 @@ describe('registerCertificateExpiry', () => {
 
       await writeTlsFiles(files.dir, pki.ca2.certPem, pki.registryB);
       expect(await source.refresh()).toBe(true);
-      const after = (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
+      const after =
+        (await registry.getSingleMetric('pmem_csi_certificate_expiry_timestamp_seconds')?.get())?.values ?? [];
       expect(after.filter((r) => r.labels['role'] === 'ca').map((r) => r.labels['subject'])).toEqual(['test CA 2']);
-      expect(after.find((r) => r.labels['role'] === 'certificate')?.labels['serial']).toBe(source.current.certificate.serial);
+      expect(after.find((r) => r.labels['role'] === 'certificate')?.labels['serial']).toBe(
+        source.current.certificate.serial,
+      );
     } finally {
       source.close();
       await removeDir(files.dir);

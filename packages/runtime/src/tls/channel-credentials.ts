@@ -31,9 +31,12 @@ export function serverIdentityChecker(expected: string): (host: string, cert: Pe
   return (_host, cert) => {
     const names = peerDnsNames(cert);
     if (hasDnsName(names, expected)) return undefined;
-    return Object.assign(new Error(`server certificate DNS SAN must include ${expected} (has: ${names.join(', ') || 'none'})`), {
-      code: 'ERR_TLS_CERT_ALTNAME_INVALID',
-    });
+    return Object.assign(
+      new Error(`server certificate DNS SAN must include ${expected} (has: ${names.join(', ') || 'none'})`),
+      {
+        code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+      },
+    );
   };
 }
 
@@ -57,7 +60,11 @@ class ReloadingChannelCredentials extends grpc.ChannelCredentials {
     return other === this;
   }
 
-  _createSecureConnector(_target: grpc.experimental.GrpcUri, _options: grpc.ChannelOptions, callCredentials?: grpc.CallCredentials): SecureConnector {
+  _createSecureConnector(
+    _target: grpc.experimental.GrpcUri,
+    _options: grpc.ChannelOptions,
+    callCredentials?: grpc.CallCredentials,
+  ): SecureConnector {
     const perCall = callCredentials ?? grpc.credentials.createEmpty();
     return {
       connect: (socket) => this.#connect(socket),
@@ -74,7 +81,13 @@ class ReloadingChannelCredentials extends grpc.ChannelCredentials {
     return new Promise<SecureConnectResult>((resolve, reject) => {
       const onClose = (): void => reject(new Error('connection closed during the TLS handshake'));
       const tlsSocket = connect(
-        { socket, secureContext, servername: this.#expected, ALPNProtocols: ['h2'], checkServerIdentity: this.#checkServerIdentity },
+        {
+          socket,
+          secureContext,
+          servername: this.#expected,
+          ALPNProtocols: ['h2'],
+          checkServerIdentity: this.#checkServerIdentity,
+        },
         () => {
           tlsSocket.removeListener('close', onClose);
           tlsSocket.removeListener('error', reject);
@@ -88,8 +101,12 @@ class ReloadingChannelCredentials extends grpc.ChannelCredentials {
 }
 
 /** Channel credentials from an open TlsFileSource (share one source with the pod's server). */
-export function channelCredentialsFromSource(source: TlsFileSource, options: Pick<ChannelCredentialsOptions, 'expectedServerName'>): grpc.ChannelCredentials {
-  if (options.expectedServerName.trim() === '') throw new TypeError('channelCredentials: expectedServerName must not be empty');
+export function channelCredentialsFromSource(
+  source: TlsFileSource,
+  options: Pick<ChannelCredentialsOptions, 'expectedServerName'>,
+): grpc.ChannelCredentials {
+  if (options.expectedServerName.trim() === '')
+    throw new TypeError('channelCredentials: expectedServerName must not be empty');
   return new ReloadingChannelCredentials(source, options.expectedServerName);
 }
 
@@ -97,7 +114,10 @@ export function channelCredentialsFromSource(source: TlsFileSource, options: Pic
  * Mutual-TLS channel credentials from files: loads and validates them now (rejects with an error
  * naming the file when missing or invalid); later connections use changed files once valid.
  */
-export async function channelCredentials(files: TlsFiles, options: ChannelCredentialsOptions): Promise<grpc.ChannelCredentials> {
+export async function channelCredentials(
+  files: TlsFiles,
+  options: ChannelCredentialsOptions,
+): Promise<grpc.ChannelCredentials> {
   const source = await TlsFileSource.open(files, { logger: options.logger, pollIntervalMs: options.pollIntervalMs });
   return channelCredentialsFromSource(source, options);
 }

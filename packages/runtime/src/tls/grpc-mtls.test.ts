@@ -67,7 +67,12 @@ function client(port: number, creds: grpc.ChannelCredentials, options: grpc.Chan
 
 function call(c: Echo, name: 'echo' | 'whoami' = 'echo', payload = 'ping', timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    const fn = c[name] as (req: Buffer, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r?: Buffer) => void) => void;
+    const fn = c[name] as (
+      req: Buffer,
+      md: grpc.Metadata,
+      opts: grpc.CallOptions,
+      cb: (e: grpc.ServiceError | null, r?: Buffer) => void,
+    ) => void;
     fn.call(c, Buffer.from(payload), new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
       err ? reject(err) : resolve(res?.toString() ?? ''),
     );
@@ -88,7 +93,9 @@ async function failureOf(p: Promise<unknown>): Promise<{ code: grpc.status; deta
 async function registryServerA(pollIntervalMs = 1000): Promise<{ port: number; files: TlsFileSet }> {
   const { ca1, registryA } = await testPki();
   const files = await fileSet(ca1.certPem, registryA);
-  const port = await startServer(await serverCredentials(files, { allowedClientSan: NODE_CONTROLLER_IDENTITY, pollIntervalMs }));
+  const port = await startServer(
+    await serverCredentials(files, { allowedClientSan: NODE_CONTROLLER_IDENTITY, pollIntervalMs }),
+  );
   return { port, files };
 }
 
@@ -115,9 +122,17 @@ describe('mutual TLS over grpc-js', () => {
     const { ca1, registryA, nodeControllerA } = await testPki();
     const serverFiles = await fileSet(ca1.certPem, nodeControllerA);
     const port = await startServer(await serverCredentials(serverFiles, { allowedClientSan: REGISTRY_IDENTITY }));
-    const asRegistry = client(port, await channelCredentials(await fileSet(ca1.certPem, registryA), { expectedServerName: NODE_CONTROLLER_IDENTITY }));
+    const asRegistry = client(
+      port,
+      await channelCredentials(await fileSet(ca1.certPem, registryA), { expectedServerName: NODE_CONTROLLER_IDENTITY }),
+    );
     await expect(call(asRegistry)).resolves.toBe('ping');
-    const asNode = client(port, await channelCredentials(await fileSet(ca1.certPem, nodeControllerA), { expectedServerName: NODE_CONTROLLER_IDENTITY }));
+    const asNode = client(
+      port,
+      await channelCredentials(await fileSet(ca1.certPem, nodeControllerA), {
+        expectedServerName: NODE_CONTROLLER_IDENTITY,
+      }),
+    );
     await expect(failureOf(call(asNode))).resolves.toEqual({
       code: grpc.status.PERMISSION_DENIED,
       details: 'client certificate DNS SAN must include pmem-registry (has: pmem-node-controller)',
@@ -194,7 +209,9 @@ describe('mutual TLS over grpc-js', () => {
     const { ca1, nodeControllerA } = await testPki();
     // A "registry" server presenting the node-controller certificate.
     const serverFiles = await fileSet(ca1.certPem, nodeControllerA);
-    const port = await startServer(await serverCredentials(serverFiles, { allowedClientSan: NODE_CONTROLLER_IDENTITY }));
+    const port = await startServer(
+      await serverCredentials(serverFiles, { allowedClientSan: NODE_CONTROLLER_IDENTITY }),
+    );
     const c = await nodeClient(port, ca1.certPem, nodeControllerA);
     const f = await failureOf(call(c));
     expect(f.code).toBe(grpc.status.UNAVAILABLE);
@@ -218,10 +235,20 @@ describe('mutual TLS over grpc-js', () => {
     const port = await startServer(serverCredentialsFromSource(source, { allowedClientSan: NODE_CONTROLLER_IDENTITY }));
     const tls11 = (): Promise<string> =>
       new Promise((resolve) => {
-        const s = tls.connect({ host: '127.0.0.1', port, maxVersion: 'TLSv1.1', minVersion: 'TLSv1', ciphers: 'DEFAULT@SECLEVEL=0', rejectUnauthorized: false }, () => {
-          resolve(`connected with ${s.getProtocol()}`);
-          s.destroy();
-        });
+        const s = tls.connect(
+          {
+            host: '127.0.0.1',
+            port,
+            maxVersion: 'TLSv1.1',
+            minVersion: 'TLSv1',
+            ciphers: 'DEFAULT@SECLEVEL=0',
+            rejectUnauthorized: false,
+          },
+          () => {
+            resolve(`connected with ${s.getProtocol()}`);
+            s.destroy();
+          },
+        );
         s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
       });
     expect(await tls11()).toBe('ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
@@ -229,7 +256,9 @@ describe('mutual TLS over grpc-js', () => {
     await waitFor(() => source.generation === 2);
     expect(await tls11()).toBe('ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     // The client certificate is still required after the context swap.
-    const noCert = client(port, grpc.credentials.createSsl(Buffer.from(ca1.certPem)), { 'grpc.ssl_target_name_override': REGISTRY_IDENTITY });
+    const noCert = client(port, grpc.credentials.createSsl(Buffer.from(ca1.certPem)), {
+      'grpc.ssl_target_name_override': REGISTRY_IDENTITY,
+    });
     await expect(failureOf(call(noCert))).resolves.toMatchObject({ code: grpc.status.UNAVAILABLE });
   });
 });
@@ -249,7 +278,10 @@ describe('certificate rotation', () => {
     const serverFiles = await fileSet(ca1.certPem, registryA);
     const source = await TlsFileSource.open(serverFiles, { pollIntervalMs: 50 });
     cleanups.push(() => source.close());
-    const port = await startServer(serverCredentialsFromSource(source, { allowedClientSan: NODE_CONTROLLER_IDENTITY }), 5);
+    const port = await startServer(
+      serverCredentialsFromSource(source, { allowedClientSan: NODE_CONTROLLER_IDENTITY }),
+      5,
+    );
     const filesA = await fileSet(ca1.certPem, nodeControllerA);
     const credsA = await channelCredentials(filesA, { expectedServerName: REGISTRY_IDENTITY, pollIntervalMs: 50 });
     const oldClients = [client(port, credsA), client(port, credsA, { 'grpc.use_local_subchannel_pool': 1 })];

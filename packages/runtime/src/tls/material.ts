@@ -26,9 +26,15 @@ export const MIN_TLS_VERSION = 'TLSv1.2';
  * key exchange (no forward secrecy) and CBC with SHA-1, which a peer could ask for.
  */
 export const TLS_CIPHERS = [
-  'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256',
-  'ECDHE-ECDSA-AES256-GCM-SHA384', 'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
-  'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
 ].join(':');
 
 /** A validated TLS file set, ready to configure a server or a client. */
@@ -124,7 +130,9 @@ export function validateTlsContents(contents: TlsFileContents, files: TlsFiles):
     secureContext = createSecureContext(contextOptionsOf(contents));
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    throw new InvalidArgumentError(`TLS files ${files.certFile}, ${files.keyFile}: rejected by OpenSSL (${String(code ?? 'error')})`);
+    throw new InvalidArgumentError(
+      `TLS files ${files.certFile}, ${files.keyFile}: rejected by OpenSSL (${String(code ?? 'error')})`,
+    );
   }
   return {
     ...contents,

@@ -11,20 +11,26 @@ const peerOf = (pem: string): PeerCertificate => {
   const x = new X509Certificate(pem);
   return { raw: x.raw, subjectaltname: x.subjectAltName ?? '' } as PeerCertificate;
 };
-const callWith = (auth: AuthContext | null): { getAuthContext: () => AuthContext | null } => ({ getAuthContext: () => auth });
+const callWith = (auth: AuthContext | null): { getAuthContext: () => AuthContext | null } => ({
+  getAuthContext: () => auth,
+});
 
 describe('peerIdentityCheck', () => {
   it('accepts a verified peer whose DNS SAN is the expected identity', async () => {
     const { nodeControllerA } = await testPki();
     const check = peerIdentityCheck(NODE_CONTROLLER_IDENTITY);
-    expect(() => check(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) }))).not.toThrow();
+    expect(() =>
+      check(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) })),
+    ).not.toThrow();
   });
 
   it('refuses another identity with PermissionDenied, naming what it has', async () => {
     const { registryA } = await testPki();
     const check = peerIdentityCheck(NODE_CONTROLLER_IDENTITY);
     const call = callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peerOf(registryA.certPem) });
-    expect(() => check(call)).toThrow(new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'));
+    expect(() => check(call)).toThrow(
+      new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'),
+    );
     try {
       check(call);
     } catch (e) {
@@ -43,16 +49,21 @@ describe('peerIdentityCheck', () => {
 
   it('never falls back to the CommonName', () => {
     // A peer whose CN is the identity but whose SANs are not.
-    const peer = { raw: Buffer.from('not DER'), subjectaltname: 'DNS:other', subject: { CN: NODE_CONTROLLER_IDENTITY } } as unknown as PeerCertificate;
+    const peer = {
+      raw: Buffer.from('not DER'),
+      subjectaltname: 'DNS:other',
+      subject: { CN: NODE_CONTROLLER_IDENTITY },
+    } as unknown as PeerCertificate;
     expect(peerDnsNames(peer)).toEqual(['other']);
-    expect(() => peerIdentityCheck(NODE_CONTROLLER_IDENTITY)(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peer }))).toThrow(
-      PermissionDeniedError,
-    );
+    expect(() =>
+      peerIdentityCheck(NODE_CONTROLLER_IDENTITY)(callWith({ transportSecurityType: 'ssl', sslPeerCertificate: peer })),
+    ).toThrow(PermissionDeniedError);
   });
 
   it('parses a certificate once: its names are remembered by SHA-256 fingerprint, bounded', () => {
     // Not DER, so the names come from Node's rendering, which each object below changes.
-    const peer = (fingerprint256: string, san: string): PeerCertificate => ({ raw: Buffer.from('not DER'), subjectaltname: san, fingerprint256 }) as unknown as PeerCertificate;
+    const peer = (fingerprint256: string, san: string): PeerCertificate =>
+      ({ raw: Buffer.from('not DER'), subjectaltname: san, fingerprint256 }) as unknown as PeerCertificate;
     expect(peerDnsNames(peer('AA:01', 'DNS:first'))).toEqual(['first']);
     expect(peerDnsNames(peer('AA:01', 'DNS:changed'))).toEqual(['first']); // same certificate: not parsed again
     expect(peerDnsNames(peer('AA:02', 'DNS:second'))).toEqual(['second']);
@@ -90,14 +101,23 @@ describe('peerIdentityCheck', () => {
     for (let i = 0; i < 5; i++) check(on(good, nodeControllerA.certPem));
     expect(reads).toBe(1);
     for (let i = 0; i < 3; i++) {
-      expect(() => check(on(bad, registryA.certPem))).toThrow(new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'));
+      expect(() => check(on(bad, registryA.certPem))).toThrow(
+        new PermissionDeniedError('client certificate DNS SAN must include pmem-node-controller (has: pmem-registry)'),
+      );
     }
     expect(reads).toBe(2);
-    const loose = { getAuthContext: () => { reads++; return { transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) }; } };
+    const loose = {
+      getAuthContext: () => {
+        reads++;
+        return { transportSecurityType: 'ssl', sslPeerCertificate: peerOf(nodeControllerA.certPem) };
+      },
+    };
     check(loose);
     check(loose);
     expect(reads).toBe(4);
     // Another check (another expected identity) keeps its own verdicts for the same connection.
-    expect(() => peerIdentityCheck(REGISTRY_IDENTITY)(on(good, nodeControllerA.certPem))).toThrow(PermissionDeniedError);
+    expect(() => peerIdentityCheck(REGISTRY_IDENTITY)(on(good, nodeControllerA.certPem))).toThrow(
+      PermissionDeniedError,
+    );
   });
 });

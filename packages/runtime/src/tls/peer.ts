@@ -58,7 +58,8 @@ export function peerDnsNames(peer: PeerCertificate | undefined): string[] {
   const names = parseNames(peer);
   if (key !== undefined) {
     // Oldest first out: a rotated certificate is not asked for again.
-    if (namesByFingerprint.size >= NAME_CACHE_LIMIT) namesByFingerprint.delete(namesByFingerprint.keys().next().value as string);
+    if (namesByFingerprint.size >= NAME_CACHE_LIMIT)
+      namesByFingerprint.delete(namesByFingerprint.keys().next().value as string);
     namesByFingerprint.set(key, Object.freeze([...names]));
   }
   return names;
@@ -78,7 +79,9 @@ function verdictFor(call: CallWithAuthContext, expectedSan: string): Verdict {
   const names = peerDnsNames(peer);
   if (hasDnsName(names, expectedSan)) return undefined;
   return () => {
-    throw new PermissionDeniedError(`client certificate DNS SAN must include ${expectedSan} (has: ${names.join(', ') || 'none'})`);
+    throw new PermissionDeniedError(
+      `client certificate DNS SAN must include ${expectedSan} (has: ${names.join(', ') || 'none'})`,
+    );
   };
 }
 

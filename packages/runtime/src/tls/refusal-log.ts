@@ -84,9 +84,13 @@ export class TlsRefusalLog {
   handshakeRefused(error: HandshakeError, socket: Socket): void {
     const verify = (socket as Socket & { authorizationError?: string | null }).authorizationError ?? undefined;
     const parent = (socket as Socket & { _parent?: object })._parent;
-    const peer = (parent === undefined ? undefined : this.#peers.get(parent)) ?? this.#peers.get(socket) ?? addressOf(socket);
+    const peer =
+      (parent === undefined ? undefined : this.#peers.get(parent)) ?? this.#peers.get(socket) ?? addressOf(socket);
     const code = verify ?? error.code ?? 'UNKNOWN';
-    const reason = verify === undefined ? (error.reason ?? firstLine(error.message)) : (VERIFY_REASONS[verify] ?? `the client certificate failed verification (${verify})`);
+    const reason =
+      verify === undefined
+        ? (error.reason ?? firstLine(error.message))
+        : (VERIFY_REASONS[verify] ?? `the client certificate failed verification (${verify})`);
     this.#write('TLS handshake refused', { peer, code, reason });
   }
 
@@ -98,7 +102,11 @@ export class TlsRefusalLog {
   #write(msg: string, fields: Record<string, string>): void {
     const now = Date.now();
     if (now - this.#windowStart >= this.#windowMs) {
-      if (this.#suppressed > 0) this.#log.warn('mutual TLS refusals not logged (too many)', { count: this.#suppressed, windowSeconds: this.#windowMs / 1000 });
+      if (this.#suppressed > 0)
+        this.#log.warn('mutual TLS refusals not logged (too many)', {
+          count: this.#suppressed,
+          windowSeconds: this.#windowMs / 1000,
+        });
       this.#windowStart = now;
       this.#inWindow = 0;
       this.#suppressed = 0;

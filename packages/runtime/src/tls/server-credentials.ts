@@ -37,7 +37,10 @@ class ReloadingServerCredentials extends grpc.ServerCredentials {
   #stop: (() => void) | undefined;
 
   constructor(source: TlsFileSource) {
-    super({ requestCert: true, rejectUnauthorized: true, minVersion: MIN_TLS_VERSION }, contextOptionsOf(source.current));
+    super(
+      { requestCert: true, rejectUnauthorized: true, minVersion: MIN_TLS_VERSION },
+      contextOptionsOf(source.current),
+    );
     this.#source = source;
     this.#applied = source.generation;
   }
@@ -78,10 +81,20 @@ class ReloadingServerCredentials extends grpc.ServerCredentials {
  * clients of the same pod). Calls from peers other than `allowedClientSan` fail with
  * PERMISSION_DENIED before any handler runs; refused handshakes and calls are logged.
  */
-export function serverCredentialsFromSource(source: TlsFileSource, options: Pick<ServerCredentialsOptions, 'allowedClientSan' | 'logger'>): grpc.ServerCredentials {
-  const refusals = new TlsRefusalLog((options.logger ?? source.logger).child({ component: 'mtls-server', allowedClientSan: options.allowedClientSan }));
-  const interceptor = peerIdentityInterceptor(options.allowedClientSan, (peer, code, details) => refusals.callRefused(peer, code, details));
-  const credentials = grpc.experimental.createServerCredentialsWithInterceptors(new ReloadingServerCredentials(source), [interceptor]);
+export function serverCredentialsFromSource(
+  source: TlsFileSource,
+  options: Pick<ServerCredentialsOptions, 'allowedClientSan' | 'logger'>,
+): grpc.ServerCredentials {
+  const refusals = new TlsRefusalLog(
+    (options.logger ?? source.logger).child({ component: 'mtls-server', allowedClientSan: options.allowedClientSan }),
+  );
+  const interceptor = peerIdentityInterceptor(options.allowedClientSan, (peer, code, details) =>
+    refusals.callRefused(peer, code, details),
+  );
+  const credentials = grpc.experimental.createServerCredentialsWithInterceptors(
+    new ReloadingServerCredentials(source),
+    [interceptor],
+  );
   Object.defineProperty(credentials, REFUSAL_LOG, { value: refusals });
   return credentials;
 }
@@ -90,7 +103,10 @@ export function serverCredentialsFromSource(source: TlsFileSource, options: Pick
  * Mutual-TLS server credentials from files: loads and validates them now (rejects with an error
  * naming the file when they are missing or invalid), then follows changes while bound.
  */
-export async function serverCredentials(files: TlsFiles, options: ServerCredentialsOptions): Promise<grpc.ServerCredentials> {
+export async function serverCredentials(
+  files: TlsFiles,
+  options: ServerCredentialsOptions,
+): Promise<grpc.ServerCredentials> {
   const source = await TlsFileSource.open(files, { logger: options.logger, pollIntervalMs: options.pollIntervalMs });
   return serverCredentialsFromSource(source, options);
 }

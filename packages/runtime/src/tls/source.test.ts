@@ -40,13 +40,17 @@ describe('loadTlsMaterial', () => {
       new FailedPreconditionError(`caFile ${join(set.dir, 'nope')}: cannot be read (ENOENT)`),
     );
     await writeFile(set.keyFile, '-----BEGIN PRIVATE KEY-----\nZ2FyYmFnZQ==\n-----END PRIVATE KEY-----\n');
-    await expect(loadTlsMaterial(set)).rejects.toThrow(new InvalidArgumentError(`keyFile ${set.keyFile}: not a PEM private key`));
+    await expect(loadTlsMaterial(set)).rejects.toThrow(
+      new InvalidArgumentError(`keyFile ${set.keyFile}: not a PEM private key`),
+    );
     await writeFile(set.keyFile, nodeControllerA.keyPem);
     await expect(loadTlsMaterial(set)).rejects.toThrow(
       new InvalidArgumentError(`keyFile ${set.keyFile}: does not match the certificate in ${set.certFile}`),
     );
     await writeFile(set.caFile, 'not a certificate');
-    await expect(loadTlsMaterial(set)).rejects.toThrow(new InvalidArgumentError(`caFile ${set.caFile}: no PEM "CERTIFICATE" block found`));
+    await expect(loadTlsMaterial(set)).rejects.toThrow(
+      new InvalidArgumentError(`caFile ${set.caFile}: no PEM "CERTIFICATE" block found`),
+    );
   });
 });
 

@@ -8,7 +8,14 @@
 import { stat } from 'node:fs/promises';
 import { errorMessage } from '../errors.js';
 import { nullLogger, type Logger } from '../logger.js';
-import { digestOf, loadTlsMaterial, readTlsFiles, validateTlsContents, type TlsFiles, type TlsMaterial } from './material.js';
+import {
+  digestOf,
+  loadTlsMaterial,
+  readTlsFiles,
+  validateTlsContents,
+  type TlsFiles,
+  type TlsMaterial,
+} from './material.js';
 
 export interface TlsFileSourceOptions {
   readonly logger?: Logger;
@@ -37,7 +44,12 @@ async function statKeyOf(files: TlsFiles): Promise<string> {
 
 function describe(material: TlsMaterial): Record<string, unknown> {
   const c = material.certificate;
-  return { dnsNames: c.dnsNames, notAfter: c.notAfter.toISOString(), fingerprint256: c.fingerprint256, caCertificates: material.caCount };
+  return {
+    dnsNames: c.dnsNames,
+    notAfter: c.notAfter.toISOString(),
+    fingerprint256: c.fingerprint256,
+    caCertificates: material.caCount,
+  };
 }
 
 interface Problem {
@@ -215,7 +227,10 @@ export class TlsFileSource {
     const p = this.#problem;
     if (p === undefined || p.warned) return;
     p.warned = true;
-    this.#log.warn('TLS files not usable, keeping the previous material', { error: p.message, generation: this.#generation });
+    this.#log.warn('TLS files not usable, keeping the previous material', {
+      error: p.message,
+      generation: this.#generation,
+    });
   }
 
   #warnIfExpired(material: TlsMaterial): void {

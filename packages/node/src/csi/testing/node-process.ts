@@ -18,7 +18,8 @@ const MiB = 1024 ** 2;
 
 function crashHooks(at: string | undefined): VolumeHooks | undefined {
   if (at === undefined || at === '') return undefined;
-  if (!VOLUME_STEPS.includes(at as VolumeStep)) throw new Error(`PMEM_CSI_CRASH_AT=${at} is not one of ${VOLUME_STEPS.join(', ')}`);
+  if (!VOLUME_STEPS.includes(at as VolumeStep))
+    throw new Error(`PMEM_CSI_CRASH_AT=${at} is not one of ${VOLUME_STEPS.join(', ')}`);
   return {
     reached(step) {
       if (step === at) process.kill(process.pid, 'SIGKILL');
@@ -36,13 +37,28 @@ async function main(): Promise<void> {
   const state = new VolumeStateStore({ dir: join(dir, 'volumes'), log });
   await state.init();
   const result = await reconcile(state, dm, log);
-  const node = await startTestNode({ dm, dir, runner, log, state, hooks: crashHooks(process.env['PMEM_CSI_CRASH_AT']) });
+  const node = await startTestNode({
+    dm,
+    dir,
+    runner,
+    log,
+    state,
+    hooks: crashHooks(process.env['PMEM_CSI_CRASH_AT']),
+  });
   process.once('SIGTERM', () => {
-    void node.stop().then(() => state.close()).then(() => dm.close()).then(() => process.exit(0));
+    void node
+      .stop()
+      .then(() => state.close())
+      .then(() => dm.close())
+      .then(() => process.exit(0));
   });
   const ids = (list: ReadonlyArray<{ volumeId: string } | { record: { volumeId: string } }>): string[] =>
     list.map((x) => ('record' in x ? x.record.volumeId : x.volumeId));
-  const reconciled = { volumes: ids(result.volumes), droppedRecords: ids(result.droppedRecords), orphans: ids(result.orphans) };
+  const reconciled = {
+    volumes: ids(result.volumes),
+    droppedRecords: ids(result.droppedRecords),
+    orphans: ids(result.orphans),
+  };
   process.stdout.write(`${JSON.stringify({ ready: true, reconciled })}\n`);
 }
 

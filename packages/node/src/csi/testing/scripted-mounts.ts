@@ -1,6 +1,12 @@
 // Scripted host tools for node service tests: a runner whose script each case replaces (calls can be
 // held to provoke lock conflicts), and findmnt answers for "nothing mounted" and "mounted here".
-import { ScriptedRunner, type CommandRunner, type RunOptions, type RunResult, type ScriptedReply } from '@pmem-csi/runtime';
+import {
+  ScriptedRunner,
+  type CommandRunner,
+  type RunOptions,
+  type RunResult,
+  type ScriptedReply,
+} from '@pmem-csi/runtime';
 
 export const FINDMNT = ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint'];
 
@@ -24,6 +30,14 @@ export function notMounted(path: string): ScriptedReply {
 
 /** findmnt finds `source` (ext4 unless `extra` says otherwise) mounted at `path`. */
 export function mountedAt(path: string, source: string, extra: Record<string, string> = {}): ScriptedReply {
-  const fs = { target: path, source, fstype: 'ext4', options: 'rw,relatime', 'vfs-options': 'rw,relatime', 'fs-options': 'rw', ...extra };
+  const fs = {
+    target: path,
+    source,
+    fstype: 'ext4',
+    options: 'rw,relatime',
+    'vfs-options': 'rw,relatime',
+    'fs-options': 'rw',
+    ...extra,
+  };
   return { command: 'findmnt', args: [...FINDMNT, path], exact: true, stdout: JSON.stringify({ filesystems: [fs] }) };
 }

@@ -4,8 +4,21 @@
 import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import {
-  bindServer, createIdentityService, grpcAddress, HostRunner, KeyedLocks, loadCsi, nullLogger, shutdownServer, unary,
-  type CommandRunner, type ControllerClient, type csi, type IdentityClient, type Logger, type NodeClient,
+  bindServer,
+  createIdentityService,
+  grpcAddress,
+  HostRunner,
+  KeyedLocks,
+  loadCsi,
+  nullLogger,
+  shutdownServer,
+  unary,
+  type CommandRunner,
+  type ControllerClient,
+  type csi,
+  type IdentityClient,
+  type Logger,
+  type NodeClient,
 } from '@pmem-csi/runtime';
 import type { DeviceManager } from '../../device/device-manager.js';
 import { VolumeStateStore } from '../../state/volume-store.js';
@@ -44,11 +57,29 @@ export async function startTestNode(o: TestNodeOptions): Promise<TestNode> {
   const state = o.state ?? new VolumeStateStore({ dir: join(o.dir, 'volumes'), log });
   if (o.state === undefined) await state.init();
   const deps: NodeServiceDeps = {
-    driverName: TEST_DRIVER, nodeId: o.nodeId ?? TEST_NODE, dm: o.dm, state, runner: o.runner ?? new HostRunner(), locks: new KeyedLocks(), log, version: 'test', hooks: o.hooks, hasCapability: o.hasCapability,
+    driverName: TEST_DRIVER,
+    nodeId: o.nodeId ?? TEST_NODE,
+    dm: o.dm,
+    state,
+    runner: o.runner ?? new HostRunner(),
+    locks: new KeyedLocks(),
+    log,
+    version: 'test',
+    hooks: o.hooks,
+    hasCapability: o.hasCapability,
   };
   const csi = loadCsi().csi.v1;
   const server = new grpc.Server();
-  server.addService(csi.Identity.service, createIdentityService({ driverName: TEST_DRIVER, version: 'test', plugin: { role: 'node', canExpand: canExpand(deps) }, ready: () => true, log }));
+  server.addService(
+    csi.Identity.service,
+    createIdentityService({
+      driverName: TEST_DRIVER,
+      version: 'test',
+      plugin: { role: 'node', canExpand: canExpand(deps) },
+      ready: () => true,
+      log,
+    }),
+  );
   server.addService(csi.Node.service, createNodeService(deps));
   server.addService(csi.Controller.service, createNodeControllerService(deps));
   const address = grpcAddress(join(o.dir, 'csi.sock'));
@@ -81,14 +112,23 @@ export function testClients(address: string): TestClients {
 type Method<Req, Res> = (request: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
 
 /** One unary call with a generous deadline (loop devices and mkfs are slow on a busy machine). */
-export function call<Req, Res>(client: grpc.Client, method: Method<Req, Res>, req: Req, timeoutMs = 120_000): Promise<Res> {
+export function call<Req, Res>(
+  client: grpc.Client,
+  method: Method<Req, Res>,
+  req: Req,
+  timeoutMs = 120_000,
+): Promise<Res> {
   return unary(client, method, req, { timeoutMs });
 }
 
 type AccessMode = NonNullable<NonNullable<csi.VolumeCapability['access_mode']>['mode']>;
 
 /** A mount capability (fs type "" = the driver's default, ext4). */
-export function mountCapability(fsType = '', flags: string[] = [], mode: AccessMode = 'SINGLE_NODE_WRITER'): csi.VolumeCapability {
+export function mountCapability(
+  fsType = '',
+  flags: string[] = [],
+  mode: AccessMode = 'SINGLE_NODE_WRITER',
+): csi.VolumeCapability {
   return { access_type: 'mount', mount: { fs_type: fsType, mount_flags: flags }, access_mode: { mode } };
 }
 

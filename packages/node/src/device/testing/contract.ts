@@ -91,11 +91,7 @@ export interface ContractOptions {
 const PATTERN = 0xa5;
 
 /** Register the DeviceManager contract cases for one implementation. */
-export function deviceManagerContract(
-  name: string,
-  make: () => Promise<ContractFixture>,
-  opts: ContractOptions,
-): void {
+export function deviceManagerContract(name: string, make: () => Promise<ContractFixture>, opts: ContractOptions): void {
   describe(`DeviceManager contract: ${name}`, () => {
     const ctx = new ContractContext(opts);
     beforeAll(async () => {
@@ -181,158 +177,202 @@ function ids(prefix: string, n: number): string[] {
 
 function registerLifecycleCases(ctx: ContractContext): void {
   const { opts } = ctx;
-  it('setup() is idempotent', async () => {
-    const id = 'ct-setup';
-    await ctx.withVolumes([id], async () => {
-      await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      const before = { cap: await ctx.dm.getCapacity(), list: await ctx.dm.listDevices() };
-      await ctx.dm.setup();
-      expect(await ctx.dm.getCapacity()).toEqual(before.cap);
-      expect(await ctx.dm.listDevices()).toEqual(before.list);
-    });
-  }, ctx.timeout);
+  it(
+    'setup() is idempotent',
+    async () => {
+      const id = 'ct-setup';
+      await ctx.withVolumes([id], async () => {
+        await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        const before = { cap: await ctx.dm.getCapacity(), list: await ctx.dm.listDevices() };
+        await ctx.dm.setup();
+        expect(await ctx.dm.getCapacity()).toEqual(before.cap);
+        expect(await ctx.dm.listDevices()).toEqual(before.list);
+      });
+    },
+    ctx.timeout,
+  );
 
-  it('create, then get and list return the device', async () => {
-    const id = 'ct-create';
-    await ctx.withVolumes([id], async () => {
-      const created = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      expect(created).toMatchObject({ volumeId: id });
-      ctx.expectSize(created.size, opts.volumeSize);
-      expect(created.path).toMatch(/^\/dev\//);
-      expect(typeof created.dax).toBe('boolean');
-      expect(await ctx.dm.getDevice(id)).toEqual(created);
-      expect((await ctx.dm.listDevices()).filter((d) => d.volumeId === id)).toEqual([created]);
-    });
-  }, ctx.timeout);
+  it(
+    'create, then get and list return the device',
+    async () => {
+      const id = 'ct-create';
+      await ctx.withVolumes([id], async () => {
+        const created = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        expect(created).toMatchObject({ volumeId: id });
+        ctx.expectSize(created.size, opts.volumeSize);
+        expect(created.path).toMatch(/^\/dev\//);
+        expect(typeof created.dax).toBe('boolean');
+        expect(await ctx.dm.getDevice(id)).toEqual(created);
+        expect((await ctx.dm.listDevices()).filter((d) => d.volumeId === id)).toEqual([created]);
+      });
+    },
+    ctx.timeout,
+  );
 
-  it('create rounds the size up to the granularity', async () => {
-    const id = 'ct-round';
-    const requested = opts.volumeSize + 1;
-    await ctx.withVolumes([id], async () => {
-      const created = await ctx.dm.createDevice({ volumeId: id, size: requested });
-      expect(created.size).toBeGreaterThanOrEqual(requested);
-      ctx.expectSize(created.size, requested);
-      expect((await ctx.dm.getDevice(id)).size).toBe(created.size);
-    });
-  }, ctx.timeout);
+  it(
+    'create rounds the size up to the granularity',
+    async () => {
+      const id = 'ct-round';
+      const requested = opts.volumeSize + 1;
+      await ctx.withVolumes([id], async () => {
+        const created = await ctx.dm.createDevice({ volumeId: id, size: requested });
+        expect(created.size).toBeGreaterThanOrEqual(requested);
+        ctx.expectSize(created.size, requested);
+        expect((await ctx.dm.getDevice(id)).size).toBe(created.size);
+      });
+    },
+    ctx.timeout,
+  );
 
-  it('a duplicate create fails with DeviceExistsError and changes nothing', async () => {
-    const id = 'ct-dup';
-    await ctx.withVolumes([id], async () => {
-      const created = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      const cap = await ctx.dm.getCapacity();
-      for (const size of [opts.volumeSize, opts.volumeSize * 2]) {
-        const err = await rejection(ctx.dm.createDevice({ volumeId: id, size }));
-        expect(err).toBeInstanceOf(DeviceExistsError);
-        expect(err).toMatchObject({ kind: 'AlreadyExists' });
-      }
-      expect(await ctx.dm.getCapacity()).toEqual(cap);
-      expect(await ctx.dm.getDevice(id)).toEqual(created);
-    });
-  }, ctx.timeout);
-
-  it('get of an unknown id fails with DeviceNotFoundError', async () => {
-    const err = await rejection(ctx.dm.getDevice('ct-unknown'));
-    expect(err).toBeInstanceOf(DeviceNotFoundError);
-    expect(err).toMatchObject({ kind: 'NotFound' });
-  }, ctx.timeout);
-
-  it('delete of an unknown id resolves', async () => {
-    await expect(ctx.dm.deleteDevice('ct-unknown', true)).resolves.toBeUndefined();
-    await expect(ctx.dm.deleteDevice('ct-unknown', false)).resolves.toBeUndefined();
-  }, ctx.timeout);
-
-  it('delete removes the device and restores the capacity exactly', async () => {
-    const id = 'ct-delete';
-    const before = await ctx.dm.getCapacity();
-    await ctx.withVolumes([id], async () => {
-      await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      await ctx.dm.deleteDevice(id, false);
-      expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
-      expect(await rejection(ctx.dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
-      expect(await ctx.dm.getCapacity()).toEqual(before);
-      await expect(ctx.dm.deleteDevice(id, false)).resolves.toBeUndefined();
-    });
-  }, ctx.timeout);
-
-  it('a device in use cannot be deleted (DeviceInUseError) and stays intact', async () => {
-    const id = 'ct-busy';
-    await ctx.withVolumes([id], async () => {
-      const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      const cap = await ctx.dm.getCapacity();
-      const release = await ctx.fx.hold(dev);
-      try {
-        for (const erase of [true, false]) {
-          const err = await rejection(ctx.dm.deleteDevice(id, erase));
-          expect(err).toBeInstanceOf(DeviceInUseError);
-          expect(err).toMatchObject({ kind: 'FailedPrecondition' });
+  it(
+    'a duplicate create fails with DeviceExistsError and changes nothing',
+    async () => {
+      const id = 'ct-dup';
+      await ctx.withVolumes([id], async () => {
+        const created = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        const cap = await ctx.dm.getCapacity();
+        for (const size of [opts.volumeSize, opts.volumeSize * 2]) {
+          const err = await rejection(ctx.dm.createDevice({ volumeId: id, size }));
+          expect(err).toBeInstanceOf(DeviceExistsError);
+          expect(err).toMatchObject({ kind: 'AlreadyExists' });
         }
-      } finally {
-        await release();
-      }
-      expect(await ctx.dm.getDevice(id)).toEqual(dev);
-      expect(await ctx.dm.getCapacity()).toEqual(cap);
-      await ctx.dm.deleteDevice(id, false);
-      expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
-    });
-  }, ctx.timeout);
+        expect(await ctx.dm.getCapacity()).toEqual(cap);
+        expect(await ctx.dm.getDevice(id)).toEqual(created);
+      });
+    },
+    ctx.timeout,
+  );
 
-  it('a manager re-created on the same backing store (restart) sees the same devices', async () => {
-    const id = 'ct-restart';
-    await ctx.withVolumes([id], async () => {
-      const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      const cap = await ctx.dm.getCapacity();
-      const list = await ctx.dm.listDevices();
-      const dm2 = await ctx.fx.reopen();
-      try {
-        await dm2.setup();
-        expect(await dm2.getDevice(id)).toEqual(dev);
-        expect(await dm2.listDevices()).toEqual(list);
-        expect(await dm2.getCapacity()).toEqual(cap);
-      } finally {
-        await dm2.close();
-      }
-    });
-  }, ctx.timeout);
+  it(
+    'get of an unknown id fails with DeviceNotFoundError',
+    async () => {
+      const err = await rejection(ctx.dm.getDevice('ct-unknown'));
+      expect(err).toBeInstanceOf(DeviceNotFoundError);
+      expect(err).toMatchObject({ kind: 'NotFound' });
+    },
+    ctx.timeout,
+  );
+
+  it(
+    'delete of an unknown id resolves',
+    async () => {
+      await expect(ctx.dm.deleteDevice('ct-unknown', true)).resolves.toBeUndefined();
+      await expect(ctx.dm.deleteDevice('ct-unknown', false)).resolves.toBeUndefined();
+    },
+    ctx.timeout,
+  );
+
+  it(
+    'delete removes the device and restores the capacity exactly',
+    async () => {
+      const id = 'ct-delete';
+      const before = await ctx.dm.getCapacity();
+      await ctx.withVolumes([id], async () => {
+        await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        await ctx.dm.deleteDevice(id, false);
+        expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
+        expect(await rejection(ctx.dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
+        expect(await ctx.dm.getCapacity()).toEqual(before);
+        await expect(ctx.dm.deleteDevice(id, false)).resolves.toBeUndefined();
+      });
+    },
+    ctx.timeout,
+  );
+
+  it(
+    'a device in use cannot be deleted (DeviceInUseError) and stays intact',
+    async () => {
+      const id = 'ct-busy';
+      await ctx.withVolumes([id], async () => {
+        const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        const cap = await ctx.dm.getCapacity();
+        const release = await ctx.fx.hold(dev);
+        try {
+          for (const erase of [true, false]) {
+            const err = await rejection(ctx.dm.deleteDevice(id, erase));
+            expect(err).toBeInstanceOf(DeviceInUseError);
+            expect(err).toMatchObject({ kind: 'FailedPrecondition' });
+          }
+        } finally {
+          await release();
+        }
+        expect(await ctx.dm.getDevice(id)).toEqual(dev);
+        expect(await ctx.dm.getCapacity()).toEqual(cap);
+        await ctx.dm.deleteDevice(id, false);
+        expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
+      });
+    },
+    ctx.timeout,
+  );
+
+  it(
+    'a manager re-created on the same backing store (restart) sees the same devices',
+    async () => {
+      const id = 'ct-restart';
+      await ctx.withVolumes([id], async () => {
+        const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        const cap = await ctx.dm.getCapacity();
+        const list = await ctx.dm.listDevices();
+        const dm2 = await ctx.fx.reopen();
+        try {
+          await dm2.setup();
+          expect(await dm2.getDevice(id)).toEqual(dev);
+          expect(await dm2.listDevices()).toEqual(list);
+          expect(await dm2.getCapacity()).toEqual(cap);
+        } finally {
+          await dm2.close();
+        }
+      });
+    },
+    ctx.timeout,
+  );
 }
 
 function registerCapacityCases(ctx: ContractContext): void {
   const { opts } = ctx;
-  it('capacity: available shrinks by the rounded size; total and managed stay constant', async () => {
-    const id = 'ct-cap';
-    const before = await ctx.dm.getCapacity();
-    checkCapacityShape(before, opts);
-    await ctx.withVolumes([id], async () => {
-      const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize + 1 });
-      const after = await ctx.dm.getCapacity();
-      checkCapacityShape(after, opts);
-      ctx.expectShrunk(after.available, before.available, dev.size);
-      expect(after.total).toBe(before.total);
-      expect(after.managed).toBe(before.managed);
-    });
-  }, ctx.timeout);
+  it(
+    'capacity: available shrinks by the rounded size; total and managed stay constant',
+    async () => {
+      const id = 'ct-cap';
+      const before = await ctx.dm.getCapacity();
+      checkCapacityShape(before, opts);
+      await ctx.withVolumes([id], async () => {
+        const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize + 1 });
+        const after = await ctx.dm.getCapacity();
+        checkCapacityShape(after, opts);
+        ctx.expectShrunk(after.available, before.available, dev.size);
+        expect(after.total).toBe(before.total);
+        expect(after.managed).toBe(before.managed);
+      });
+    },
+    ctx.timeout,
+  );
 
-  it('too large: NotEnoughSpaceError naming the largest size available; maxVolumeSize itself fits', async () => {
-    const big = 'ct-big';
-    const small = 'ct-small';
-    await ctx.withVolumes([big, small], async () => {
-      const cap = await ctx.dm.getCapacity();
-      const err = await rejection(ctx.dm.createDevice({ volumeId: big, size: cap.maxVolumeSize + opts.granularity }));
-      expect(err).toBeInstanceOf(NotEnoughSpaceError);
-      expect(err).toMatchObject({ kind: 'ResourceExhausted' });
-      expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
-      expect(await ctx.dm.getCapacity()).toEqual(cap);
-      expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(big);
+  it(
+    'too large: NotEnoughSpaceError naming the largest size available; maxVolumeSize itself fits',
+    async () => {
+      const big = 'ct-big';
+      const small = 'ct-small';
+      await ctx.withVolumes([big, small], async () => {
+        const cap = await ctx.dm.getCapacity();
+        const err = await rejection(ctx.dm.createDevice({ volumeId: big, size: cap.maxVolumeSize + opts.granularity }));
+        expect(err).toBeInstanceOf(NotEnoughSpaceError);
+        expect(err).toMatchObject({ kind: 'ResourceExhausted' });
+        expect((err as Error).message).toContain(`${cap.maxVolumeSize} bytes`);
+        expect(await ctx.dm.getCapacity()).toEqual(cap);
+        expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(big);
 
-      const dev = await ctx.dm.createDevice({ volumeId: big, size: cap.maxVolumeSize });
-      ctx.expectSize(dev.size, cap.maxVolumeSize);
-      const full = await ctx.dm.getCapacity();
-      expect(full.maxVolumeSize).toBeLessThan(opts.volumeSize);
-      const err2 = await rejection(ctx.dm.createDevice({ volumeId: small, size: opts.volumeSize }));
-      expect(err2).toBeInstanceOf(NotEnoughSpaceError);
-      expect((err2 as Error).message).toContain(`${full.maxVolumeSize} bytes`);
-    });
-  }, ctx.timeout);
+        const dev = await ctx.dm.createDevice({ volumeId: big, size: cap.maxVolumeSize });
+        ctx.expectSize(dev.size, cap.maxVolumeSize);
+        const full = await ctx.dm.getCapacity();
+        expect(full.maxVolumeSize).toBeLessThan(opts.volumeSize);
+        const err2 = await rejection(ctx.dm.createDevice({ volumeId: small, size: opts.volumeSize }));
+        expect(err2).toBeInstanceOf(NotEnoughSpaceError);
+        expect((err2 as Error).message).toContain(`${full.maxVolumeSize} bytes`);
+      });
+    },
+    ctx.timeout,
+  );
 }
 
 function checkCapacityShape(cap: Capacity, opts: ContractOptions): void {
@@ -355,90 +395,112 @@ function registerEraseCases(ctx: ContractContext): void {
   });
 
   for (const erase of [true, false]) {
-    it(`delete with erase=${erase} zeroes ${erase ? 'the whole device' : 'the first 4 KiB'}`, async () => {
-      const id = `ct-erase-${erase}`;
-      await ctx.withVolumes([id], async () => {
-        const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-        const offsets = probeOffsets(dev.size);
-        if (opts.readable) {
-          for (const off of offsets) await ctx.io.write(dev, off, Buffer.alloc(4096, PATTERN));
-          expect((await ctx.io.read(dev, offsets.at(-1)!, 4096))[0]).toBe(PATTERN);
-        }
-        const seen = ctx.fx.erasures?.().length ?? 0;
-        await ctx.dm.deleteDevice(id, erase);
-        const erasures = ctx.fx.erasures?.().slice(seen);
-        if (erasures !== undefined) expect(erasures).toEqual([{ path: dev.path, bytes: erase ? dev.size : 4096 }]);
-        if (!opts.readable) return;
-        // A new device of the same size usually reuses the same blocks (LVM extents, namespace
-        // offsets): what was erased must read back as zeros.
-        const again = await ctx.dm.createDevice({ volumeId: id, size: dev.size });
-        const checked = erase ? offsets : [0];
-        for (const off of checked) expect((await ctx.io.read(again, off, 4096)).every((b) => b === 0)).toBe(true);
-      });
-    }, ctx.timeout);
+    it(
+      `delete with erase=${erase} zeroes ${erase ? 'the whole device' : 'the first 4 KiB'}`,
+      async () => {
+        const id = `ct-erase-${erase}`;
+        await ctx.withVolumes([id], async () => {
+          const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+          const offsets = probeOffsets(dev.size);
+          if (opts.readable) {
+            for (const off of offsets) await ctx.io.write(dev, off, Buffer.alloc(4096, PATTERN));
+            expect((await ctx.io.read(dev, offsets.at(-1)!, 4096))[0]).toBe(PATTERN);
+          }
+          const seen = ctx.fx.erasures?.().length ?? 0;
+          await ctx.dm.deleteDevice(id, erase);
+          const erasures = ctx.fx.erasures?.().slice(seen);
+          if (erasures !== undefined) expect(erasures).toEqual([{ path: dev.path, bytes: erase ? dev.size : 4096 }]);
+          if (!opts.readable) return;
+          // A new device of the same size usually reuses the same blocks (LVM extents, namespace
+          // offsets): what was erased must read back as zeros.
+          const again = await ctx.dm.createDevice({ volumeId: id, size: dev.size });
+          const checked = erase ? offsets : [0];
+          for (const off of checked) expect((await ctx.io.read(again, off, 4096)).every((b) => b === 0)).toBe(true);
+        });
+      },
+      ctx.timeout,
+    );
   }
 }
 
 function registerResizeCases(ctx: ContractContext): void {
   const { opts } = ctx;
   if (!opts.resize) {
-    it('resize is not supported: UnimplementedError', async () => {
+    it(
+      'resize is not supported: UnimplementedError',
+      async () => {
+        const id = 'ct-resize';
+        await ctx.withVolumes([id], async () => {
+          const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+          const err = await rejection(ctx.dm.resizeDevice(id, dev.size * 2));
+          expect(err).toMatchObject({ kind: 'Unimplemented' });
+        });
+      },
+      ctx.timeout,
+    );
+    return;
+  }
+  it(
+    'resize grows the device, keeps its data and accounts the difference',
+    async () => {
       const id = 'ct-resize';
       await ctx.withVolumes([id], async () => {
         const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-        const err = await rejection(ctx.dm.resizeDevice(id, dev.size * 2));
-        expect(err).toMatchObject({ kind: 'Unimplemented' });
+        if (opts.readable) await ctx.io.write(dev, 0, Buffer.alloc(4096, PATTERN));
+        const before = await ctx.dm.getCapacity();
+        const requested = dev.size + opts.granularity + 1;
+        const grown = await ctx.dm.resizeDevice(id, requested);
+        expect(grown).toMatchObject({ volumeId: id, size: ctx.roundUp(requested) });
+        expect(await ctx.dm.getDevice(id)).toEqual(grown);
+        expect((await ctx.dm.getCapacity()).available).toBe(before.available - (grown.size - dev.size));
+        expect(await ctx.dm.resizeDevice(id, dev.size)).toEqual(grown); // never shrinks
+        if (opts.readable) {
+          expect((await ctx.io.read(grown, 0, 4096))[0]).toBe(PATTERN);
+          expect((await ctx.io.read(grown, grown.size - 4096, 4096)).length).toBe(4096);
+        }
       });
-    }, ctx.timeout);
-    return;
-  }
-  it('resize grows the device, keeps its data and accounts the difference', async () => {
-    const id = 'ct-resize';
-    await ctx.withVolumes([id], async () => {
-      const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      if (opts.readable) await ctx.io.write(dev, 0, Buffer.alloc(4096, PATTERN));
-      const before = await ctx.dm.getCapacity();
-      const requested = dev.size + opts.granularity + 1;
-      const grown = await ctx.dm.resizeDevice(id, requested);
-      expect(grown).toMatchObject({ volumeId: id, size: ctx.roundUp(requested) });
-      expect(await ctx.dm.getDevice(id)).toEqual(grown);
-      expect((await ctx.dm.getCapacity()).available).toBe(before.available - (grown.size - dev.size));
-      expect(await ctx.dm.resizeDevice(id, dev.size)).toEqual(grown); // never shrinks
-      if (opts.readable) {
-        expect((await ctx.io.read(grown, 0, 4096))[0]).toBe(PATTERN);
-        expect((await ctx.io.read(grown, grown.size - 4096, 4096)).length).toBe(4096);
-      }
-    });
-  }, ctx.timeout);
+    },
+    ctx.timeout,
+  );
 
-  it('resize errors: unknown id → DeviceNotFoundError, too large → NotEnoughSpaceError', async () => {
-    const id = 'ct-resize-err';
-    await ctx.withVolumes([id], async () => {
-      expect(await rejection(ctx.dm.resizeDevice('ct-unknown', opts.volumeSize))).toBeInstanceOf(DeviceNotFoundError);
-      const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
-      const cap = await ctx.dm.getCapacity();
-      const err = await rejection(ctx.dm.resizeDevice(id, dev.size + cap.maxVolumeSize + opts.granularity));
-      expect(err).toBeInstanceOf(NotEnoughSpaceError);
-      expect(await ctx.dm.getDevice(id)).toEqual(dev);
-      expect(await ctx.dm.getCapacity()).toEqual(cap);
-    });
-  }, ctx.timeout);
+  it(
+    'resize errors: unknown id → DeviceNotFoundError, too large → NotEnoughSpaceError',
+    async () => {
+      const id = 'ct-resize-err';
+      await ctx.withVolumes([id], async () => {
+        expect(await rejection(ctx.dm.resizeDevice('ct-unknown', opts.volumeSize))).toBeInstanceOf(DeviceNotFoundError);
+        const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
+        const cap = await ctx.dm.getCapacity();
+        const err = await rejection(ctx.dm.resizeDevice(id, dev.size + cap.maxVolumeSize + opts.granularity));
+        expect(err).toBeInstanceOf(NotEnoughSpaceError);
+        expect(await ctx.dm.getDevice(id)).toEqual(dev);
+        expect(await ctx.dm.getCapacity()).toEqual(cap);
+      });
+    },
+    ctx.timeout,
+  );
 }
 
 function registerConcurrencyCases(ctx: ContractContext): void {
   const { opts } = ctx;
-  it('concurrent creates of different ids all succeed and are accounted exactly', async () => {
-    const names = ids('ct-conc', opts.concurrency ?? 4);
-    await ctx.withVolumes(names, async () => {
-      const before = await ctx.dm.getCapacity();
-      const devs = await Promise.all(names.map((volumeId) => ctx.dm.createDevice({ volumeId, size: opts.volumeSize })));
-      expect(new Set(devs.map((d) => d.path)).size).toBe(names.length);
-      const listed = (await ctx.dm.listDevices()).filter((d) => names.includes(d.volumeId));
-      expect(listed.sort((a, b) => a.volumeId.localeCompare(b.volumeId))).toEqual(devs);
-      const total = devs.reduce((sum, d) => sum + d.size, 0);
-      ctx.expectShrunk((await ctx.dm.getCapacity()).available, before.available, total);
-      await Promise.all(names.map((volumeId) => ctx.dm.deleteDevice(volumeId, false)));
-      expect(await ctx.dm.getCapacity()).toEqual(before);
-    });
-  }, ctx.timeout);
+  it(
+    'concurrent creates of different ids all succeed and are accounted exactly',
+    async () => {
+      const names = ids('ct-conc', opts.concurrency ?? 4);
+      await ctx.withVolumes(names, async () => {
+        const before = await ctx.dm.getCapacity();
+        const devs = await Promise.all(
+          names.map((volumeId) => ctx.dm.createDevice({ volumeId, size: opts.volumeSize })),
+        );
+        expect(new Set(devs.map((d) => d.path)).size).toBe(names.length);
+        const listed = (await ctx.dm.listDevices()).filter((d) => names.includes(d.volumeId));
+        expect(listed.sort((a, b) => a.volumeId.localeCompare(b.volumeId))).toEqual(devs);
+        const total = devs.reduce((sum, d) => sum + d.size, 0);
+        ctx.expectShrunk((await ctx.dm.getCapacity()).available, before.available, total);
+        await Promise.all(names.map((volumeId) => ctx.dm.deleteDevice(volumeId, false)));
+        expect(await ctx.dm.getCapacity()).toEqual(before);
+      });
+    },
+    ctx.timeout,
+  );
 }

@@ -9,17 +9,33 @@ import { constants } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  HostRunner, createLogger, renderCommand, type CommandRunner, type csi, type Logger, type RunOptions, type RunResult,
+  HostRunner,
+  createLogger,
+  renderCommand,
+  type CommandRunner,
+  type csi,
+  type Logger,
+  type RunOptions,
+  type RunResult,
 } from '@pmem-csi/runtime';
-import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from '../../csi/testing/test-node.js';
+import {
+  call,
+  mountCapability,
+  startTestNode,
+  testClients,
+  type TestClients,
+  type TestNode,
+} from '../../csi/testing/test-node.js';
 import { startNodeDriver, type NodeDriver } from '../../node-driver.js';
 import { MiB } from '@pmem-csi/csi';
 import type { DeviceManager, DeviceMode } from '../device-manager.js';
 import { Ndctl, type NdNamespace, type NdRegion } from '../ndctl.js';
 
 if (process.env['PMEM_CSI_GUEST'] !== '1') {
-  throw new Error('the *.guest.test.ts suites need the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); '
-    + 'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)');
+  throw new Error(
+    'the *.guest.test.ts suites need the QEMU guest of the real-PMEM tier (run: bash e2e/qemu/run.sh); ' +
+      'the host unit run must exclude *.guest.test.ts (jest.preset.js testPathIgnorePatterns)',
+  );
 }
 
 /** Which boot of the guest this is: 1 = blank NVDIMMs, 2 = the same NVDIMMs after a power-off. */
@@ -35,7 +51,10 @@ export const DAX_ATTR = 0x200000n;
 
 // ---- the runner ----------------------------------------------------------------------------------
 
-interface ToolCall { readonly command: string; readonly ms: number }
+interface ToolCall {
+  readonly command: string;
+  readonly ms: number;
+}
 
 /** A short name of a tool call for the timing report: "ndctl create-namespace", "dd (read)", "lvcreate". */
 function toolLabel(command: string, args: readonly string[]): string {
@@ -72,8 +91,10 @@ export const ndctl = new Ndctl(runner);
 /** The driver's JSON log of a mode and boot, written next to the results. */
 export function guestLogger(mode: string): Logger {
   return createLogger({
-    format: 'json', level: 'debug',
-    sink: (line) => void appendFile(join(RESULTS, `driver-${mode}-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
+    format: 'json',
+    level: 'debug',
+    sink: (line) =>
+      void appendFile(join(RESULTS, `driver-${mode}-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
   });
 }
 
@@ -153,7 +174,15 @@ export async function writeSynced(file: string, data: Buffer): Promise<void> {
 /** Read `length` bytes of a block device at `offset` with O_DIRECT (no stale page cache) via dd. */
 export async function readRaw(device: string, offset: number, length: number): Promise<Buffer> {
   const tmp = join(await mkdtemp('/tmp/raw-'), 'data');
-  await runner.run('dd', [`if=${device}`, `of=${tmp}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=direct,skip_bytes,count_bytes', 'status=none']);
+  await runner.run('dd', [
+    `if=${device}`,
+    `of=${tmp}`,
+    'bs=1M',
+    `skip=${offset}`,
+    `count=${length}`,
+    'iflag=direct,skip_bytes,count_bytes',
+    'status=none',
+  ]);
   return readFile(tmp);
 }
 
@@ -235,21 +264,46 @@ export interface Csi {
 }
 
 /** CreateVolume of `name` with `size` bytes and a mount capability of `fs` (parameters: StorageClass ones). */
-export async function createVolume(t: Csi, v: { name: string; size: number; fs: Fs; parameters?: Record<string, string> }): Promise<csi.Volume__Output> {
+export async function createVolume(
+  t: Csi,
+  v: { name: string; size: number; fs: Fs; parameters?: Record<string, string> },
+): Promise<csi.Volume__Output> {
   const { name, size, fs, parameters = {} } = v;
   const res = await call(t.c.controller, t.c.controller.CreateVolume, {
-    name, capacity_range: { required_bytes: String(size) }, volume_capabilities: [mountCapability(fs)], parameters,
+    name,
+    capacity_range: { required_bytes: String(size) },
+    volume_capabilities: [mountCapability(fs)],
+    parameters,
   });
   return res.volume!;
 }
 
-export async function stage(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, path: string): Promise<void> {
-  await call(t.c.node, t.c.node.NodeStageVolume, { volume_id: v.volume_id, staging_target_path: path, volume_capability: mountCapability(fs), volume_context: v.volume_context });
+export async function stage(
+  t: Csi,
+  v: { volume_id: string; volume_context: Record<string, string> },
+  fs: Fs,
+  path: string,
+): Promise<void> {
+  await call(t.c.node, t.c.node.NodeStageVolume, {
+    volume_id: v.volume_id,
+    staging_target_path: path,
+    volume_capability: mountCapability(fs),
+    volume_context: v.volume_context,
+  });
 }
 
-export async function publish(t: Csi, v: { volume_id: string; volume_context: Record<string, string> }, fs: Fs, paths: { staging: string; target: string }): Promise<void> {
+export async function publish(
+  t: Csi,
+  v: { volume_id: string; volume_context: Record<string, string> },
+  fs: Fs,
+  paths: { staging: string; target: string },
+): Promise<void> {
   await call(t.c.node, t.c.node.NodePublishVolume, {
-    volume_id: v.volume_id, staging_target_path: paths.staging, target_path: paths.target, volume_capability: mountCapability(fs), volume_context: v.volume_context,
+    volume_id: v.volume_id,
+    staging_target_path: paths.staging,
+    target_path: paths.target,
+    volume_capability: mountCapability(fs),
+    volume_context: v.volume_context,
   });
 }
 
@@ -265,7 +319,11 @@ export async function deleteVolume(t: Csi, volumeId: string): Promise<void> {
 export async function cleanupCsi(t: Csi | undefined): Promise<void> {
   if (t === undefined) return;
   const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const targets = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${t.dir}/`)).reverse();
+  const targets = mountinfo
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((m) => m.startsWith(`${t.dir}/`))
+    .reverse();
   for (const m of targets) await runner.run('umount', [m]).catch(() => undefined);
   const listed = await call(t.c.controller, t.c.controller.ListVolumes, {}).catch(() => ({ entries: [] }));
   for (const e of listed.entries) if (e.volume) await deleteVolume(t, e.volume.volume_id).catch(() => undefined);
@@ -302,18 +360,32 @@ export interface GuestDriver {
   stop(): Promise<void>;
 }
 
-export async function startGuestDriver(dir: string, o: { deviceMode: DeviceMode; pmemPercentage?: number; log: Logger }): Promise<GuestDriver> {
+export async function startGuestDriver(
+  dir: string,
+  o: { deviceMode: DeviceMode; pmemPercentage?: number; log: Logger },
+): Promise<GuestDriver> {
   const csiSock = join(dir, 'csi.sock');
   const ncSock = join(dir, 'nc.sock');
   const driver = await startNodeDriver({
-    driverName: 'pmem-csi.intel.com', nodeId: 'qemu-guest', deviceMode: o.deviceMode, deviceOptions: { pmemPercentage: o.pmemPercentage ?? 0 }, runner,
-    stateDir: STATE_DIR, csiEndpoint: `unix://${csiSock}`, nodeControllerAddress: `unix://${ncSock}`,
-    serverCredentials: grpc.ServerCredentials.createInsecure(), channelCredentials: grpc.credentials.createInsecure(), log: o.log,
+    driverName: 'pmem-csi.intel.com',
+    nodeId: 'qemu-guest',
+    deviceMode: o.deviceMode,
+    deviceOptions: { pmemPercentage: o.pmemPercentage ?? 0 },
+    runner,
+    stateDir: STATE_DIR,
+    csiEndpoint: `unix://${csiSock}`,
+    nodeControllerAddress: `unix://${ncSock}`,
+    serverCredentials: grpc.ServerCredentials.createInsecure(),
+    channelCredentials: grpc.credentials.createInsecure(),
+    log: o.log,
   });
   const node = testClients(`unix://${csiSock}`);
   const ctrl = testClients(`unix://${ncSock}`);
   return {
-    driver, node, ctrl, csi: { c: { node: node.node, controller: ctrl.controller }, dir },
+    driver,
+    node,
+    ctrl,
+    csi: { c: { node: node.node, controller: ctrl.controller }, dir },
     stop: async () => {
       node.close();
       ctrl.close();
@@ -326,7 +398,12 @@ export async function startGuestDriver(dir: string, o: { deviceMode: DeviceMode;
 async function leaveVolumes(t: Csi): Promise<PersistedVolume[]> {
   const volumes: PersistedVolume[] = [];
   for (const p of PERSIST) {
-    const v = await createVolume(t, { name: p.name, size: p.size, fs: p.fs, parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {} });
+    const v = await createVolume(t, {
+      name: p.name,
+      size: p.size,
+      fs: p.fs,
+      parameters: p.usage === 'FileIO' ? { usage: 'FileIO' } : {},
+    });
     const staging = join(t.dir, `stage-${p.name}`);
     await stage(t, v, p.fs, staging);
     const data = randomBytes(2 * MiB);
@@ -386,19 +463,26 @@ export interface RebootScenario<D> {
 
 /** Register boot 1's "leave volumes" case and boot 2's checks (each only on its boot). */
 export function rebootScenario<D>(s: RebootScenario<D>): void {
-  interface Persisted { readonly volumes: PersistedVolume[]; readonly devices: D }
+  interface Persisted {
+    readonly volumes: PersistedVolume[];
+    readonly devices: D;
+  }
 
   boot1('before the reboot: the node driver (state on the persistent disk) leaves volumes with data', () => {
-    it('creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off', async () => {
-      const g = await s.start(await mkdtemp('/tmp/drv-'));
-      try {
-        const volumes = await leaveVolumes(g.csi);
-        const persisted: Persisted = { volumes, devices: await s.snapshot() };
-        await writeFile(s.persistFile, JSON.stringify(persisted, null, 2));
-      } finally {
-        await g.stop();
-      }
-    }, SLOW);
+    it(
+      'creates, stages and fills three volumes; one is unstaged, two stay mounted at power-off',
+      async () => {
+        const g = await s.start(await mkdtemp('/tmp/drv-'));
+        try {
+          const volumes = await leaveVolumes(g.csi);
+          const persisted: Persisted = { volumes, devices: await s.snapshot() };
+          await writeFile(s.persistFile, JSON.stringify(persisted, null, 2));
+        } finally {
+          await g.stop();
+        }
+      },
+      SLOW,
+    );
   });
 
   boot2('after the reboot: devices, node state and data are intact', () => {
@@ -407,7 +491,8 @@ export function rebootScenario<D>(s: RebootScenario<D>): void {
     let started: GuestDriver | undefined;
     /** The driver of the reconcile case; later cases fail with this reason when it did not start. */
     const driver = (): GuestDriver => {
-      if (started === undefined) throw new Error('the node driver did not start after the reboot (see the reconcile case)');
+      if (started === undefined)
+        throw new Error('the node driver did not start after the reboot (see the reconcile case)');
       return started;
     };
 
@@ -420,23 +505,39 @@ export function rebootScenario<D>(s: RebootScenario<D>): void {
       await started?.stop();
     }, SLOW);
 
-    it(s.unchanged.name, async () => {
-      await s.unchanged.check(persisted.devices);
-    }, SLOW);
+    it(
+      s.unchanged.name,
+      async () => {
+        await s.unchanged.check(persisted.devices);
+      },
+      SLOW,
+    );
 
-    it(`the node driver reconciles every volume record with its ${s.device}: none dropped, no orphans`, async () => {
-      started = await s.start(dir);
-      await expectReconciled(started, persisted.volumes);
-    }, SLOW);
+    it(
+      `the node driver reconciles every volume record with its ${s.device}: none dropped, no orphans`,
+      async () => {
+        started = await s.start(dir);
+        await expectReconciled(started, persisted.volumes);
+      },
+      SLOW,
+    );
 
-    it(s.dataCase, async () => {
-      await expectDataIntact(driver().csi, persisted.volumes);
-    }, SLOW);
+    it(
+      s.dataCase,
+      async () => {
+        await expectDataIntact(driver().csi, persisted.volumes);
+      },
+      SLOW,
+    );
 
-    it(s.cleanup.name, async () => {
-      for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
-      await s.cleanup.check(driver());
-    }, SLOW);
+    it(
+      s.cleanup.name,
+      async () => {
+        for (const p of persisted.volumes) await deleteVolume(driver().csi, p.volumeId);
+        await s.cleanup.check(driver());
+      },
+      SLOW,
+    );
   });
 }
 

@@ -2,7 +2,16 @@
 // registrations and calls, answers renewals of unknown registrations with NOT_FOUND like the real
 // controller after a restart, and can be told to hang (to provoke deadlines). Insecure credentials.
 import * as grpc from '@grpc/grpc-js';
-import { adaptService, bindServer, loadRegistry, NotFoundError, nullLogger, shutdownServer, type registry, type RegistryHandlers } from '@pmem-csi/runtime';
+import {
+  adaptService,
+  bindServer,
+  loadRegistry,
+  NotFoundError,
+  nullLogger,
+  shutdownServer,
+  type registry,
+  type RegistryHandlers,
+} from '@pmem-csi/runtime';
 
 export interface FakeRegistration {
   readonly registrationId: string;
@@ -45,26 +54,31 @@ export class FakeRegistry {
   }
 
   #handlers(): RegistryHandlers {
-    return adaptService<RegistryHandlers>('Registry', loadRegistry().pmemcsi.registry.v1.Registry.service, {
-      RegisterController: async (req, ctx) => {
-        this.calls.push({ method: 'RegisterController', request: req });
-        if (this.hang) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
-        const registrationId = `reg-${this.#next++}`;
-        this.registrations.set(req.node_id, { registrationId, request: req });
-        return { registration_id: registrationId, lease_seconds: String(this.leaseSeconds) };
+    return adaptService<RegistryHandlers>(
+      'Registry',
+      loadRegistry().pmemcsi.registry.v1.Registry.service,
+      {
+        RegisterController: async (req, ctx) => {
+          this.calls.push({ method: 'RegisterController', request: req });
+          if (this.hang) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          const registrationId = `reg-${this.#next++}`;
+          this.registrations.set(req.node_id, { registrationId, request: req });
+          return { registration_id: registrationId, lease_seconds: String(this.leaseSeconds) };
+        },
+        RenewController: async (req) => {
+          this.calls.push({ method: 'RenewController', request: req });
+          if (this.registrations.get(req.node_id)?.registrationId !== req.registration_id) {
+            throw new NotFoundError(`node ${req.node_id} has no registration ${req.registration_id}; register again`);
+          }
+          return { lease_seconds: String(this.leaseSeconds) };
+        },
+        UnregisterController: async (req) => {
+          this.calls.push({ method: 'UnregisterController', request: req });
+          this.registrations.delete(req.node_id);
+          return {};
+        },
       },
-      RenewController: async (req) => {
-        this.calls.push({ method: 'RenewController', request: req });
-        if (this.registrations.get(req.node_id)?.registrationId !== req.registration_id) {
-          throw new NotFoundError(`node ${req.node_id} has no registration ${req.registration_id}; register again`);
-        }
-        return { lease_seconds: String(this.leaseSeconds) };
-      },
-      UnregisterController: async (req) => {
-        this.calls.push({ method: 'UnregisterController', request: req });
-        this.registrations.delete(req.node_id);
-        return {};
-      },
-    }, { log: nullLogger });
+      { log: nullLogger },
+    );
   }
 }

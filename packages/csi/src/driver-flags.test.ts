@@ -3,9 +3,12 @@ import {
   FlagError,
   driverArgValue,
   parseDriverFlags,
+  parseHostPort,
   readDriverArgs,
   renderDriverArgs,
+  splitHostPortList,
   type DriverArgs,
+  type NodeConfig,
 } from './driver-flags.js';
 
 const tls = { caFile: '/c/ca.crt', certFile: '/c/tls.crt', keyFile: '/c/tls.key' };
@@ -95,5 +98,65 @@ describe('the flag schema of pmem-csi-driver', () => {
         'lease-seconds': '1',
       }),
     ).toThrow(new FlagError(['--lease-seconds: "1" is not an integer in 3..3600']));
+  });
+
+  describe('--registry-endpoint: one HOST:PORT or a list (one registration per controller replica)', () => {
+    const node = (endpoint: string): NodeConfig =>
+      parseDriverFlags({
+        mode: 'node',
+        endpoint: '/s',
+        'ca-file': 'a',
+        'cert-file': 'b',
+        'key-file': 'c',
+        nodeid: 'n',
+        'advertised-endpoint': 'h:1',
+        'registry-endpoint': endpoint,
+      }) as NodeConfig;
+    const problems = (endpoint: string): readonly string[] => {
+      try {
+        node(endpoint);
+      } catch (e) {
+        if (e instanceof FlagError) return e.problems;
+        throw e;
+      }
+      throw new Error(`"${endpoint}" was accepted`);
+    };
+    const FORM = 'HOST:PORT or a comma-separated list HOST:PORT,HOST:PORT,...';
+
+    it('keeps a single endpoint as it was and normalizes a list (spaces dropped, IPv6 bracketed)', () => {
+      expect(node('ctl.ns.svc:10000').registryEndpoint).toBe('ctl.ns.svc:10000');
+      const list = node('ctl-a:10000, 10.0.0.7:10000,fd00::1:10000');
+      expect(list.registryEndpoint).toBe('ctl-a:10000,10.0.0.7:10000,[fd00::1]:10000');
+      expect(splitHostPortList(list.registryEndpoint)).toEqual(['ctl-a:10000', '10.0.0.7:10000', '[fd00::1]:10000']);
+      expect(splitHostPortList('')).toEqual([]);
+    });
+
+    it('renders a list as one flag and reads it back', () => {
+      const args = renderDriverArgs({ mode: 'node', registryEndpoint: '127.0.0.1:1,127.0.0.1:2' });
+      expect(args).toEqual(['--mode=node', '--registry-endpoint=127.0.0.1:1,127.0.0.1:2']);
+      expect(driverArgValue(args, 'registry-endpoint')).toBe('127.0.0.1:1,127.0.0.1:2');
+    });
+
+    it('refuses bad entries, empty entries and duplicates, naming the flag and the allowed form', () => {
+      expect(problems('nohost')).toEqual([`--registry-endpoint: "nohost" must be ${FORM}`]);
+      expect(problems('a:1,b,c:x')).toEqual([
+        `--registry-endpoint: "b", "c:x" in "a:1,b,c:x" must be HOST:PORT; allowed: ${FORM}`,
+      ]);
+      expect(problems('a:1,,b:2')).toEqual([`--registry-endpoint: "a:1,,b:2" has an empty entry; allowed: ${FORM}`]);
+      expect(problems('a:1,')).toEqual([`--registry-endpoint: "a:1," has an empty entry; allowed: ${FORM}`]);
+      expect(problems('a:1, a:1')).toEqual([
+        `--registry-endpoint: "a:1" is listed twice in "a:1, a:1"; allowed: ${FORM}`,
+      ]);
+      expect(problems('')).toEqual(['--registry-endpoint is required']);
+    });
+
+    it('splits HOST:PORT into host and port (IPv6 without brackets) and refuses what is not one', () => {
+      expect(parseHostPort('ctl.ns.svc:10000')).toEqual({ host: 'ctl.ns.svc', port: 10000 });
+      expect(parseHostPort('[fd00::1]:443')).toEqual({ host: 'fd00::1', port: 443 });
+      expect(() => parseHostPort('ctl:0')).toThrow(
+        new RangeError('"ctl:0" must be HOST:PORT with a port from 1 to 65535 ([IPv6]:PORT for IPv6 hosts)'),
+      );
+      expect(() => parseHostPort('fd00::1:443')).toThrow(/must be HOST:PORT/);
+    });
   });
 });

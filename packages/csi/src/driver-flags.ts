@@ -55,7 +55,11 @@ export interface NodeConfig extends CommonConfig {
   nodeControllerListen: string;
   /** host:port the controller dials to reach this node (registered in the registry). */
   advertisedEndpoint: string;
-  /** host:port of the controller's registry. */
+  /**
+   * host:port of the controller's registry, or several, comma-separated (normalized: IPv6 hosts
+   * bracketed). The node registers with every address each host resolves to (every controller
+   * replica behind a headless Service); splitHostPortList gives the entries.
+   */
   registryEndpoint: string;
   /** Size of the emulated PMEM (emulated and fake modes), bytes. */
   emulatedSize: number;
@@ -69,6 +73,8 @@ export type FlagKind =
   | { readonly type: 'string' }
   | { readonly type: 'dnsSubdomain' }
   | { readonly type: 'hostPort' }
+  /** One HOST:PORT or several, comma-separated; the value stays a string (normalized). */
+  | { readonly type: 'hostPortList' }
   | { readonly type: 'int'; readonly min: number; readonly max: number }
   | { readonly type: 'enum'; readonly values: readonly string[] };
 
@@ -258,9 +264,10 @@ export const DRIVER_FLAGS: readonly DriverFlag[] = [
     name: 'registry-endpoint',
     key: 'registryEndpoint',
     modes: NODE,
-    kind: HOST_PORT,
-    valueName: 'HOST:PORT',
-    description: "the controller's registry",
+    kind: { type: 'hostPortList' },
+    valueName: 'HOST:PORT[,HOST:PORT...]',
+    description:
+      "the controller's registry: each host is resolved to all its addresses (a headless Service: every controller replica), and the node registers with each",
     required: true,
   },
   {
@@ -283,15 +290,61 @@ export class FlagError extends Error {
 }
 
 /**
- * Validate HOST:PORT. An unbracketed IPv6 host (as `$(POD_IP):10001` expands to on IPv6 clusters)
- * is bracketed, so gRPC can parse it. "" is allowed (off) where the flag is optional.
+ * HOST:PORT normalized, or undefined when it is not one. An unbracketed IPv6 host (as
+ * `$(POD_IP):10001` expands to on IPv6 clusters) is bracketed, so gRPC can parse it.
  */
-function hostPort(flag: string, v: string, problems: string[]): string {
+function normalizeHostPort(v: string): string | undefined {
   const unbracketed = /^([0-9a-fA-F]*:[0-9a-fA-F:.]*):(\d{1,5})$/.exec(v);
   const value = unbracketed ? `[${unbracketed[1]}]:${unbracketed[2]}` : v;
-  if (value !== '' && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(value))
-    problems.push(`--${flag}: "${v}" must be HOST:PORT`);
-  return value;
+  return /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/.test(value) ? value : undefined;
+}
+
+/** Validate HOST:PORT (normalizeHostPort). "" is allowed (off) where the flag is optional. */
+function hostPort(flag: string, v: string, problems: string[]): string {
+  if (v === '') return v;
+  const value = normalizeHostPort(v);
+  if (value === undefined) problems.push(`--${flag}: "${v}" must be HOST:PORT`);
+  return value ?? v;
+}
+
+/** The allowed form of a hostPortList flag, for messages. */
+export const HOST_PORT_LIST_FORM = 'HOST:PORT or a comma-separated list HOST:PORT,HOST:PORT,...';
+
+/** The entries of a normalized hostPortList value ("" = none). */
+export function splitHostPortList(value: string): string[] {
+  return value === '' ? [] : value.split(',');
+}
+
+/** Host and port of a validated HOST:PORT; an IPv6 host comes without its brackets. */
+export function parseHostPort(value: string): { readonly host: string; readonly port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9_.-]+)):(\d{1,5})$/.exec(value);
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || port < 1 || port > 65535)
+    throw new RangeError(`"${value}" must be HOST:PORT with a port from 1 to 65535 ([IPv6]:PORT for IPv6 hosts)`);
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+/** Validate and normalize HOST:PORT[,HOST:PORT...]: no empty entry, no entry twice, each one HOST:PORT. */
+function hostPortList(flag: string, v: string, problems: string[]): string {
+  const entries = v.split(',').map((e) => e.trim());
+  if (entries.some((e) => e === '')) {
+    problems.push(`--${flag}: "${v}" has an empty entry; allowed: ${HOST_PORT_LIST_FORM}`);
+    return v;
+  }
+  const normalized = entries.map(normalizeHostPort);
+  const bad = entries.filter((_e, i) => normalized[i] === undefined);
+  if (bad.length > 0) {
+    problems.push(
+      entries.length === 1
+        ? `--${flag}: "${v}" must be ${HOST_PORT_LIST_FORM}`
+        : `--${flag}: ${bad.map((b) => `"${b}"`).join(', ')} in "${v}" must be HOST:PORT; allowed: ${HOST_PORT_LIST_FORM}`,
+    );
+    return v;
+  }
+  const twice = normalized.find((e, i) => normalized.indexOf(e) !== i);
+  if (twice !== undefined)
+    problems.push(`--${flag}: "${twice}" is listed twice in "${v}"; allowed: ${HOST_PORT_LIST_FORM}`);
+  return normalized.join(',');
 }
 
 function convert(flag: DriverFlag, raw: string, problems: string[]): string | number {
@@ -313,6 +366,8 @@ function convert(flag: DriverFlag, raw: string, problems: string[]): string | nu
       return raw;
     case 'hostPort':
       return hostPort(flag.name, raw, problems);
+    case 'hostPortList':
+      return hostPortList(flag.name, raw, problems);
     case 'string':
       return raw;
   }

@@ -165,7 +165,7 @@ describe('pmem-csi-driver command line', () => {
       '--device-mode: "ram" is not allowed; allowed values: lvm, direct, emulated, fake',
       '--pmem-percentage: "101" is not an integer in 0..100',
       '--advertised-endpoint is required',
-      '--registry-endpoint: "nohost" must be HOST:PORT',
+      '--registry-endpoint: "nohost" must be HOST:PORT or a comma-separated list HOST:PORT,HOST:PORT,...',
     ]);
   });
 

@@ -9,6 +9,7 @@ import {
   objectLabels,
   objectNamePrefix,
   objectNamesCollide,
+  provisionerLeaseName,
   REGISTRY_PORT,
   REGISTRY_SAN,
   registryServiceHost,
@@ -127,6 +128,20 @@ describe('driverHostPaths', () => {
 describe('registryServiceHost', () => {
   it('is the registry Service in the given namespace', () => {
     expect(registryServiceHost('pmem-csi.intel.com', 'pmem-csi')).toBe('pmem-csi-intel-com-controller.pmem-csi.svc');
+  });
+});
+
+describe('provisionerLeaseName', () => {
+  it("is the driver name as external-provisioner's leader election names its Lease", () => {
+    expect(provisionerLeaseName('pmem-csi.intel.com')).toBe('pmem-csi-intel-com');
+    expect(provisionerLeaseName('example.com/pmem')).toBe('example-com-pmem');
+    expect(provisionerLeaseName('Upper_Case.io')).toBe('Upper-Case-io');
+    expect(provisionerLeaseName('trailing.')).toBe('trailing-X');
+  });
+
+  it('equals the object name prefix for every valid driver name', () => {
+    for (const name of ['a', 'pmem-csi.intel.com', 'a.b.c', 'x'.repeat(52), 'a-b.c-d'])
+      expect(provisionerLeaseName(name)).toBe(objectNamePrefix(name));
   });
 });
 

@@ -75,7 +75,10 @@ export interface DeploymentObjectNames {
   readonly nodeServiceAccount: string;
   readonly controllerDeployment: string;
   readonly nodeDaemonSet: string;
-  /** Service of the registry on REGISTRY_PORT; nodes dial it by DNS name. */
+  /**
+   * Headless Service of the registry on REGISTRY_PORT: its DNS name resolves to every controller
+   * pod, so that each node driver registers with every replica.
+   */
   readonly registryService: string;
   readonly metricsService: string;
   /** external-provisioner: namespaced Role+RoleBinding (leases for leader election). */
@@ -143,6 +146,18 @@ export function driverHostPaths(driverName: string, kubeletDir: string = DEFAULT
 /** DNS name under which nodes reach the registry (a Service in the operator's namespace). */
 export function registryServiceHost(crName: string, namespace: string): string {
   return `${deploymentObjectNames(crName).registryService}.${namespace}.svc`;
+}
+
+/**
+ * Name of the Lease of external-provisioner's leader election between the controller replicas, in
+ * the operator's namespace. The sidecar names it after the driver with '/' replaced by '-', and its
+ * leader-election library then replaces every character other than a letter, digit or '-' by '-'
+ * (and appends 'X' to a name ending in '-'). Driver names here are DNS subdomains, so that is the
+ * object name prefix.
+ */
+export function provisionerLeaseName(driverName: string): string {
+  const name = driverName.replaceAll('/', '-').replace(/[^a-zA-Z0-9-]/g, '-');
+  return name.endsWith('-') ? `${name}X` : name;
 }
 
 /** The labels the operator puts on one component's objects and uses as its pod selector. */

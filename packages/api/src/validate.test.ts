@@ -11,6 +11,8 @@ const EMULATED_SIZE = 'quantities from 64Mi (67108864 bytes) to 1Ti (10995116277
 const QUANTITIES = 'non-negative quantities such as 100m, 0.5, 250Mi or 1Gi';
 const DRIVER_NAME =
   "a DNS subdomain of at most 52 characters (lowercase letters, digits, '-' and '.') starting with a letter, because it is the CSI driver name and prefixes Service names";
+const REPLICAS =
+  'integers from 1 to 5 (every node registers with every replica; one replica provisions, the others stand by)';
 const CERTS = 'PEM-encoded certificates (BEGIN CERTIFICATE)';
 const KEY = 'an unencrypted PEM-encoded private key (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)';
 
@@ -68,6 +70,10 @@ describe('validateSpec', () => {
     expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '64Mi' })).toEqual([]);
   });
 
+  it('accepts every controller replica count from 1 to 5 (issue 17 lifted the cap of 1)', () => {
+    for (const controllerReplicas of [1, 2, 3, 4, 5]) expect(validateSpec({ controllerReplicas })).toEqual([]);
+  });
+
   it('treats null and undefined fields and empty certificate fields as unset', () => {
     expect(validateSpec({ deviceMode: null, labels: undefined, caCert: '', registryKey: '' })).toEqual([]);
   });
@@ -113,39 +119,10 @@ describe('validateSpec', () => {
     ['logLevel', '3', [problem('spec.logLevel', '"3"', 'integers from 0 to 10')]],
     ['pmemPercentage', 101, [problem('spec.pmemPercentage', '101', 'integers from 0 to 100 (0 means 100)')]],
     ['pmemPercentage', -5, [problem('spec.pmemPercentage', '-5', 'integers from 0 to 100 (0 means 100)')]],
-    [
-      'controllerReplicas',
-      0,
-      [
-        problem(
-          'spec.controllerReplicas',
-          '0',
-          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
-        ),
-      ],
-    ],
-    [
-      'controllerReplicas',
-      1.5,
-      [
-        problem(
-          'spec.controllerReplicas',
-          '1.5',
-          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
-        ),
-      ],
-    ],
-    [
-      'controllerReplicas',
-      2,
-      [
-        problem(
-          'spec.controllerReplicas',
-          '2',
-          'integers from 1 to 1 (the node registry lives in one controller process; more replicas are not supported yet)',
-        ),
-      ],
-    ],
+    ['controllerReplicas', 0, [problem('spec.controllerReplicas', '0', REPLICAS)]],
+    ['controllerReplicas', 1.5, [problem('spec.controllerReplicas', '1.5', REPLICAS)]],
+    ['controllerReplicas', 6, [problem('spec.controllerReplicas', '6', REPLICAS)]],
+    ['controllerReplicas', '2', [problem('spec.controllerReplicas', '"2"', REPLICAS)]],
     [
       'maxUnavailable',
       0,

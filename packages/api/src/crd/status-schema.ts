@@ -103,6 +103,12 @@ export const driverComponentSchema: JSONSchemaProps = {
     reason: { type: 'string', description: 'Why, e.g. "3 out of 5 driver pods are ready".' },
     desired: { type: 'integer', format: 'int32', minimum: 0, description: 'Number of pods that should run.' },
     ready: { type: 'integer', format: 'int32', minimum: 0, description: 'Number of pods that are ready.' },
+    active: {
+      type: 'string',
+      description:
+        "Controller only: the pod that provisions, i.e. whose external-provisioner holds the leader-election Lease (named after the driver, '.' and '/' replaced by '-'); " +
+        'the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover).',
+    },
     lastUpdated: timestamp('When this entry was last computed (RFC 3339).'),
   },
 };

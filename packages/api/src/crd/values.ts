@@ -15,15 +15,16 @@ export const LOG_LEVEL_RANGE = { min: 0, max: 10 } as const;
 export const PMEM_PERCENTAGE_RANGE = { min: 0, max: 100 } as const;
 export const MIN_CONTROLLER_REPLICAS = 1;
 /**
- * The node registry (which node holds which volume, registrations and leases) lives in the memory
- * of the one controller process: a second replica behind the registry Service would hold another
- * part of the nodes, and the provisioner's leader could not reach the rest. Until the controller
- * shares its registry (or elects a leader), exactly one replica is supported.
+ * Every node driver registers with every controller replica (each one holds the whole node
+ * registry) and external-provisioner's leader election picks the one that provisions. A standby
+ * costs every node one more registry connection, lease renewals and volume listings, and the
+ * apiserver one more leader-election poll; past a handful of replicas that buys no availability:
+ * five already survive the loss of four, and put one replica in each zone of a five-zone cluster.
  */
-export const MAX_CONTROLLER_REPLICAS = 1;
-/** Why controllerReplicas cannot exceed MAX_CONTROLLER_REPLICAS; part of the validation message. */
+export const MAX_CONTROLLER_REPLICAS = 5;
+/** Why controllerReplicas stops at MAX_CONTROLLER_REPLICAS; part of the validation message. */
 export const CONTROLLER_REPLICAS_NOTE =
-  ' (the node registry lives in one controller process; more replicas are not supported yet)';
+  ' (every node registers with every replica; one replica provisions, the others stand by)';
 
 export const PHASES = ['', 'Running', 'Failed'] as const;
 export const CONDITION_TYPES = [

@@ -134,7 +134,7 @@ export interface PmemCSIDeploymentSpec {
    */
   kubeletDir?: string;
   /**
-   * Number of controller pods. Only 1 is supported: the node registry lives in the memory of one controller process.
+   * Number of controller pods, 1 to 5. Every node driver registers with every replica, so each one holds the whole node registry; external-provisioner's leader election (a Lease named after the driver, '.' and '/' replaced by '-', in the operator's namespace) picks the one that provisions, and a standby takes over within about 10 s when the active one is lost. status.driverComponents names the active pod. With 2 or more the pods are spread over nodes (preferred anti-affinity), replaced one at a time and kept by a PodDisruptionBudget (minAvailable 1); the maximum bounds what each standby costs every node (a registry connection, lease renewals and volume listings).
    *
    * @default 1
    */
@@ -250,6 +250,10 @@ export interface DriverComponentStatus {
    * Number of pods that are ready.
    */
   ready?: number;
+  /**
+   * Controller only: the pod that provisions, i.e. whose external-provisioner holds the leader-election Lease (named after the driver, '.' and '/' replaced by '-'); the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover).
+   */
+  active?: string;
   /**
    * When this entry was last computed (RFC 3339).
    */

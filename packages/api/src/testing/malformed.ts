@@ -3,6 +3,7 @@
 // names. Each object is bad on purpose in the field `why` names. Used by validate-fuzz.test.ts
 // (in memory) and by the cluster tier (the apiserver's schema, then the operator's status).
 import fc from 'fast-check';
+import { MAX_CONTROLLER_REPLICAS } from '../crd/values.js';
 
 /** Key material planted in bad key fields: no message may echo it. */
 export const SECRET = 'U0VDUkVULUtFWS1GVVpaLURPLU5PVC1MT0c=';
@@ -42,7 +43,11 @@ const BAD_FIELDS: Readonly<Record<string, fc.Arbitrary<unknown>>> = {
   logFormat: fc.constantFrom('xml', '', 'JSON', 7),
   pmemPercentage: fc.oneof(fc.integer({ min: 101 }), fc.integer({ max: -1 }), fc.constantFrom('50', 50.5)),
   emulatedSize: fc.constantFrom('1', '1Ki', '63Mi', '2Ti', 'big', '-4Gi', '4Gb', '4 Gi', 4, ''),
-  controllerReplicas: fc.oneof(fc.integer({ max: -1 }), fc.constantFrom('2', 1.5)),
+  controllerReplicas: fc.oneof(
+    fc.integer({ max: 0 }),
+    fc.integer({ min: MAX_CONTROLLER_REPLICAS + 1 }),
+    fc.constantFrom('2', 1.5),
+  ),
   image: fc.constantFrom('UPPER/Case:tag', 'a b', '', 'img@sha256:zz', '::', 5),
   imagePullPolicy: fc.constantFrom('Sometimes', 'always', '', 1),
   nodeSelector: fc.oneof(

@@ -45,6 +45,7 @@ describe('deploymentObjectNames', () => {
       nodeServiceAccount: 'pmem-csi-intel-com-node',
       controllerDeployment: 'pmem-csi-intel-com-controller',
       nodeDaemonSet: 'pmem-csi-intel-com-node',
+      controllerDisruptionBudget: 'pmem-csi-intel-com-controller',
       registryService: 'pmem-csi-intel-com-controller',
       metricsService: 'pmem-csi-intel-com-metrics',
       provisionerRole: 'pmem-csi-intel-com-external-provisioner-cfg',

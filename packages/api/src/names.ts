@@ -75,6 +75,8 @@ export interface DeploymentObjectNames {
   readonly nodeServiceAccount: string;
   readonly controllerDeployment: string;
   readonly nodeDaemonSet: string;
+  /** PodDisruptionBudget of the controller pods (only with two or more replicas). */
+  readonly controllerDisruptionBudget: string;
   /**
    * Headless Service of the registry on REGISTRY_PORT: its DNS name resolves to every controller
    * pod, so that each node driver registers with every replica.
@@ -104,6 +106,7 @@ export function deploymentObjectNames(crName: string): DeploymentObjectNames {
     nodeServiceAccount: `${p}-node`,
     controllerDeployment: `${p}-controller`,
     nodeDaemonSet: `${p}-node`,
+    controllerDisruptionBudget: `${p}-controller`,
     registryService: `${p}-controller`,
     metricsService: `${p}-metrics`,
     provisionerRole: `${p}-external-provisioner-cfg`,

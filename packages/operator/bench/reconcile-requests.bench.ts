@@ -7,8 +7,8 @@
 // Run: node --conditions=@pmem-csi/source --import tsx packages/operator/bench/reconcile-requests.bench.ts [nodes]
 //      (default 400; the rollout takes 20 steps)
 import { LABEL_KEYS } from '@pmem-csi/api';
-import type { KubeObject, ResourceType } from '../src/kube-port.js';
-import { RESOURCES } from '../src/resources.js';
+import type { KubeObject, ResourceType } from '../src/kube/kube-port.js';
+import { RESOURCES } from '../src/kube/resources.js';
 import { TEST_NAMESPACE } from '../src/testing/fixtures.js';
 import { CR_NAME, NAMES, harness, type Harness } from '../src/testing/harness.js';
 

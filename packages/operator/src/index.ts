@@ -1,10 +1,10 @@
 // Public API of the operator package: the Kubernetes port and its adapter, the pure builders and
 // planners (objects, certificates, status, upgrades), the control loop pieces and the binary.
-export * from './kube-client.js';
-export * from './kube-port.js';
-export * from './kube-errors.js';
-export { ClientKubeApi, collectionPath, statusPatch, toKubeError } from './kube-api.js';
-export * from './resources.js';
+export * from './kube/kube-client.js';
+export * from './kube/kube-port.js';
+export * from './kube/kube-errors.js';
+export { ClientKubeApi, collectionPath, statusPatch, toKubeError } from './kube/kube-api.js';
+export * from './kube/resources.js';
 export * from './version.js';
 export type {
   BuildContext,
@@ -18,19 +18,19 @@ export { BUILDERS, buildDesiredObjects, type DesiredObject } from './objects/reg
 export { EVER_CREATED_KINDS } from './objects/kinds.js';
 export { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from './objects/rbac.js';
 export { provisionerArgs } from './objects/controller.js';
-export * from './certs.js';
-export { CA_COMMON_NAME, planOwnCa, type OwnCaInput, type OwnCaResult } from './certs-own-ca.js';
-export * from './status.js';
-export * from './plan.js';
-export * from './device-mode.js';
+export * from './certs/certificates.js';
+export { CA_COMMON_NAME, planOwnCa, type OwnCaInput, type OwnCaResult } from './certs/own-ca.js';
+export * from './status/deployment-status.js';
+export * from './plan/object-plan.js';
+export * from './plan/device-mode-guard.js';
 export * from './clock.js';
-export * from './queue.js';
-export * from './informer.js';
-export * from './operator.js';
-export * from './reconciler.js';
-export * from './leader.js';
-export * from './events.js';
-export * from './flags.js';
-export * from './http-server.js';
+export * from './loop/queue.js';
+export * from './kube/informer.js';
+export * from './loop/control-loop.js';
+export * from './loop/deployment-reconciler.js';
+export * from './loop/leader.js';
+export * from './status/events.js';
+export * from './binary/flags.js';
+export * from './binary/http-server.js';
 export { runOperator, type MainDeps } from './main.js';
 export * from './render/index.js';

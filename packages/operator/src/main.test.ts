@@ -1,8 +1,8 @@
 import { OPERATOR_VERSION } from './version.js';
 import { jest } from '@jest/globals';
-import { KubeApiError } from './kube-errors.js';
-import { OperatorFlagError, parseOperatorFlags } from './flags.js';
-import { listenAddress } from './http-server.js';
+import { KubeApiError } from './kube/kube-errors.js';
+import { OperatorFlagError, parseOperatorFlags } from './binary/flags.js';
+import { listenAddress } from './binary/http-server.js';
 import { runOperator } from './main.js';
 import { CR_NAME, NAMES, harness, testCertDeps } from './testing/harness.js';
 

@@ -7,23 +7,23 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createCa, createLeaf, createLogger, verifyByHandshake, type LogSink, type Logger } from '@pmem-csi/runtime';
-import { ApiHealth, MonitoredKubeApi, type ApiHealthOptions } from './api-health.js';
-import { DEFAULT_CERTIFICATE_POLICY, cachedVerify, type CertDeps } from './certs.js';
+import { ApiHealth, MonitoredKubeApi, type ApiHealthOptions } from './kube/api-health.js';
+import { DEFAULT_CERTIFICATE_POLICY, cachedVerify, type CertDeps } from './certs/certificates.js';
 import { systemClock, type Clock } from './clock.js';
-import { kubeEventRecorder } from './events.js';
-import { OperatorFlagError, operatorUsage, parseOperatorFlags, type OperatorConfig } from './flags.js';
-import { OperatorMetrics, startHttpServer, type OperatorProbe } from './http-server.js';
-import { ClientKubeApi } from './kube-api.js';
-import { loadKubeConfig, operatorUserAgent } from './kube-client.js';
-import type { KubeApi } from './kube-port.js';
-import { LeaderElector } from './leader.js';
+import { kubeEventRecorder } from './status/events.js';
+import { OperatorFlagError, operatorUsage, parseOperatorFlags, type OperatorConfig } from './binary/flags.js';
+import { OperatorMetrics, startHttpServer, type OperatorProbe } from './binary/http-server.js';
+import { ClientKubeApi } from './kube/kube-api.js';
+import { loadKubeConfig, operatorUserAgent } from './kube/kube-client.js';
+import type { KubeApi } from './kube/kube-port.js';
+import { LeaderElector } from './loop/leader.js';
 import { OPERATOR_LEASE_NAME } from '@pmem-csi/api';
-import { Operator } from './operator.js';
-import { Reconciler } from './reconciler.js';
+import { Operator } from './loop/control-loop.js';
+import { Reconciler } from './loop/deployment-reconciler.js';
 
 /** What tests (and e2e harnesses) may substitute. */
 export interface MainDeps {
-  /** When /readyz turns 503 after API access failures (api-health.ts defaults). */
+  /** When /readyz turns 503 after API access failures (kube/api-health.ts defaults). */
   readonly apiHealth?: Pick<ApiHealthOptions, 'failures' | 'boundMs'>;
   readonly kube?: KubeApi;
   readonly clock?: Clock;

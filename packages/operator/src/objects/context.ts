@@ -2,7 +2,7 @@
 // objects go, the operator version and the certificate material. Builders are pure functions of
 // (cr, context), so the same inputs always give byte-identical objects (golden-tested).
 import type { DefaultedSpec, ObjectMeta, PmemCSIDeployment } from '@pmem-csi/api';
-import type { KubeObject, LooseObject, ResourceType } from '../kube-port.js';
+import type { KubeObject, LooseObject, ResourceType } from '../kube/kube-port.js';
 
 /** A PmemCSIDeployment as read from the apiserver: name and uid are always set. */
 export type OwnerDeployment = PmemCSIDeployment & { metadata: ObjectMeta & { name: string; uid: string } };

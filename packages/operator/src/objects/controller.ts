@@ -15,8 +15,8 @@ import type {
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES } from '@pmem-csi/api';
 import { renderDriverArgs } from '@pmem-csi/csi';
-import type { KubeObject, LooseObject } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+import type { KubeObject, LooseObject } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 import {

@@ -8,8 +8,8 @@
 //   Go driver's scheduler extender).
 import type { V1CSIDriver } from '@kubernetes/client-node';
 import { deploymentObjectNames } from '@pmem-csi/api';
-import type { KubeObject } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+import type { KubeObject } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 

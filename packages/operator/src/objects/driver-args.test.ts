@@ -4,8 +4,8 @@
 // pmem-csi-driver runs) and mean what the spec says; and the device mode is read back from them.
 import { DEVICE_MODES, type PmemCSIDeploymentSpec } from '@pmem-csi/api';
 import { DRIVER_FLAGS, parseDriverFlags, readDriverArgs } from '@pmem-csi/csi';
-import type { KubeObject } from '../kube-port.js';
-import { deployedDeviceMode } from '../device-mode.js';
+import type { KubeObject } from '../kube/kube-port.js';
+import { deployedDeviceMode } from '../plan/device-mode-guard.js';
 import { testContext, testDeployment } from '../testing/fixtures.js';
 import { buildDesiredObjects } from './registry.js';
 

@@ -2,8 +2,8 @@
 // created for a PmemCSIDeployment. Obsolete-object cleanup looks for leftovers of exactly these
 // kinds, so the list may grow but must never shrink: a kind removed from it would leave objects
 // of older versions behind forever.
-import type { ResourceType } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+import type { ResourceType } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 
 export const EVER_CREATED_KINDS: readonly ResourceType[] = [
   RESOURCES.secret,

@@ -23,7 +23,7 @@ import {
 } from '@pmem-csi/api';
 import { CONTAINER_NAMES, DEVICE_MODE_ANNOTATION, REGISTRAR_HEALTH_PORT } from '@pmem-csi/api';
 import { renderDriverArgs } from '@pmem-csi/csi';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 import { METRICS_PORT_NAME } from './services.js';

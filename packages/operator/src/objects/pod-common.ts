@@ -11,7 +11,7 @@ import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
 import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '@pmem-csi/api';
 import type { ControllerConfig } from '@pmem-csi/csi';
 import type { BuildContext, TlsMaterial } from './context.js';
-import type { KubeObject } from '../kube-port.js';
+import type { KubeObject } from '../kube/kube-port.js';
 import { canonicalJson, contentHash } from './hash.js';
 
 /** Volume name of the mounted TLS Secret in both pods. */

@@ -17,7 +17,7 @@ import type {
   RbacV1Subject,
 } from '@kubernetes/client-node';
 import { deploymentObjectNames } from '@pmem-csi/api';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 

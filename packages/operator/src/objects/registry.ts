@@ -1,9 +1,9 @@
 // The registry of builders, in apply order: certificates first (pods must find their Secrets),
 // then identities and permissions, Services, the CSIDriver, and the workloads last. The operator
 // applies what the builders return and deletes objects of kinds in EVER_CREATED_KINDS that it built
-// earlier but that no builder wants any more (see plan.ts).
-import type { KubeObject } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+// earlier but that no builder wants any more (see plan/object-plan.ts).
+import type { KubeObject } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { BuildContext, ObjectBuilder, OwnerDeployment } from './context.js';
 import { buildControllerDeployment, strategyPrepatch } from './controller.js';
 import { buildCsiDriver, csiDriverMustRecreate } from './csi-driver.js';

@@ -9,8 +9,8 @@
 // A Secret's type is immutable, so one of another type (e.g. Opaque) is recreated.
 import type { V1Secret } from '@kubernetes/client-node';
 import { SECRET_KEYS, deploymentObjectNames, type DriverComponentLabel } from '@pmem-csi/api';
-import type { KubeObject } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+import type { KubeObject } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment, TlsMaterial } from './context.js';
 import { objectMeta } from './meta.js';
 

@@ -3,7 +3,7 @@
 // itself never talks to the Kubernetes API and should hold no credentials for it.
 import type { V1ServiceAccount } from '@kubernetes/client-node';
 import { deploymentObjectNames } from '@pmem-csi/api';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 

@@ -2,7 +2,7 @@
 // driver dials by DNS name, and the metrics endpoint for Prometheus.
 import type { V1Service } from '@kubernetes/client-node';
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
 import { objectMeta } from './meta.js';
 

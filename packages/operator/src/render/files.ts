@@ -3,7 +3,7 @@
 // files, so `gen-deploy --check` and the unit test compare exactly. Not exported from the package
 // index (it needs the `yaml` package, a build-time dependency only).
 import { stringify } from 'yaml';
-import type { KubeObject } from '../kube-port.js';
+import type { KubeObject } from '../kube/kube-port.js';
 import {
   DEFAULT_DRIVER_NAMESPACE,
   DEFAULT_OPERATOR_INSTALL,

@@ -6,9 +6,9 @@
 // operator (or its namespace) leaves every driver running: their owner is the cluster-scoped CR.
 import type { V1Deployment, V1Namespace, V1ResourceRequirements } from '@kubernetes/client-node';
 import { LABEL_KEYS } from '@pmem-csi/api';
-import { DEFAULT_METRICS_ADDRESS, DEFAULT_NAMESPACE } from '../flags.js';
-import type { KubeObject } from '../kube-port.js';
-import { RESOURCES } from '../resources.js';
+import { DEFAULT_METRICS_ADDRESS, DEFAULT_NAMESPACE } from '../binary/flags.js';
+import type { KubeObject } from '../kube/kube-port.js';
+import { RESOURCES } from '../kube/resources.js';
 import { OPERATOR_VERSION } from '../version.js';
 import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE } from './images.js';
 import { operatorRbacRules } from './operator-rbac.js';
@@ -90,7 +90,7 @@ export function namespaceObject(
   };
 }
 
-/** The operator's command line (see flags.ts). */
+/** The operator's command line (see binary/flags.ts). */
 export function operatorArgs(o: OperatorInstallOptions): string[] {
   return [
     `--namespace=${o.driverNamespace}`,
@@ -144,7 +144,7 @@ function operatorDeployment(o: OperatorInstallOptions): V1Deployment & KubeObjec
                 periodSeconds: 10,
                 failureThreshold: 3,
               },
-              // A standby replica (not leader) reports ready too, see http-server.ts.
+              // A standby replica (not leader) reports ready too, see binary/http-server.ts.
               readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
               resources: o.resources ?? OPERATOR_DEFAULT_RESOURCES,
               securityContext: {

@@ -1,10 +1,10 @@
 import type { V1PolicyRule } from '@kubernetes/client-node';
 import { API_GROUP, PLURAL } from '@pmem-csi/api';
-import { parseOperatorFlags } from '../flags.js';
+import { parseOperatorFlags } from '../binary/flags.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
 import { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from '../objects/rbac.js';
 import { BUILDERS } from '../objects/registry.js';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import {
   DEFAULT_OPERATOR_INSTALL,
   OPERATOR_HTTP_PORT,

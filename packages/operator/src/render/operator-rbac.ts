@@ -8,7 +8,7 @@
 // - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and watch
 //   (informers, so that a leftover is found without a list per reconcile) and delete;
 // - PersistentVolumes: list (the device-mode guard counts the driver's volumes);
-// - Leases in the driver namespace (leader election: flags.ts puts the Lease in --namespace);
+// - Leases in the driver namespace (leader election: binary/flags.ts puts the Lease in --namespace);
 // - Events: create (in "default", where events of cluster-scoped objects go);
 // - and every permission it grants to external-provisioner, because RBAC lets a subject create a
 //   Role or binding only for permissions it holds itself. Holding them is bounded; the
@@ -17,11 +17,11 @@
 // namespace (the only namespace the operator writes to).
 import type { V1PolicyRule } from '@kubernetes/client-node';
 import { API_GROUP, PLURAL } from '@pmem-csi/api';
-import type { ResourceType } from '../kube-port.js';
+import type { ResourceType } from '../kube/kube-port.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
 import { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from '../objects/rbac.js';
 import { BUILDERS } from '../objects/registry.js';
-import { RESOURCES, typeKey } from '../resources.js';
+import { RESOURCES, typeKey } from '../kube/resources.js';
 
 /** The order in which verbs are listed (as `kubectl describe clusterrole` groups them). */
 export const VERB_ORDER: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];

@@ -5,7 +5,7 @@ import {
   deploymentObjectNames,
   validateDeployment,
 } from '@pmem-csi/api';
-import type { KubeObject } from '../kube-port.js';
+import type { KubeObject } from '../kube/kube-port.js';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import { buildDesiredObjects } from '../objects/registry.js';
 import { FAKE_CERTS } from '../testing/fixtures.js';

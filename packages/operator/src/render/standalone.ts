@@ -16,11 +16,11 @@ import {
   withDefaults,
   type PmemCSIDeploymentSpec,
 } from '@pmem-csi/api';
-import type { KubeObject } from '../kube-port.js';
+import type { KubeObject } from '../kube/kube-port.js';
 import { CONFIG_HASH_ANNOTATION, OPERATOR_VERSION_ANNOTATION } from '@pmem-csi/api';
 import type { BuildContext, OwnerDeployment, TlsMaterial } from '../objects/context.js';
 import { buildDesiredObjects } from '../objects/registry.js';
-import { RESOURCES } from '../resources.js';
+import { RESOURCES } from '../kube/resources.js';
 import { OPERATOR_VERSION } from '../version.js';
 import { DEFAULT_DRIVER_IMAGE } from './images.js';
 

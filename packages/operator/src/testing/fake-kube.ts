@@ -10,7 +10,7 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { canonicalJson } from '../objects/hash.js';
-import { KubeApiError } from '../kube-errors.js';
+import { KubeApiError } from '../kube/kube-errors.js';
 import type {
   KubeApi,
   KubeObject,
@@ -23,8 +23,8 @@ import type {
   WatchEvent,
   WatchHandle,
   WatchOptions,
-} from '../kube-port.js';
-import { RESOURCES, typeKey } from '../resources.js';
+} from '../kube/kube-port.js';
+import { RESOURCES, typeKey } from '../kube/resources.js';
 
 type Method =
   | 'get'

@@ -1,0 +1,256 @@
+import { jest } from '@jest/globals';
+import { LABEL_KEYS, getCondition } from '@pmem-csi/api';
+import { nullLogger } from '@pmem-csi/runtime';
+import { KubeApiError } from '../kube/kube-errors.js';
+import { Operator, ownerKey, watchedKinds } from './control-loop.js';
+import { RESOURCES } from '../kube/resources.js';
+import { TEST_NAMESPACE } from '../testing/fixtures.js';
+import { CR_NAME, NAMES, harness, recordLists, type Harness } from '../testing/harness.js';
+import { settle } from '../testing/manual-clock.js';
+
+jest.setTimeout(60_000);
+
+/** Wait (in real time: certificates are generated on the thread pool) until `check` holds. */
+async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await settle();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const dsRef = { ...RESOURCES.daemonSet, namespace: TEST_NAMESPACE, name: NAMES.nodeDaemonSet };
+
+function start(h: Harness, reconciles: string[] = []): Operator {
+  // The reconciler reads the CR list and the owned objects from the operator's informer caches, as in main.ts.
+  const reconciler = h.reconciler({
+    deployments: () => op.deployments(),
+    owned: (type, crName) => op.ownedObjects(type, crName),
+  });
+  const op: Operator = new Operator({
+    kube: h.kube,
+    namespace: TEST_NAMESPACE,
+    reconcile: async (name) => {
+      reconciles.push(name);
+      return reconciler.reconcile(name);
+    },
+    clock: h.clock,
+    log: nullLogger,
+    informer: { relistIntervalMs: 600_000, stallTimeoutMs: 180_000 },
+    queue: { baseBackoffMs: 1000, maxBackoffMs: 60_000 },
+  });
+  op.start();
+  return op;
+}
+
+describe('Operator', () => {
+  it('watches the CR, every built kind and every kind an older version built', () => {
+    expect(watchedKinds().map((k) => k.kind)).toEqual([
+      'Secret',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'CSIDriver',
+      'Deployment',
+      'DaemonSet',
+      'StatefulSet',
+      'MutatingWebhookConfiguration',
+    ]);
+  });
+
+  it('maps an owned object to its CR', () => {
+    expect(
+      ownerKey({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: 's',
+          ownerReferences: [
+            {
+              apiVersion: 'pmem-csi.intel.com/v1beta1',
+              kind: 'PmemCSIDeployment',
+              name: 'x',
+              uid: 'u',
+              controller: true,
+            },
+          ],
+        },
+      }),
+    ).toBe('x');
+  });
+
+  it('deploys a new CR and brings back a deleted child through its watch event', async () => {
+    const h = harness();
+    const op = start(h);
+    h.putCr();
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1,
+    );
+    expect(op.synced).toBe(true);
+    await h.kube.delete(dsRef);
+    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined);
+    await op.stop();
+  });
+
+  it('restarts a stalled watch and repairs what it missed by relisting', async () => {
+    const h = harness();
+    const op = start(h);
+    h.putCr();
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && h.cr().status?.observedGeneration === 1,
+    );
+    const restartsBefore = op.informers.reduce((n, i) => n + i.restarts, 0);
+    h.kube.stallWatches();
+    await h.kube.delete(dsRef); // the stalled watch never tells
+    await settle();
+    expect(h.object('daemonSet', NAMES.nodeDaemonSet)).toBeUndefined();
+    await h.clock.advance(180_000);
+    await eventually(() => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined);
+    expect(op.informers.reduce((n, i) => n + i.restarts, 0)).toBeGreaterThanOrEqual(
+      restartsBefore + op.informers.length,
+    );
+    await op.stop();
+  });
+
+  it('keeps a quiet but healthy watch (bookmarks) and restarts one that fails', async () => {
+    const h = harness();
+    const op = start(h);
+    await eventually(() => op.synced);
+    const watches = h.kube.watchCount;
+    for (let i = 0; i < 5; i++) {
+      h.kube.bookmark();
+      await h.clock.advance(60_000);
+    }
+    expect(op.informers.reduce((n, i) => n + i.restarts, 0)).toBe(0);
+    h.kube.breakWatches(new KubeApiError(410, 'too old resource version'));
+    await eventually(() => h.kube.watchCount === watches);
+    expect(op.informers.every((i) => i.restarts === 1)).toBe(true);
+    await op.stop();
+    expect(h.kube.watchCount).toBe(0);
+  });
+
+  it('retries a failing reconcile with exponential backoff', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.kube.failOn('list', new KubeApiError(503, 'apiserver overloaded'), {
+      match: (d) => d.startsWith('Secret'),
+      times: 3,
+    });
+    h.putCr();
+    const op = start(h, reconciles);
+    // The Secret informer's own list fails too and backs off; the CR informer triggers the reconcile.
+    await eventually(() => reconciles.length >= 1 && op.queue.runningCount === 0);
+    const failuresAfterFirst = op.queue.failures(CR_NAME);
+    expect(failuresAfterFirst).toBeGreaterThanOrEqual(1);
+    const runs = reconciles.length;
+    await h.clock.advance(999);
+    expect(reconciles.length).toBe(runs);
+    await h.clock.advance(60_000);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet) !== undefined && op.queue.failures(CR_NAME) === 0,
+    );
+    await op.stop();
+  });
+
+  it('requeues CRs whose object names collide: the refused one takes over as soon as the older one and its objects are gone', async () => {
+    const h = harness();
+    const newer = 'pmem-csi-intel-com';
+    const op = start(h);
+    h.putCr({}, CR_NAME, { creationTimestamp: '2026-03-01T10:00:00Z' });
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
+    const objectWrites = (): string[] => h.kube.writes.filter((w) => !w.startsWith('status '));
+    const before = objectWrites().length;
+    h.putCr({}, newer, { creationTimestamp: '2026-03-01T10:05:00Z' });
+    await eventually(
+      () => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'True' && op.queue.runningCount === 0,
+    );
+    expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('NameCollision');
+    expect(objectWrites().slice(before)).toEqual([]);
+
+    // No manual reconcile and no clock advance: the deletions alone requeue the refused CR.
+    await h.kube.delete({ ...RESOURCES.pmemCsiDeployment, name: CR_NAME });
+    expect(h.kube.collectGarbage()).toBe(14);
+    await eventually(
+      () => h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance] === newer,
+    );
+    await eventually(() => getCondition(h.cr(newer).status?.conditions, 'Conflict')?.status === 'False');
+    expect(getCondition(h.cr(newer).status?.conditions, 'Conflict')?.reason).toBe('Resolved');
+    await op.stop();
+  });
+
+  it('requeues every CR when one is added or changes its spec (PmemOverlap depends on the others), but not on status writes', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    const later = 'pmem-b.example.com';
+    const op = start(h, reconciles);
+    h.putCr({}, CR_NAME, { creationTimestamp: '2026-03-01T10:00:00Z' });
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
+    h.putCr({}, later, { creationTimestamp: '2026-03-01T10:05:00Z' });
+    await eventually(
+      () =>
+        getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'True' && op.queue.runningCount === 0,
+    );
+    await settle();
+    const n = reconciles.length;
+    // A spec change of the earlier one (now disjoint) requeues the later one, which clears its warning.
+    h.putCr({ nodeSelector: { storage: 'pmem-a' } }, CR_NAME);
+    await eventually(
+      () =>
+        getCondition(h.cr(later).status?.conditions, 'PmemOverlap')?.status === 'False' && op.queue.runningCount === 0,
+    );
+    await settle();
+    expect(reconciles.slice(n).filter((name) => name === later).length).toBeGreaterThanOrEqual(1);
+    // Quiet now: the status writes of that round did not requeue anything further.
+    const m = reconciles.length;
+    await settle();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(reconciles.length).toBe(m);
+    await op.stop();
+  });
+
+  it('serves reconciles from its informer caches: no list at steady state or during a node rollout', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.putCr();
+    const op = start(h, reconciles);
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0 && op.synced);
+    const lists = recordLists(h.kube);
+    const n = reconciles.length;
+    // A rollout over 20 nodes, one pod at a time: each DaemonSet status update is one watch event.
+    for (let updated = 0; updated <= 20; updated++) {
+      const before = reconciles.length;
+      h.kube.setStatus(dsRef, {
+        desiredNumberScheduled: 20,
+        currentNumberScheduled: 20,
+        numberReady: updated === 20 ? 20 : 19,
+        updatedNumberScheduled: updated,
+        numberMisscheduled: 0,
+      });
+      await eventually(() => reconciles.length > before && op.queue.runningCount === 0);
+    }
+    expect(reconciles.length - n).toBeGreaterThanOrEqual(21);
+    expect(h.cr().status?.driverComponents?.find((c) => c.component === 'Node')).toMatchObject({
+      ready: 20,
+      desired: 20,
+    });
+    expect(lists).toEqual([]);
+    await op.stop();
+  });
+
+  it('resyncs every CR periodically', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.putCr();
+    const op = start(h, reconciles);
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0);
+    await settle();
+    const n = reconciles.length;
+    await h.clock.advance(10 * 60 * 1000);
+    await eventually(() => reconciles.length > n);
+    await op.stop();
+  });
+});

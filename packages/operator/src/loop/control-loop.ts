@@ -1,0 +1,154 @@
+// The control loop: informers on the PmemCSIDeployments and on every kind the operator builds
+// (only objects labelled as managed by it), each event mapped to the key of the CR that owns the
+// object, a coalescing queue in front of the reconciler, and a periodic resync of every CR so that
+// nothing depends on a single event ever arriving. CRs whose object names collide (plan/ownership.ts)
+// are requeued together when one of them is added or deleted, or an object of one is deleted, so
+// that a refused CR takes over as soon as the one that kept the names is gone. Every CR is requeued
+// when one is added, deleted or changes its spec (generation), because PmemOverlap (plan/pmem-overlap.ts)
+// depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
+// The informers cover every kind any operator version ever created (objects/kinds.ts), so their
+// caches serve the reconciler's reads of what a CR owns: no list per reconcile once they synced.
+import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide } from '@pmem-csi/api';
+import type { Logger } from '@pmem-csi/runtime';
+import type { Clock, TimerHandle } from '../clock.js';
+import { Informer, type InformerOptions } from '../kube/informer.js';
+import type { KubeApi, KubeObject, ResourceType } from '../kube/kube-port.js';
+import { EVER_CREATED_KINDS } from '../objects/kinds.js';
+import { BUILDERS } from '../objects/registry.js';
+import { ReconcileQueue, type HandlerResult, type QueueOptions } from './queue.js';
+import { RESOURCES, typeKey } from '../kube/resources.js';
+
+export interface OperatorOptions {
+  readonly kube: KubeApi;
+  /** Namespace of the namespaced children. */
+  readonly namespace: string;
+  readonly reconcile: (name: string) => Promise<HandlerResult>;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Every CR is reconciled at least this often. */
+  readonly resyncIntervalMs?: number;
+  readonly informer?: Pick<InformerOptions, 'relistIntervalMs' | 'stallTimeoutMs' | 'baseBackoffMs' | 'maxBackoffMs'>;
+  readonly queue?: Pick<QueueOptions, 'concurrency' | 'baseBackoffMs' | 'maxBackoffMs' | 'onResult'>;
+}
+
+export const DEFAULT_RESYNC_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * The kinds the operator watches: those it builds now (so that changes and deletions are
+ * repaired) and those older versions built (so that their leftovers are found without a list).
+ */
+export function watchedKinds(): ResourceType[] {
+  const seen = new Map<string, ResourceType>();
+  for (const b of [...BUILDERS, ...EVER_CREATED_KINDS])
+    seen.set(typeKey(b), { apiVersion: b.apiVersion, kind: b.kind, plural: b.plural, namespaced: b.namespaced });
+  return [...seen.values()];
+}
+
+/** The name of the PmemCSIDeployment that controls `object`, if any. */
+export function ownerKey(object: KubeObject): string | undefined {
+  const ref = (object.metadata.ownerReferences ?? []).find(
+    (r) => r.controller === true && r.kind === KIND && r.apiVersion.split('/')[0] === API_GROUP,
+  );
+  return ref?.name ?? object.metadata.labels?.[LABEL_KEYS.instance];
+}
+
+export class Operator {
+  readonly queue: ReconcileQueue;
+  readonly informers: readonly Informer[];
+  readonly #o: OperatorOptions;
+  readonly #crInformer: Informer;
+  readonly #owned = new Map<string, Informer>();
+  /** metadata.generation of every CR as last seen: a spec change requeues the others. */
+  readonly #generations = new Map<string, number | undefined>();
+  #resync: TimerHandle | undefined;
+  #stopped = false;
+
+  constructor(options: OperatorOptions) {
+    this.#o = options;
+    this.queue = new ReconcileQueue(async (key) => options.reconcile(key), { clock: options.clock, ...options.queue });
+    const common = { clock: options.clock, log: options.log, ...options.informer };
+    this.#crInformer = new Informer(options.kube, { ...common, type: RESOURCES.pmemCsiDeployment }, (type, cr) => {
+      this.queue.add(cr.metadata.name);
+      if (type !== 'MODIFIED') this.#addColliding(cr.metadata.name);
+      if (this.#specChanged(type, cr)) this.#addAll();
+    });
+    const owned = watchedKinds().map((type) => {
+      const informer = new Informer(
+        options.kube,
+        {
+          ...common,
+          type,
+          labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`,
+          ...(type.namespaced ? { namespace: options.namespace } : {}),
+        },
+        (event, object) => {
+          const key = ownerKey(object);
+          if (key === undefined) return;
+          this.queue.add(key);
+          if (event === 'DELETED') this.#addColliding(key);
+        },
+      );
+      this.#owned.set(typeKey(type), informer);
+      return informer;
+    });
+    this.informers = [this.#crInformer, ...owned];
+  }
+
+  /** All informers have listed once. */
+  get synced(): boolean {
+    return this.informers.every((i) => i.synced);
+  }
+
+  /** The PmemCSIDeployments in the informer's cache, or undefined until it listed them once. */
+  deployments(): KubeObject[] | undefined {
+    return this.#crInformer.synced ? this.#crInformer.list() : undefined;
+  }
+
+  /**
+   * The cached objects of `type` built for CR `crName` (labelled with its instance name; ownership
+   * is checked by the caller), or undefined while that kind's informer has not listed once.
+   */
+  ownedObjects(type: ResourceType, crName: string): KubeObject[] | undefined {
+    const informer = this.#owned.get(typeKey(type));
+    if (informer === undefined || !informer.synced) return undefined;
+    return informer.list().filter((o) => o.metadata.labels?.[LABEL_KEYS.instance] === crName);
+  }
+
+  /** True when `cr` appeared, went away or changed its spec since the last event about it. */
+  #specChanged(type: 'ADDED' | 'MODIFIED' | 'DELETED', cr: KubeObject): boolean {
+    const name = cr.metadata.name;
+    const seen = this.#generations.has(name) ? this.#generations.get(name) : null;
+    if (type === 'DELETED') this.#generations.delete(name);
+    else this.#generations.set(name, cr.metadata.generation);
+    return type !== 'MODIFIED' || seen !== cr.metadata.generation;
+  }
+
+  #addAll(): void {
+    for (const cr of this.#crInformer.list()) this.queue.add(cr.metadata.name);
+  }
+
+  /** Enqueue every cached CR whose object names collide with those of CR `name`. */
+  #addColliding(name: string): void {
+    for (const cr of this.#crInformer.list())
+      if (objectNamesCollide(cr.metadata.name, name)) this.queue.add(cr.metadata.name);
+  }
+
+  start(): void {
+    for (const informer of this.informers) informer.start();
+    this.#scheduleResync();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#resync?.cancel();
+    await Promise.all([this.queue.stop(), ...this.informers.map((i) => i.stop())]);
+  }
+
+  #scheduleResync(): void {
+    if (this.#stopped) return;
+    this.#resync = this.#o.clock.setTimer(() => {
+      this.#addAll();
+      this.#scheduleResync();
+    }, this.#o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS);
+  }
+}

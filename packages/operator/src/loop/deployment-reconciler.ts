@@ -1,0 +1,358 @@
+// One reconcile of one PmemCSIDeployment, level-triggered: read the CR and everything the operator
+// built for it, decide (object-name precedence, validation, device-mode guard, certificates,
+// ownership of every live object it would write: plan/ownership.ts), apply what differs in order
+// (Secrets, identities and RBAC, Services, CSIDriver, workloads), delete obsolete objects, and
+// write the status only when it changed. Errors are thrown after the status says what failed, so
+// the queue retries with backoff. Objects built by another operator version differ in their
+// version annotation, so an upgraded operator updates every object of every CR in place.
+import type { V1DaemonSet, V1Deployment, V1Secret } from '@kubernetes/client-node';
+import {
+  FIELD_MANAGER,
+  LABEL_KEYS,
+  deploymentObjectNames,
+  statusEqual,
+  validateDeployment,
+  withDefaults,
+  type ConditionUpdate,
+  type DefaultedSpec,
+} from '@pmem-csi/api';
+import { errorMessage, type Logger } from '@pmem-csi/runtime';
+import { planCertificates, type CertDeps, type ExistingCertSecrets } from '../certs/certificates.js';
+import type { Clock } from '../clock.js';
+import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from '../plan/device-mode-guard.js';
+import type { EventRecorder } from '../status/events.js';
+import { isInvalid, isNotFound } from '../kube/kube-errors.js';
+import {
+  describeRef,
+  refOf,
+  type KubeApi,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceType,
+} from '../kube/kube-port.js';
+import type { ObjectBuilder, OwnerDeployment } from '../objects/context.js';
+import { EVER_CREATED_KINDS } from '../objects/kinds.js';
+import { BUILDERS, buildDesiredObjects } from '../objects/registry.js';
+import {
+  OWNERSHIP_RECHECK_MS,
+  OwnershipConflictError,
+  conflictFinding,
+  nameCollision,
+  ownershipConflict,
+  summarizeConflicts,
+  type ConflictFinding,
+} from '../plan/ownership.js';
+import { emulatedPmem } from '../status/emulated-pmem.js';
+import { pmemOverlap } from '../plan/pmem-overlap.js';
+import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from '../plan/object-plan.js';
+import type { HandlerResult } from './queue.js';
+import { RESOURCES } from '../kube/resources.js';
+import { nextStatus, statusEvents, type ReconcileOutcome } from '../status/deployment-status.js';
+
+export interface ReconcilerOptions {
+  readonly kube: KubeApi;
+  /** Where namespaced children go (the operator's namespace). */
+  readonly namespace: string;
+  readonly operatorVersion: string;
+  /** Driver image unless a spec pins one: the operator's own image. */
+  readonly operatorImage: string;
+  readonly certs: CertDeps;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** Builders and cleanup kinds; tests substitute older "versions". */
+  readonly builders?: readonly ObjectBuilder[];
+  readonly kinds?: readonly ResourceType[];
+  /**
+   * The PmemCSIDeployments as the operator's informer holds them, or undefined until it listed
+   * them once. Without it (and while it answers undefined) every reconcile lists them.
+   */
+  readonly deployments?: () => readonly KubeObject[] | undefined;
+  /**
+   * The objects of one kind labelled as built for CR `crName`, as the operator's informers hold
+   * them, or undefined while that kind's informer has not listed once (the kind is then listed).
+   */
+  readonly owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
+}
+
+const MIN_REQUEUE_MS = 1000;
+const MAX_REQUEUE_MS = 24 * 60 * 60 * 1000;
+
+interface EffectiveSpec {
+  readonly spec: DefaultedSpec;
+  readonly refusal?: string;
+}
+
+/** An apply step with the live object of that name (undefined: none exists). */
+type ResolvedStep = ApplyStep & { readonly current: KubeObject | undefined };
+
+/** What the writes of one reconcile need to know. */
+interface WriteContext {
+  readonly cr: OwnerDeployment;
+  readonly deployments: readonly KubeObject[];
+  readonly log: Logger;
+}
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+  readonly #builders: readonly ObjectBuilder[];
+  readonly #kinds: readonly ResourceType[];
+
+  constructor(options: ReconcilerOptions) {
+    this.#o = options;
+    this.#builders = options.builders ?? BUILDERS;
+    this.#kinds = options.kinds ?? EVER_CREATED_KINDS;
+  }
+
+  /** Reconcile the PmemCSIDeployment `name`. */
+  async reconcile(name: string): Promise<HandlerResult> {
+    const cr = await this.#o.kube.get<OwnerDeployment>({ ...RESOURCES.pmemCsiDeployment, name });
+    // Deleted: the garbage collector removes the children through their owner references.
+    if (cr === undefined || cr.metadata.deletionTimestamp !== undefined) return {};
+    const log = this.#o.log.child({ deployment: name, generation: cr.metadata.generation });
+    const deployments = await this.#deployments();
+    // Before anything is read or generated: another CR with the same object names comes first.
+    const collision = nameCollision(cr, deployments, this.#o.namespace);
+    if (collision !== undefined) return this.#refuse(cr, collision, log, undefined);
+    const problems = validateDeployment(cr);
+    if (problems.length > 0) {
+      await this.#finish(cr, { kind: 'invalid-spec', problems });
+      return {};
+    }
+    return this.#deploy({ cr, deployments, log });
+  }
+
+  /** Certificates, objects and status of a valid CR that keeps its object names. */
+  async #deploy(context: WriteContext): Promise<HandlerResult> {
+    const { cr, log } = context;
+    const { clock } = this.#o;
+    const live = await this.#listOwned(cr);
+    const effective = await this.#effectiveSpec(cr, live);
+    const now = new Date(clock.now());
+    const certs = await planCertificates({ cr, existing: await this.#certSecrets(cr, live), now }, this.#o.certs);
+    if (!certs.ok) {
+      await this.#finish(cr, {
+        kind: 'certs-invalid',
+        reason: certs.reason,
+        conditions: [certs.verified, certs.ready],
+      });
+      return {};
+    }
+    if (certs.changes.length > 0) log.info('certificates issued', { changes: certs.changes });
+    const verified: ConditionUpdate[] = certs.verified === undefined ? [] : [certs.verified];
+    const ctx = {
+      namespace: this.#o.namespace,
+      operatorVersion: this.#o.operatorVersion,
+      spec: effective.spec,
+      certs: certs.secrets,
+    };
+    const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
+    const steps = await this.#resolve(plan);
+    // Before the first write: every object it would change is ours or nobody's.
+    const foreign = summarizeConflicts(
+      steps.flatMap((step) =>
+        step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []),
+      ),
+    );
+    if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
+    let applied: KubeObject[];
+    try {
+      applied = await this.#execute(steps, plan.delete, context);
+    } catch (e) {
+      if (e instanceof OwnershipConflictError) return this.#refuse(cr, e.finding, log, OWNERSHIP_RECHECK_MS);
+      await this.#finish(cr, { kind: 'apply-failed', error: errorMessage(e), conditions: verified });
+      throw e;
+    }
+    const workload = <T>(kind: string, name: string): T | undefined =>
+      [...applied, ...live].find((o) => o.kind === kind && o.metadata.name === name) as T | undefined;
+    const names = deploymentObjectNames(cr.metadata.name);
+    // A warning only: an earlier deployment may run a PMEM-managing driver on the same nodes.
+    const overlap = pmemOverlap(cr, context.deployments);
+    // A notice for as long as the driver runs on loop-backed files instead of PMEM.
+    const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
+    await this.#finish(cr, {
+      kind: 'applied',
+      conditions: [...verified, certs.ready, ...[overlap, emulated].filter((c) => c !== undefined)],
+      ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
+      deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
+      daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
+    });
+    const untilCheck = certs.nextCheck.getTime() - clock.now();
+    return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
+  }
+
+  /** The PmemCSIDeployments: from the informer once it listed them, else from the apiserver. */
+  async #deployments(): Promise<readonly KubeObject[]> {
+    return this.#o.deployments?.() ?? (await this.#o.kube.list(RESOURCES.pmemCsiDeployment)).items;
+  }
+
+  /** Refused for a conflict: status (Conflict True, phase Failed) and event; nothing else is written. */
+  async #refuse(
+    cr: OwnerDeployment,
+    finding: ConflictFinding,
+    log: Logger,
+    requeueAfterMs: number | undefined,
+  ): Promise<HandlerResult> {
+    log.warn('deployment refused: conflict', { reason: finding.reason, message: finding.message });
+    await this.#finish(cr, { kind: 'conflict', ...finding });
+    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+  }
+
+  /**
+   * The live object of every step: labelled ones came with the list; a "missing" one may exist
+   * without our labels (another CR's, the Go operator's, a user's), so it is read by name.
+   */
+  async #resolve(plan: ObjectPlan): Promise<ResolvedStep[]> {
+    return Promise.all(
+      plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })),
+    );
+  }
+
+  /**
+   * Everything labelled as built for this CR, of every kind any operator version created: from
+   * the informers' caches where they have listed, else from the apiserver.
+   */
+  async #listOwned(cr: OwnerDeployment): Promise<KubeObject[]> {
+    const labelSelector = ownedSelector(cr.metadata.name);
+    const lists = await Promise.all(
+      this.#kinds.map(async (type) => {
+        const cached = this.#o.owned?.(type, cr.metadata.name);
+        if (cached !== undefined) return cached;
+        try {
+          return (
+            await this.#o.kube.list(type, {
+              labelSelector,
+              ...(type.namespaced ? { namespace: this.#o.namespace } : {}),
+            })
+          ).items;
+        } catch (e) {
+          if (isNotFound(e)) return []; // a kind this cluster does not serve (any more)
+          throw e;
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  /**
+   * The certificate Secrets. One that the list (or a cache that has not yet seen our own recent
+   * write) lacks is read by name before new certificates are issued: a stale cache must never
+   * cause a new CA. Only a Secret labelled as built for this CR counts.
+   */
+  async #certSecrets(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<ExistingCertSecrets> {
+    const names = deploymentObjectNames(cr.metadata.name);
+    const secret = async (name: string): Promise<ExistingCertSecrets['ca']> => {
+      const listed = live.find((o) => o.kind === RESOURCES.secret.kind && o.metadata.name === name);
+      if (listed !== undefined) return listed;
+      const read = await this.#o.kube.get<V1Secret & KubeObject>({
+        ...RESOURCES.secret,
+        name,
+        namespace: this.#o.namespace,
+      });
+      const labels = read?.metadata.labels ?? {};
+      return labels[LABEL_KEYS.instance] === cr.metadata.name && labels[LABEL_KEYS.managedBy] === FIELD_MANAGER
+        ? read
+        : undefined;
+    };
+    const [ca, registry, node] = await Promise.all([
+      secret(names.caSecret),
+      secret(names.registrySecret),
+      secret(names.nodeSecret),
+    ]);
+    return { ca, registry, node };
+  }
+
+  /** The defaulted spec; with the deployed device mode kept when changing it would orphan volumes. */
+  async #effectiveSpec(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<EffectiveSpec> {
+    const spec = withDefaults(cr.spec, { operatorImage: this.#o.operatorImage });
+    const dsName = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
+    const deployed = deployedDeviceMode(
+      live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName),
+    );
+    if (deployed === undefined || deployed === spec.deviceMode) return { spec };
+    const volumes = volumesOfDriver((await this.#o.kube.list(RESOURCES.persistentVolume)).items, cr.metadata.name);
+    if (volumes.length === 0) return { spec };
+    return {
+      spec: { ...spec, deviceMode: deployed },
+      refusal: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes),
+    };
+  }
+
+  /** Apply in order, then delete obsolete objects. Returns the applied objects as the server answered. */
+  async #execute(
+    steps: readonly ResolvedStep[],
+    obsolete: readonly ObjectRef[],
+    context: WriteContext,
+  ): Promise<KubeObject[]> {
+    const { kube } = this.#o;
+    if (steps.length + obsolete.length > 0)
+      context.log.info('updating driver objects', {
+        changes: describePlan({ apply: steps, unchanged: [], delete: obsolete }),
+      });
+    const applied: KubeObject[] = [];
+    for (const step of steps) {
+      try {
+        if (step.recreate) await kube.delete(refOf(step.object));
+        else await this.#prepatch(step, step.current);
+        applied.push(await this.#applyOrRecreate(step, context));
+      } catch (e) {
+        if (e instanceof OwnershipConflictError) throw e;
+        throw new Error(`${describeRef(refOf(step.object))}: ${errorMessage(e)}`, { cause: e });
+      }
+    }
+    for (const ref of obsolete) {
+      try {
+        await kube.delete(ref);
+      } catch (e) {
+        throw new Error(`deleting obsolete ${describeRef(ref)}: ${errorMessage(e)}`, { cause: e });
+      }
+    }
+    return applied;
+  }
+
+  /** Send the builder's merge patch when the live object needs one; true when it did. */
+  async #prepatch(step: ApplyStep, live: KubeObject | undefined): Promise<boolean> {
+    const patch = live === undefined ? undefined : step.prepatch?.(live, step.object);
+    if (patch === undefined) return false;
+    this.#o.log.info('patching before apply', { object: describeRef(refOf(step.object)) });
+    await this.#o.kube.mergePatch(patch);
+    return true;
+  }
+
+  /**
+   * Apply; when the apiserver refuses it as invalid (422), read the object again: if it belongs to
+   * someone else now, refuse; if the builder's merge patch fixes it, patch and apply again; if an
+   * object that was not labelled as ours (e.g. built by the Go operator) differs in an immutable
+   * field, recreate it.
+   */
+  async #applyOrRecreate(step: ApplyStep, context: WriteContext): Promise<KubeObject> {
+    const { kube } = this.#o;
+    try {
+      return await kube.apply(step.object);
+    } catch (e) {
+      if (!isInvalid(e)) throw e;
+      const live = await kube.get(refOf(step.object));
+      if (live === undefined) throw e;
+      const foreign = ownershipConflict(live, context.cr, context.deployments);
+      if (foreign !== undefined) throw new OwnershipConflictError(conflictFinding(foreign));
+      if (await this.#prepatch(step, live)) return kube.apply(step.object);
+      if (step.mustRecreate?.(live, step.object) !== true) throw e;
+      context.log.info('recreating object with changed immutable fields', { object: describeRef(refOf(step.object)) });
+      await kube.delete(refOf(step.object));
+      return kube.apply(step.object);
+    }
+  }
+
+  /** Write the status if it changed, and record the events of the transition. */
+  async #finish(cr: OwnerDeployment, outcome: ReconcileOutcome): Promise<void> {
+    const next = nextStatus(cr, outcome, new Date(this.#o.clock.now()));
+    if (statusEqual(cr.status, next)) return;
+    try {
+      await this.#o.kube.patchDeploymentStatus(cr.metadata.name, next);
+    } catch (e) {
+      if (isNotFound(e)) return; // deleted meanwhile
+      throw e;
+    }
+    for (const event of statusEvents(cr.status, next)) await this.#o.events.record(cr, event);
+  }
+}

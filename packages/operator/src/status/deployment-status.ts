@@ -1,0 +1,379 @@
+// The PmemCSIDeployment status as a pure function of the previous status and what one reconcile
+// found, and the events of each transition. What every field means — written once here; the CRD
+// descriptions (packages/api/src/crd/status-schema.ts) say the same:
+//
+// - DriverDeployed: True (AllObjectsApplied) when every driver object of the current generation is
+//   applied. It says nothing about pods: their readiness is in driverComponents and the phase.
+//   False when the reconcile could not apply the spec as written: InvalidSpec,
+//   CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the old
+//   mode kept), Conflict.
+// - CertsReady: True when the certificate Secrets were applied with valid certificates (issued and
+//   renewed by the operator: OperatorIssued; or the spec's: UserSupplied, the message says when
+//   they expire); False (CertificatesNotVerified) when the spec's certificates failed verification.
+// - CertsVerified: present only when the spec carries user certificates; True when they were
+//   verified (chain, names, a TLS handshake), False with what is wrong.
+// - Conflict: present once a conflict was seen (plan/ownership.ts); True while the operator refuses the
+//   deployment because objects it would write belong to someone else, False (Resolved) afterwards.
+// - NodesSelected: True when the node DaemonSet schedules at least one pod, False (NoMatchingNodes)
+//   when no node matches spec.nodeSelector (or every matching node has taints the driver does not
+//   tolerate). Judged whenever the DaemonSet controller has observed the latest DaemonSet.
+// - PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, also in a
+//   PMEM-managing device mode, has a node selector that can match the same nodes (plan/pmem-overlap.ts);
+//   a warning, both keep running. False (NoOverlap) once that ends; absent when never seen.
+//   Emulated deployments manage no PMEM and never overlap.
+// - EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are
+//   sparse files on the node's disk behind loop devices, NOT persistent memory (emulated-pmem.ts);
+//   the driver works. False (PmemDeviceMode) once it runs in lvm or direct mode; absent when never.
+// - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
+//   with desired and ready pods as the workload controllers last reported them; Ready when the
+//   workload controller observed the latest spec and every desired pod is ready and updated
+//   (Node also needs at least one pod). Written by every reconcile that read the workloads;
+//   absent after a reconcile that failed before (so Failed never shows stale counts).
+// - phase:
+//   - Running is entered when both components are Ready. It is kept while at least one controller
+//     pod and at least one node driver pod are ready, so that a node joining or a DaemonSet
+//     rollout (some node pods starting or updating) does not leave it; driverComponents show
+//     those. It is left (to "") when no controller pod is ready (a controller restart or
+//     rollout: the Deployment uses Recreate) or no node driver pod is ready, and to Failed.
+//   - "" while the driver objects are applied but the driver does not run yet; the reason says
+//     what it waits for, e.g. "no node matches the node selector" (with NodesSelected False).
+//   - Failed when the reconcile could not apply the spec (DriverDeployed False; the reason and
+//     that condition say why).
+// Events mark transitions only: NewDeployment (first status), Running (entering Running),
+// NotRunning (leaving Running for ""), Failed/Conflict (each new failure reason), ConflictResolved,
+// NoMatchingNodes (NodesSelected turning False), PmemOverlap (PmemOverlap turning True),
+// EmulatedPmem (EmulatedPmem turning True: a Warning, so that `kubectl get events
+// --field-selector type=Warning` shows that these volumes are not PMEM).
+import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
+import {
+  formatTimestamp,
+  getCondition,
+  upsertCondition,
+  type ConditionType,
+  type ConditionUpdate,
+  type DeploymentCondition,
+  type DriverComponentStatus,
+  type PmemCSIDeploymentStatus,
+  type ValidationProblem,
+} from '@pmem-csi/api';
+import type { OwnerDeployment } from '../objects/context.js';
+import { CONFLICT_REASONS, CONFLICT_RESOLVED_MESSAGE, type ConflictFinding } from '../plan/ownership.js';
+
+export const DEPLOY_REASONS = {
+  applied: 'AllObjectsApplied',
+  applyFailed: 'ApplyFailed',
+  invalidSpec: 'InvalidSpec',
+  certificatesInvalid: 'CertificatesInvalid',
+  deviceModeRefused: 'DeviceModeChangeRefused',
+  conflict: 'Conflict',
+} as const;
+
+/** What one reconcile ended with. */
+export type ReconcileOutcome =
+  | { readonly kind: 'invalid-spec'; readonly problems: readonly ValidationProblem[] }
+  | { readonly kind: 'certs-invalid'; readonly reason: string; readonly conditions: readonly ConditionUpdate[] }
+  | { readonly kind: 'apply-failed'; readonly error: string; readonly conditions: readonly ConditionUpdate[] }
+  /** Refused before the first write: the object names or an object belong to someone else. */
+  | ({ readonly kind: 'conflict' } & ConflictFinding)
+  | {
+      readonly kind: 'applied';
+      /** Certificate conditions (CertsReady, and CertsVerified for user certificates), PmemOverlap and EmulatedPmem. */
+      readonly conditions: readonly ConditionUpdate[];
+      /** Set when a device-mode change was refused (everything else was applied). */
+      readonly refusal?: string;
+      readonly deployment: V1Deployment | undefined;
+      readonly daemonSet: V1DaemonSet | undefined;
+    };
+
+export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNodes' } as const;
+
+export interface StatusEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason:
+    | 'NewDeployment'
+    | 'Running'
+    | 'NotRunning'
+    | 'Failed'
+    | 'Conflict'
+    | 'ConflictResolved'
+    | 'NoMatchingNodes'
+    | 'PmemOverlap'
+    | 'EmulatedPmem';
+  readonly message: string;
+}
+
+const MAX_PROBLEMS_SHOWN = 5;
+
+function componentStatus(
+  component: DriverComponentStatus['component'],
+  counts: PodCounts,
+  now: string,
+): DriverComponentStatus {
+  const what = component === 'Node' ? 'node driver pods' : 'controller pods';
+  let reason = `${counts.ready} of ${counts.desired} ${what} ready`;
+  if (counts.updated < counts.desired) reason += `, ${counts.updated} updated`;
+  if (!counts.current)
+    reason = `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
+  else if (counts.desired === 0)
+    reason =
+      component === 'Node' ? 'no node driver pods: no node matches the node selector' : 'no controller pods wanted';
+  const ready =
+    counts.current && counts.desired > 0 && counts.ready >= counts.desired && counts.updated >= counts.desired;
+  return {
+    component,
+    status: ready ? 'Ready' : 'NotReady',
+    reason,
+    desired: counts.desired,
+    ready: counts.ready,
+    lastUpdated: now,
+  };
+}
+
+interface PodCounts {
+  readonly desired: number;
+  readonly ready: number;
+  readonly updated: number;
+  /** The workload controller has observed the latest generation. */
+  readonly current: boolean;
+}
+
+function deploymentCounts(deployment: V1Deployment | undefined): PodCounts {
+  const status = deployment?.status ?? {};
+  const observed = status.observedGeneration ?? 0;
+  return {
+    desired: deployment?.spec?.replicas ?? 1,
+    ready: status.readyReplicas ?? 0,
+    updated: status.updatedReplicas ?? 0,
+    current: deployment !== undefined && observed >= (deployment.metadata?.generation ?? 0),
+  };
+}
+
+function daemonSetCounts(daemonSet: V1DaemonSet | undefined): PodCounts {
+  const status = daemonSet?.status;
+  if (daemonSet === undefined || status === undefined) return { desired: 0, ready: 0, updated: 0, current: false };
+  return {
+    desired: status.desiredNumberScheduled,
+    ready: status.numberReady,
+    updated: status.updatedNumberScheduled ?? 0,
+    current: (status.observedGeneration ?? 0) >= (daemonSet.metadata?.generation ?? 0),
+  };
+}
+
+/** Readiness of the controller Deployment and the node DaemonSet from their status. */
+export function driverComponents(
+  deployment: V1Deployment | undefined,
+  daemonSet: V1DaemonSet | undefined,
+  now: string,
+): DriverComponentStatus[] {
+  return [
+    componentStatus('Controller', deploymentCounts(deployment), now),
+    componentStatus('Node', daemonSetCounts(daemonSet), now),
+  ];
+}
+
+function describeProblems(problems: readonly ValidationProblem[]): string {
+  const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((p) => p.message);
+  const more = problems.length > MAX_PROBLEMS_SHOWN ? `; and ${problems.length - MAX_PROBLEMS_SHOWN} more` : '';
+  return `invalid spec: ${shown.join('; ')}${more}`;
+}
+
+function upsertAll(
+  conditions: readonly DeploymentCondition[] | undefined,
+  updates: readonly ConditionUpdate[],
+  clock: { generation: number; now: Date },
+): DeploymentCondition[] {
+  return updates.reduce<DeploymentCondition[]>((list, u) => upsertCondition(list, u, clock), [...(conditions ?? [])]);
+}
+
+/** A condition that does not apply any more (CertsVerified without user certificates). */
+function withoutCondition(conditions: DeploymentCondition[], type: ConditionType): DeploymentCondition[] {
+  return conditions.filter((c) => c.type !== type);
+}
+
+const deployed = (status: 'True' | 'False', reason: string, message: string): ConditionUpdate => ({
+  type: 'DriverDeployed',
+  status,
+  reason,
+  message,
+});
+
+interface Verdict {
+  readonly updates: ConditionUpdate[];
+  readonly phase: PmemCSIDeploymentStatus['phase'];
+  readonly reason: string;
+  readonly components?: DriverComponentStatus[];
+}
+
+function verdictOf(outcome: ReconcileOutcome, now: string, previous: PmemCSIDeploymentStatus): Verdict {
+  switch (outcome.kind) {
+    case 'invalid-spec': {
+      const reason = describeProblems(outcome.problems);
+      return { updates: [deployed('False', DEPLOY_REASONS.invalidSpec, reason)], phase: 'Failed', reason };
+    }
+    case 'certs-invalid':
+      return {
+        updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.certificatesInvalid, outcome.reason)],
+        phase: 'Failed',
+        reason: outcome.reason,
+      };
+    case 'apply-failed': {
+      const reason = `applying the driver objects failed: ${outcome.error}`;
+      return {
+        updates: [...outcome.conditions, deployed('False', DEPLOY_REASONS.applyFailed, reason)],
+        phase: 'Failed',
+        reason,
+      };
+    }
+    case 'conflict':
+      return {
+        updates: [
+          { type: 'Conflict', status: 'True', reason: outcome.reason, message: outcome.message },
+          deployed('False', DEPLOY_REASONS.conflict, outcome.message),
+        ],
+        phase: 'Failed',
+        reason: outcome.message,
+      };
+    case 'applied':
+      return appliedVerdict(outcome, now, previous);
+  }
+}
+
+/** "k=v,k2=v2" of the DaemonSet's node selector. */
+function describeSelector(daemonSet: V1DaemonSet): string {
+  const selector = daemonSet.spec?.template.spec?.nodeSelector ?? {};
+  const terms = Object.entries(selector).map(([k, v]) => `${k}=${v}`);
+  return terms.length === 0 ? '(none)' : terms.join(',');
+}
+
+/** NodesSelected from the DaemonSet, once its controller observed the latest spec. */
+export function nodesSelected(daemonSet: V1DaemonSet | undefined): ConditionUpdate | undefined {
+  const counts = daemonSetCounts(daemonSet);
+  if (daemonSet === undefined || !counts.current) return undefined;
+  if (counts.desired > 0)
+    return {
+      type: 'NodesSelected',
+      status: 'True',
+      reason: NODES_SELECTED_REASONS.match,
+      message: `the node driver runs on ${counts.desired} nodes`,
+    };
+  return {
+    type: 'NodesSelected',
+    status: 'False',
+    reason: NODES_SELECTED_REASONS.none,
+    message:
+      `no node matches the node selector ${describeSelector(daemonSet)} (or every matching node has taints the driver does not tolerate): the node driver has no pods; ` +
+      'label the nodes with PMEM or change spec.nodeSelector',
+  };
+}
+
+/** A Running driver stays Running while one controller pod and one node driver pod are ready. */
+function stillServing(outcome: Extract<ReconcileOutcome, { kind: 'applied' }>): boolean {
+  return deploymentCounts(outcome.deployment).ready > 0 && daemonSetCounts(outcome.daemonSet).ready > 0;
+}
+
+function appliedVerdict(
+  outcome: Extract<ReconcileOutcome, { kind: 'applied' }>,
+  now: string,
+  previous: PmemCSIDeploymentStatus,
+): Verdict {
+  const components = driverComponents(outcome.deployment, outcome.daemonSet, now);
+  const nodes = nodesSelected(outcome.daemonSet);
+  const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
+  if (outcome.refusal !== undefined) {
+    return {
+      updates: [...judged, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)],
+      phase: 'Failed',
+      reason: outcome.refusal,
+      components,
+    };
+  }
+  const updates = [...judged, deployed('True', DEPLOY_REASONS.applied, 'all driver objects are applied')];
+  const summary = components.map((c) => `${c.component}: ${c.reason ?? ''}`).join('; ');
+  if (components.every((c) => c.status === 'Ready'))
+    return { updates, phase: 'Running', reason: `driver is running (${summary})`, components };
+  if (previous.phase === 'Running' && stillServing(outcome)) {
+    return {
+      updates,
+      phase: 'Running',
+      reason: `driver is running, some pods are starting or updating (${summary})`,
+      components,
+    };
+  }
+  const waiting = nodes?.status === 'False' ? nodes.message : 'waiting for driver pods';
+  return { updates, phase: '', reason: `${waiting} (${summary})`, components };
+}
+
+/** The next status after a reconcile of `cr` that ended with `outcome`. */
+export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: Date): PmemCSIDeploymentStatus {
+  const previous = cr.status ?? {};
+  const generation = cr.metadata.generation ?? 0;
+  const stamp = formatTimestamp(now);
+  const verdict = verdictOf(outcome, stamp, previous);
+  const resolved: ConditionUpdate[] =
+    outcome.kind !== 'conflict' && getCondition(previous.conditions, 'Conflict') !== undefined
+      ? [{ type: 'Conflict', status: 'False', reason: CONFLICT_REASONS.resolved, message: CONFLICT_RESOLVED_MESSAGE }]
+      : [];
+  let conditions = upsertAll(previous.conditions, [...verdict.updates, ...resolved], { generation, now });
+  // Not judged by this reconcile: an invalid spec or a conflict stops before the certificates.
+  const certsJudged = outcome.kind !== 'invalid-spec' && outcome.kind !== 'conflict';
+  if (!verdict.updates.some((u) => u.type === 'CertsVerified') && certsJudged)
+    conditions = withoutCondition(conditions, 'CertsVerified');
+  // Not read by this reconcile: a failed one clears them rather than showing stale counts.
+  const components = verdict.components;
+  return {
+    phase: verdict.phase,
+    reason: verdict.reason,
+    conditions,
+    ...(components === undefined ? {} : { driverComponents: components }),
+    observedGeneration: generation,
+    lastUpdated: stamp,
+  };
+}
+
+/** Events for the transition from `previous` to `next`. */
+export function statusEvents(
+  previous: PmemCSIDeploymentStatus | undefined,
+  next: PmemCSIDeploymentStatus,
+): StatusEvent[] {
+  const before = previous ?? {};
+  const created: StatusEvent[] =
+    previous?.observedGeneration === undefined
+      ? [{ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' }]
+      : [];
+  const conflict = getCondition(next.conditions, 'Conflict')?.status === 'True';
+  return [...created, ...conditionEvents(before, next), ...phaseEvents(before, next, conflict)];
+}
+
+/** ConflictResolved when Conflict turns False, NoMatchingNodes when NodesSelected does; PmemOverlap and EmulatedPmem when those turn True. */
+function conditionEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus): StatusEvent[] {
+  const turnedFalse = (type: ConditionType): DeploymentCondition | undefined => {
+    const now = getCondition(next.conditions, type);
+    return now?.status === 'False' && getCondition(previous.conditions, type)?.status !== 'False' ? now : undefined;
+  };
+  const events: StatusEvent[] = [];
+  if (turnedFalse('Conflict') !== undefined && getCondition(previous.conditions, 'Conflict')?.status === 'True') {
+    events.push({ type: 'Normal', reason: 'ConflictResolved', message: CONFLICT_RESOLVED_MESSAGE });
+  }
+  const nodes = turnedFalse('NodesSelected');
+  if (nodes !== undefined) events.push({ type: 'Warning', reason: 'NoMatchingNodes', message: nodes.message });
+  for (const type of ['PmemOverlap', 'EmulatedPmem'] as const) {
+    const now = getCondition(next.conditions, type);
+    if (now?.status === 'True' && getCondition(previous.conditions, type)?.status !== 'True')
+      events.push({ type: 'Warning', reason: type, message: now.message });
+  }
+  return events;
+}
+
+/** Running once per arrival, NotRunning once per departure to ""; Failed (Conflict when refused for one) for each new reason. */
+function phaseEvents(
+  previous: PmemCSIDeploymentStatus,
+  next: PmemCSIDeploymentStatus,
+  conflict: boolean,
+): StatusEvent[] {
+  const wasRunning = previous.phase === 'Running';
+  const reason = next.reason ?? '';
+  if (next.phase === 'Running') return wasRunning ? [] : [{ type: 'Normal', reason: 'Running', message: reason }];
+  if (next.phase !== 'Failed') return wasRunning ? [{ type: 'Warning', reason: 'NotRunning', message: reason }] : [];
+  if (previous.phase === 'Failed' && previous.reason === next.reason) return [];
+  return [{ type: 'Warning', reason: conflict ? 'Conflict' : 'Failed', message: reason }];
+}

@@ -9,14 +9,14 @@
 //      (default 2000)
 import { performance } from 'node:perf_hooks';
 import { KeyedLocks, nullLogger, type CallContext, type csi } from '@pmem-csi/runtime';
-import { CapacityRefresher } from '../src/capacity-refresh.js';
-import type { ControllerDeps } from '../src/controller-deps.js';
-import { createVolumeLocked, planCreate } from '../src/create-volume.js';
-import type { NodeConnections } from '../src/node-client.js';
-import { NodeRegistry } from '../src/node-registry.js';
-import { candidates, type PlacementRequest } from '../src/placement.js';
+import { CapacityRefresher } from '../src/placement/capacity-refresh.js';
+import type { ControllerDeps } from '../src/csi/controller-deps.js';
+import { createVolumeLocked, planCreate } from '../src/csi/create-volume.js';
+import type { NodeConnections } from '../src/nodes/grpc-node-port.js';
+import { NodeRegistry } from '../src/registry/node-registry.js';
+import { candidates, type PlacementRequest } from '../src/placement/placement.js';
 import { GiB } from '@pmem-csi/csi';
-import { SettleClock, VolumeIndex } from '../src/volume-index.js';
+import { SettleClock, VolumeIndex } from '../src/volumes/volume-index.js';
 
 const CREATES = Number(process.argv[2] ?? 2000);
 const SIZES = [10, 100, 1000, 5000];

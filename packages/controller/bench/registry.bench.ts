@@ -37,17 +37,17 @@ import {
   type TlsFiles,
 } from '@pmem-csi/runtime';
 import { startController } from '../src/controller.js';
-import type { NodeConnections } from '../src/node-client.js';
+import type { NodeConnections } from '../src/nodes/grpc-node-port.js';
 import {
   DEFAULT_LEASE_SECONDS,
   DEFAULT_MAX_LEASE_FACTOR,
   DEFAULT_RENEWALS_PER_SECOND,
   leaseSecondsFor,
   NodeRegistry,
-} from '../src/node-registry.js';
+} from '../src/registry/node-registry.js';
 import type { Capacity } from '@pmem-csi/csi';
-import { NodeReconciler } from '../src/reconciler.js';
-import { VolumeIndex } from '../src/volume-index.js';
+import { VolumeReconciler } from '../src/volumes/volume-reconciler.js';
+import { VolumeIndex } from '../src/volumes/volume-index.js';
 
 const MiB = 1024 ** 2;
 const STORM_IN_FLIGHT = 200;
@@ -89,7 +89,7 @@ function inProcess(n: number): string {
     mutations: () => ({ started: 0, running: 0 }),
     listVolumes: () => Promise.resolve([]),
   };
-  const reconciler = new NodeReconciler({
+  const reconciler = new VolumeReconciler({
     registry,
     index,
     connections: noDial as Pick<NodeConnections, 'connect' | 'listVolumes' | 'mutations'>,

@@ -19,15 +19,15 @@ import {
   type Logger,
 } from '@pmem-csi/runtime';
 import { DEFAULT_VOLUME_SIZE, DRIVER_VERSION, type Capacity } from '@pmem-csi/csi';
-import { CapacityRefresher } from './capacity-refresh.js';
-import type { ControllerDeps } from './controller-deps.js';
-import { createControllerService } from './controller-server.js';
-import { NodeConnections, type NodeCredentialsFactory } from './node-client.js';
-import { NodeRegistry, settleMsFor, type NodeState } from './node-registry.js';
-import { NodeReconciler } from './reconciler.js';
+import { CapacityRefresher } from './placement/capacity-refresh.js';
+import type { ControllerDeps } from './csi/controller-deps.js';
+import { createControllerService } from './csi/controller-server.js';
+import { NodeConnections, type NodeCredentialsFactory } from './nodes/grpc-node-port.js';
+import { NodeRegistry, settleMsFor, type NodeState } from './registry/node-registry.js';
+import { VolumeReconciler } from './volumes/volume-reconciler.js';
 import { ControllerMetrics } from './metrics.js';
-import { createRegistryService } from './registry-server.js';
-import { SettleClock, VolumeIndex } from './volume-index.js';
+import { createRegistrationService } from './registry/registration-service.js';
+import { SettleClock, VolumeIndex } from './volumes/volume-index.js';
 
 export interface ControllerOptions {
   /** CSI driver name (default pmem-csi.intel.com); also the topology key prefix. */
@@ -45,13 +45,13 @@ export interface ControllerOptions {
   readonly nodeCredentials: NodeCredentialsFactory;
   readonly nodeChannelOptions?: grpc.ChannelOptions;
   readonly log?: Logger;
-  /** Registration lease of a small cluster (default 30 s); see node-registry.ts. */
+  /** Registration lease of a small cluster (default 30 s); see registry/node-registry.ts. */
   readonly leaseSeconds?: number;
   /** Longest lease, granted to big clusters (default 4 × leaseSeconds = 120 s; leaseSeconds = a fixed lease). */
   readonly maxLeaseSeconds?: number;
   /** Renewal rate the lease is sized for (default 150/s). */
   readonly renewalsPerSecond?: number;
-  /** Start-up settle period (default 1.5 × lease + (max lease − lease) / 3); see volume-index.ts. */
+  /** Start-up settle period (default 1.5 × lease + (max lease − lease) / 3); see volumes/volume-index.ts. */
   readonly settleMs?: number;
   /** Node volume listings at once after registrations (default 16). */
   readonly maxConcurrentListings?: number;
@@ -168,7 +168,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const log = (opts.log ?? nullLogger).child({ component: 'controller' });
   const metrics = new ControllerMetrics(opts.metrics);
   const deps = buildDeps(opts, log, metrics);
-  const reconciler = new NodeReconciler({
+  const reconciler = new VolumeReconciler({
     registry: deps.registry,
     index: deps.index,
     connections: deps.connections,
@@ -182,7 +182,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const registryServer = metrics.operations.createServer(deps.driverName);
   registryServer.addService(
     loadRegistry().pmemcsi.registry.v1.Registry.service,
-    createRegistryService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
+    createRegistrationService({ registry: deps.registry, reconciler, log, authorize: opts.registryAuthorize }),
   );
   const csiServer = metrics.operations.createServer(deps.driverName);
   const identity = createIdentityService({

@@ -6,7 +6,7 @@ export {
   type NodeStatus,
   type RunningController,
 } from './controller.js';
-export { type NodeCredentialsFactory, type NodeConnectionOptions } from './node-client.js';
-export { DEFAULT_LEASE_SECONDS, type NodeState } from './node-registry.js';
-export { CONTROLLER_CAPABILITIES } from './controller-server.js';
+export { type NodeCredentialsFactory, type NodeConnectionOptions } from './nodes/grpc-node-port.js';
+export { DEFAULT_LEASE_SECONDS, type NodeState } from './registry/node-registry.js';
+export { CONTROLLER_CAPABILITIES } from './csi/controller-server.js';
 export { ControllerMetrics, usedBytes } from './metrics.js';

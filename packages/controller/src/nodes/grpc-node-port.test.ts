@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import { NodeConnections } from './node-client.js';
-import { FakeNode } from './testing/fake-node.js';
+import { NodeConnections } from './grpc-node-port.js';
+import { FakeNode } from '../testing/fake-node.js';
 import { GiB } from '@pmem-csi/csi';
 
 describe('NodeConnections', () => {

@@ -11,7 +11,7 @@
 //
 // The mutating calls (CreateVolume, DeleteVolume) are counted per node: whether the controller
 // may have changed a node's volumes decides if the inventory the node sends when it registers can
-// replace a listing (reconciler.ts).
+// replace a listing (volumes/volume-reconciler.ts).
 import type * as grpc from '@grpc/grpc-js';
 import {
   GRPC_OPTIONS,

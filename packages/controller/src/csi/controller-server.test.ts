@@ -1,6 +1,6 @@
 import { volumeIdForName } from '@pmem-csi/api';
 import { unary, type csi } from '@pmem-csi/runtime';
-import type { FakeNode } from './testing/fake-node.js';
+import type { FakeNode } from '../testing/fake-node.js';
 import {
   call,
   createRequest,
@@ -8,7 +8,7 @@ import {
   startFakeNode,
   startTestController,
   type TestController,
-} from './testing/harness.js';
+} from '../testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
@@ -278,7 +278,7 @@ describe('a controller with another driver name', () => {
       const res = await call.create(tc.csi, createRequest('pvc-1'));
       expect(res.volume?.accessible_topology).toEqual([{ segments: { 'pmem.example.com/node': 'n1' } }]);
       const segment = { accessible_topology: { segments: { 'pmem.example.com/node': 'n1' } } };
-      // The controller asks the node for its capacity right after the create (capacity-refresh.ts).
+      // The controller asks the node for its capacity right after the create (placement/capacity-refresh.ts).
       expect((await call.capacity(tc.csi, segment)).available_capacity).toBe(String(9 * GiB));
       await node.renew(); // renewals carry the same truth
       expect((await call.capacity(tc.csi, segment)).available_capacity).toBe(String(9 * GiB));

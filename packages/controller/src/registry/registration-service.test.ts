@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadRegistry, PermissionDeniedError, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
-import { FakeNode } from './testing/fake-node.js';
+import { FakeNode } from '../testing/fake-node.js';
 import {
   call,
   failure,
@@ -9,7 +9,7 @@ import {
   startTestController,
   waitFor,
   type TestController,
-} from './testing/harness.js';
+} from '../testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 type RegisterReq = registry.RegisterControllerRequest;

@@ -11,8 +11,8 @@
 // have computed it before that create/delete took effect); the adjustment scheduled another
 // refresh, which brings the figure that includes it.
 import { errorMessage, type Logger } from '@pmem-csi/runtime';
-import type { NodeConnections } from './node-client.js';
-import type { NodeRegistry } from './node-registry.js';
+import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodeRegistry } from '../registry/node-registry.js';
 
 export interface CapacityRefresherOptions {
   readonly registry: NodeRegistry;

@@ -2,7 +2,7 @@
 // becomes *unavailable*, never forgotten, because its volumes still belong to it (forgetting it is
 // how the Go driver came to report deletes as done that it never made). A renewal quoting an
 // unknown or expired registration gets NOT_FOUND so the node registers again; every registration
-// is followed by a volume listing (reconciler.ts) unless the node sent an inventory that can be
+// is followed by a volume listing (volumes/volume-reconciler.ts) unless the node sent an inventory that can be
 // trusted, and the node counts as available only once its volumes are known. Pure bookkeeping
 // with an injectable clock: no I/O here.
 //
@@ -20,7 +20,7 @@
 //   before, and placement already skips nodes whose lease ran out. Every reply quotes the lease it
 //   grants and the expiry uses that value, so a lease that changes with the cluster size never
 //   expires a node early. A restarted controller does not know how long the leases it granted
-//   before were: the default settle period (volume-index.ts) covers the renewal interval of the
+//   before were: the default settle period (volumes/volume-index.ts) covers the renewal interval of the
 //   longest lease it may grant (maxLeaseSeconds / 3) — settleMsFor(): 75 s with the defaults, so
 //   a restarted controller never answers CreateVolume for an unknown name before every live node
 //   had its chance to register again and report its volumes.

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import type { FakeNode } from './testing/fake-node.js';
+import type { FakeNode } from '../testing/fake-node.js';
 import {
   call,
   createRequest,
@@ -11,7 +11,7 @@ import {
   TestClock,
   waitFor,
   type TestController,
-} from './testing/harness.js';
+} from '../testing/harness.js';
 import { GiB } from '@pmem-csi/csi';
 
 describe('DeleteVolume', () => {

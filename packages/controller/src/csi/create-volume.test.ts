@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
 import type { csi } from '@pmem-csi/runtime';
-import { FakeNode } from './testing/fake-node.js';
+import { FakeNode } from '../testing/fake-node.js';
 import {
   call,
   createRequest,
@@ -12,7 +12,7 @@ import {
   TestClock,
   waitFor,
   type TestController,
-} from './testing/harness.js';
+} from '../testing/harness.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';

@@ -1,7 +1,7 @@
 import { nullLogger, type csi } from '@pmem-csi/runtime';
-import type { NodeMutations } from './node-client.js';
-import { NodeRegistry } from './node-registry.js';
-import { NodeReconciler } from './reconciler.js';
+import type { NodeMutations } from '../nodes/grpc-node-port.js';
+import { NodeRegistry } from '../registry/node-registry.js';
+import { VolumeReconciler } from './volume-reconciler.js';
 import { VolumeIndex } from './volume-index.js';
 
 /** Listings that end when the test says so. */
@@ -23,11 +23,11 @@ class ControlledListings {
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 
-describe('NodeReconciler', () => {
+describe('VolumeReconciler', () => {
   it('runs at most maxConcurrentListings listings; the other nodes wait in order and stay syncing', async () => {
     const registry = new NodeRegistry();
     const listings = new ControlledListings();
-    const reconciler = new NodeReconciler({
+    const reconciler = new VolumeReconciler({
       registry,
       index: new VolumeIndex(),
       connections: listings,

@@ -15,12 +15,12 @@
 //   NOT_FOUND and it registers again, which retries the listing (self-healing, no stuck node).
 import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
-import type { NodeConnections } from './node-client.js';
-import type { NodeRegistry, Registration } from './node-registry.js';
+import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodeRegistry, Registration } from '../registry/node-registry.js';
 import { parseBytes } from '@pmem-csi/csi';
 import type { VolumeIndex, VolumeRecord } from './volume-index.js';
 
-export interface ReconcilerDeps {
+export interface VolumeReconcilerDeps {
   readonly registry: NodeRegistry;
   readonly index: VolumeIndex;
   readonly connections: Pick<NodeConnections, 'connect' | 'listVolumes' | 'mutations'>;
@@ -31,7 +31,7 @@ export interface ReconcilerDeps {
 
 export const DEFAULT_MAX_CONCURRENT_LISTINGS = 16;
 
-/** The volumes a node sent with its registration (validated at the edge, registry-server.ts). */
+/** The volumes a node sent with its registration (validated at the edge, registry/registration-service.ts). */
 export interface Inventory {
   /** How many volumes the node holds. */
   readonly count: number;
@@ -57,8 +57,8 @@ export function recordFromVolume(nodeId: string, volume: ReportedVolume, field =
   };
 }
 
-export class NodeReconciler {
-  readonly #deps: ReconcilerDeps;
+export class VolumeReconciler {
+  readonly #deps: VolumeReconcilerDeps;
   readonly #inflight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   readonly #maxListings: number;
@@ -66,7 +66,7 @@ export class NodeReconciler {
   #queue: Registration[] = [];
   #head = 0;
 
-  constructor(deps: ReconcilerDeps) {
+  constructor(deps: VolumeReconcilerDeps) {
     this.#deps = deps;
     this.#maxListings = Math.max(1, deps.maxConcurrentListings ?? DEFAULT_MAX_CONCURRENT_LISTINGS);
   }

@@ -1,5 +1,5 @@
-import type { NodeView } from './node-registry.js';
-import { NodeRegistry } from './node-registry.js';
+import type { NodeView } from '../registry/node-registry.js';
+import { NodeRegistry } from '../registry/node-registry.js';
 import {
   candidates,
   noRoomMessage,

@@ -1,10 +1,10 @@
 // CreateVolume: validate, then find-by-name-then-compare, then place and forward to a node.
 // Idempotency rests on the deterministic id (volumeIdForName) and the restart-safe index (see
-// volume-index.ts); placement policy is in placement.ts. Runs under the per-name and per-id locks
+// volumes/volume-index.ts); placement policy is in placement/placement.ts. Runs under the per-name and per-id locks
 // (controller-server.ts). A forwarded create whose outcome is unknown is marked "uncertain", and
 // the next attempt goes to the same node first, so a timeout never becomes a second volume.
 // Placement reads candidates lazily from the registry's capacity order; after a create the node's
-// capacity estimate is adjusted locally and a refresh is left to the background (capacity-refresh.ts):
+// capacity estimate is adjusted locally and a refresh is left to the background (placement/capacity-refresh.ts):
 // no call besides the forwarded CreateVolume happens under the locks.
 import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { describeRange, formatBytes, planCreateVolume, sizeFits, type CreateVolumePlan } from '@pmem-csi/csi';
@@ -16,10 +16,10 @@ import {
   type csi,
 } from '@pmem-csi/runtime';
 import { toCsiVolume, type ControllerDeps } from './controller-deps.js';
-import { isDefinitiveFailure } from './node-errors.js';
-import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from './placement.js';
-import { recordFromVolume } from './reconciler.js';
-import { creationDoubt, type VolumeRecord } from './volume-index.js';
+import { isDefinitiveFailure } from '../nodes/node-errors.js';
+import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from '../placement/placement.js';
+import { recordFromVolume } from '../volumes/volume-reconciler.js';
+import { creationDoubt, type VolumeRecord } from '../volumes/volume-index.js';
 
 /** A validated CreateVolume request (@pmem-csi/csi planCreateVolume) and the request it came from. */
 export interface CreatePlan extends CreateVolumePlan {

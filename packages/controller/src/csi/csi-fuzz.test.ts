@@ -12,8 +12,8 @@ import fc from 'fast-check';
 import { PARAMETER_KEYS, POD_INFO_PREFIX, volumeIdForName } from '@pmem-csi/api';
 import { GiB } from '@pmem-csi/csi';
 import { loadCsi, loadRegistry } from '@pmem-csi/runtime';
-import type { FakeNode } from './testing/fake-node.js';
-import { nodeState, startFakeNode, startTestController, type TestController } from './testing/harness.js';
+import type { FakeNode } from '../testing/fake-node.js';
+import { nodeState, startFakeNode, startTestController, type TestController } from '../testing/harness.js';
 
 const RUNS = positiveEnv('PMEM_CSI_FUZZ_RUNS') ?? 300;
 const SEED = positiveEnv('PMEM_CSI_FUZZ_SEED');

@@ -3,11 +3,11 @@
 // yet, Kubernetes deleted the PV, and the device leaked. So: owner unreachable → UNAVAILABLE;
 // unknown volume → OK only after the settle period with every known node available; the owner
 // answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts); the node's
-// capacity estimate is adjusted locally and refreshed in the background (capacity-refresh.ts).
+// capacity estimate is adjusted locally and refreshed in the background (placement/capacity-refresh.ts).
 import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
 import { isReachable, type ControllerDeps } from './controller-deps.js';
-import { NodeUnreachableError } from './node-errors.js';
-import { absenceDoubt } from './volume-index.js';
+import { NodeUnreachableError } from '../nodes/node-errors.js';
+import { absenceDoubt } from '../volumes/volume-index.js';
 
 function unreachable(nodeId: string, volumeId: string, why: string, cause?: unknown): UnavailableError {
   return new UnavailableError(

@@ -5,7 +5,7 @@
 // unavailable nodes (and segments with foreign keys) have no capacity.
 import type { csi } from '@pmem-csi/runtime';
 import type { ControllerDeps } from './controller-deps.js';
-import { segmentNode } from './placement.js';
+import { segmentNode } from '../placement/placement.js';
 import { checkCapabilities, checkParameters } from '@pmem-csi/csi';
 
 function answer(available: number, maximum: number): csi.GetCapacityResponse {

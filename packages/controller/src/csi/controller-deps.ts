@@ -3,10 +3,10 @@
 // index record into a CSI Volume (with accessible topology) and looking a volume up so that
 // "not found" is only said when the volume is provably absent.
 import { NotFoundError, UnavailableError, type csi, type KeyedLocks, type Logger } from '@pmem-csi/runtime';
-import type { CapacityRefresher } from './capacity-refresh.js';
-import type { NodeConnections } from './node-client.js';
-import type { NodeRegistry, NodeView } from './node-registry.js';
-import { absenceDoubt, type SettleClock, type VolumeIndex, type VolumeRecord } from './volume-index.js';
+import type { CapacityRefresher } from '../placement/capacity-refresh.js';
+import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodeRegistry, NodeView } from '../registry/node-registry.js';
+import { absenceDoubt, type SettleClock, type VolumeIndex, type VolumeRecord } from '../volumes/volume-index.js';
 
 export interface ControllerDeps {
   readonly driverName: string;

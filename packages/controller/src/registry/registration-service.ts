@@ -1,7 +1,7 @@
 // The registry gRPC service (registry.proto) that node drivers call over mutual TLS: validate the
 // request at the edge (InvalidArgument naming the field), update the node registry, and make the
 // node's volumes known on every (re)registration — from the inventory it sent, or by a listing
-// (reconciler.ts). Renewals are the hot path at scale (5,000 nodes renew every lease/3): they
+// (volumes/volume-reconciler.ts). Renewals are the hot path at scale (5,000 nodes renew every lease/3): they
 // validate, touch one record and log nothing. The peer check (client cert SAN
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
@@ -14,12 +14,12 @@ import {
   type RegistryHandlers,
 } from '@pmem-csi/runtime';
 import type { NodeRegistry } from './node-registry.js';
-import { recordFromVolume, type Inventory, type NodeReconciler } from './reconciler.js';
+import { recordFromVolume, type Inventory, type VolumeReconciler } from '../volumes/volume-reconciler.js';
 import { formatBytes, parseBytes, type Capacity } from '@pmem-csi/csi';
 
-export interface RegistryServiceDeps {
+export interface RegistrationServiceDeps {
   readonly registry: NodeRegistry;
-  readonly reconciler: NodeReconciler;
+  readonly reconciler: VolumeReconciler;
   readonly log: Logger;
   /** Refuses peers that are not node drivers (throws PermissionDenied/Unauthenticated). */
   readonly authorize?: (call: grpc.ServerUnaryCall<unknown, unknown>) => void;
@@ -86,7 +86,7 @@ function capacityFields(c: Capacity): Record<string, string> {
 }
 
 /** The handlers of pmemcsi.registry.v1.Registry. */
-export function createRegistryService(deps: RegistryServiceDeps): RegistryHandlers {
+export function createRegistrationService(deps: RegistrationServiceDeps): RegistryHandlers {
   const { registry, reconciler, log } = deps;
   return adaptService<RegistryHandlers>(
     'Registry',

@@ -4,7 +4,7 @@
 // delegates to the unlocked implementations. Methods we do not offer answer UNIMPLEMENTED through
 // adaptService. No PUBLISH_UNPUBLISH_VOLUME: PMEM volumes need no attach (attachRequired: false).
 import { adaptService, loadCsi, type ControllerHandlers, type csi, type Logger } from '@pmem-csi/runtime';
-import { getCapacity } from './capacity.js';
+import { getCapacity } from './get-capacity.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { createVolumeLocked, planCreate } from './create-volume.js';
 import { deleteVolumeLocked } from './delete-volume.js';

@@ -1,7 +1,7 @@
 import type { Capacity } from '@pmem-csi/csi';
 import { nullLogger, UnavailableError } from '@pmem-csi/runtime';
 import { CapacityRefresher } from './capacity-refresh.js';
-import { NodeRegistry } from './node-registry.js';
+import { NodeRegistry } from '../registry/node-registry.js';
 
 type Answer = { available: number; maxVolumeSize: number };
 

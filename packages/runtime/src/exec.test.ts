@@ -7,7 +7,7 @@ import {
   requireTools,
   runJson,
 } from './exec.js';
-import { ScriptedRunner } from './scripted-runner.js';
+import { ScriptedRunner } from './testing/index.js';
 
 const runner = new HostRunner({ defaultTimeoutMs: 10_000 });
 

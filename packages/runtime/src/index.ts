@@ -3,7 +3,6 @@ export * from './errors.js';
 export * from './logger.js';
 export * from './locks.js';
 export * from './exec.js';
-export * from './scripted-runner.js';
 export * from './grpc/status.js';
 export * from './grpc/server.js';
 export * from './grpc/client.js';

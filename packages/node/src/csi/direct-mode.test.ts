@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedRunner } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import type { DeviceManager } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { call, startTestNode, testClients, type TestClients, type TestNode } from './testing/test-node.js';

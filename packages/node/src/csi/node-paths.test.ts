@@ -10,7 +10,8 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ScriptedRunner, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, notMounted, SwitchableRunner } from './testing/scripted-mounts.js';
 import {

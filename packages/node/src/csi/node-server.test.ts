@@ -6,7 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedRunner, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, notMounted, SwitchableRunner } from './testing/scripted-mounts.js';
 import {

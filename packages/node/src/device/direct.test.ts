@@ -5,11 +5,11 @@ import {
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
-  ScriptedRunner,
   UnimplementedError,
   createLogger,
   type LogFields,
 } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { alignDown, rawForUsable, usableForRaw } from './align.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';

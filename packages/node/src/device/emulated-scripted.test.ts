@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtemp, readdir, realpath, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandFailedError, createLogger, nullLogger, ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime';
+import { CommandFailedError, createLogger, nullLogger } from '@pmem-csi/runtime';
+import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
 import { EmulatedDeviceManager } from './emulated.js';
 import { boundTo, decodeLoopDevices, fileIdentity, type LoopDevice } from './emulated-losetup.js';
 

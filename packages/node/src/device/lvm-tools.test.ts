@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { CommandFailedError, InternalError, ScriptedRunner } from '@pmem-csi/runtime';
+import { CommandFailedError, InternalError } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { LvmTools, isLvmNotFound, parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');

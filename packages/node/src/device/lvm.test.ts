@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import {
   InvalidArgumentError,
-  ScriptedRunner,
   createLogger,
   type CommandRunner,
   type LogFields,
   type RunOptions,
   type RunResult,
 } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { InternalError, ScriptedRunner, createLogger, type LogFields } from '@pmem-csi/runtime';
+import { InternalError, createLogger, type LogFields } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import {
   Ndctl,
   initLabelsIfSafe,

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FailedPreconditionError, ScriptedRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import { FailedPreconditionError, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { MiB } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
 import {

@@ -1,7 +1,7 @@
 // The mount helpers with a scripted runner: exact command lines, findmnt/blkid parsing, mount flag
 // validation, and the rollback of a read-only bind mount whose remount fails.
 import { describe, expect, it } from '@jest/globals';
-import { ScriptedRunner } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { fsTypeOf } from '@pmem-csi/csi';
 import {
   checkFilesystemFits,

@@ -1,12 +1,7 @@
 // Scripted host tools for node service tests: a runner whose script each case replaces (calls can be
 // held to provoke lock conflicts), and findmnt answers for "nothing mounted" and "mounted here".
-import {
-  ScriptedRunner,
-  type CommandRunner,
-  type RunOptions,
-  type RunResult,
-  type ScriptedReply,
-} from '@pmem-csi/runtime';
+import type { CommandRunner, RunOptions, RunResult } from '@pmem-csi/runtime';
+import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
 
 export const FINDMNT = ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint'];
 

@@ -1,6 +1,6 @@
 // Builders of ndctl/LVM outputs in the shapes of the JSON fixtures next to this file (see README.md),
 // for manager tests that need many scenario variants. Test-only code.
-import type { ScriptedReply } from '@pmem-csi/runtime';
+import type { ScriptedReply } from '@pmem-csi/runtime/testing';
 
 export interface RegionSpec {
   dev: string;

@@ -1,7 +1,7 @@
 // A CommandRunner for unit tests: answers from a script of expected calls (matched by command and
 // argument prefix) and records every call, so parsers and call sequences can be tested without
 // the tools. Unexpected calls fail loudly with the rendered command.
-import { CommandFailedError, renderCommand, type CommandRunner, type RunOptions, type RunResult } from './exec.js';
+import { CommandFailedError, renderCommand, type CommandRunner, type RunOptions, type RunResult } from '../exec.js';
 
 export interface ScriptedReply {
   /** Command name to match. */

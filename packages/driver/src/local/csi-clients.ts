@@ -3,7 +3,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { grpcAddress, loadCsi, unary, type ControllerClient, type NodeClient, type csi } from '@pmem-csi/runtime';
 
-const TIMEOUT_MS = 120_000;
+/** The deadline of every call (named in the demonstration's progress lines). */
+export const CSI_CALL_TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = CSI_CALL_TIMEOUT_MS;
 
 export class ControllerCsi {
   readonly #c: ControllerClient;

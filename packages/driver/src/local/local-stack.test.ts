@@ -37,6 +37,12 @@ describe('npm start (pmem-csi-driver local)', () => {
     );
     expect(out).toContain('volumes left: 0');
     expect(out).toContain('stopped; mounts, loop devices, sockets and the lock of the state directory released.');
+    // Without --keep the sockets are gone at the end: no hint to use them, one line pointing to --keep.
+    expect(out).not.toContain('CSI sockets');
+    expect(out).not.toContain('npm run status');
+    expect(out.trimEnd().split('\n').at(-1)).toBe(
+      `the stack is torn down now (its logs stay in ${join(dir, 'fake')}/logs/); run \`npm start -- --keep --fake\` to keep it up and get the sockets`,
+    );
     expect(existsSync(join(dir, 'fake', 'stack.lock'))).toBe(false);
     expect(code).toBe(0);
   }, 180_000);

@@ -1,7 +1,10 @@
 // `pmem-csi-driver local` (npm start): the whole stack on this machine — a controller and three node
 // drivers on emulated PMEM (fake devices when not root, and it says so), mutual TLS with
 // certificates from our own certificate code — then a guided demonstration. With --keep the stack
-// stays up until Ctrl-C so csi-sanity or any CSI client can be pointed at the printed sockets.
+// stays up until Ctrl-C so csi-sanity or any CSI client can be pointed at the printed sockets;
+// without it the sockets are not printed (they are gone a moment later), only how to keep them.
+// Every step that waits (certificates, registration, the demonstration's calls, stopping) prints a
+// progress line every few seconds naming what it waits for and its time limit (progress.ts).
 // SIGINT, SIGTERM, SIGHUP or the loss of the parent process stop it at any moment — during start-up,
 // the demonstration or the --keep wait — and every child process is stopped and the state
 // directory released (mounts, loop devices, sockets, lock). A second Ctrl-C kills the children.
@@ -9,20 +12,16 @@ import { DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
 import { createLogger } from '@pmem-csi/runtime';
 import type { LocalFlags } from '../cli.js';
 import { runDemo } from './demo.js';
+import { keepHints, tornDownHint } from './hints.js';
 import { StackLockedError } from './lock.js';
+import { createProgress } from './progress.js';
 import { chooseDeviceMode, startLocalStack, type LocalStack } from './stack.js';
 import { watchStopRequests, type StopRequests } from './stop-requests.js';
 import { localStackDir } from './workdir.js';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-function printSockets(stack: LocalStack): void {
-  say(`\nCSI sockets (point csi-sanity or any CSI client at them):`);
-  say(`   controller: unix://${stack.controllerSocket}`);
-  for (const n of stack.nodes) say(`   ${n.id}:     unix://${n.socket}`);
-  say(`   status:     ${stack.statusUrl}/status   (or: npm run status)`);
-  say(`   logs:       ${stack.dir}/logs/`);
-}
+const indented = (line: string): void => say(`   ${line}`);
 
 /** The demonstration and the --keep wait; ends early (the rest abandoned) when a stop is requested. */
 async function demonstrate(stack: LocalStack, flags: LocalFlags, stop: StopRequests): Promise<'done' | 'interrupted'> {
@@ -33,10 +32,14 @@ async function demonstrate(stack: LocalStack, flags: LocalFlags, stop: StopReque
   };
   const work = (async (): Promise<void> => {
     say(`   ${stack.nodes.map((n) => n.id).join(', ')} registered`);
-    await runDemo(stack, DEFAULT_DRIVER_NAME, tell);
-    printSockets(stack);
+    await runDemo(
+      stack,
+      DEFAULT_DRIVER_NAME,
+      tell,
+      createProgress((line) => tell(`   ${line}`)),
+    );
     if (!flags.keep) return;
-    say('\nThe stack keeps running; Ctrl-C (or SIGTERM) stops it.');
+    for (const line of keepHints(stack)) say(line);
     keeping = true;
     await stop.requested;
   })();
@@ -65,7 +68,8 @@ export async function runLocalStack(flags: LocalFlags): Promise<number> {
     say('\n1. Certificates (own CA), controller and 3 node drivers, registering over mutual TLS');
     stack = await startLocalStack(dir, mode, createLogger({ level: 'warn' }), {
       signal: stop.signal,
-      notice: (line) => say(`   ${line}`),
+      notice: indented,
+      progress: createProgress(indented),
     });
     let outcome: 'done' | 'interrupted' = 'interrupted';
     try {
@@ -76,6 +80,7 @@ export async function runLocalStack(flags: LocalFlags): Promise<number> {
       await stack.stop();
       say('stopped; mounts, loop devices, sockets and the lock of the state directory released.');
     }
+    if (outcome === 'done' && !flags.keep) say(tornDownHint(flags, dir));
     return outcome === 'done' || !stop.signal.aborted ? 0 : stop.exitCode();
   } catch (e) {
     if (e instanceof StackLockedError) throw e;

@@ -1,11 +1,15 @@
 // Child processes of the local stack: each is the real pmem-csi-driver binary (main.ts under tsx
-// when running from sources, main.js from dist), logging to its own file. Stopping sends SIGTERM and waits, then SIGKILL after a grace period.
+// when running from sources, main.js from dist), logging to its own file. Stopping sends SIGTERM and
+// waits, then SIGKILL after a grace period.
 // Each child is told the stack's pid (PMEM_CSI_PARENT_PID) and shuts down when it is adopted by
 // another parent, so even a stack that is killed outright (SIGKILL) leaves no driver running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+
+/** How long stop() waits after SIGTERM before it sends SIGKILL. */
+export const STOP_GRACE_MS = 15_000;
 
 export interface DriverProcess {
   readonly name: string;
@@ -48,7 +52,7 @@ export function startDriverProcess(name: string, args: readonly string[], logFil
     stop: async () => {
       if (gone()) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
     },

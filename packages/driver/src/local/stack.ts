@@ -10,7 +10,8 @@ import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner, type Logger } from '@pmem-csi/runtime';
 import { makeLocalCerts, type LocalCerts } from './certs.js';
 import { acquireStackLock, type StackLock } from './lock.js';
-import { freePort, startDriverProcess, waitUntil, type DriverProcess } from './processes.js';
+import { freePort, startDriverProcess, STOP_GRACE_MS, waitUntil, type DriverProcess } from './processes.js';
+import { silentProgress, type Progress } from './progress.js';
 import { fetchStatus } from './status-command.js';
 
 export interface LocalNode {
@@ -50,7 +51,15 @@ export interface LocalStackOptions {
   readonly signal?: AbortSignal;
   /** Where to say that a stale lock was taken over (default: the logger, at warn). */
   readonly notice?: (line: string) => void;
+  /**
+   * Progress lines while start-up, ready() and stop() wait: certificates, registration, processes
+   * stopping, mounts and loop devices released (default: none).
+   */
+  readonly progress?: Progress;
 }
+
+/** How long the start-up waits for every node to register (and ready() by default). */
+export const READY_TIMEOUT_MS = 90_000;
 
 const MiB = 1024 ** 2;
 export const NODE_SIZES: ReadonlyArray<readonly [string, number]> = [
@@ -108,11 +117,14 @@ async function removeRunFiles(dir: string, nodeSizes: NodeSizes): Promise<void> 
 async function prepareDir(
   dir: string,
   mode: 'emulated' | 'fake',
-  o: { log: Logger; notice: (line: string) => void },
+  o: { log: Logger; notice: (line: string) => void; progress: Progress },
 ): Promise<StackLock> {
   const lock = await acquireStackLock(dir, o.notice);
   try {
-    const left = await releaseDir(dir, mode, o.log);
+    const left = await o.progress(
+      { what: `what an earlier run left below ${dir} (mounts, loop devices) to be released` },
+      releaseDir(dir, mode, o.log),
+    );
     if (left.length > 0)
       throw new Error(`${dir} still holds what an earlier run left and could not be released: ${left.join('; ')}`);
     await rm(join(dir, 'nodes'), { recursive: true, force: true });
@@ -189,6 +201,103 @@ async function startNode(
 }
 
 /**
+ * What the registration wait waits for, from the controller's last status (undefined while it does
+ * not answer yet): the nodes not yet available by name, then the controller's settle period.
+ */
+export function registrationWait(status: ControllerStatus | undefined, nodeIds: readonly string[]): string {
+  if (status === undefined) return `the controller and ${nodeIds.length} node drivers to start`;
+  const available = new Set(status.nodes.filter((n) => n.state === 'available').map((n) => n.nodeId));
+  const missing = nodeIds.filter((id) => !available.has(id));
+  if (missing.length > 0) return `${missing.join(', ')} to register with the controller`;
+  return "the controller's start-up settle period to pass (no node's volumes missed after a restart)";
+}
+
+interface Parts {
+  readonly dir: string;
+  readonly statusUrl: string;
+  readonly nodes: readonly LocalNode[];
+  readonly processes: readonly DriverProcess[];
+}
+
+/** Wait until every node is available and the controller has settled; a process that exits ends the wait at once. */
+async function waitReady(p: Parts, options: LocalStackOptions, timeoutMs: number): Promise<ControllerStatus> {
+  const exited = new AbortController();
+  const signal = options.signal === undefined ? exited.signal : AbortSignal.any([options.signal, exited.signal]);
+  const ids = p.nodes.map((n) => n.id);
+  let last: ControllerStatus | undefined;
+  const wait = waitUntil(
+    `${p.nodes.length} node drivers to register with the controller (logs in ${join(p.dir, 'logs')})`,
+    async () => {
+      const dead = p.processes.find((d) => d.child.exitCode !== null);
+      if (dead)
+        exited.abort(
+          new Error(
+            `${dead.name} exited with code ${dead.child.exitCode}; the end of ${dead.logFile}:\n${await logTail(dead.logFile)}`,
+          ),
+        );
+      const s = await fetchStatus(p.statusUrl, 2000);
+      last = s;
+      return s.nodes.filter((n) => n.state === 'available').length === p.nodes.length && s.settled ? s : undefined;
+    },
+    timeoutMs,
+    signal,
+  );
+  return (options.progress ?? silentProgress)({ what: () => registrationWait(last, ids), limitMs: timeoutMs }, wait);
+}
+
+/**
+ * Stop the nodes (they unregister from the still-running controller), then the controller; then
+ * release what they left. Returns what could not be released.
+ */
+async function stopParts(
+  p: Pick<Parts, 'dir' | 'processes'>,
+  mode: 'emulated' | 'fake',
+  o: { log: Logger; progress: Progress },
+): Promise<readonly string[]> {
+  const running = (group: readonly DriverProcess[]) => (): string => {
+    const names = group.filter((d) => d.child.exitCode === null && d.child.signalCode === null).map((d) => d.name);
+    return `${names.length > 0 ? names.join(', ') : 'the processes'} to stop after SIGTERM (SIGKILL when the time is up)`;
+  };
+  for (const group of [
+    p.processes.filter((d) => d.name !== 'controller'),
+    p.processes.filter((d) => d.name === 'controller'),
+  ])
+    await o.progress({ what: running(group), limitMs: STOP_GRACE_MS }, Promise.all(group.map((d) => d.stop())));
+  return o.progress(
+    { what: `the mounts and loop devices below ${p.dir} to be released` },
+    releaseDir(p.dir, mode, o.log),
+  );
+}
+
+/** Certificates, then the controller and the nodes as child processes (pushed to `processes` as they start). */
+async function startParts(
+  dir: string,
+  mode: 'emulated' | 'fake',
+  nodeSizes: NodeSizes,
+  o: { progress: Progress; processes: DriverProcess[] },
+): Promise<Parts> {
+  const certs = await o.progress(
+    { what: 'the certificates: a CA, a registry and a node-controller key pair (RSA 2048)' },
+    makeLocalCerts(join(dir, 'certs')),
+  );
+  const [registryPort, statusPort] = [await freePort(), await freePort()];
+  const w: Wiring = { dir, mode, certs, registryPort };
+  await mkdir(join(dir, 'controller'), { recursive: true });
+  o.processes.push(
+    startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
+  );
+  const nodes: LocalNode[] = [];
+  for (const size of nodeSizes) {
+    const started = await startNode(w, size);
+    o.processes.push(started.process);
+    nodes.push(started.node);
+  }
+  const statusUrl = `http://127.0.0.1:${statusPort}`;
+  await writeFile(join(dir, 'status-url'), `${statusUrl}\n`);
+  return { dir, statusUrl, nodes, processes: o.processes };
+}
+
+/**
  * Lock `dir`, start everything and wait until every node is registered and available.
  * The fourth argument is the node sizes or the options.
  * @throws StackLockedError when another live stack owns `dir`
@@ -201,15 +310,13 @@ export async function startLocalStack(
 ): Promise<LocalStack> {
   const options = optionsOf(nodesOrOptions);
   const nodeSizes = options.nodeSizes ?? NODE_SIZES;
-  const lock = await prepareDir(dir, mode, { log, notice: options.notice ?? ((line) => log.warn(line)) });
+  const progress = options.progress ?? silentProgress;
+  const lock = await prepareDir(dir, mode, { log, notice: options.notice ?? ((line) => log.warn(line)), progress });
   const processes: DriverProcess[] = [];
   let stopped: Promise<void> | undefined;
-  // Nodes first (they unregister from the still-running controller), then the controller; then what they left.
   const stopOnce = async (): Promise<void> => {
     try {
-      await Promise.all(processes.filter((p) => p.name !== 'controller').map((p) => p.stop()));
-      await Promise.all(processes.filter((p) => p.name === 'controller').map((p) => p.stop()));
-      const left = await releaseDir(dir, mode, log);
+      const left = await stopParts({ dir, processes }, mode, { log, progress });
       await removeRunFiles(dir, nodeSizes);
       if (left.length > 0)
         throw new Error(`the local stack in ${dir} stopped, but these could not be released: ${left.join('; ')}`);
@@ -219,42 +326,8 @@ export async function startLocalStack(
   };
   const stop = (): Promise<void> => (stopped ??= stopOnce());
   try {
-    const certs = await makeLocalCerts(join(dir, 'certs'));
-    const [registryPort, statusPort] = [await freePort(), await freePort()];
-    const w: Wiring = { dir, mode, certs, registryPort };
-    await mkdir(join(dir, 'controller'), { recursive: true });
-    processes.push(
-      startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
-    );
-    const nodes: LocalNode[] = [];
-    for (const size of nodeSizes) {
-      const started = await startNode(w, size);
-      processes.push(started.process);
-      nodes.push(started.node);
-    }
-    const statusUrl = `http://127.0.0.1:${statusPort}`;
-    await writeFile(join(dir, 'status-url'), `${statusUrl}\n`);
-    const ready = async (timeoutMs = 90_000): Promise<ControllerStatus> => {
-      // A process of the stack that exited ends the wait at once, with the end of its log.
-      const exited = new AbortController();
-      const signal = options.signal === undefined ? exited.signal : AbortSignal.any([options.signal, exited.signal]);
-      return waitUntil(
-        `${nodes.length} node drivers to register with the controller (logs in ${join(dir, 'logs')})`,
-        async () => {
-          const dead = processes.find((p) => p.child.exitCode !== null);
-          if (dead)
-            exited.abort(
-              new Error(
-                `${dead.name} exited with code ${dead.child.exitCode}; the end of ${dead.logFile}:\n${await logTail(dead.logFile)}`,
-              ),
-            );
-          const s = await fetchStatus(statusUrl, 2000);
-          return s.nodes.filter((n) => n.state === 'available').length === nodes.length && s.settled ? s : undefined;
-        },
-        timeoutMs,
-        signal,
-      );
-    };
+    const parts = await startParts(dir, mode, nodeSizes, { progress, processes });
+    const ready = (timeoutMs = READY_TIMEOUT_MS): Promise<ControllerStatus> => waitReady(parts, options, timeoutMs);
     await ready();
     log.debug('local stack up', { dir });
     const restart = async (name: string, how: 'crash' | 'graceful'): Promise<void> => {
@@ -268,8 +341,8 @@ export async function startLocalStack(
       dir,
       deviceMode: mode,
       controllerSocket: join(dir, 'controller', 'csi.sock'),
-      statusUrl,
-      nodes,
+      statusUrl: parts.statusUrl,
+      nodes: parts.nodes,
       processes,
       ready,
       restart,

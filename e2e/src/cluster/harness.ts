@@ -227,6 +227,9 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
+    // The one child_process call outside runTool (processes.ts), and it must stay one: an 'exit'
+    // listener runs synchronously and the process ends when it returns, so runTool's promise would
+    // never settle and kwokctl would not even be waited for. spawnSync blocks until the cluster is gone.
     for (const [name, dir] of undeleted) {
       spawnSync(toolPath('kwokctl'), ['delete', 'cluster', '--name', name, '--kubeconfig', join(dir, 'kubeconfig')], {
         env: { ...process.env, ...kwokEnv(dir) },

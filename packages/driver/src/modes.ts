@@ -79,6 +79,7 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     csiEndpoint: grpcAddress(c.csiEndpoint),
     nodeControllerAddress: c.nodeControllerListen,
     advertisedEndpoint: c.advertisedEndpoint,
+    // One endpoint or several; each host resolved to every address: one registration per controller replica.
     registryAddress: c.registryEndpoint,
     serverCredentials: serverCredentialsFromSource(tls, { allowedClientSan: REGISTRY_SAN }),
     channelCredentials: channelCredentialsFromSource(tls, { expectedServerName: REGISTRY_SAN }),
@@ -97,6 +98,7 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     nodeId: c.nodeId,
     deviceMode: c.deviceMode,
     nodeControllerPort: node.nodeControllerPort,
+    registry: c.registryEndpoint,
     ...(status ? { status: status.url } : {}),
   });
   return async () => {

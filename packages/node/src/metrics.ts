@@ -3,7 +3,9 @@
 // scrape time (one read per scrape); device operations are timed by wrapping the device manager
 // (create, delete, erase, resize) and the command runner (mkfs.*); the CSI operations histogram
 // (runtime/metrics) times every call of the CSI and node-controller servers. Series (README "Monitoring"):
-//   pmem_csi_node_registered{node}                      1 registered with the controller, 0 not (absent without a registry)
+//   pmem_csi_node_registered{node}                      1 registered with the controller (any replica), 0 not (absent without a registry)
+//   pmem_csi_node_registry_replicas{node,state}         controller replicas by state: resolved (all the registry
+//                                                       endpoint resolves to), registered (registered with now)
 //   pmem_csi_node_registrations_total{node}             successful registrations (re-registrations included)
 //   pmem_csi_node_capacity_bytes{node,kind}             kind: total, managed, available, used, maxVolumeSize
 //   pmem_csi_node_volumes{node,kind}                    kind: persistent, ephemeral
@@ -69,6 +71,19 @@ export class NodeMetrics {
         const reg = (await read())?.registration;
         this.reset();
         if (reg !== undefined) this.set(node, reg.registered ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'pmem_csi_node_registry_replicas',
+      help: 'Controller replicas by state: resolved (addresses the registry endpoint resolves to) and registered (registered with now); absent without a registry.',
+      labelNames: ['node', 'state'] as const,
+      registers,
+      async collect() {
+        const reg = (await read())?.registration;
+        this.reset();
+        if (reg === undefined) return;
+        this.set({ ...node, state: 'resolved' }, reg.replicas);
+        this.set({ ...node, state: 'registered' }, reg.registeredReplicas);
       },
     });
     new Counter({

@@ -2,7 +2,9 @@
 // the device manager, reconcile the volume records against the devices (records without a device
 // are dropped, orphaned devices logged and kept), then serve the CSI Identity+Node services on the
 // kubelet's unix socket and the node-controller service on TCP (mutual TLS; credentials and peer
-// check injected), and finally register with the controller. stop() undoes it in reverse.
+// check injected), and finally register with the controller — with every replica its registry
+// endpoint resolves to (registration/registrar-set.ts), pushing the volume inventory to all of
+// them after each create, delete and expansion. stop() undoes it in reverse.
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { mkdir } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import {
   shutdownServer,
   unixSocketPath,
   type CommandRunner,
+  type ControllerHandlers,
   type Logger,
 } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from './csi/deps.js';
@@ -25,13 +28,15 @@ import type { VolumeHooks } from './csi/hooks.js';
 import { volumeInventory } from './csi/controller-list.js';
 import { createNodeControllerService } from './csi/node-controller-server.js';
 import { createNodeService } from './csi/node-server.js';
-import { DRIVER_VERSION, nodeTools, type Capacity } from '@pmem-csi/csi';
+import { DRIVER_VERSION, nodeTools, splitHostPortList, type Capacity } from '@pmem-csi/csi';
 import type { DeviceManager, DeviceMode } from './device/device-manager.js';
 import { checkSysWritable } from './device/direct.js';
 import { createDeviceManager } from './device/factory.js';
 import { NodeMetrics } from './metrics.js';
 import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
-import { Registrar, type RegistrarOptions, type RegistrarStatus } from './registration/registrar.js';
+import type { RegistrarOptions } from './registration/registrar.js';
+import { RegistrarSet, type RegistrarSetOptions, type RegistrarSetStatus } from './registration/registrar-set.js';
+import type { RegistryResolver } from './registration/resolver.js';
 import { reconcile, type ReconcileResult } from './state/reconcile.js';
 import { VolumeStateStore } from './state/volume-store.js';
 
@@ -57,8 +62,14 @@ export interface NodeDriverOptions {
   readonly nodeControllerAddress: string;
   /** host:port the controller dials (registered); defaults to nodeControllerAddress with the bound port. */
   readonly advertisedEndpoint?: string;
-  /** host:port of the controller's registry; omit to run without registration. */
+  /**
+   * host:port of the controller's registry, or several, comma-separated; each host is resolved to
+   * all its addresses and the node registers with every one (every controller replica). Omit to
+   * run without registration.
+   */
   readonly registryAddress?: string;
+  /** How registry host names are resolved (default: the system resolver). */
+  readonly registryResolver?: RegistryResolver;
   readonly serverCredentials: grpc.ServerCredentials;
   readonly channelCredentials: grpc.ChannelCredentials;
   readonly registryChannelOptions?: grpc.ChannelOptions;
@@ -67,7 +78,8 @@ export interface NodeDriverOptions {
   readonly log: Logger;
   readonly version?: string;
   /** Registrar tuning (tests): deadlines, backoff. */
-  readonly registrarTuning?: Pick<RegistrarOptions, 'callTimeoutMs' | 'backoff' | 'random' | 'defaultLeaseSeconds'>;
+  readonly registrarTuning?: Pick<RegistrarOptions, 'callTimeoutMs' | 'backoff' | 'random' | 'defaultLeaseSeconds'> &
+    Pick<RegistrarSetOptions, 'resolveIntervalMs' | 'minResolveIntervalMs'>;
   /** Direct-mode /sys check (default: checkSysWritable from device/direct.ts). */
   readonly checkSys?: () => Promise<void>;
   /** Test-only observation points of volume creation/deletion. */
@@ -81,8 +93,8 @@ export interface NodeStatus {
   readonly nodeId: string;
   readonly deviceMode: DeviceMode;
   readonly version: string;
-  /** undefined when the node runs without a registry. */
-  readonly registration?: RegistrarStatus;
+  /** undefined when the node runs without a registry; registered with N (registeredReplicas) of M (replicas). */
+  readonly registration?: RegistrarSetStatus;
   readonly capacity: Capacity;
   /** Volume records: persistent volumes and ephemeral inline volumes. */
   readonly volumes: { readonly persistent: number; readonly ephemeral: number };
@@ -95,7 +107,7 @@ export interface NodeDriver {
   readonly nodeControllerPort: number;
   readonly deviceManager: DeviceManager;
   readonly reconciled: ReconcileResult;
-  readonly registrar: Registrar | undefined;
+  readonly registrar: RegistrarSet | undefined;
   /** The registry with the node's series (the one given in the options, or its own). */
   readonly metrics: Registry;
   stop(): Promise<void>;
@@ -146,9 +158,14 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     let ready = false;
     const csiServer = await serveCsi(o, deps, () => ready, metrics);
     cleanup.unshift(() => shutdownServer(csiServer, 2000));
-    const { server: ncServer, port } = await serveNodeController(o, deps, metrics);
+    // The registrar starts once the port is known; volume changes before that are in its first registration.
+    const pushTo: { registrar?: RegistrarSet } = {};
+    const { server: ncServer, port } = await serveNodeController(o, deps, metrics, () =>
+      pushTo.registrar?.pushInventory(),
+    );
     cleanup.unshift(() => shutdownServer(ncServer, 2000));
     const registrar = startRegistrar(o, deps, port);
+    pushTo.registrar = registrar;
     if (registrar !== undefined) cleanup.unshift(() => registrar.stop());
     await warnAboutCapabilities(deps);
     ready = true;
@@ -234,22 +251,47 @@ async function serveCsi(
   return server;
 }
 
+/**
+ * The node-controller handlers, calling `changed` when a create, delete or expansion ends (also
+ * a failed one: it may have changed something before failing), before the answer goes out.
+ */
+function notifyVolumeChanges(handlers: ControllerHandlers, changed: () => void): ControllerHandlers {
+  const wrap =
+    <Req, Res>(handler: grpc.handleUnaryCall<Req, Res>): grpc.handleUnaryCall<Req, Res> =>
+    (call, callback) =>
+      handler(call, (error, value, trailer, flags) => {
+        changed();
+        callback(error, value, trailer, flags);
+      });
+  return {
+    ...handlers,
+    CreateVolume: wrap(handlers.CreateVolume),
+    DeleteVolume: wrap(handlers.DeleteVolume),
+    ControllerExpandVolume: wrap(handlers.ControllerExpandVolume),
+  };
+}
+
 async function serveNodeController(
   o: NodeDriverOptions,
   deps: NodeServiceDeps,
   metrics: NodeMetrics,
+  volumesChanged: () => void,
 ): Promise<{ server: grpc.Server; port: number }> {
   const server = metrics.operations.createServer(o.driverName);
-  server.addService(loadCsi().csi.v1.Controller.service, createNodeControllerService(deps, { authorize: o.authorize }));
+  server.addService(
+    loadCsi().csi.v1.Controller.service,
+    notifyVolumeChanges(createNodeControllerService(deps, { authorize: o.authorize }), volumesChanged),
+  );
   const port = await bindServer(server, grpcAddress(o.nodeControllerAddress), o.serverCredentials);
   return { server, port };
 }
 
-function startRegistrar(o: NodeDriverOptions, deps: NodeServiceDeps, port: number): Registrar | undefined {
+function startRegistrar(o: NodeDriverOptions, deps: NodeServiceDeps, port: number): RegistrarSet | undefined {
   if (o.registryAddress === undefined) return undefined;
   const endpoint = o.advertisedEndpoint ?? o.nodeControllerAddress.replace(/:\d+$/, `:${port}`);
-  const registrar = new Registrar({
-    registryAddress: o.registryAddress,
+  const registrar = new RegistrarSet({
+    registryEndpoints: splitHostPortList(o.registryAddress),
+    ...(o.registryResolver === undefined ? {} : { resolver: o.registryResolver }),
     credentials: o.channelCredentials,
     channelOptions: o.registryChannelOptions,
     nodeId: o.nodeId,

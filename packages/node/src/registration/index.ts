@@ -2,3 +2,5 @@
 export * from './backoff.js';
 export * from './classify.js';
 export * from './registrar.js';
+export * from './registrar-set.js';
+export * from './resolver.js';

@@ -8,6 +8,11 @@
 // Each registration can carry the node's volume inventory (registry.proto): the controller then
 // need not dial back to list the volumes, which is what makes thousands of nodes registering at
 // once (a controller restart) settle fast. Without it the controller lists them, as before.
+// pushInventory() renews at once with the inventory (registry.proto RenewControllerRequest.
+// inventory): the node calls it after every create and delete, so that every controller replica
+// (one registrar each, registrar-set.ts) knows the node's volumes within moments, not only the
+// replica that made the change. Pushes are coalesced (one renewal carries the latest state) and
+// sent in order on the one loop, so an older inventory never overtakes a newer one.
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -49,6 +54,8 @@ export interface RegistrarOptions {
   readonly random?: () => number;
   /** Lease assumed when the controller sends none (default 30 s). */
   readonly defaultLeaseSeconds?: number;
+  /** Told about every failed call, with the number of failures in a row (1 = the first since a success). */
+  readonly onFailure?: (failure: RegistryFailure, inARow: number) => void;
 }
 
 export interface RegistrarStatus {
@@ -56,6 +63,8 @@ export interface RegistrarStatus {
   readonly registrationId?: string;
   /** Successful registrations so far (re-registrations included). */
   readonly registrations: number;
+  /** Renewals that carried the inventory (pushInventory) and were accepted. */
+  readonly inventoryPushes: number;
   readonly lastFailure?: RegistryFailure;
 }
 
@@ -95,7 +104,13 @@ export class Registrar {
   #registration: Registration | undefined;
   #registrations = 0;
   #lastFailure: RegistryFailure | undefined;
+  #failuresInARow = 0;
   #loop: Promise<void> | undefined;
+  /** A push is wanted: the next renewal goes now and carries the inventory. */
+  #pushPending = false;
+  #pushes = 0;
+  /** Ends the wait for the next renewal early (pushInventory). */
+  #wake: AbortController | undefined;
 
   constructor(options: RegistrarOptions) {
     this.#o = options;
@@ -112,8 +127,19 @@ export class Registrar {
       registered: this.#registration !== undefined,
       ...(this.#registration ? { registrationId: this.#registration.id } : {}),
       registrations: this.#registrations,
+      inventoryPushes: this.#pushes,
       ...(this.#lastFailure ? { lastFailure: this.#lastFailure } : {}),
     };
+  }
+
+  /**
+   * The node's volumes changed: renew now with the inventory (coalesced with other pushes). Not
+   * registered: nothing extra, the next registration carries the inventory anyway.
+   */
+  pushInventory(): void {
+    if (this.#o.volumes === undefined) return;
+    this.#pushPending = true;
+    this.#wake?.abort();
   }
 
   /** Resolves once registered at least `count` times in total (default 1). */
@@ -165,9 +191,11 @@ export class Registrar {
         if (this.#registration === undefined) await this.#register(failures);
         else await this.#renewAfterWait(this.#registration);
         failures = 0;
+        this.#failuresInARow = 0;
       } catch (e) {
         if (signal.aborted) return;
         const retryNow = this.#failed(e, failures);
+        this.#o.onFailure?.(this.#lastFailure as RegistryFailure, ++this.#failuresInARow);
         if (retryNow) continue;
         const delay = backoffDelay(failures++, this.#o.backoff ?? DEFAULT_BACKOFF, this.#o.random);
         this.#log.warn(
@@ -237,6 +265,7 @@ export class Registrar {
 
   async #register(failures: number): Promise<void> {
     const capacity = toWire(await this.#o.capacity(this.#abort.signal));
+    this.#pushPending = false; // the inventory read next includes every change pushed so far
     const inventory = await this.#inventory();
     const client = this.#clientNow();
     const req: registry.RegisterControllerRequest = {
@@ -268,18 +297,53 @@ export class Registrar {
     });
   }
 
+  /** Wait a third of the lease, or less when a push comes. */
+  async #waitForRenewal(reg: Registration): Promise<void> {
+    if (this.#pushPending) return;
+    const wake = new AbortController();
+    this.#wake = wake;
+    try {
+      await sleep(Math.max(100, Math.floor(reg.leaseMs / 3)), undefined, {
+        signal: AbortSignal.any([this.#abort.signal, wake.signal]),
+      });
+    } catch (e) {
+      if (!wake.signal.aborted) throw e; // stopping
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
   async #renewAfterWait(reg: Registration): Promise<void> {
-    await sleep(Math.max(100, Math.floor(reg.leaseMs / 3)), undefined, { signal: this.#abort.signal });
+    await this.#waitForRenewal(reg);
     const capacity = toWire(await this.#o.capacity(this.#abort.signal));
+    const push = this.#pushPending;
+    this.#pushPending = false; // a push during this renewal makes another one
+    const inventory = push ? await this.#inventory() : null;
     const client = this.#clientNow();
-    const req: registry.RenewControllerRequest = { node_id: this.#o.nodeId, registration_id: reg.id, capacity };
-    const reply = await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(
-      client,
-      client.RenewController,
-      req,
-      this.#callOptions(),
-    );
+    const req: registry.RenewControllerRequest = {
+      node_id: this.#o.nodeId,
+      registration_id: reg.id,
+      capacity,
+      ...(inventory === null ? {} : { inventory }),
+    };
+    let reply: registry.RenewControllerReply__Output;
+    try {
+      reply = await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(
+        client,
+        client.RenewController,
+        req,
+        this.#callOptions(),
+      );
+    } catch (e) {
+      if (push) this.#pushPending = true; // not delivered: the registration that follows carries it
+      throw e;
+    }
     reg.leaseMs = leaseMs(reply.lease_seconds, this.#o.defaultLeaseSeconds ?? 30);
-    this.#log.debug('registration renewed', { node: this.#o.nodeId, leaseMs: reg.leaseMs });
+    if (inventory !== null) this.#pushes++;
+    this.#log.debug(inventory === null ? 'registration renewed' : 'registration renewed with the volume inventory', {
+      node: this.#o.nodeId,
+      leaseMs: reg.leaseMs,
+      ...(inventory === null ? {} : { volumesSent: inventory.count }),
+    });
   }
 }

@@ -177,6 +177,49 @@ describe('Registrar', () => {
     );
   });
 
+  it('pushInventory renews at once with the inventory; a push the renewal could not deliver goes with the next registration', async () => {
+    const reg = await registry();
+    reg.leaseSeconds = 30; // periodic renewals every 10 s: none during the test
+    let volumes = [{ volume_id: 'vol-1', capacity_bytes: '1024', volume_context: { name: 'pvc-1' } }];
+    const r = registrar(reg.address, [], { volumes: () => Promise.resolve(volumes) });
+    r.pushInventory(); // before the first registration: nothing extra, the registration carries the volumes
+    r.start();
+    await r.waitForRegistrations(1);
+    expect(reg.registrations.get('node-1')?.request.inventory?.count).toBe('1');
+    await sleep(200);
+    expect(reg.callsOf('RenewController')).toEqual([]);
+
+    volumes = [...volumes, { volume_id: 'vol-2', capacity_bytes: '2048', volume_context: { name: 'pvc-2' } }];
+    r.pushInventory();
+    await until('a renewal with two volumes', () => reg.callsOf('RenewController').length === 1, 2000);
+    expect(reg.callsOf('RenewController')[0]).toMatchObject({
+      registration_id: r.status.registrationId,
+      inventory: { count: '2' },
+    });
+    await until('the push to be counted', () => r.status.inventoryPushes === 1, 2000);
+
+    reg.registrations.clear(); // the controller restarted: the push renewal gets NOT_FOUND
+    volumes = volumes.slice(1);
+    r.pushInventory();
+    await r.waitForRegistrations(2, 5000);
+    expect(reg.registrations.get('node-1')?.request.inventory).toMatchObject({
+      count: '1',
+      volumes: [{ volume_id: 'vol-2' }],
+    });
+    expect(r.status.inventoryPushes).toBe(1);
+  });
+
+  it('pushInventory without a volumes callback sends nothing', async () => {
+    const reg = await registry();
+    reg.leaseSeconds = 30;
+    const r = registrar(reg.address, []);
+    r.start();
+    await r.waitForRegistrations(1);
+    r.pushInventory();
+    await sleep(300);
+    expect(reg.callsOf('RenewController')).toEqual([]);
+  });
+
   it('renewal NOT_FOUND (the controller forgot us) → registers again at once', async () => {
     const reg = await registry();
     const lines: string[] = [];

@@ -1,6 +1,7 @@
 // An in-process registry server (pmemcsi.registry.v1) for registrar and node-driver tests: records
 // registrations and calls, answers renewals of unknown registrations with NOT_FOUND like the real
-// controller after a restart, and can be told to hang (to provoke deadlines). Insecure credentials.
+// controller after a restart, and can be told to hang (to provoke deadlines). Insecure credentials
+// unless others are given; any loopback address (127.0.0.2, ... stand for replicas behind one name).
 import * as grpc from '@grpc/grpc-js';
 import {
   adaptService,
@@ -21,6 +22,8 @@ export interface FakeRegistration {
 export class FakeRegistry {
   readonly registrations = new Map<string, FakeRegistration>();
   readonly calls: Array<{ readonly method: string; readonly request: unknown }> = [];
+  /** The :authority of every call, in order (what the client named as the server). */
+  readonly authorities: string[] = [];
   /** Lease handed out (seconds). */
   leaseSeconds = 1;
   /** When set, RegisterController never answers (the client's deadline fires). */
@@ -28,18 +31,27 @@ export class FakeRegistry {
   #next = 1;
   #server: grpc.Server | undefined;
   port = 0;
+  host = '127.0.0.1';
 
-  /** Listen on 127.0.0.1:`port` (0 = any free port). */
-  async start(port = 0): Promise<this> {
+  /** Listen on `host`:`port` (0 = any free port; host default 127.0.0.1). */
+  async start(
+    port = 0,
+    options: { readonly host?: string; readonly credentials?: grpc.ServerCredentials } = {},
+  ): Promise<this> {
     const server = new grpc.Server();
     server.addService(loadRegistry().pmemcsi.registry.v1.Registry.service, this.#handlers());
-    this.port = await bindServer(server, `127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure());
+    this.host = options.host ?? '127.0.0.1';
+    this.port = await bindServer(
+      server,
+      `${this.host}:${port}`,
+      options.credentials ?? grpc.ServerCredentials.createInsecure(),
+    );
     this.#server = server;
     return this;
   }
 
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   /** Stop at once (like a killed controller). */
@@ -78,7 +90,7 @@ export class FakeRegistry {
           return {};
         },
       },
-      { log: nullLogger },
+      { log: nullLogger, authorize: (call) => void this.authorities.push(call.getHost()) },
     );
   }
 }

@@ -157,6 +157,17 @@
     - update
     - delete
 - apiGroups:
+    - policy
+  resources:
+    - poddisruptionbudgets
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - patch
+    - delete
+- apiGroups:
     - rbac.authorization.k8s.io
   resources:
     - rolebindings

@@ -24,6 +24,9 @@ export const RESOURCES = {
   deployment: type('apps/v1', 'Deployment', 'deployments', true),
   daemonSet: type('apps/v1', 'DaemonSet', 'daemonsets', true),
   statefulSet: type('apps/v1', 'StatefulSet', 'statefulsets', true),
+  podDisruptionBudget: type('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true),
+  /** external-provisioner's leader-election Leases (read only: status.driverComponents[].active). */
+  lease: type('coordination.k8s.io/v1', 'Lease', 'leases', true),
   mutatingWebhookConfiguration: type(
     'admissionregistration.k8s.io/v1',
     'MutatingWebhookConfiguration',

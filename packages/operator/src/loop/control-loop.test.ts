@@ -57,6 +57,7 @@ describe('Operator', () => {
       'CSIDriver',
       'Deployment',
       'DaemonSet',
+      'PodDisruptionBudget',
       'StatefulSet',
       'MutatingWebhookConfiguration',
     ]);

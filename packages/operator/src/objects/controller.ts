@@ -2,22 +2,21 @@
 // the registry on REGISTRY_PORT with mutual TLS) and the external-provisioner sidecar on the same
 // socket. Only the sidecar holds a Kubernetes token (projected into that container alone); the
 // driver container has none. The driver's arguments are rendered from its flag schema (@pmem-csi/csi).
-// Rollouts use the Recreate strategy: the node registry lives in the memory of the one controller
-// process (controllerReplicas is capped at 1), and a RollingUpdate would surge a second controller
-// that the nodes and the provisioner reach half of the time through the registry Service.
-import type {
-  V1Container,
-  V1Deployment,
-  V1DeploymentStrategy,
-  V1PodTemplateSpec,
-  V1Volume,
-} from '@kubernetes/client-node';
+// spec.controllerReplicas pods (1 to 5): every node registers with each, and the sidecars' leader
+// election picks the one that provisions; rollout strategy, anti-affinity, leader-election timings
+// and the disruption budget are in controller-ha.ts.
+import type { V1Container, V1Deployment, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
 import { METRICS_PORT, REGISTRY_PORT, deploymentObjectNames, selectorLabels } from '@pmem-csi/api';
 import { CONTAINER_NAMES } from '@pmem-csi/api';
 import { renderDriverArgs } from '@pmem-csi/csi';
-import type { KubeObject, LooseObject } from '../kube/kube-port.js';
 import { RESOURCES } from '../kube/resources.js';
 import type { Built, BuildContext, OwnerDeployment } from './context.js';
+import {
+  controllerAffinity,
+  controllerMinReadySeconds,
+  controllerStrategy,
+  leaderElectionArgs,
+} from './controller-ha.js';
 import { objectMeta } from './meta.js';
 import {
   restrictedContainer,
@@ -74,8 +73,7 @@ export function provisionerArgs(ctx: BuildContext): string[] {
     '--strict-topology=true',
     '--immediate-topology=false',
     `--timeout=${PROVISIONER_TIMEOUT}`,
-    '--leader-election=true',
-    `--leader-election-namespace=${ctx.namespace}`,
+    ...leaderElectionArgs(ctx.namespace),
     '--extra-create-metadata=true',
     '--enable-capacity=true',
     // Pod -> ReplicaSet -> Deployment: capacity objects survive controller rollouts.
@@ -135,39 +133,12 @@ function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec 
       serviceAccountName: names.controllerServiceAccount,
       automountServiceAccountToken: false,
       enableServiceLinks: false,
+      affinity: controllerAffinity(cr.metadata.name),
       containers: [driverContainer(cr, ctx), provisionerContainer(ctx)],
       volumes: [{ name: SOCKET_VOLUME, emptyDir: {} }, certsVolume(names.registrySecret), tokenVolume()],
     },
   };
   return withConfigHash(template, ctx.certs.registry);
-}
-
-/** The old controller pod is gone before the new one starts (the Deployment controller waits for it). */
-export const CONTROLLER_STRATEGY: V1DeploymentStrategy = { type: 'Recreate' };
-
-const strategyOf = (o: KubeObject): V1DeploymentStrategy | undefined =>
-  (o as { spec?: { strategy?: V1DeploymentStrategy } }).spec?.strategy;
-
-/**
- * Deployments built before the strategy was Recreate carry the apiserver's default
- * `rollingUpdate` (maxSurge/maxUnavailable 25 %), which belongs to no field manager: server-side
- * apply leaves it, and the apiserver refuses Recreate next to it ("spec.strategy.rollingUpdate:
- * Forbidden"). A merge patch switches the strategy first, on exactly the live object that was
- * checked (resourceVersion precondition); it changes no pod template, so it starts no rollout.
- */
-export function strategyPrepatch(live: KubeObject, desired: KubeObject): LooseObject | undefined {
-  if (strategyOf(desired)?.type !== 'Recreate' || strategyOf(live)?.rollingUpdate === undefined) return undefined;
-  const { name, namespace, resourceVersion } = live.metadata;
-  return {
-    apiVersion: live.apiVersion,
-    kind: live.kind,
-    metadata: {
-      name,
-      ...(namespace === undefined ? {} : { namespace }),
-      ...(resourceVersion === undefined ? {} : { resourceVersion }),
-    },
-    spec: { strategy: { type: 'Recreate', rollingUpdate: null } },
-  };
 }
 
 export function buildControllerDeployment(cr: OwnerDeployment, ctx: BuildContext): Built<V1Deployment> {
@@ -178,7 +149,8 @@ export function buildControllerDeployment(cr: OwnerDeployment, ctx: BuildContext
     metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'controller' }),
     spec: {
       replicas: ctx.spec.controllerReplicas,
-      strategy: CONTROLLER_STRATEGY,
+      strategy: controllerStrategy(ctx.spec.controllerReplicas),
+      ...controllerMinReadySeconds(ctx.spec.controllerReplicas),
       selector: { matchLabels: selectorLabels(cr.metadata.name, 'controller') },
       template: podTemplate(cr, ctx),
     },

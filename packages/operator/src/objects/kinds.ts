@@ -16,6 +16,8 @@ export const EVER_CREATED_KINDS: readonly ResourceType[] = [
   RESOURCES.csiDriver,
   RESOURCES.deployment,
   RESOURCES.daemonSet,
+  // Only for two or more controller replicas (issue 17): deleted when the count drops to one.
+  RESOURCES.podDisruptionBudget,
   // The Go operator ran the controller as a StatefulSet (v0.8/v0.9) and later added a mutating
   // webhook for its scheduler extender; neither exists in this operator.
   RESOURCES.statefulSet,

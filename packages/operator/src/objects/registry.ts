@@ -1,11 +1,13 @@
 // The registry of builders, in apply order: certificates first (pods must find their Secrets),
-// then identities and permissions, Services, the CSIDriver, and the workloads last. The operator
+// then identities and permissions, Services, the CSIDriver, the workloads, and the controller's
+// disruption budget (two or more replicas) last. The operator
 // applies what the builders return and deletes objects of kinds in EVER_CREATED_KINDS that it built
 // earlier but that no builder wants any more (see plan/object-plan.ts).
 import type { KubeObject } from '../kube/kube-port.js';
 import { RESOURCES } from '../kube/resources.js';
 import type { BuildContext, ObjectBuilder, OwnerDeployment } from './context.js';
-import { buildControllerDeployment, strategyPrepatch } from './controller.js';
+import { buildControllerDeployment } from './controller.js';
+import { buildControllerDisruptionBudget, strategyPrepatch } from './controller-ha.js';
 import { buildCsiDriver, csiDriverMustRecreate } from './csi-driver.js';
 import { buildNodeDaemonSet } from './node.js';
 import { selectorMustRecreate } from './pod-common.js';
@@ -19,7 +21,7 @@ import {
 } from './rbac.js';
 import { buildCaSecret, buildNodeSecret, buildRegistrySecret, secretMustRecreate } from './secrets.js';
 import { buildControllerServiceAccount, buildNodeServiceAccount } from './service-accounts.js';
-import { buildMetricsService, buildRegistryService } from './services.js';
+import { buildMetricsService, buildRegistryService, clusterIpMustRecreate } from './services.js';
 
 export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.secret, id: 'ca-secret', build: buildCaSecret, mustRecreate: secretMustRecreate },
@@ -37,7 +39,7 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.roleBinding, id: 'provisioner-role-binding', build: buildProvisionerRoleBinding },
   { ...RESOURCES.clusterRole, id: 'driver-cluster-role', build: buildDriverClusterRole },
   { ...RESOURCES.clusterRoleBinding, id: 'driver-cluster-role-binding', build: buildDriverClusterRoleBinding },
-  { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService },
+  { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService, mustRecreate: clusterIpMustRecreate },
   { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService },
   { ...RESOURCES.csiDriver, id: 'csi-driver', build: buildCsiDriver, mustRecreate: csiDriverMustRecreate },
   {
@@ -48,6 +50,12 @@ export const BUILDERS: readonly ObjectBuilder[] = [
     prepatch: strategyPrepatch,
   },
   { ...RESOURCES.daemonSet, id: 'node-daemonset', build: buildNodeDaemonSet, mustRecreate: selectorMustRecreate },
+  // After the Deployment: the budget selects its pods.
+  {
+    ...RESOURCES.podDisruptionBudget,
+    id: 'controller-disruption-budget',
+    build: buildControllerDisruptionBudget,
+  },
 ];
 
 /** One wanted object with the builder that made it. */

@@ -4,9 +4,10 @@
 // fields replace ours, status and server metadata stay, an unchanged apply is a no-op without a
 // new resourceVersion), defaults a Deployment's strategy like the real one (the defaulted
 // rollingUpdate belongs to no field manager, so an apply leaves it and a Recreate strategy is
-// then refused), answers JSON merge patches, keeps an event log so a watch started from a list's
-// resourceVersion misses nothing, and lets tests inject failures, stall or break watches, play
-// the workload controllers and the garbage collector.
+// then refused), keeps a Service's allocated clusterIP (immutable once set), answers JSON merge
+// patches, keeps an event log so a watch started from a list's resourceVersion misses nothing, and
+// lets tests inject failures, stall or break watches, play the workload controllers and the
+// garbage collector.
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { canonicalJson } from '../objects/hash.js';
@@ -85,7 +86,13 @@ function immutableViolation(existing: LooseObject, next: LooseObject): string | 
       ['spec', 'volumeLifecycleModes'],
     ],
   };
-  return (fields[existing.kind] ?? []).find((path) => at(existing, path) !== at(next, path))?.join('.');
+  const changed = (fields[existing.kind] ?? []).find((path) => at(existing, path) !== at(next, path));
+  if (changed !== undefined) return changed.join('.');
+  // A Service keeps its allocated clusterIP when an apply omits it; setting another one is refused.
+  const clusterIp = ['spec', 'clusterIP'];
+  if (existing.kind === 'Service' && at(next, clusterIp) !== 'null' && at(existing, clusterIp) !== at(next, clusterIp))
+    return clusterIp.join('.');
+  return undefined;
 }
 
 /** A Deployment's strategy as the apiserver defaults it (RollingUpdate, 25 % / 25 %). */
@@ -103,11 +110,21 @@ function defaulted(o: LooseObject): LooseObject {
 
 /** Fields the apiserver defaulted belong to no manager: an apply that omits them leaves them. */
 function withUnownedDefaults(existing: LooseObject, next: LooseObject): LooseObject {
+  if (next.kind === 'Service') return withAllocatedClusterIp(existing, next);
   if (next.kind !== 'Deployment') return next;
   const strategyOf = (o: LooseObject): Record<string, unknown> =>
     ((o['spec'] as Record<string, unknown> | undefined)?.['strategy'] ?? {}) as Record<string, unknown>;
   const spec = (next['spec'] ?? {}) as Record<string, unknown>;
   return { ...next, spec: { ...spec, strategy: { ...strategyOf(existing), ...strategyOf(next) } } };
+}
+
+/** A Service keeps the clusterIP(s) the apiserver allocated when an apply does not set them. */
+function withAllocatedClusterIp(existing: LooseObject, next: LooseObject): LooseObject {
+  const specOf = (o: LooseObject): Record<string, unknown> => (o['spec'] ?? {}) as Record<string, unknown>;
+  const spec = specOf(next);
+  if (spec['clusterIP'] !== undefined) return next;
+  const { clusterIP, clusterIPs } = specOf(existing);
+  return { ...next, spec: { ...spec, ...(clusterIP === undefined ? {} : { clusterIP, clusterIPs }) } };
 }
 
 /** What apps/v1 validation refuses of the objects the operator builds. */

@@ -60,4 +60,6 @@ export const GOLDEN_VARIANTS: Readonly<Record<string, PmemCSIDeploymentSpec>> = 
   },
   'pinned-image': { image: 'example.org/pmem-csi-driver:v0.0.9-pinned' },
   emulated: { deviceMode: 'emulated', emulatedSize: '1536Mi', nodeSelector: {} },
+  // Highly available controller (issue 17): rolling updates, minReadySeconds, a disruption budget.
+  'ha-controller': { controllerReplicas: 3 },
 };

@@ -347,15 +347,18 @@ function hostPortList(flag: string, v: string, problems: string[]): string {
   return normalized.join(',');
 }
 
+function integer(flag: string, raw: string, range: { min: number; max: number }, problems: string[]): number {
+  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max)
+    problems.push(`--${flag}: "${raw}" is not an integer in ${range.min}..${range.max}`);
+  return n;
+}
+
 function convert(flag: DriverFlag, raw: string, problems: string[]): string | number {
   const k = flag.kind;
   switch (k.type) {
-    case 'int': {
-      const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isSafeInteger(n) || n < k.min || n > k.max)
-        problems.push(`--${flag.name}: "${raw}" is not an integer in ${k.min}..${k.max}`);
-      return n;
-    }
+    case 'int':
+      return integer(flag.name, raw, k, problems);
     case 'enum':
       if (!k.values.includes(raw))
         problems.push(`--${flag.name}: "${raw}" is not allowed; allowed values: ${k.values.join(', ')}`);

@@ -4,7 +4,7 @@
 // import both the node package and the deploy files' owner, the operator.)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEVICE_MODES, nodeTools } from '@pmem-csi/node';
+import { DEVICE_MODES, nodeTools } from '@pmem-csi/node/testing';
 import { TOOL_PACKAGES } from '@pmem-csi/runtime';
 import { REPO_ROOT } from './render.js';
 

@@ -8,7 +8,7 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVICE_MODES, nodeTools } from '@pmem-csi/node';
+import { DEVICE_MODES, nodeTools } from '@pmem-csi/node/testing';
 import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, OPERATOR_VERSION } from '@pmem-csi/operator';
 import { Buildah, builtImages, checkImport, withContainer, type BuiltImage, type BuiltImages } from './images.js';
 

@@ -1,16 +1,8 @@
-// CSI node service, node-controller service, PMEM device managers and node state.
-export * from './device/device-manager.js';
-export * from './device/factory.js';
-export { FakeDeviceManager } from './device/fake.js';
-export { EmulatedDeviceManager } from './device/emulated.js';
-export { boundTo, fileIdentity, listLoopDevices, type LoopDevice } from './device/emulated-losetup.js';
-export { LvmDeviceManager } from './device/lvm.js';
-export { DirectDeviceManager, checkSysWritable } from './device/direct.js';
-export * from './state/index.js';
-export * from './csi/index.js';
-export * from './mount/index.js';
-export * from './registration/index.js';
-// The host tools per device mode are CSI vocabulary (@pmem-csi/csi); passed on for the image tests.
-export { nodeTools, FILESYSTEM_TOOLS } from '@pmem-csi/csi';
+// The node driver for its production users: the driver binary starts it (startNodeDriver) and
+// serves its status; the local stack releases its host directory; e2e tooling lists the loop
+// devices of emulated PMEM and checks the dashboards against the node's metric names. Test kits
+// and the node's internals for tests are exported by '@pmem-csi/node/testing' (src/testing/index.ts).
 export { startNodeDriver, type NodeDriver, type NodeDriverOptions, type NodeStatus } from './node-driver.js';
+export { releaseHostDir, type ReleasedHostDir } from './mount/host-dir.js';
+export { listLoopDevices, type LoopDevice } from './device/emulated-losetup.js';
 export { NodeMetrics, type DeviceOperation } from './metrics.js';

@@ -1,6 +1,12 @@
 // The container images e2e/tools/images.sh builds, for the real-node tier: where they are
 // (`images.sh --print-env`) and how to run one without a kubelet (buildah, chroot isolation,
 // host network, rlimits within the host's hard limits), always under a timeout and always removed.
+// Still child_process, not the e2e command runner (runTool, ../cluster/processes.ts): runTool is
+// asynchronous, and builtImages, checkImport and Buildah's run/must are synchronous for their
+// callers (about 25 call sites in images.e2e.test.ts and real-node.e2e.test.ts, e.g. inside
+// withContainer callbacks); moving them means awaiting there too. Buildah.spawn stays as it is in
+// any case: a container process that runs in the background in its own process group (stop()
+// signals the group), which runTool (run to completion) is not for.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,9 @@
 // during a node driver rollout over N nodes (one reconcile per DaemonSet status update, as the
 // operator's watch triggers them), with the CR list and the owned objects from the informers'
 // caches (as main.ts wires them) and without them. Prints lists, gets and writes (object writes
-// and status writes) per reconcile; the one get is the CR itself, read fresh for its status.
+// and status writes) per reconcile; with the caches the one get is the CR itself, read fresh for
+// its status; without them a second one reads external-provisioner's Lease (the active controller
+// replica, issue 17), which the Lease informer serves otherwise.
 // Run: node --conditions=@pmem-csi/source --import tsx packages/operator/bench/reconcile-requests.bench.ts [nodes]
 //      (default 400; the rollout takes 20 steps)
 import { LABEL_KEYS } from '@pmem-csi/api';
@@ -74,7 +76,8 @@ async function scenario(withCache: boolean): Promise<void> {
     [...h.kube.objects.values()].filter(
       (o) => o.kind === type.kind && o.metadata.labels?.[LABEL_KEYS.instance] === crName,
     );
-  const r = h.reconciler(withCache ? { deployments: crs, owned } : {});
+  const leases = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === 'Lease');
+  const r = h.reconciler(withCache ? { deployments: crs, owned, leases } : {});
   await r.reconcile(CR_NAME);
   h.workloadsReady({ nodes: NODES });
   await r.reconcile(CR_NAME);

@@ -90,6 +90,7 @@ function startControlLoop(
     clock,
     deployments: () => operator.deployments(),
     owned: (type, crName) => operator.ownedObjects(type, crName),
+    leases: () => operator.leases(),
   });
   let lostLeadership: () => void = () => undefined;
   const lost = new Promise<number>((resolve) => (lostLeadership = () => resolve(1)));

@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
-import { LABEL_KEYS, getCondition } from '@pmem-csi/api';
+import { LABEL_KEYS, getCondition, type DriverComponentStatus } from '@pmem-csi/api';
 import { nullLogger } from '@pmem-csi/runtime';
 import { KubeApiError } from '../kube/kube-errors.js';
+import type { KubeObject } from '../kube/kube-port.js';
 import { Operator, ownerKey, watchedKinds } from './control-loop.js';
 import { RESOURCES } from '../kube/resources.js';
 import { TEST_NAMESPACE } from '../testing/fixtures.js';
@@ -27,6 +28,7 @@ function start(h: Harness, reconciles: string[] = []): Operator {
   const reconciler = h.reconciler({
     deployments: () => op.deployments(),
     owned: (type, crName) => op.ownedObjects(type, crName),
+    leases: () => op.leases(),
   });
   const op: Operator = new Operator({
     kube: h.kube,
@@ -238,6 +240,64 @@ describe('Operator', () => {
       ready: 20,
       desired: 20,
     });
+    expect(lists).toEqual([]);
+    await op.stop();
+  });
+
+  it('requeues a CR when another controller replica takes its provisioner Lease, not on renewals, and lists nothing', async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.putCr({ controllerReplicas: 2 });
+    const op = start(h, reconciles);
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0 && op.synced);
+    h.workloadsReady();
+    await eventually(() => h.cr().status?.phase === 'Running' && op.queue.runningCount === 0);
+    const lists = recordLists(h.kube);
+    const controller = (): DriverComponentStatus | undefined =>
+      h.cr().status?.driverComponents?.find((c) => c.component === 'Controller');
+    const lease = (holder: string, renewedAgoMs = 0): void =>
+      void h.kube.put({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'pmem-csi-intel-com', namespace: TEST_NAMESPACE },
+        spec: {
+          holderIdentity: holder,
+          leaseDurationSeconds: 8,
+          renewTime: new Date(h.clock.now() - renewedAgoMs).toISOString(),
+        },
+      } as KubeObject);
+
+    const quiet = async (): Promise<void> => {
+      // The status write of a reconcile is a CR event too: one more reconcile, which writes nothing.
+      await settle();
+      await new Promise((r) => setTimeout(r, 200));
+      await eventually(() => op.queue.runningCount === 0);
+    };
+    lease('ctrl-a');
+    await eventually(() => controller()?.active === 'ctrl-a' && op.queue.runningCount === 0);
+    await quiet();
+    // Renewals by the same holder: no reconcile.
+    const n = reconciles.length;
+    for (let i = 1; i <= 5; i++) {
+      await h.clock.advance(2000);
+      lease('ctrl-a');
+    }
+    await quiet();
+    expect(reconciles.length).toBe(n);
+    // The Lease of another driver in the namespace (and the operator's own) changes nothing here.
+    h.kube.put({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'other-example-com', namespace: TEST_NAMESPACE },
+      spec: { holderIdentity: 'x', leaseDurationSeconds: 8, renewTime: new Date(h.clock.now()).toISOString() },
+    } as KubeObject);
+    await quiet();
+    expect(reconciles.length).toBe(n);
+    // Failover: a standby holds it now.
+    lease('ctrl-b');
+    await eventually(() => controller()?.active === 'ctrl-b' && op.queue.runningCount === 0);
+    expect(reconciles.length).toBeGreaterThan(n);
+    expect(controller()?.reason).toBe('2 of 2 controller pods ready, ctrl-b provisions');
     expect(lists).toEqual([]);
     await op.stop();
   });

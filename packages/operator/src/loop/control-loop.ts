@@ -8,12 +8,16 @@
 // depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
 // The informers cover every kind any operator version ever created (objects/kinds.ts), so their
 // caches serve the reconciler's reads of what a CR owns: no list per reconcile once they synced.
-import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide } from '@pmem-csi/api';
+// One more informer holds the Leases of the namespace, which external-provisioner creates (not
+// labelled as ours): a new holder of a driver's Lease (a controller failover) requeues that CR, so
+// that its status names the active replica; the holder's renewals every few seconds do not.
+import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide, provisionerLeaseName } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from '../clock.js';
 import { Informer, type InformerOptions } from '../kube/informer.js';
 import type { KubeApi, KubeObject, ResourceType } from '../kube/kube-port.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
+import { leaseHolderIdentity } from '../status/active-controller.js';
 import { BUILDERS } from '../objects/registry.js';
 import { ReconcileQueue, type HandlerResult, type QueueOptions } from './queue.js';
 import { RESOURCES, typeKey } from '../kube/resources.js';
@@ -58,6 +62,9 @@ export class Operator {
   readonly #o: OperatorOptions;
   readonly #crInformer: Informer;
   readonly #owned = new Map<string, Informer>();
+  readonly #leaseInformer: Informer;
+  /** holderIdentity of every Lease as last seen: only a change requeues its CR. */
+  readonly #leaseHolders = new Map<string, string | undefined>();
   /** metadata.generation of every CR as last seen: a spec change requeues the others. */
   readonly #generations = new Map<string, number | undefined>();
   #resync: TimerHandle | undefined;
@@ -91,7 +98,12 @@ export class Operator {
       this.#owned.set(typeKey(type), informer);
       return informer;
     });
-    this.informers = [this.#crInformer, ...owned];
+    this.#leaseInformer = new Informer(
+      options.kube,
+      { ...common, type: RESOURCES.lease, namespace: options.namespace },
+      (event, lease) => this.#leaseChanged(event, lease),
+    );
+    this.informers = [this.#crInformer, ...owned, this.#leaseInformer];
   }
 
   /** All informers have listed once. */
@@ -112,6 +124,23 @@ export class Operator {
     const informer = this.#owned.get(typeKey(type));
     if (informer === undefined || !informer.synced) return undefined;
     return informer.list().filter((o) => o.metadata.labels?.[LABEL_KEYS.instance] === crName);
+  }
+
+  /** The Leases of the namespace in the informer's cache, or undefined until it listed them once. */
+  leases(): KubeObject[] | undefined {
+    return this.#leaseInformer.synced ? this.#leaseInformer.list() : undefined;
+  }
+
+  /** Requeue the CRs whose provisioner Lease got another holder (or appeared, or went away). */
+  #leaseChanged(event: 'ADDED' | 'MODIFIED' | 'DELETED', lease: KubeObject): void {
+    const name = lease.metadata.name;
+    const holder = event === 'DELETED' ? undefined : leaseHolderIdentity(lease);
+    const known = this.#leaseHolders.has(name);
+    if (known && this.#leaseHolders.get(name) === holder) return;
+    if (event === 'DELETED') this.#leaseHolders.delete(name);
+    else this.#leaseHolders.set(name, holder);
+    for (const cr of this.#crInformer.list())
+      if (provisionerLeaseName(cr.metadata.name) === name) this.queue.add(cr.metadata.name);
   }
 
   /** True when `cr` appeared, went away or changed its spec since the last event about it. */

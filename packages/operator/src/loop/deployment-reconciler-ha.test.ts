@@ -3,7 +3,7 @@
 // older operator turned headless.
 import { jest } from '@jest/globals';
 import type { V1Deployment, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import { CONFIG_HASH_ANNOTATION, getCondition } from '@pmem-csi/api';
+import { CONFIG_HASH_ANNOTATION, getCondition, type DriverComponentStatus } from '@pmem-csi/api';
 import type { KubeObject } from '../kube/kube-port.js';
 import type { ObjectBuilder } from '../objects/context.js';
 import { BUILDERS } from '../objects/registry.js';
@@ -124,5 +124,77 @@ describe('the registry Service of an operator before issue 17', () => {
     });
     expect(h.object<V1Service>('service', NAMES.metricsService)?.spec?.clusterIP).toBe('10.96.0.11');
     expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
+  });
+});
+
+describe('the active controller replica in the status', () => {
+  const LEASE = 'pmem-csi-intel-com'; // provisionerLeaseName(CR_NAME)
+  const putLease = (h: Harness, name: string, holder: string): void =>
+    void h.kube.put({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: TEST_NAMESPACE },
+      spec: { holderIdentity: holder, leaseDurationSeconds: 8, renewTime: new Date(h.clock.now()).toISOString() },
+    } as KubeObject);
+  const controller = (h: Harness): DriverComponentStatus | undefined =>
+    h.cr().status?.driverComponents?.find((c) => c.component === 'Controller');
+  /** The kinds of the objects read by name from now on. */
+  const recordGets = (h: Harness): string[] => {
+    const gets: string[] = [];
+    const get = h.kube.get.bind(h.kube);
+    h.kube.get = (async (...args: Parameters<typeof get>) => {
+      gets.push(args[0].kind);
+      return get(...args);
+    }) as typeof h.kube.get;
+    return gets;
+  };
+
+  it('is the holder of the Lease named after the driver, read by name without an informer cache', async () => {
+    const h = harness();
+    await reconcileWith(h, { controllerReplicas: 2 });
+    h.workloadsReady();
+    putLease(h, 'other-driver', 'someone-else');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('active');
+    putLease(h, LEASE, 'ctrl-a');
+    const gets = recordGets(h);
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).toMatchObject({
+      active: 'ctrl-a',
+      reason: '2 of 2 controller pods ready, ctrl-a provisions',
+    });
+    expect(gets.filter((k) => k === 'Lease')).toEqual(['Lease']);
+  });
+
+  it("comes from the informer's cache when there is one: no request for it", async () => {
+    const h = harness();
+    await reconcileWith(h, { controllerReplicas: 2 });
+    h.workloadsReady();
+    putLease(h, LEASE, 'ctrl-b');
+    const cached = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === 'Lease');
+    const gets = recordGets(h);
+    await h.reconciler({ leases: cached }).reconcile(CR_NAME);
+    expect(controller(h)?.active).toBe('ctrl-b');
+    expect(gets).toEqual(['PmemCSIDeployment']);
+    // An empty cache means no Lease (not "unknown"): still no request.
+    await h.reconciler({ leases: () => [] }).reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('active');
+    expect(gets.filter((k) => k === 'Lease')).toEqual([]);
+  });
+
+  it('is absent once the Lease ran out and while no controller pod is ready', async () => {
+    const h = harness();
+    await reconcileWith(h, { controllerReplicas: 2 });
+    h.workloadsReady();
+    putLease(h, LEASE, 'ctrl-a');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)?.active).toBe('ctrl-a');
+    await h.clock.advance(8001);
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('active');
+    putLease(h, LEASE, 'ctrl-a');
+    h.workloadsReady({ controller: 0 });
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('active');
   });
 });

@@ -10,6 +10,7 @@ import {
   FIELD_MANAGER,
   LABEL_KEYS,
   deploymentObjectNames,
+  provisionerLeaseName,
   statusEqual,
   validateDeployment,
   withDefaults,
@@ -47,6 +48,7 @@ import { pmemOverlap } from '../plan/pmem-overlap.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from '../plan/object-plan.js';
 import type { HandlerResult } from './queue.js';
 import { RESOURCES } from '../kube/resources.js';
+import { activeController } from '../status/active-controller.js';
 import { nextStatus, statusEvents, type ReconcileOutcome } from '../status/deployment-status.js';
 
 export interface ReconcilerOptions {
@@ -73,6 +75,11 @@ export interface ReconcilerOptions {
    * them, or undefined while that kind's informer has not listed once (the kind is then listed).
    */
   readonly owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
+  /**
+   * The Leases in the operator's namespace as the operator's informer holds them, or undefined
+   * until it listed them once (the provisioner's Lease is then read by name).
+   */
+  readonly leases?: () => readonly KubeObject[] | undefined;
 }
 
 const MIN_REQUEUE_MS = 1000;
@@ -170,12 +177,14 @@ export class Reconciler {
     const overlap = pmemOverlap(cr, context.deployments);
     // A notice for as long as the driver runs on loop-backed files instead of PMEM.
     const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
+    const active = activeController(await this.#provisionerLease(cr), clock.now());
     await this.#finish(cr, {
       kind: 'applied',
       conditions: [...verified, certs.ready, ...[overlap, emulated].filter((c) => c !== undefined)],
       ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
       deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
+      ...(active === undefined ? {} : { activeController: active }),
     });
     const untilCheck = certs.nextCheck.getTime() - clock.now();
     return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
@@ -184,6 +193,14 @@ export class Reconciler {
   /** The PmemCSIDeployments: from the informer once it listed them, else from the apiserver. */
   async #deployments(): Promise<readonly KubeObject[]> {
     return this.#o.deployments?.() ?? (await this.#o.kube.list(RESOURCES.pmemCsiDeployment)).items;
+  }
+
+  /** external-provisioner's leader-election Lease: from the informer once it listed, else read by name. */
+  async #provisionerLease(cr: OwnerDeployment): Promise<KubeObject | undefined> {
+    const name = provisionerLeaseName(cr.metadata.name);
+    const cached = this.#o.leases?.();
+    if (cached !== undefined) return cached.find((l) => l.metadata.name === name);
+    return this.#o.kube.get({ ...RESOURCES.lease, namespace: this.#o.namespace, name });
   }
 
   /** Refused for a conflict: status (Conflict True, phase Failed) and event; nothing else is written. */

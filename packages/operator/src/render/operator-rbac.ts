@@ -8,7 +8,8 @@
 // - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and watch
 //   (informers, so that a leftover is found without a list per reconcile) and delete;
 // - PersistentVolumes: list (the device-mode guard counts the driver's volumes);
-// - Leases in the driver namespace (leader election: binary/flags.ts puts the Lease in --namespace);
+// - Leases in the driver namespace: its own (leader election: binary/flags.ts puts the Lease in
+//   --namespace), and list/watch of the drivers' provisioner Leases (the active controller replica);
 // - Events: create (in "default", where events of cluster-scoped objects go);
 // - and every permission it grants to external-provisioner, because RBAC lets a subject create a
 //   Role or binding only for permissions it holds itself. Holding them is bounded; the
@@ -94,7 +95,9 @@ export function operatorRbacRules(): OperatorRules {
     grant(scope(type), groupOf(type), type.plural, CLEAN_UP);
   grant(cluster, groupOf(RESOURCES.persistentVolume), RESOURCES.persistentVolume.plural, ['list']);
   grant(cluster, '', 'events', ['create']);
-  grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'create', 'update']);
+  // Its own Lease (leader election); list and watch for the informer that reads who holds each
+  // driver's provisioner Lease (status.driverComponents[].active).
+  grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'list', 'watch', 'create', 'update']);
   grantRules(cluster, PROVISIONER_CLUSTER_RULES);
   grantRules(namespaced, PROVISIONER_NAMESPACE_RULES);
   return { cluster: toRules(cluster), namespace: toRules(namespaced) };

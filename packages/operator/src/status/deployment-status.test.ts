@@ -1,5 +1,5 @@
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
-import { getCondition, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
+import { getCondition, statusEqual, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { driverComponents, nextStatus, statusEvents } from './deployment-status.js';
 import { testDeployment } from '../testing/fixtures.js';
 
@@ -47,6 +47,29 @@ describe('driverComponents', () => {
       reason: '5 of 5 node driver pods ready, 4 updated',
     });
     expect(driverComponents(deployment(1, 1), daemonSet(5, 5), NOW).map((c) => c.status)).toEqual(['Ready', 'Ready']);
+  });
+
+  it('names the active controller replica while a controller pod is ready', () => {
+    expect(driverComponents(deployment(3, 2), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0]).toEqual({
+      component: 'Controller',
+      status: 'NotReady',
+      reason: '2 of 3 controller pods ready, 2 updated, ctrl-7c9f-x2x provisions',
+      desired: 3,
+      ready: 2,
+      active: 'ctrl-7c9f-x2x',
+      lastUpdated: NOW,
+    });
+    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0]).toMatchObject({
+      status: 'Ready',
+      reason: '3 of 3 controller pods ready, ctrl-7c9f-x2x provisions',
+    });
+    // No ready pod: whatever the Lease still says, nobody provisions.
+    const none = driverComponents(deployment(3, 0), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0];
+    expect(none?.active).toBeUndefined();
+    expect(none?.reason).toBe('0 of 3 controller pods ready, 0 updated');
+    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW)[0]).not.toHaveProperty('active');
+    // The Node component never has one.
+    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[1]).not.toHaveProperty('active');
   });
 
   it('is not ready before the workload controllers observed the spec, or without nodes', () => {
@@ -145,6 +168,28 @@ describe('nextStatus', () => {
         'CertsVerified',
       ),
     ).toBeUndefined();
+  });
+});
+
+describe('nextStatus with a highly available controller', () => {
+  it('writes a new status when another replica takes over, and none while the same one holds on', () => {
+    const cr = testDeployment({ controllerReplicas: 2 });
+    const applied = (active: string | undefined): Parameters<typeof nextStatus>[1] => ({
+      kind: 'applied',
+      conditions: [certsReady],
+      deployment: deployment(2, 2),
+      daemonSet: daemonSet(3, 3),
+      ...(active === undefined ? {} : { activeController: active }),
+    });
+    const first = nextStatus(cr, applied('ctrl-a'), new Date(NOW));
+    expect(first.phase).toBe('Running');
+    expect(first.driverComponents?.[0]?.active).toBe('ctrl-a');
+    const withStatus = { ...cr, status: first };
+    expect(statusEqual(first, nextStatus(withStatus, applied('ctrl-a'), new Date('2026-01-01T00:05:00Z')))).toBe(true);
+    const failover = nextStatus(withStatus, applied('ctrl-b'), new Date('2026-01-01T00:05:00Z'));
+    expect(statusEqual(first, failover)).toBe(false);
+    expect(failover.driverComponents?.[0]).toMatchObject({ active: 'ctrl-b', status: 'Ready' });
+    expect(statusEvents(first, failover)).toEqual([]);
   });
 });
 

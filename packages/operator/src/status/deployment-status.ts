@@ -27,14 +27,17 @@
 // - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
 //   with desired and ready pods as the workload controllers last reported them; Ready when the
 //   workload controller observed the latest spec and every desired pod is ready and updated
-//   (Node also needs at least one pod). Written by every reconcile that read the workloads;
-//   absent after a reconcile that failed before (so Failed never shows stale counts).
+//   (Node also needs at least one pod). Controller also names the active replica: the pod whose
+//   external-provisioner holds the leader-election Lease (active-controller.ts), while at least
+//   one controller pod is ready and the Lease has not run out. Written by every reconcile that
+//   read the workloads; absent after a reconcile that failed before (so Failed never shows stale
+//   counts).
 // - phase:
 //   - Running is entered when both components are Ready. It is kept while at least one controller
 //     pod and at least one node driver pod are ready, so that a node joining or a DaemonSet
 //     rollout (some node pods starting or updating) does not leave it; driverComponents show
-//     those. It is left (to "") when no controller pod is ready (a controller restart or
-//     rollout: the Deployment uses Recreate) or no node driver pod is ready, and to Failed.
+//     those. It is left (to "") when no controller pod is ready (a restart or rollout of a
+//     single controller: it uses Recreate) or no node driver pod is ready, and to Failed.
 //   - "" while the driver objects are applied but the driver does not run yet; the reason says
 //     what it waits for, e.g. "no node matches the node selector" (with NodesSelected False).
 //   - Failed when the reconcile could not apply the spec (DriverDeployed False; the reason and
@@ -83,6 +86,8 @@ export type ReconcileOutcome =
       readonly refusal?: string;
       readonly deployment: V1Deployment | undefined;
       readonly daemonSet: V1DaemonSet | undefined;
+      /** The controller pod that holds the provisioner's Lease, if any (active-controller.ts). */
+      readonly activeController?: string;
     };
 
 export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNodes' } as const;
@@ -104,27 +109,35 @@ export interface StatusEvent {
 
 const MAX_PROBLEMS_SHOWN = 5;
 
+/** Why a component is (not) ready, e.g. "2 of 3 controller pods ready, 2 updated, <pod> provisions". */
+function componentReason(component: DriverComponentStatus['component'], counts: PodCounts, active?: string): string {
+  if (!counts.current)
+    return `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
+  if (counts.desired === 0)
+    return component === 'Node'
+      ? 'no node driver pods: no node matches the node selector'
+      : 'no controller pods wanted';
+  const what = component === 'Node' ? 'node driver pods' : 'controller pods';
+  const updated = counts.updated < counts.desired ? `, ${counts.updated} updated` : '';
+  const provisions = active === undefined ? '' : `, ${active} provisions`;
+  return `${counts.ready} of ${counts.desired} ${what} ready${updated}${provisions}`;
+}
+
 function componentStatus(
   component: DriverComponentStatus['component'],
   counts: PodCounts,
   now: string,
+  active?: string,
 ): DriverComponentStatus {
-  const what = component === 'Node' ? 'node driver pods' : 'controller pods';
-  let reason = `${counts.ready} of ${counts.desired} ${what} ready`;
-  if (counts.updated < counts.desired) reason += `, ${counts.updated} updated`;
-  if (!counts.current)
-    reason = `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
-  else if (counts.desired === 0)
-    reason =
-      component === 'Node' ? 'no node driver pods: no node matches the node selector' : 'no controller pods wanted';
   const ready =
     counts.current && counts.desired > 0 && counts.ready >= counts.desired && counts.updated >= counts.desired;
   return {
     component,
     status: ready ? 'Ready' : 'NotReady',
-    reason,
+    reason: componentReason(component, counts, active),
     desired: counts.desired,
     ready: counts.ready,
+    ...(active === undefined ? {} : { active }),
     lastUpdated: now,
   };
 }
@@ -159,14 +172,21 @@ function daemonSetCounts(daemonSet: V1DaemonSet | undefined): PodCounts {
   };
 }
 
-/** Readiness of the controller Deployment and the node DaemonSet from their status. */
+/**
+ * Readiness of the controller Deployment and the node DaemonSet from their status, and the active
+ * controller replica (the Lease holder) while at least one controller pod is ready: without a
+ * ready pod the holder is dying or gone, whatever its Lease still says.
+ */
 export function driverComponents(
   deployment: V1Deployment | undefined,
   daemonSet: V1DaemonSet | undefined,
   now: string,
+  activeController?: string,
 ): DriverComponentStatus[] {
+  const controller = deploymentCounts(deployment);
+  const active = controller.ready > 0 ? activeController : undefined;
   return [
-    componentStatus('Controller', deploymentCounts(deployment), now),
+    componentStatus('Controller', controller, now, active),
     componentStatus('Node', daemonSetCounts(daemonSet), now),
   ];
 }
@@ -276,7 +296,7 @@ function appliedVerdict(
   now: string,
   previous: PmemCSIDeploymentStatus,
 ): Verdict {
-  const components = driverComponents(outcome.deployment, outcome.daemonSet, now);
+  const components = driverComponents(outcome.deployment, outcome.daemonSet, now, outcome.activeController);
   const nodes = nodesSelected(outcome.daemonSet);
   const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
   if (outcome.refusal !== undefined) {

@@ -34,6 +34,7 @@ export interface Harness {
     builders?: readonly ObjectBuilder[];
     deployments?: () => readonly KubeObject[] | undefined;
     owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
+    leases?: () => readonly KubeObject[] | undefined;
   }): Reconciler;
   /**
    * Store a CR (as `kubectl apply` would), bumping its generation on spec changes. A new CR gets
@@ -79,6 +80,7 @@ export function harness(): Harness {
         ...(o.builders === undefined ? {} : { builders: o.builders }),
         ...(o.deployments === undefined ? {} : { deployments: o.deployments }),
         ...(o.owned === undefined ? {} : { owned: o.owned }),
+        ...(o.leases === undefined ? {} : { leases: o.leases }),
       }),
     putCr(spec = {}, name = CR_NAME, meta = {}) {
       const existing = object<OwnerDeployment>('pmemCsiDeployment', name);

@@ -1,0 +1,42 @@
+// Which controller replica provisions. Every replica runs external-provisioner with leader election;
+// the one holding the Lease (provisionerLeaseName(): the driver name with '.' and '/' replaced by
+// '-', in the operator's namespace) is the only one that creates and deletes volumes, the others
+// stand by with the whole node registry. The Lease's holderIdentity is the holder's host name, i.e.
+// its pod name. A holder whose Lease ran out (renewTime + leaseDurationSeconds in the past: it died
+// and no standby has taken over yet) is not reported. The times are the holder's clock, not ours:
+// with skew between the nodes the expiry is off by that much, which only shifts when the status
+// stops naming a dead pod; the next holder change is an informer event anyway.
+import type { KubeObject } from '../kube/kube-port.js';
+
+interface LeaseSpec {
+  readonly holderIdentity?: string;
+  readonly leaseDurationSeconds?: number;
+  readonly acquireTime?: string | Date;
+  readonly renewTime?: string | Date;
+}
+
+const specOf = (lease: KubeObject): LeaseSpec => (lease as { spec?: LeaseSpec }).spec ?? {};
+
+/** The holder named in `lease`, expired or not; undefined when nobody holds it. */
+export function leaseHolderIdentity(lease: KubeObject | undefined): string | undefined {
+  const holder = lease === undefined ? undefined : specOf(lease).holderIdentity;
+  return holder === undefined || holder === '' ? undefined : holder;
+}
+
+/** Milliseconds since the epoch of a MicroTime (RFC 3339 with six fractional digits), or undefined. */
+function timeOf(value: string | Date | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = value instanceof Date ? value.getTime() : Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** The pod that holds `lease` at `now` (ms), or undefined when nobody does or the Lease ran out. */
+export function activeController(lease: KubeObject | undefined, now: number): string | undefined {
+  const holder = leaseHolderIdentity(lease);
+  if (lease === undefined || holder === undefined) return undefined;
+  const spec = specOf(lease);
+  const renewed = timeOf(spec.renewTime ?? spec.acquireTime);
+  const duration = spec.leaseDurationSeconds;
+  if (renewed === undefined || duration === undefined) return undefined;
+  return now <= renewed + duration * 1000 ? holder : undefined;
+}

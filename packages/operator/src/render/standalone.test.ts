@@ -83,6 +83,20 @@ describe('the driver without the operator', () => {
         ]);
         expect(podSpec(find('DaemonSet')).containers[0]?.args).toContain(`--device-mode=${variant.deviceMode}`);
       });
+
+      const replicas = variant.profile === 'production-ha' ? 2 : 1;
+      it(`runs ${replicas} controller replica(s)${replicas > 1 ? ' with a disruption budget' : ' and no disruption budget'}`, () => {
+        expect((find('Deployment') as { spec?: { replicas?: number } } | undefined)?.spec?.replicas).toBe(replicas);
+        expect(objects.filter((o) => o.kind === 'PodDisruptionBudget').map((o) => o.metadata.name)).toEqual(
+          replicas > 1 ? [names.controllerDisruptionBudget] : [],
+        );
+      });
     });
   }
+
+  it('has a highly available variant', () => {
+    expect(DRIVER_VARIANTS.filter((v) => v.profile === 'production-ha').map((v) => v.id)).toEqual([
+      'lvm-production-ha',
+    ]);
+  });
 });

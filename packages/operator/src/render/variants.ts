@@ -3,8 +3,12 @@
 // dry-run) read them through renderedManifestPaths() and the variant lists.
 import type { DeviceMode, PmemCSIDeploymentSpec } from '@pmem-csi/api';
 
-/** The operator-less driver profiles: testing logs at --v=5 (driver and sidecars). */
-export type DriverProfile = 'production' | 'testing';
+/**
+ * The operator-less driver profiles: testing logs at --v=5 (driver and sidecars); production-ha is
+ * production with two controller replicas (issue 17: leader election picks the active one, rolling
+ * updates, a PodDisruptionBudget).
+ */
+export type DriverProfile = 'production' | 'testing' | 'production-ha';
 
 export interface DriverVariant {
   /** e.g. "lvm-production"; the directory name under deploy/kubernetes. */
@@ -28,6 +32,7 @@ export const RENDERED_FILE_NAME = 'pmem-csi.yaml';
 const PROFILE_SPEC: Readonly<Record<DriverProfile, PmemCSIDeploymentSpec>> = {
   production: {},
   testing: { logLevel: 5 },
+  'production-ha': { controllerReplicas: 2 },
 };
 
 function driverVariant(deviceMode: DeviceMode, profile: DriverProfile): DriverVariant {
@@ -50,6 +55,8 @@ export const DRIVER_VARIANTS: readonly DriverVariant[] = [
   // node's disk. For trying the stack on nodes without PMEM and for the real-node tests, so only
   // the testing profile (there is no production use).
   driverVariant('emulated', 'testing'),
+  // A highly available controller, in the device mode that production clusters use.
+  driverVariant('lvm', 'production-ha'),
 ];
 
 /** The kustomize bases that are not driver variants. */

@@ -79,6 +79,28 @@ export const depConstraints = [
   { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib', 'type:app'] },
 ];
 
+const BOUNDARY_OPTIONS = {
+  enforceBuildableLibDependency: false,
+  allow: [],
+  checkNestedExternalImports: true,
+  // The driver binary imports each mode's package lazily (start-up time: a node never loads
+  // the controller); tests and benchmarks import them statically, which is harmless.
+  checkDynamicDependenciesExceptions: ['@pmem-csi/node', '@pmem-csi/controller'],
+};
+
+// The controller's tests run on the real node: its test files and test kit (src/**/*.test.ts,
+// src/testing/**) may import '@pmem-csi/node/testing' (the node-controller service on fake
+// devices), nothing else of the node; its production files keep the rule above (proved by
+// packages/controller/src/boundaries.test.ts). The node never imports the controller, so the
+// project graph has no cycle. Matched by absolute path: `nx lint` runs eslint inside each
+// package, where the paths a glob sees are relative to that package.
+const CONTROLLER_SRC = `${import.meta.dirname}/packages/controller/src/`;
+const isControllerTestCode = (file) =>
+  file.startsWith(CONTROLLER_SRC) && (file.endsWith('.test.ts') || file.startsWith(`${CONTROLLER_SRC}testing/`));
+const CONTROLLER_TEST_CONSTRAINTS = depConstraints.map((c) =>
+  c.sourceTag === 'scope:controller' ? { ...c, onlyDependOnLibsWithTags: [...SHARED, 'scope:node'] } : c,
+);
+
 export default tseslint.config(
   {
     ignores: [
@@ -99,18 +121,7 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints,
-          checkNestedExternalImports: true,
-          // The driver binary imports each mode's package lazily (start-up time: a node never loads
-          // the controller); tests and benchmarks import them statically, which is harmless.
-          checkDynamicDependenciesExceptions: ['@pmem-csi/node', '@pmem-csi/controller'],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', { ...BOUNDARY_OPTIONS, depConstraints }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
@@ -146,5 +157,22 @@ export default tseslint.config(
     // Tests may be longer and use console in diagnostics, but must not float promises either.
     files: ['**/*.test.ts', 'e2e/**/*.ts'],
     rules: { 'max-lines': 'off', complexity: 'off', 'no-console': 'off' },
+  },
+  {
+    files: [isControllerTestCode],
+    rules: {
+      '@nx/enforce-module-boundaries': ['error', { ...BOUNDARY_OPTIONS, depConstraints: CONTROLLER_TEST_CONSTRAINTS }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@pmem-csi/node',
+              message: "controller tests use the node only through its test kit: import from '@pmem-csi/node/testing'.",
+            },
+          ],
+        },
+      ],
+    },
   },
 );

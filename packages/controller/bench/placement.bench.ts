@@ -12,7 +12,7 @@ import { KeyedLocks, nullLogger, type CallContext, type csi } from '@pmem-csi/ru
 import { CapacityRefresher } from '../src/placement/capacity-refresh.js';
 import type { ControllerDeps } from '../src/csi/controller-deps.js';
 import { createVolumeLocked, planCreate } from '../src/csi/create-volume.js';
-import type { NodeConnections } from '../src/nodes/grpc-node-port.js';
+import type { NodePort } from '../src/nodes/node-port.js';
 import { NodeRegistry } from '../src/registry/node-registry.js';
 import { candidates, type PlacementRequest } from '../src/placement/placement.js';
 import { GiB } from '@pmem-csi/csi';
@@ -24,7 +24,7 @@ const KEY = 'pmem-csi.intel.com/node';
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
 /** Node calls answer at once: what remains is the controller's work. */
-function stubConnections(): NodeConnections {
+function stubNodePort(): NodePort {
   const stub = {
     createVolume: (_node: string, req: csi.CreateVolumeRequest) =>
       Promise.resolve({
@@ -36,12 +36,12 @@ function stubConnections(): NodeConnections {
       }),
     getCapacity: () => Promise.resolve({ available: 100 * GiB, maxVolumeSize: 100 * GiB }),
   };
-  return stub as unknown as NodeConnections;
+  return stub as unknown as NodePort;
 }
 
 function deps(nodes: number): ControllerDeps {
   const registry = new NodeRegistry({ leaseSeconds: 3600 });
-  const connections = stubConnections();
+  const nodePort = stubNodePort();
   for (let i = 0; i < nodes; i++) {
     const nodeId = `node-${String(i).padStart(5, '0')}`;
     const size = (1 + ((i * 7919) % 997)) * GiB;
@@ -59,8 +59,8 @@ function deps(nodes: number): ControllerDeps {
     topologyKey: KEY,
     registry,
     index: new VolumeIndex(),
-    connections,
-    capacity: new CapacityRefresher({ registry, connections, log: nullLogger }),
+    nodePort,
+    capacity: new CapacityRefresher({ registry, nodePort, log: nullLogger }),
     settle: new SettleClock(0),
     defaultVolumeSize: GiB,
     nameLocks: new KeyedLocks(),

@@ -37,7 +37,7 @@ import {
   type TlsFiles,
 } from '@pmem-csi/runtime';
 import { startController } from '../src/controller.js';
-import type { NodeConnections } from '../src/nodes/grpc-node-port.js';
+import type { NodePort } from '../src/nodes/node-port.js';
 import {
   DEFAULT_LEASE_SECONDS,
   DEFAULT_MAX_LEASE_FACTOR,
@@ -92,7 +92,7 @@ function inProcess(n: number): string {
   const reconciler = new VolumeReconciler({
     registry,
     index,
-    connections: noDial as Pick<NodeConnections, 'connect' | 'listVolumes' | 'mutations'>,
+    nodePort: noDial as Pick<NodePort, 'connect' | 'listVolumes' | 'mutations'>,
     log: nullLogger,
   });
   const ids: string[] = [];

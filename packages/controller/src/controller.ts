@@ -10,6 +10,7 @@ import {
   bindServer,
   createIdentityService,
   grpcAddress,
+  InvalidArgumentError,
   KeyedLocks,
   loadCsi,
   loadRegistry,
@@ -22,7 +23,8 @@ import { DEFAULT_VOLUME_SIZE, DRIVER_VERSION, type Capacity } from '@pmem-csi/cs
 import { CapacityRefresher } from './placement/capacity-refresh.js';
 import type { ControllerDeps } from './csi/controller-deps.js';
 import { createControllerService } from './csi/controller-server.js';
-import { NodeConnections, type NodeCredentialsFactory } from './nodes/grpc-node-port.js';
+import { GrpcNodePort, type NodeCredentialsFactory } from './nodes/grpc-node-port.js';
+import type { NodePort } from './nodes/node-port.js';
 import { NodeRegistry, settleMsFor, type NodeState } from './registry/node-registry.js';
 import { VolumeReconciler } from './volumes/volume-reconciler.js';
 import { ControllerMetrics } from './metrics.js';
@@ -41,9 +43,14 @@ export interface ControllerOptions {
   readonly registryCredentials: grpc.ServerCredentials;
   /** Peer check of registry callers (the node-controller certificate's SAN). */
   readonly registryAuthorize?: AdaptOptions['authorize'];
-  /** Channel credentials for node-controller connections (mTLS in production). */
-  readonly nodeCredentials: NodeCredentialsFactory;
+  /** Channel credentials for node-controller connections (mTLS in production); required unless `nodePort` is given. */
+  readonly nodeCredentials?: NodeCredentialsFactory;
   readonly nodeChannelOptions?: grpc.ChannelOptions;
+  /**
+   * The way to the nodes (nodes/node-port.ts). Default: the gRPC adapter with `nodeCredentials`
+   * and the node timeouts below; tests may give an InProcessNodePort (which has its own timeouts).
+   */
+  readonly nodePort?: NodePort;
   readonly log?: Logger;
   /** Registration lease of a small cluster (default 30 s); see registry/node-registry.ts. */
   readonly leaseSeconds?: number;
@@ -128,6 +135,20 @@ function buildStatus(deps: ControllerDeps, index: VolumeIndex): ControllerStatus
   };
 }
 
+function grpcNodePort(opts: ControllerOptions, log: Logger): NodePort {
+  if (opts.nodeCredentials === undefined)
+    throw new InvalidArgumentError('nodeCredentials is required: give the node-controller credentials, or a nodePort');
+  return new GrpcNodePort({
+    credentials: opts.nodeCredentials,
+    channelOptions: opts.nodeChannelOptions,
+    mutateTimeoutMs: opts.mutateTimeoutMs,
+    queryTimeoutMs: opts.queryTimeoutMs,
+    listPageSize: opts.nodeListPageSize,
+    idleMs: opts.nodeIdleMs,
+    log,
+  });
+}
+
 function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetrics): ControllerDeps {
   const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
   const registry = new NodeRegistry({
@@ -139,22 +160,14 @@ function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetr
     onLeaseExpired: () => metrics.leaseExpiries.inc(),
   });
   const settleMs = opts.settleMs ?? settleMsFor(registry.baseLeaseSeconds, registry.maxLeaseSeconds);
-  const connections = new NodeConnections({
-    credentials: opts.nodeCredentials,
-    channelOptions: opts.nodeChannelOptions,
-    mutateTimeoutMs: opts.mutateTimeoutMs,
-    queryTimeoutMs: opts.queryTimeoutMs,
-    listPageSize: opts.nodeListPageSize,
-    idleMs: opts.nodeIdleMs,
-    log,
-  });
+  const nodePort = opts.nodePort ?? grpcNodePort(opts, log);
   return {
     driverName,
     topologyKey: topologyKey(driverName),
     registry,
     index: new VolumeIndex(),
-    connections,
-    capacity: new CapacityRefresher({ registry, connections, delayMs: opts.capacityRefreshDelayMs, log }),
+    nodePort,
+    capacity: new CapacityRefresher({ registry, nodePort, delayMs: opts.capacityRefreshDelayMs, log }),
     settle: new SettleClock(settleMs, opts.now),
     defaultVolumeSize: opts.defaultVolumeSize ?? DEFAULT_VOLUME_SIZE,
     nameLocks: new KeyedLocks(),
@@ -171,7 +184,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const reconciler = new VolumeReconciler({
     registry: deps.registry,
     index: deps.index,
-    connections: deps.connections,
+    nodePort: deps.nodePort,
     log,
     maxConcurrentListings: opts.maxConcurrentListings,
   });
@@ -230,7 +243,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       await reconciler.stop();
       await shutdownServer(csiServer, 5000);
       await deps.capacity.stop();
-      deps.connections.closeAll();
+      deps.nodePort.closeAll();
       log.info('controller stopped');
     },
   };

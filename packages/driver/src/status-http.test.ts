@@ -8,12 +8,12 @@ import {
   call,
   createRequest,
   failure,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   waitFor,
   type TestController,
 } from '@pmem-csi/controller/testing';
-import type { FakeNode } from '@pmem-csi/controller/testing';
+import type { ScriptedNode } from '@pmem-csi/controller/testing';
 import type { NodeDriver, NodeStatus } from '@pmem-csi/node';
 import {
   createLogger,
@@ -120,7 +120,7 @@ describe('serveStatus', () => {
 
 describe('the controller on its status endpoint', () => {
   let tc: TestController;
-  let node: FakeNode;
+  let node: ScriptedNode;
   let server: StatusServer;
   const scrape = async (): Promise<string> => (await fetchText(`${server.url}/metrics`)).body;
 
@@ -146,7 +146,7 @@ describe('the controller on its status endpoint', () => {
     expect(sample(before, 'pmem_csi_controller_volumes')).toBe(0);
     expect(sample(before, 'pmem_csi_controller_lease_expiries_total')).toBe(0);
 
-    node = await startFakeNode(tc, { nodeId: 'n1', freeBytes: 4 * GiB });
+    node = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 4 * GiB });
     const registered = await scrape();
     expect(sample(registered, 'pmem_csi_controller_nodes{state="available"}')).toBe(1);
     expect(sample(registered, 'pmem_csi_controller_node_available{node="n1"}')).toBe(1);

@@ -1,10 +1,10 @@
-// What the CSI Controller methods share: the registry, the volume index, the node connections,
+// What the CSI Controller methods share: the registry, the volume index, the way to the nodes,
 // the settle clock and the per-key locks, plus the two helpers every method needs — turning an
 // index record into a CSI Volume (with accessible topology) and looking a volume up so that
 // "not found" is only said when the volume is provably absent.
 import { NotFoundError, UnavailableError, type csi, type KeyedLocks, type Logger } from '@pmem-csi/runtime';
 import type { CapacityRefresher } from '../placement/capacity-refresh.js';
-import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry, NodeView } from '../registry/node-registry.js';
 import { absenceDoubt, type SettleClock, type VolumeIndex, type VolumeRecord } from '../volumes/volume-index.js';
 
@@ -14,7 +14,8 @@ export interface ControllerDeps {
   readonly topologyKey: string;
   readonly registry: NodeRegistry;
   readonly index: VolumeIndex;
-  readonly connections: NodeConnections;
+  /** The way to the nodes' node-controller services. */
+  readonly nodePort: NodePort;
   /** Background capacity refreshes after creates and deletes (outside the locks). */
   readonly capacity: CapacityRefresher;
   readonly settle: SettleClock;

@@ -1,11 +1,11 @@
 import { volumeIdForName } from '@pmem-csi/api';
 import { unary, type csi } from '@pmem-csi/runtime';
-import type { FakeNode } from '../testing/fake-node.js';
+import type { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
   createRequest,
   failure,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   type TestController,
 } from '../testing/harness.js';
@@ -16,13 +16,13 @@ const mount: csi.VolumeCapability = { mount: { fs_type: 'xfs' }, access_mode: { 
 
 describe('CSI Controller queries and Identity', () => {
   let tc: TestController;
-  let n1: FakeNode;
-  let n2: FakeNode;
+  let n1: ScriptedNode;
+  let n2: ScriptedNode;
 
   beforeEach(async () => {
     tc = await startTestController({ vendorVersion: '1.2.3' });
-    n1 = await startFakeNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
-    n2 = await startFakeNode(tc, { nodeId: 'n2', freeBytes: 5 * GiB });
+    n1 = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
+    n2 = await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 5 * GiB });
   });
 
   afterEach(async () => {
@@ -273,7 +273,7 @@ describe('CSI Controller queries and Identity', () => {
 describe('a controller with another driver name', () => {
   it('uses <driver>/node as the topology key', async () => {
     const tc = await startTestController({ driverName: 'pmem.example.com' });
-    const node = await startFakeNode(tc, { nodeId: 'n1' });
+    const node = await startScriptedNode(tc, { nodeId: 'n1' });
     try {
       const res = await call.create(tc.csi, createRequest('pvc-1'));
       expect(res.volume?.accessible_topology).toEqual([{ segments: { 'pmem.example.com/node': 'n1' } }]);

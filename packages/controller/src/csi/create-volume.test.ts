@@ -1,13 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
 import type { csi } from '@pmem-csi/runtime';
-import { FakeNode } from '../testing/fake-node.js';
+import { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
   createRequest,
   failure,
   nodeState,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   TestClock,
   waitFor,
@@ -25,16 +25,16 @@ const nodeOf = (res: csi.CreateVolumeResponse__Output) => res.volume?.accessible
 
 describe('CreateVolume', () => {
   let tc: TestController;
-  let nodes: FakeNode[];
-  const byId = (id: string) => nodes.find((n) => n.nodeId === id) as FakeNode;
+  let nodes: ScriptedNode[];
+  const byId = (id: string) => nodes.find((n) => n.nodeId === id) as ScriptedNode;
   const volumesOnNodes = () => nodes.reduce((sum, n) => sum + n.volumes.size, 0);
 
   beforeEach(async () => {
     tc = await startTestController();
     nodes = [
-      await startFakeNode(tc, { nodeId: 'n1', freeBytes: 2 * GiB }),
-      await startFakeNode(tc, { nodeId: 'n2', freeBytes: 6 * GiB }),
-      await startFakeNode(tc, { nodeId: 'n3', freeBytes: 4 * GiB }),
+      await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 2 * GiB }),
+      await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 6 * GiB }),
+      await startScriptedNode(tc, { nodeId: 'n3', freeBytes: 4 * GiB }),
     ];
   });
 
@@ -146,7 +146,7 @@ describe('CreateVolume', () => {
       await byId('n1').renew();
       expect(await failure(call.create(tc.csi, createRequest('pvc-1', { capacity_range: range(8) })))).toEqual({
         code: 'RESOURCE_EXHAUSTED',
-        details: `no node can hold 8 GiB: node "n1": not enough space for ${8 * GiB} bytes: largest volume is ${2 * GiB} bytes`,
+        details: `no node can hold 8 GiB: node "n1": not enough space for volume "${volumeIdForName('pvc-1')}": requested ${8 * GiB} bytes, 8 GiB when rounded up to a multiple of 4 MiB; the largest size available is ${2 * GiB} bytes (2 GiB)`,
       });
     });
 
@@ -320,7 +320,7 @@ describe('CreateVolume', () => {
 
 describe('CreateVolume across controller restarts and the settle period', () => {
   const dirs: TestController[] = [];
-  const nodes: FakeNode[] = [];
+  const nodes: ScriptedNode[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.close()));
     await Promise.all(dirs.splice(0).map((tc) => tc.stop()));
@@ -328,8 +328,8 @@ describe('CreateVolume across controller restarts and the settle period', () => 
 
   it('after a restart the same name gives the same volume and no second one; unknown names wait for the settle period', async () => {
     const first = await startTestController({ leaseSeconds: 30 });
-    const n1 = await startFakeNode(first, { nodeId: 'n1', freeBytes: 4 * GiB });
-    const n2 = await startFakeNode(first, { nodeId: 'n2', freeBytes: 8 * GiB });
+    const n1 = await startScriptedNode(first, { nodeId: 'n1', freeBytes: 4 * GiB });
+    const n2 = await startScriptedNode(first, { nodeId: 'n2', freeBytes: 8 * GiB });
     nodes.push(n1, n2);
     const created = await call.create(first.csi, createRequest('pvc-1', { capacity_range: range(1) }));
     expect(nodeOf(created)).toBe('n2');
@@ -382,7 +382,7 @@ describe('CreateVolume across controller restarts and the settle period', () => 
   it("refuses unknown names while a registered node's volumes are still being listed", async () => {
     const tc = await startTestController();
     dirs.push(tc);
-    const slow = new FakeNode({ nodeId: 'slow' });
+    const slow = await ScriptedNode.create({ nodeId: 'slow' });
     nodes.push(slow);
     slow.delay('ListVolumes', 300);
     await slow.start();
@@ -401,10 +401,10 @@ describe('capacity after creates and deletes', () => {
   it('no call but the forwarded one under the locks: one background GetCapacity for a burst on one node', async () => {
     const tc = await startTestController({ capacityRefreshDelayMs: 4000 });
     const nodes = [
-      await startFakeNode(tc, { nodeId: 'n1', freeBytes: 2 * GiB }),
-      await startFakeNode(tc, { nodeId: 'n2', freeBytes: 8 * GiB }),
+      await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 2 * GiB }),
+      await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 8 * GiB }),
     ];
-    const [n1, n2] = nodes as [FakeNode, FakeNode];
+    const [n1, n2] = nodes as [ScriptedNode, ScriptedNode];
     try {
       const ids: string[] = [];
       for (let i = 0; i < 5; i++)

@@ -80,7 +80,7 @@ type Attempt =
 /** Forward to one node: success, a RESOURCE_EXHAUSTED refusal (try the next), or a thrown error. */
 async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
   try {
-    const volume = await deps.connections.createVolume(nodeId, nodeRequest(plan), ctx.signal);
+    const volume = await deps.nodePort.createVolume(nodeId, nodeRequest(plan), ctx.signal);
     if (volume.volume_id !== plan.volumeId) {
       ctx.log.warn('node returned an unexpected volume id', {
         node: nodeId,

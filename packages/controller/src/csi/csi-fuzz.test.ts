@@ -1,10 +1,11 @@
 // R4 (issue 14): property-based fuzzing of every CSI RPC the controller serves (Identity and
-// Controller) and of the registry protocol, in process against the real controller with fake nodes.
+// Controller) and of the registry protocol, in process against the real controller with scripted
+// nodes (the node package's node-controller service on fake devices).
 // Requests carry hostile values (NUL, '..', very long and unicode strings, negative and huge sizes,
 // unknown capabilities and access modes, garbage parameters, wrong ids, absent required fields).
 // Invariants: only the CSI spec's codes for that RPC (table below), never UNKNOWN or INTERNAL; the
 // controller still answers Probe; the registered nodes stay available; every volume a fuzz case
-// created is deleted again and the fake nodes hold nothing afterwards (no leak). StorageClass junk
+// created is deleted again and the nodes hold nothing afterwards (no leak). StorageClass junk
 // gives INVALID_ARGUMENT naming the key. Cases per RPC: PMEM_CSI_FUZZ_RUNS (default below).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
@@ -12,8 +13,8 @@ import fc from 'fast-check';
 import { PARAMETER_KEYS, POD_INFO_PREFIX, volumeIdForName } from '@pmem-csi/api';
 import { GiB } from '@pmem-csi/csi';
 import { loadCsi, loadRegistry } from '@pmem-csi/runtime';
-import type { FakeNode } from '../testing/fake-node.js';
-import { nodeState, startFakeNode, startTestController, type TestController } from '../testing/harness.js';
+import type { ScriptedNode } from '../testing/scripted-node.js';
+import { nodeState, startScriptedNode, startTestController, type TestController } from '../testing/harness.js';
 
 const RUNS = positiveEnv('PMEM_CSI_FUZZ_RUNS') ?? 300;
 const SEED = positiveEnv('PMEM_CSI_FUZZ_SEED');
@@ -355,8 +356,8 @@ afterAll(() => {
 
 describe('controller CSI fuzzing (R4)', () => {
   let tc: TestController;
-  let n1: FakeNode;
-  let n2: FakeNode;
+  let n1: ScriptedNode;
+  let n2: ScriptedNode;
   let controller: grpc.Client;
   let identity: grpc.Client;
   const created = new Set<string>();
@@ -364,8 +365,8 @@ describe('controller CSI fuzzing (R4)', () => {
 
   beforeAll(async () => {
     tc = await startTestController({ vendorVersion: 'fuzz' });
-    n1 = await startFakeNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
-    n2 = await startFakeNode(tc, { nodeId: 'n2', freeBytes: 5 * GiB });
+    n1 = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
+    n2 = await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 5 * GiB });
     controller = new grpc.Client(`unix://${tc.socket}`, grpc.credentials.createInsecure());
     identity = new grpc.Client(`unix://${tc.socket}`, grpc.credentials.createInsecure());
   });
@@ -535,13 +536,13 @@ const REGISTRY_RPCS: Readonly<Record<string, { arb: fc.Arbitrary<object>; codes:
 
 describe('registry protocol fuzzing (R4)', () => {
   let tc: TestController;
-  let n1: FakeNode;
+  let n1: ScriptedNode;
   let client: grpc.Client;
   const def = loadRegistry().pmemcsi.registry.v1.Registry.service;
 
   beforeAll(async () => {
     tc = await startTestController({ vendorVersion: 'fuzz' });
-    n1 = await startFakeNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
+    n1 = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
     client = new grpc.Client(tc.registryAddress, grpc.credentials.createInsecure());
   });
 

@@ -1,12 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import type { FakeNode } from '../testing/fake-node.js';
+import type { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
   createRequest,
   failure,
   nodeState,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   TestClock,
   waitFor,
@@ -16,14 +16,14 @@ import { GiB } from '@pmem-csi/csi';
 
 describe('DeleteVolume', () => {
   let tc: TestController;
-  let n1: FakeNode;
-  let n2: FakeNode;
+  let n1: ScriptedNode;
+  let n2: ScriptedNode;
   const id = volumeIdForName('pvc-1');
 
   beforeEach(async () => {
     tc = await startTestController();
-    n1 = await startFakeNode(tc, { nodeId: 'n1', freeBytes: 8 * GiB });
-    n2 = await startFakeNode(tc, { nodeId: 'n2', freeBytes: 2 * GiB });
+    n1 = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 8 * GiB });
+    n2 = await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 2 * GiB });
     await call.create(tc.csi, createRequest('pvc-1')); // lands on n1 (largest)
   });
 
@@ -68,7 +68,7 @@ describe('DeleteVolume', () => {
   });
 
   it('treats NOT_FOUND from the owner as gone', async () => {
-    n1.volumes.clear();
+    await n1.removeVolumes();
     n1.failNext('DeleteVolume', grpc.status.NOT_FOUND, 'no such volume');
     await call.delete(tc.csi, id);
     expect((await call.list(tc.csi)).entries).toEqual([]);

@@ -36,7 +36,7 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
     throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
   let outcome: 'deleted' | 'notFound';
   try {
-    outcome = await deps.connections.deleteVolume(nodeId, volumeId, ctx.signal);
+    outcome = await deps.nodePort.deleteVolume(nodeId, volumeId, ctx.signal);
   } catch (err) {
     if (err instanceof NodeUnreachableError) throw unreachable(nodeId, volumeId, err.detail, err);
     throw err;

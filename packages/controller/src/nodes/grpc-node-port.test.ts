@@ -1,18 +1,20 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import { NodeConnections } from './grpc-node-port.js';
-import { FakeNode } from '../testing/fake-node.js';
+import { GrpcNodePort } from './grpc-node-port.js';
+import { ScriptedNode } from '../testing/scripted-node.js';
 import { GiB } from '@pmem-csi/csi';
 
-describe('NodeConnections', () => {
-  let node: FakeNode;
+// The gRPC adapter's own concerns: connections on demand, idle clients closed, a new endpoint gets a
+// new client. What every adapter must do is in ../testing/node-port-contract.ts.
+describe('GrpcNodePort', () => {
+  let node: ScriptedNode;
   let now = 1_000_000;
-  let conns: NodeConnections;
+  let conns: GrpcNodePort;
 
   beforeEach(async () => {
-    node = new FakeNode({ nodeId: 'n1', freeBytes: 4 * GiB });
+    node = await ScriptedNode.create({ nodeId: 'n1', freeBytes: 4 * GiB });
     await node.start();
-    conns = new NodeConnections({
+    conns = new GrpcNodePort({
       credentials: () => grpc.credentials.createInsecure(),
       idleMs: 30_000,
       now: () => now,
@@ -62,20 +64,6 @@ describe('NodeConnections', () => {
     now += 29_999;
     conns.closeIdle();
     expect(conns.openClients).toBe(1); // idle time counts from the end of the last call
-  });
-
-  it('counts the creates and deletes sent to a node, and those still running', async () => {
-    conns.connect('n1', node.endpoint);
-    expect(conns.mutations('n1')).toEqual({ started: 0, running: 0 });
-    await conns.getCapacity('n1');
-    await conns.listVolumes('n1');
-    expect(conns.mutations('n1')).toEqual({ started: 0, running: 0 });
-    node.delay('CreateVolume', 200);
-    const pending = create('pvc-1');
-    expect(conns.mutations('n1')).toEqual({ started: 1, running: 1 });
-    const volume = await pending;
-    expect(await conns.deleteVolume('n1', volume.volume_id)).toBe('deleted');
-    expect(conns.mutations('n1')).toEqual({ started: 2, running: 0 });
   });
 
   it('a node that registers with a new endpoint gets a new client', async () => {

@@ -41,7 +41,7 @@ function setup(): { registry: NodeRegistry; node: ControlledNode; refresher: Cap
   return {
     registry,
     node,
-    refresher: new CapacityRefresher({ registry, connections: node, delayMs: 0, log: nullLogger }),
+    refresher: new CapacityRefresher({ registry, nodePort: node, delayMs: 0, log: nullLogger }),
   };
 }
 
@@ -90,7 +90,7 @@ describe('CapacityRefresher', () => {
     node.fail();
     await refresher.idle();
     expect(registry.view('n1')?.capacity.maxVolumeSize).toBe(100);
-    const slow = new CapacityRefresher({ registry, connections: node, delayMs: 60_000, log: nullLogger });
+    const slow = new CapacityRefresher({ registry, nodePort: node, delayMs: 60_000, log: nullLogger });
     slow.schedule('n1');
     await slow.stop();
     slow.schedule('n2');

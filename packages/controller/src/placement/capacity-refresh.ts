@@ -11,12 +11,12 @@
 // have computed it before that create/delete took effect); the adjustment scheduled another
 // refresh, which brings the figure that includes it.
 import { errorMessage, type Logger } from '@pmem-csi/runtime';
-import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry } from '../registry/node-registry.js';
 
 export interface CapacityRefresherOptions {
   readonly registry: NodeRegistry;
-  readonly connections: Pick<NodeConnections, 'getCapacity'>;
+  readonly nodePort: Pick<NodePort, 'getCapacity'>;
   /** Wait after the first request before asking the node (default 500 ms). */
   readonly delayMs?: number;
   readonly log: Logger;
@@ -101,11 +101,11 @@ export class CapacityRefresher {
   }
 
   async #refresh(nodeId: string): Promise<void> {
-    const { registry, connections, log } = this.#o;
+    const { registry, nodePort, log } = this.#o;
     const stamp = registry.capacityStamp(nodeId);
     try {
       this.#refreshes++;
-      const fresh = await connections.getCapacity(nodeId, this.#abort.signal);
+      const fresh = await nodePort.getCapacity(nodeId, this.#abort.signal);
       const view = registry.view(nodeId);
       if (view === undefined || registry.capacityStamp(nodeId) !== stamp) return;
       registry.updateCapacity(nodeId, { ...view.capacity, ...fresh });

@@ -1,11 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadRegistry, PermissionDeniedError, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
-import { FakeNode } from '../testing/fake-node.js';
+import { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
   failure,
   nodeState,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   waitFor,
   type TestController,
@@ -43,7 +43,7 @@ const unregister = (c: RegistryClient, req: registry.UnregisterControllerRequest
 describe('registry server', () => {
   let tc: TestController;
   let client: RegistryClient;
-  const nodes: FakeNode[] = [];
+  const nodes: ScriptedNode[] = [];
 
   beforeEach(async () => {
     tc = await startTestController({ nodeListPageSize: 2 });
@@ -56,16 +56,16 @@ describe('registry server', () => {
     await tc.stop();
   });
 
-  async function fakeNode(nodeId: string, freeGiB = 10): Promise<FakeNode> {
-    const node = await startFakeNode(tc, { nodeId, freeBytes: freeGiB * GiB });
+  async function scriptedNode(nodeId: string, freeGiB = 10): Promise<ScriptedNode> {
+    const node = await startScriptedNode(tc, { nodeId, freeBytes: freeGiB * GiB });
     nodes.push(node);
     return node;
   }
 
   it('registers a node with a lease, lists its volumes, and shows it in the status', async () => {
-    const node = new FakeNode({ nodeId: 'n1', freeBytes: 10 * GiB, deviceMode: 'lvm', version: '1.2.3' });
+    const node = await ScriptedNode.create({ nodeId: 'n1', freeBytes: 10 * GiB, deviceMode: 'lvm', version: '1.2.3' });
     nodes.push(node);
-    for (const name of ['pvc-a', 'pvc-b', 'pvc-c', 'pvc-d', 'pvc-e']) node.addVolume(name, GiB);
+    for (const name of ['pvc-a', 'pvc-b', 'pvc-c', 'pvc-d', 'pvc-e']) await node.addVolume(name, GiB);
     await node.start();
     node.useRegistry(tc.registryAddress);
     const id = await node.register();
@@ -92,7 +92,7 @@ describe('registry server', () => {
   });
 
   it('answers with the lease and renews it, updating the capacity', async () => {
-    const node = new FakeNode({ nodeId: 'n9' });
+    const node = await ScriptedNode.create({ nodeId: 'n9' });
     nodes.push(node);
     const reply = await register(client, {
       node_id: 'n9',
@@ -160,7 +160,7 @@ describe('registry server', () => {
   });
 
   it('a node that stops renewing becomes unavailable but keeps its volumes; renewing later re-registers it', async () => {
-    const node = await fakeNode('n1');
+    const node = await scriptedNode('n1');
     await call.create(tc.csi, {
       name: 'pvc-1',
       volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
@@ -179,13 +179,13 @@ describe('registry server', () => {
   });
 
   it("reconciles on every registration: volumes added or removed behind the controller's back", async () => {
-    const node = await fakeNode('n1');
+    const node = await scriptedNode('n1');
     await call.create(tc.csi, {
       name: 'pvc-1',
       volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
     });
-    node.volumes.clear();
-    node.addVolume('pvc-2', GiB);
+    await node.removeVolumes();
+    await node.addVolume('pvc-2', GiB);
     await node.register();
     await tc.controller.idle();
     const listed = await call.list(tc.csi);
@@ -193,7 +193,7 @@ describe('registry server', () => {
   });
 
   it('replaces the connection when a node registers with a new endpoint', async () => {
-    const node = await fakeNode('n1');
+    const node = await scriptedNode('n1');
     const oldEndpoint = node.endpoint;
     await node.stop();
     await node.start();
@@ -209,7 +209,7 @@ describe('registry server', () => {
   });
 
   it('revokes the registration when listing the volumes fails; the node heals by registering again', async () => {
-    const node = new FakeNode({ nodeId: 'n1' });
+    const node = await ScriptedNode.create({ nodeId: 'n1' });
     nodes.push(node);
     node.failNext('ListVolumes', grpc.status.INTERNAL, 'disk on fire');
     await node.start();
@@ -238,7 +238,7 @@ describe('registry server', () => {
   });
 
   it('unregistering keeps the node and its volumes known', async () => {
-    const node = await fakeNode('n1');
+    const node = await scriptedNode('n1');
     await call.create(tc.csi, {
       name: 'pvc-1',
       volume_capabilities: [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
@@ -261,7 +261,7 @@ describe('registry server', () => {
 describe('registration with a volume inventory', () => {
   let tc: TestController;
   let client: RegistryClient;
-  const nodes: FakeNode[] = [];
+  const nodes: ScriptedNode[] = [];
   const block = [{ block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } }];
 
   beforeEach(async () => {
@@ -275,10 +275,14 @@ describe('registration with a volume inventory', () => {
     await tc.stop();
   });
 
-  async function node(nodeId: string, inventory: 'none' | 'full' | 'count', volumes: string[] = []): Promise<FakeNode> {
-    const n = new FakeNode({ nodeId, inventory });
+  async function node(
+    nodeId: string,
+    inventory: 'none' | 'full' | 'count',
+    volumes: string[] = [],
+  ): Promise<ScriptedNode> {
+    const n = await ScriptedNode.create({ nodeId, inventory });
     nodes.push(n);
-    for (const name of volumes) n.addVolume(name, GiB);
+    for (const name of volumes) await n.addVolume(name, GiB);
     await n.start();
     n.useRegistry(tc.registryAddress);
     return n;
@@ -435,7 +439,7 @@ describe('lease scaling', () => {
 describe('registry with a real 1 s lease', () => {
   it('a renewing node stays available; after it stops renewing it becomes unavailable, not forgotten', async () => {
     const tc = await startTestController({ leaseSeconds: 1 });
-    const node = new FakeNode({ nodeId: 'n1' });
+    const node = await ScriptedNode.create({ nodeId: 'n1' });
     try {
       await node.start();
       node.useRegistry(tc.registryAddress);

@@ -1,13 +1,14 @@
 // Test harness: a controller on a temporary unix socket plus a registry on 127.0.0.1, insecure
 // credentials, an adjustable clock (to expire leases or end the settle period without sleeping),
-// CSI clients, and helpers to start fake nodes that register and wait until they are available.
+// CSI clients, and helpers to start scripted nodes (the real node-controller service on fake
+// devices, scripted-node.ts) that register and wait until they are available.
 import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCsi, unary, type ControllerClient, type csi, type IdentityClient } from '@pmem-csi/runtime';
 import { startController, type ControllerOptions, type RunningController } from '../controller.js';
-import { FakeNode, type FakeNodeOptions } from './fake-node.js';
+import { ScriptedNode, type ScriptedNodeOptions } from './scripted-node.js';
 
 /** A clock whose offset tests move forward. */
 export class TestClock {
@@ -83,9 +84,9 @@ export function nodeState(tc: TestController, nodeId: string): string | undefine
   return tc.controller.status().nodes.find((n) => n.nodeId === nodeId)?.state;
 }
 
-/** Start a fake node, register it with the controller and wait until it is available. */
-export async function startFakeNode(tc: TestController, options: FakeNodeOptions): Promise<FakeNode> {
-  const node = new FakeNode(options);
+/** Start a scripted node, register it with the controller and wait until it is available. */
+export async function startScriptedNode(tc: TestController, options: ScriptedNodeOptions): Promise<ScriptedNode> {
+  const node = await ScriptedNode.create(options);
   await node.start();
   node.useRegistry(tc.registryAddress);
   await node.register();

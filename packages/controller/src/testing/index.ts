@@ -1,12 +1,13 @@
 // Test helpers of the controller package, exported as `@pmem-csi/controller/testing` for
-// integration tests: a fake node driver (node-controller server + registry client).
-export { FakeNode, type FakeCapacity, type FakeNodeOptions, type FakeVolume } from './fake-node.js';
+// integration tests: a scripted node (the real node-controller service on fake devices, with
+// scripted failures, delays and registrations) and a controller on a temporary socket.
+export { ScriptedNode, type ScriptedMethod, type ScriptedNodeOptions } from './scripted-node.js';
 export {
   call,
   createRequest,
   failure,
   nodeState,
-  startFakeNode,
+  startScriptedNode,
   startTestController,
   TestClock,
   waitFor,

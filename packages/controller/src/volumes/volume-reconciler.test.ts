@@ -1,5 +1,5 @@
 import { nullLogger, type csi } from '@pmem-csi/runtime';
-import type { NodeMutations } from '../nodes/grpc-node-port.js';
+import type { NodeMutations } from '../nodes/node-port.js';
 import { NodeRegistry } from '../registry/node-registry.js';
 import { VolumeReconciler } from './volume-reconciler.js';
 import { VolumeIndex } from './volume-index.js';
@@ -30,7 +30,7 @@ describe('VolumeReconciler', () => {
     const reconciler = new VolumeReconciler({
       registry,
       index: new VolumeIndex(),
-      connections: listings,
+      nodePort: listings,
       log: nullLogger,
       maxConcurrentListings: 2,
     });

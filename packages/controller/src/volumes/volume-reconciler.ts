@@ -15,7 +15,7 @@
 //   NOT_FOUND and it registers again, which retries the listing (self-healing, no stuck node).
 import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
-import type { NodeConnections } from '../nodes/grpc-node-port.js';
+import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry, Registration } from '../registry/node-registry.js';
 import { parseBytes } from '@pmem-csi/csi';
 import type { VolumeIndex, VolumeRecord } from './volume-index.js';
@@ -23,7 +23,7 @@ import type { VolumeIndex, VolumeRecord } from './volume-index.js';
 export interface VolumeReconcilerDeps {
   readonly registry: NodeRegistry;
   readonly index: VolumeIndex;
-  readonly connections: Pick<NodeConnections, 'connect' | 'listVolumes' | 'mutations'>;
+  readonly nodePort: Pick<NodePort, 'connect' | 'listVolumes' | 'mutations'>;
   readonly log: Logger;
   /** Node volume listings running at once (default 16). */
   readonly maxConcurrentListings?: number;
@@ -78,7 +78,7 @@ export class VolumeReconciler {
 
   /** Make the volumes of a freshly registered node known: from its inventory now, or by a listing in the background. */
   nodeRegistered(reg: Registration, inventory?: Inventory): VolumeSource {
-    this.#deps.connections.connect(reg.nodeId, reg.endpoint);
+    this.#deps.nodePort.connect(reg.nodeId, reg.endpoint);
     let why = 'the node sent no inventory';
     if (inventory !== undefined) {
       const problem = this.#inventoryProblem(reg.nodeId, inventory);
@@ -111,8 +111,8 @@ export class VolumeReconciler {
   #inventoryProblem(nodeId: string, inventory: Inventory): string | undefined {
     if (inventory.records.length !== inventory.count)
       return `the inventory names ${inventory.records.length} of ${inventory.count} volumes`;
-    const { index, connections } = this.#deps;
-    const mutations = connections.mutations(nodeId);
+    const { index, nodePort } = this.#deps;
+    const mutations = nodePort.mutations(nodeId);
     if (mutations.running > 0) return 'a create or delete on the node is in progress';
     if (mutations.started === 0) return undefined;
     if (inventory.count === 0 && index.countOn(nodeId) === 0 && !index.hasUncertainOn(nodeId)) return undefined;
@@ -162,12 +162,12 @@ export class VolumeReconciler {
   }
 
   async #reconcile(reg: Registration): Promise<void> {
-    const { registry, index, connections } = this.#deps;
+    const { registry, index, nodePort } = this.#deps;
     const log = this.#deps.log.child({ node: reg.nodeId, endpoint: reg.endpoint });
     const since = index.beginListing(reg.nodeId);
     const started = Date.now();
     try {
-      const volumes = await connections.listVolumes(reg.nodeId, this.#abort.signal);
+      const volumes = await nodePort.listVolumes(reg.nodeId, this.#abort.signal);
       const records = this.#records(reg.nodeId, volumes);
       if (!registry.isCurrent(reg.nodeId, reg.registrationId)) {
         log.info('volume listing superseded by a newer registration; ignored');

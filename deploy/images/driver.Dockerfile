@@ -10,25 +10,22 @@ ARG VERSION=0.1.0
 # Build: every workspace dependency, then one bundle of the driver with its npm dependencies inside
 # (tools/bundle.mjs: a few ES modules, each device mode's code in its own chunk), checked by
 # running it; the runtime stage needs no node_modules and starts without resolving ~400 modules.
+# The version is declared after `npm ci` so that builds of the same sources with different versions
+# share that layer (a build cache keys every RUN after an ARG on the ARG's value).
 FROM ${NODE_IMAGE} AS build
-ARG VERSION
 WORKDIR /app
 COPY . .
+RUN npm ci --no-audit --no-fund
+ARG VERSION
 RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
    || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
  && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/csi/src/version.ts \
  && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/csi/src/version.ts \
- && npm ci --no-audit --no-fund \
  && node tools/bundle.mjs \
  && test "$(node packages/driver/dist/bundle/pmem-csi-driver.mjs --version)" = "pmem-csi-driver $VERSION" \
  && node packages/driver/dist/bundle/pmem-csi-driver.mjs --help >/dev/null
 
 FROM ${NODE_IMAGE}
-ARG VERSION
-LABEL org.opencontainers.image.title="pmem-csi-driver" \
-      org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.description="PMEM-CSI driver: CSI controller and node service for persistent memory" \
-      org.opencontainers.image.licenses="Apache-2.0"
 # The host tools the node driver runs (nodeTools() in packages/csi/src/host-tools.ts, Debian
 # packages as TOOL_PACKAGES in packages/runtime/src/exec.ts names them); a test checks that this
 # line installs every one of them. Size: xfsprogs pulls in libicu (36 MB) for xfs_scrub alone,
@@ -52,6 +49,12 @@ RUN sed -i \
  && test "$(lvmconfig activation/udev_sync)" = "udev_sync=0" \
  && test "$(lvmconfig activation/udev_rules)" = "udev_rules=0" \
  && test "$(lvmconfig activation/monitoring)" = "monitoring=0"
+# Version and labels come after the host tools: images of different versions share those layers.
+ARG VERSION
+LABEL org.opencontainers.image.title="pmem-csi-driver" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.description="PMEM-CSI driver: CSI controller and node service for persistent memory" \
+      org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /app
 COPY --from=build /app/packages/driver/dist/bundle ./
 ENV NODE_ENV=production

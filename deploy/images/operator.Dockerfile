@@ -8,15 +8,17 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
 # recorded on every object it builds); the build stage writes it into the sources it compiles.
 ARG VERSION=0.1.0
 
+# The version is declared after `npm ci` so that builds of the same sources with different versions
+# share that layer (a build cache keys every RUN after an ARG on the ARG's value).
 FROM ${NODE_IMAGE} AS build
-ARG VERSION
 WORKDIR /app
 COPY . .
+RUN npm ci --no-audit --no-fund
+ARG VERSION
 RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
    || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \
  && sed -i "s/^export const DRIVER_VERSION = '[^']*';\$/export const DRIVER_VERSION = '$VERSION';/" packages/csi/src/version.ts \
  && grep -qx "export const DRIVER_VERSION = '$VERSION';" packages/csi/src/version.ts \
- && npm ci --no-audit --no-fund \
  && npx tsc -b packages/operator/tsconfig.lib.json \
  && npm prune --omit=dev --no-audit --no-fund
 

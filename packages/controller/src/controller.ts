@@ -202,7 +202,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     driverName: deps.driverName,
     version: opts.vendorVersion ?? DRIVER_VERSION,
     plugin: { role: 'controller' },
-    ready: () => ready,
+    // Not ready until the start-up settle period has passed: before it, CreateVolume cannot prove that a name
+    // is absent (volumes/volume-index.ts) and answers UNAVAILABLE. external-provisioner probes until ready before it
+    // joins leader election, so a replica that restarted (its sidecar restarts with it, under the same identity)
+    // does not take the Lease back and stall provisioning for the settle period while a settled standby waits.
+    ready: () => ready && deps.settle.settled(),
     log,
   });
   csiServer.addService(loadCsi().csi.v1.Identity.service, identity);

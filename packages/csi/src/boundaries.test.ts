@@ -26,10 +26,14 @@ function ensureProjectGraph(): void {
   readCachedProjectGraph();
 }
 
-/** The lint messages (rule: message) for a probe file with `code` in package `pkg`. */
+/**
+ * The lint messages (rule: message) for a probe file with `code` in package `pkg`, linted from the
+ * package's directory as `nx lint <pkg>` does (ESLint matches `files` patterns against the directory
+ * of the config it finds there: a rule that only applies from the root would prove nothing).
+ */
 async function lintProbe(pkg: string, code: string): Promise<string[]> {
   const eslint = new ESLint({
-    cwd: ROOT,
+    cwd: `${ROOT}packages/${pkg}/`,
     overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}`] }],
   });
   const [result] = await eslint.lintText(code, { filePath: `${ROOT}packages/${pkg}/src/${PROBE}` });

@@ -2,7 +2,8 @@
 // request at the edge (InvalidArgument naming the field), update the node registry, and make the
 // node's volumes known on every (re)registration — from the inventory it sent, or by a listing
 // (volumes/volume-reconciler.ts). Renewals are the hot path at scale (5,000 nodes renew every lease/3): they
-// validate, touch one record and log nothing. The peer check (client cert SAN
+// validate, touch one record and log nothing — unless the node pushes its inventory with one (after a
+// create or delete, possibly made through another controller replica), which the reconciler then takes in. The peer check (client cert SAN
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
 import {
@@ -127,7 +128,18 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
         const nodeId = required(req.node_id, 'node_id');
         const registrationId = required(req.registration_id, 'registration_id');
         const capacity = req.capacity === null ? undefined : parseCapacity(req.capacity);
-        return { lease_seconds: String(registry.renew(nodeId, registrationId, capacity)) };
+        const inventory = req.inventory === null ? undefined : parseInventory(nodeId, req.inventory);
+        const leaseSeconds = registry.renew(nodeId, registrationId, capacity);
+        if (inventory !== undefined) {
+          const outcome = reconciler.inventoryPushed(nodeId, registrationId, inventory);
+          log.debug('node pushed its volume inventory', {
+            node: nodeId,
+            volumes: inventory.count,
+            outcome: outcome.via,
+            ...(outcome.via === 'listing' ? { why: outcome.why } : {}),
+          });
+        }
+        return { lease_seconds: String(leaseSeconds) };
       },
       UnregisterController: async (req) => {
         const nodeId = required(req.node_id, 'node_id');

@@ -13,6 +13,12 @@
 //   connection, a few ms of RSA on this event loop); the other nodes wait in order and stay
 //   "syncing". If the listing fails the registration is revoked: the node's next renewal gets
 //   NOT_FOUND and it registers again, which retries the listing (self-healing, no stuck node).
+// With several controller replicas (issue 17) a node also pushes its inventory with a renewal
+// after each create, delete or expansion, made through whichever replica leads (inventoryPushed):
+// the same as the index → nothing; usable by the rules above → applied at once; otherwise (this
+// replica changed the node's volumes itself, a change of it may be missing from the inventory)
+// → one more listing, with the node staying available. So a standby knows every volume within
+// moments and, once it leads, never places a name again on another node.
 import { PARAMETER_KEYS } from '@pmem-csi/api';
 import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
 import type { NodePort } from '../nodes/node-port.js';
@@ -42,6 +48,10 @@ export interface Inventory {
 /** How the node's volumes become known: from its inventory (done), or by a listing (queued). */
 export type VolumeSource = { readonly via: 'inventory' } | { readonly via: 'listing'; readonly why: string };
 
+/** What a pushed inventory did: nothing new, applied, a listing queued, or ignored (registration not current). */
+export type PushOutcome =
+  { readonly via: 'unchanged' | 'inventory' | 'ignored' } | { readonly via: 'listing'; readonly why: string };
+
 /** The fields of a reported volume that the index keeps. */
 export type ReportedVolume = Pick<csi.Volume__Output, 'volume_id' | 'capacity_bytes' | 'volume_context'>;
 
@@ -65,6 +75,12 @@ export class VolumeReconciler {
   /** Registrations waiting for a listing slot, oldest first (from #head on). */
   #queue: Registration[] = [];
   #head = 0;
+  /** Nodes with a listing for a pushed inventory waiting in the queue (one is enough). */
+  readonly #refreshQueued = new Set<string>();
+  /** Nodes being listed now: one listing per node at a time. */
+  readonly #listing = new Set<string>();
+  /** Listings that came up while their node was being listed; they run after it, one per node. */
+  readonly #deferred = new Map<string, Registration>();
 
   constructor(deps: VolumeReconcilerDeps) {
     this.#deps = deps;
@@ -94,6 +110,30 @@ export class VolumeReconciler {
     return { via: 'listing', why };
   }
 
+  /**
+   * A node pushed its inventory with a renewal of its live registration (see the header). The node
+   * stays available whatever happens; a listing it needs runs in the background.
+   */
+  inventoryPushed(nodeId: string, registrationId: string, inventory: Inventory): PushOutcome {
+    const { registry } = this.#deps;
+    const view = registry.view(nodeId);
+    if (view === undefined || !registry.isCurrent(nodeId, registrationId)) return { via: 'ignored' };
+    const reg: Registration = {
+      nodeId,
+      registrationId,
+      endpoint: view.endpoint,
+      previousEndpoint: undefined,
+      leaseSeconds: 0, // not read by listings
+    };
+    // Syncing: the listing of its registration may have started before this change; list once more after it.
+    if (view.state !== 'available') return this.#refresh(reg, 'the node is being listed; the push may postdate that');
+    if (this.#sameAsIndex(nodeId, inventory)) return { via: 'unchanged' };
+    const problem = this.#inventoryProblem(nodeId, inventory);
+    if (problem !== undefined) return this.#refresh(reg, problem);
+    this.#applyInventory(reg, inventory);
+    return { via: 'inventory' };
+  }
+
   /** Resolves when no listing is running or waiting (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
@@ -104,6 +144,8 @@ export class VolumeReconciler {
     this.#abort.abort(new Error('controller stopping'));
     this.#queue = [];
     this.#head = 0;
+    this.#refreshQueued.clear();
+    this.#deferred.clear();
     await this.idle();
   }
 
@@ -117,6 +159,27 @@ export class VolumeReconciler {
     if (mutations.started === 0) return undefined;
     if (inventory.count === 0 && index.countOn(nodeId) === 0 && !index.hasUncertainOn(nodeId)) return undefined;
     return "this controller has changed the node's volumes; the inventory may predate that";
+  }
+
+  /** Whether the index holds exactly the inventory's volumes on the node, with their sizes. */
+  #sameAsIndex(nodeId: string, inventory: Inventory): boolean {
+    const { index } = this.#deps;
+    if (inventory.records.length !== inventory.count || index.countOn(nodeId) !== inventory.count) return false;
+    return inventory.records.every((r) => {
+      const known = index.get(r.volumeId);
+      return known?.nodeId === nodeId && known.capacityBytes === r.capacityBytes;
+    });
+  }
+
+  /** Queue a listing of an available node (at most one waiting per node). */
+  #refresh(reg: Registration, why: string): PushOutcome {
+    if (this.#abort.signal.aborted) return { via: 'listing', why: 'the controller is stopping' };
+    if (!this.#refreshQueued.has(reg.nodeId)) {
+      this.#refreshQueued.add(reg.nodeId);
+      this.#queue.push(reg);
+      this.#pump();
+    }
+    return { via: 'listing', why };
   }
 
   #applyInventory(reg: Registration, inventory: Inventory): void {
@@ -135,9 +198,19 @@ export class VolumeReconciler {
   #pump(): void {
     while (this.#inflight.size < this.#maxListings && this.#head < this.#queue.length) {
       const reg = this.#queue[this.#head++] as Registration;
+      this.#refreshQueued.delete(reg.nodeId);
       if (!this.#deps.registry.isCurrent(reg.nodeId, reg.registrationId)) continue;
+      if (this.#listing.has(reg.nodeId)) {
+        this.#deferred.set(reg.nodeId, reg); // a listing that started earlier may miss what this one is for
+        continue;
+      }
+      this.#listing.add(reg.nodeId);
       const run = this.#reconcile(reg).finally(() => {
         this.#inflight.delete(run);
+        this.#listing.delete(reg.nodeId);
+        const next = this.#deferred.get(reg.nodeId);
+        this.#deferred.delete(reg.nodeId);
+        if (next !== undefined && !this.#abort.signal.aborted) this.#queue.push(next);
         this.#pump();
       });
       this.#inflight.add(run);

@@ -4,12 +4,11 @@
 // shim (plugin-shim.ts: the node's Identity plus CONTROLLER_SERVICE, the node's Node service), its
 // --csi.controllerendpoint the real controller; with one node in the stack, every volume the
 // lifecycle specs create lands on the node they stage and publish on.
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startLocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
+import { runTool, ToolError } from '../cluster/processes.js';
 import { toolPath } from '../tools.js';
 import { readJUnit, type JUnitSummary } from './junit.js';
 import { startPluginShim } from './plugin-shim.js';
@@ -17,7 +16,7 @@ import { skipRegex, type SanitySkip } from './skips.js';
 
 export interface SanityRun {
   readonly summary: JUnitSummary;
-  readonly exitCode: number | null;
+  readonly exitCode: number;
   readonly outputFile: string;
   /** Calls the plugin shim answered, by method: evidence that csi-sanity went through it. */
   readonly shimCalls: ReadonlyMap<string, number>;
@@ -27,20 +26,29 @@ export interface SanityRun {
 
 const GiB = 1024 ** 3;
 
-function runTool(bin: string, args: readonly string[], logFile: string, timeoutMs: number): Promise<number | null> {
-  const fd = openSync(logFile, 'w');
-  const child = spawn(bin, [...args], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`csi-sanity did not finish within ${timeoutMs / 1000} s (output: ${logFile})`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
+/**
+ * Run csi-sanity through the e2e command runner and keep its output in `logFile` (written when it
+ * ends). Failed specs make it exit non-zero: that is a result (the caller reads the JUnit file), not
+ * an error. A run that hits the time limit throws, naming the log — by the time spent, because
+ * Ginkgo answers the runner's SIGTERM with exit code 1 like a run with failed specs; a run ended by
+ * a signal throws too.
+ */
+async function runCsiSanity(args: readonly string[], logFile: string, timeoutMs: number): Promise<number> {
+  const keep = (r: { stdout: string; stderr: string }): Promise<void> =>
+    writeFile(logFile, r.stderr === '' ? r.stdout : `${r.stdout}\n--- stderr ---\n${r.stderr}`);
+  const started = Date.now();
+  try {
+    const r = await runTool(toolPath('csi-sanity'), args, { timeoutMs });
+    await keep(r);
+    return r.code;
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    await keep(e);
+    if (Date.now() - started >= timeoutMs)
+      throw new Error(`csi-sanity did not finish within ${timeoutMs / 1000} s (output: ${logFile})`, { cause: e });
+    if (e.code === null) throw new Error(`${e.message.split('\n')[0]} (output: ${logFile})`, { cause: e });
+    return e.code;
+  }
 }
 
 /** Run csi-sanity against a fresh one-node stack in `mode`; skips by exact spec text. */
@@ -68,8 +76,7 @@ export async function runSanity(
     });
     const skip = skipRegex(skips);
     const started = Date.now();
-    const exitCode = await runTool(
-      toolPath('csi-sanity'),
+    const exitCode = await runCsiSanity(
       [
         `--csi.endpoint=unix://${shim.socket}`,
         `--csi.controllerendpoint=unix://${stack.controllerSocket}`,

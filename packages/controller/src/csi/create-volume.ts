@@ -79,6 +79,7 @@ type Attempt =
 
 /** Forward to one node: success, a RESOURCE_EXHAUSTED refusal (try the next), or a thrown error. */
 async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, ctx: CallContext): Promise<Attempt> {
+  const reportsBefore = deps.registry.capacityReports(nodeId);
   try {
     const volume = await deps.nodePort.createVolume(nodeId, nodeRequest(plan), ctx.signal);
     if (volume.volume_id !== plan.volumeId) {
@@ -91,7 +92,7 @@ async function tryNode(deps: ControllerDeps, plan: CreatePlan, nodeId: string, c
     const listed = recordFromVolume(nodeId, volume);
     const rec: VolumeRecord = { ...listed, name: plan.name, capacityBytes: listed.capacityBytes || plan.size.size };
     deps.index.add(rec);
-    deps.registry.adjustCapacity(nodeId, -rec.capacityBytes);
+    deps.registry.adjustCapacity(nodeId, -rec.capacityBytes, reportsBefore);
     deps.capacity.schedule(nodeId);
     ctx.log.info('volume created', { volume: rec.volumeId, name: plan.name, node: nodeId, bytes: rec.capacityBytes });
     return { ok: true, response: { volume: toCsiVolume(deps, rec) } };

@@ -35,6 +35,7 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
   if (!isReachable(view))
     throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
   let outcome: 'deleted' | 'notFound';
+  const reportsBefore = deps.registry.capacityReports(nodeId);
   try {
     outcome = await deps.nodePort.deleteVolume(nodeId, volumeId, ctx.signal);
   } catch (err) {
@@ -44,7 +45,7 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
   const size = deps.index.get(volumeId)?.capacityBytes;
   deps.index.remove(volumeId);
   deps.index.clearUncertain(volumeId);
-  if (outcome === 'deleted' && size !== undefined) deps.registry.adjustCapacity(nodeId, size);
+  if (outcome === 'deleted' && size !== undefined) deps.registry.adjustCapacity(nodeId, size, reportsBefore);
   deps.capacity.schedule(nodeId);
   ctx.log.info(outcome === 'deleted' ? 'volume deleted' : 'volume already gone on its node', {
     volume: volumeId,

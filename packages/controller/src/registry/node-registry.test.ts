@@ -96,6 +96,25 @@ describe('NodeRegistry', () => {
       expect(order(r)).toEqual(['n3', 'n2']);
     });
 
+    it('does not apply a create or delete twice when the node reported its capacity during the call', () => {
+      // A node pushes a renewal with its capacity right after each create or delete (every replica must
+      // learn the volume); it can arrive before the create's answer. Subtracting the volume again from
+      // that fresh report made a node with room look full (1024 - 700 reported as 324, then 0).
+      const { r, regs } = cluster({ n1: 1024 });
+      const before = r.capacityReports('n1');
+      r.renew('n1', regs.get('n1') ?? '', { maxVolumeSize: 324, available: 324, managed: 1024, total: 1024 });
+      expect(r.adjustCapacity('n1', -700, before)).toBe(false);
+      expect(r.view('n1')?.capacity.available).toBe(324);
+      // Without a report in between the local adjustment applies, as before.
+      const quiet = r.capacityReports('n1');
+      expect(r.adjustCapacity('n1', -24, quiet)).toBe(true);
+      expect(r.view('n1')?.capacity.available).toBe(300);
+      expect(r.adjustCapacity('n1', 24, quiet)).toBe(true); // a local adjustment is not a report
+      expect(r.view('n1')?.capacity.available).toBe(324);
+      r.updateCapacity('n1', cap(1024)); // a refresh answer is a report too
+      expect(r.adjustCapacity('n1', 100, quiet)).toBe(false);
+    });
+
     it('offers only available nodes: not syncing, expired, revoked or unregistered ones', () => {
       const { r, regs } = cluster({ n1: 5, n2: 6, n3: 7, n4: 8 });
       r.register({ ...input, nodeId: 'n5', capacity: cap(9) }); // syncing

@@ -140,6 +140,8 @@ interface NodeRecord {
   entry: OrderEntry;
   /** Bumped by every local capacity adjustment (see capacityStamp). */
   capacityStamp: number;
+  /** Bumped by every capacity the node reported itself (registration, renewal, refresh; see capacityReports). */
+  capacityReports: number;
   deviceMode: string;
   version: string;
   registeredAt: number;
@@ -234,6 +236,7 @@ export class NodeRegistry {
       capacity: input.capacity,
       entry: { maxVolumeSize: input.capacity.maxVolumeSize, nodeId: input.nodeId },
       capacityStamp: 0,
+      capacityReports: 0,
       deviceMode: input.deviceMode,
       version: input.version,
       registeredAt: now,
@@ -262,7 +265,7 @@ export class NodeRegistry {
       reason: undefined,
       expiryLogged: false,
     });
-    this.#setCapacity(rec, input.capacity);
+    this.#reportCapacity(rec, input.capacity);
     return { nodeId: input.nodeId, registrationId, endpoint: input.endpoint, previousEndpoint, leaseSeconds };
   }
 
@@ -281,7 +284,7 @@ export class NodeRegistry {
     }
     const leaseSeconds = this.leaseSeconds;
     rec.leaseExpiresAt = now + leaseSeconds * 1000;
-    if (capacity !== undefined) this.#setCapacity(rec, capacity);
+    if (capacity !== undefined) this.#reportCapacity(rec, capacity);
     return leaseSeconds;
   }
 
@@ -322,15 +325,28 @@ export class NodeRegistry {
   /** Replace the capacity estimate of a node (a report of the node itself). */
   updateCapacity(nodeId: string, capacity: Capacity): void {
     const rec = this.#nodes.get(nodeId);
-    if (rec !== undefined) this.#setCapacity(rec, capacity);
+    if (rec !== undefined) this.#reportCapacity(rec, capacity);
   }
 
-  /** Account locally for a volume created (`delta` < 0) or deleted (`delta` > 0) on the node; see adjustCapacity. */
-  adjustCapacity(nodeId: string, delta: number): void {
+  /**
+   * Account locally for a volume created (`delta` < 0) or deleted (`delta` > 0) on the node; see adjustCapacity.
+   * `reportsBefore` (capacityReports read before the create or delete was sent): when the node reported its
+   * capacity while the call was under way, that report may already include the change (a node pushes a renewal
+   * right after each create or delete, which can arrive before the answer), so it is not applied twice; the
+   * caller's scheduled refresh settles it. Returns whether the estimate was adjusted.
+   */
+  adjustCapacity(nodeId: string, delta: number, reportsBefore?: number): boolean {
     const rec = this.#nodes.get(nodeId);
-    if (rec === undefined) return;
+    if (rec === undefined) return false;
+    if (reportsBefore !== undefined && rec.capacityReports !== reportsBefore) return false;
     rec.capacityStamp++;
     this.#setCapacity(rec, adjustCapacity(rec.capacity, delta));
+    return true;
+  }
+
+  /** Changes whenever the node reports its capacity itself; see adjustCapacity's `reportsBefore`. */
+  capacityReports(nodeId: string): number {
+    return this.#nodes.get(nodeId)?.capacityReports ?? 0;
   }
 
   /** Changes whenever adjustCapacity runs: a report asked for before a change may not include it. */
@@ -417,6 +433,11 @@ export class NodeRegistry {
     const views: NodeView[] = [];
     for (const rec of this.#nodes.values()) if (pred(rec)) views.push(this.#toView(rec, now));
     return views.sort(byId);
+  }
+
+  #reportCapacity(rec: NodeRecord, capacity: Capacity): void {
+    rec.capacityReports++;
+    this.#setCapacity(rec, capacity);
   }
 
   #setCapacity(rec: NodeRecord, capacity: Capacity): void {

@@ -15,36 +15,24 @@ import {
   loadCsi,
   nullLogger,
   shutdownServer,
-  type AsyncService,
   type CommandRunner,
   type ControllerHandlers,
   type Logger,
   type registry,
   type RunResult,
 } from '@pmem-csi/runtime';
-import { createVolumeRpc, deleteVolumeRpc } from '../csi/controller-create.js';
-import { controllerExpandVolumeRpc } from '../csi/controller-expand.js';
-import { listVolumesRpc, volumeInventory } from '../csi/controller-list.js';
-import { controllerCapabilities, getCapacityRpc, validateVolumeCapabilitiesRpc } from '../csi/controller-queries.js';
+import { volumeInventory } from '../csi/controller-list.js';
 import type { NodeServiceDeps } from '../csi/deps.js';
-import { createNodeControllerService } from '../csi/node-controller-server.js';
+import {
+  createNodeControllerService,
+  nodeControllerCalls,
+  type NodeControllerCalls,
+} from '../csi/node-controller-server.js';
 import { TEST_DRIVER, TEST_NODE } from '../csi/testing/test-node.js';
 import { FakeDeviceManager, type FakeStore } from '../device/fake.js';
 import { VolumeStateStore } from '../state/volume-store.js';
 
-/** The node-controller RPCs the node implements, as async functions of (request, call context). */
-export type NodeControllerCalls = Required<
-  Pick<
-    AsyncService<ControllerHandlers>,
-    | 'CreateVolume'
-    | 'DeleteVolume'
-    | 'ListVolumes'
-    | 'GetCapacity'
-    | 'ValidateVolumeCapabilities'
-    | 'ControllerExpandVolume'
-    | 'ControllerGetCapabilities'
-  >
->;
+export type { NodeControllerCalls };
 
 export interface FakeDeviceNodeOptions {
   /** The node's id (default TEST_NODE). */
@@ -96,18 +84,6 @@ class NoHostTools implements CommandRunner {
   }
 }
 
-function callsOf(deps: NodeServiceDeps): NodeControllerCalls {
-  return {
-    ControllerGetCapabilities: async () => controllerCapabilities(deps),
-    CreateVolume: (req, ctx) => createVolumeRpc(deps, req, ctx),
-    DeleteVolume: (req, ctx) => deleteVolumeRpc(deps, req, ctx),
-    ListVolumes: (req) => listVolumesRpc(deps, req),
-    GetCapacity: (req, ctx) => getCapacityRpc(deps, req, ctx.signal),
-    ValidateVolumeCapabilities: (req, ctx) => validateVolumeCapabilitiesRpc(deps, req, ctx.signal),
-    ControllerExpandVolume: (req, ctx) => controllerExpandVolumeRpc(deps, req, ctx),
-  };
-}
-
 async function serveHandlers(handlers: ControllerHandlers, address: string): Promise<ServedNodeController> {
   const server = new grpc.Server();
   server.addService(loadCsi().csi.v1.Controller.service, handlers);
@@ -146,7 +122,7 @@ export async function createFakeDeviceNode(options: FakeDeviceNodeOptions = {}):
     deps,
     dm,
     handlers,
-    calls: callsOf(deps),
+    calls: nodeControllerCalls(deps),
     inventory: () => volumeInventory(deps),
     serve: (address = '127.0.0.1:0') => serveHandlers(handlers, address),
     close: async () => {

@@ -84,6 +84,11 @@ export async function startOperator(cluster: KwokCluster, options: OperatorOptio
 
 export interface ProvisionerOptions {
   readonly csiSocket: string;
+  /**
+   * Run it under this host name, in its own UTS namespace (`unshare --uts`, root): its leader
+   * election identity is the host name, so two of them on one host need two names.
+   */
+  readonly hostname?: string;
   /** Extra or replacing flags (after ours; the provisioner takes the last value of a flag). */
   readonly args?: readonly string[];
   readonly kubeconfig?: string;
@@ -108,10 +113,34 @@ export function startProvisioner(cluster: KwokCluster, options: ProvisionerOptio
     `--kubeconfig=${options.kubeconfig ?? cluster.kubeconfig}`,
     ...(options.args ?? PROVISIONER_FLAGS),
   ];
-  return startHostProcess('csi-provisioner', toolPath('csi-provisioner'), args, {
-    logFile,
-    ...(options.env === undefined ? {} : { env: options.env }),
-  });
+  const env = options.env === undefined ? {} : { env: options.env };
+  if (options.hostname === undefined)
+    return startHostProcess('csi-provisioner', toolPath('csi-provisioner'), args, { logFile, ...env });
+  if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(options.hostname))
+    throw new Error(
+      `hostname ${JSON.stringify(options.hostname)} must be a DNS label (lower-case letters, digits, '-')`,
+    );
+  // sh sets the name and execs the provisioner: the process started here IS the provisioner (same pid).
+  const wrapped = ['--uts', 'sh', '-c', 'hostname "$1" && shift && exec "$@"', 'sh', options.hostname];
+  return startHostProcess(
+    `csi-provisioner ${options.hostname}`,
+    'unshare',
+    [...wrapped, toolPath('csi-provisioner'), ...args],
+    {
+      logFile,
+      ...env,
+    },
+  );
+}
+
+/** Run pmem-csi-driver from its sources (as `npm start` does), logging to `<logDir>/<name>.log`. */
+export function startDriver(cluster: KwokCluster, name: string, args: readonly string[]): HostProcess {
+  return startHostProcess(
+    name,
+    process.execPath,
+    ['--conditions=@pmem-csi/source', '--import', 'tsx', join(REPO_ROOT, 'packages/driver/src/main.ts'), ...args],
+    { logFile: join(cluster.logDir, `${name}.log`), cwd: REPO_ROOT },
+  );
 }
 
 /**

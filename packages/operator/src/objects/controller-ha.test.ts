@@ -9,6 +9,7 @@ import { buildControllerDeployment, provisionerArgs } from './controller.js';
 import {
   CONTROLLER_MIN_READY_SECONDS,
   LEADER_ELECTION,
+  PROVISIONER_CLIENT_LIMITS,
   buildControllerDisruptionBudget,
   strategyPrepatch,
 } from './controller-ha.js';
@@ -95,6 +96,15 @@ describe('leader election of the provisioners', () => {
     // Last renewal seen up to one jittered retry late, then the lease, then the next jittered retry;
     // one second for the new leader to start its provisioning controllers.
     expect(lease + 2 * jitter * retry + 1).toBeLessThanOrEqual(15);
+  });
+
+  it("raises the sidecar's API client limit above its defaults (5/s, burst 10), so a new leader's backlog clears fast", () => {
+    expect(flag('kube-api-qps')).toBe(String(PROVISIONER_CLIENT_LIMITS.qps));
+    expect(flag('kube-api-burst')).toBe(String(PROVISIONER_CLIENT_LIMITS.burst));
+    expect(PROVISIONER_CLIENT_LIMITS.qps).toBeGreaterThan(5);
+    expect(PROVISIONER_CLIENT_LIMITS.burst).toBeGreaterThanOrEqual(PROVISIONER_CLIENT_LIMITS.qps);
+    // Each flag once: external-provisioner would take the last of two.
+    expect(args.filter((a) => a.startsWith('--kube-api-')).length).toBe(2);
   });
 });
 

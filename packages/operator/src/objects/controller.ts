@@ -16,6 +16,7 @@ import {
   controllerMinReadySeconds,
   controllerStrategy,
   leaderElectionArgs,
+  provisionerClientLimitArgs,
 } from './controller-ha.js';
 import { objectMeta } from './meta.js';
 import {
@@ -83,6 +84,7 @@ export function provisionerArgs(ctx: BuildContext): string[] {
     // 5 min, a claim made right after an install or a controller restart was retried only after
     // 64-128 s of back-off more; capped at 30 s it is provisioned within 30 s of the settle.
     '--retry-interval-max=30s',
+    ...provisionerClientLimitArgs(),
   ];
 }
 

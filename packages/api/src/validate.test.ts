@@ -353,6 +353,19 @@ describe('validateDeployment', () => {
       { ...valid, metadata: { name: `a${'b'.repeat(52)}` } },
       [problem('metadata.name', `"a${'b'.repeat(52)}"`, DRIVER_NAME)],
     ],
+    // Its provisioner Lease would be the operator's own Lease (same name, same namespace).
+    ...['pmem-csi-operator', 'pmem.csi.operator', 'pmem-csi.operator'].map(
+      (name): [unknown, { path: string; message: string }[]] => [
+        { ...valid, metadata: { name } },
+        [
+          problem(
+            'metadata.name',
+            `"${name}"`,
+            `${DRIVER_NAME}, except names that external-provisioner's leader election would turn into the operator's own Lease name "pmem-csi-operator" ('.' becomes '-')`,
+          ),
+        ],
+      ],
+    ),
     [{ ...valid, spec: { deviceMode: 'fake' } }, [problem('spec.deviceMode', '"fake"', 'lvm, direct, emulated')]],
     [{ ...valid, spec: 'x' }, [problem('spec', '"x"', 'an object')]],
   ])('%j', (obj, expected) => {

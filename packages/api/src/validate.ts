@@ -5,6 +5,7 @@ import { API_GROUP_VERSION, KIND } from './crd/identity.js';
 import { specSchema } from './crd/spec-schema.js';
 import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN } from './crd/values.js';
 import type { PmemCSIDeploymentSpec } from './generated/pmemcsideployment.js';
+import { OPERATOR_LEASE_NAME, provisionerLeaseName } from './names.js';
 import { badValue, isPlainObject, unknownField, type ValidationProblem } from './validation/problem.js';
 import { SPEC_FIELD_CHECKS } from './validation/spec-fields.js';
 
@@ -13,6 +14,8 @@ export type { ValidationProblem } from './validation/problem.js';
 const SPEC_FIELDS: readonly string[] = Object.keys(specSchema.properties ?? {});
 const DRIVER_NAME_RE = new RegExp(DRIVER_NAME_PATTERN);
 const DRIVER_NAME_SYNTAX = `a DNS subdomain of at most ${DRIVER_NAME_MAX_LENGTH} characters (lowercase letters, digits, '-' and '.') starting with a letter, because it is the CSI driver name and prefixes Service names`;
+
+const LEASE_CLASH = `${DRIVER_NAME_SYNTAX}, except names that external-provisioner's leader election would turn into the operator's own Lease name "${OPERATOR_LEASE_NAME}" ('.' becomes '-')`;
 
 /** Every problem of a whole PmemCSIDeployment object (apiVersion, kind, metadata.name, spec). */
 export function validateDeployment(obj: unknown): ValidationProblem[] {
@@ -25,6 +28,10 @@ export function validateDeployment(obj: unknown): ValidationProblem[] {
   if (obj.kind !== undefined && obj.kind !== KIND) problems.push(badValue('kind', obj.kind, KIND));
   const name = isPlainObject(obj.metadata) ? obj.metadata.name : undefined;
   if (!isDriverName(name)) problems.push(badValue('metadata.name', name, DRIVER_NAME_SYNTAX));
+  else if (provisionerLeaseName(name) === OPERATOR_LEASE_NAME)
+    // external-provisioner's Lease would be the operator's own leader-election Lease (same
+    // namespace): operator replicas and controller replicas would take it from each other.
+    problems.push(badValue('metadata.name', name, LEASE_CLASH));
   problems.push(...validateSpec(obj.spec ?? {}));
   return problems;
 }

@@ -15,35 +15,25 @@
 // host name (its leader-election identity).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NODE_CONTROLLER_SAN } from '@pmem-csi/api';
+import { NODE_CONTROLLER_SAN, provisionerLeaseName } from '@pmem-csi/api';
 import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
+import { provisionerClientLimitArgs } from '@pmem-csi/operator';
 import { channelCredentials, loadCsi, unary, type TlsFiles } from '@pmem-csi/runtime';
 import { startDriver, startProvisioner } from './components.js';
 import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
 import { tail, type HostProcess } from './processes.js';
-import {
-  affinityNodes,
-  claim,
-  claimRef,
-  csiDriver,
-  DRIVER,
-  pvRef,
-  registerNodes,
-  storageClass,
-  TEST_NAMESPACE,
-  type Claim,
-  type PersistentVolume,
-} from './storage.js';
-import { sleep, waitFor } from './wait.js';
+import { PvcStream, settledVolumes, volumesGone } from './pvc-stream.js';
+import { affinityNodes, csiDriver, DRIVER, pvRef, registerNodes, storageClass, TEST_NAMESPACE } from './storage.js';
+import { waitFor } from './wait.js';
 
 const MiB = 1024 ** 2;
 const STORAGE_CLASS = 'pmem-failover';
-/** external-provisioner's Lease: the driver name with every character outside [a-zA-Z0-9-] made '-'. */
+/** external-provisioner's Lease. */
 const LEASE = {
   apiVersion: 'coordination.k8s.io/v1',
   kind: 'Lease',
-  name: DRIVER.replace(/[^a-zA-Z0-9-]/g, '-'),
+  name: provisionerLeaseName(DRIVER),
   namespace: TEST_NAMESPACE,
 };
 const RESUME_LIMIT_MS = 15_000;
@@ -58,6 +48,8 @@ const ELECTION_FLAGS = [
   '--timeout=30s',
   '--retry-interval-start=500ms',
   '--retry-interval-max=2s',
+  // The operator's API client limits (20/s, burst 50): the new leader's backlog is worked off as in production.
+  ...provisionerClientLimitArgs(),
 ];
 const timings: Record<string, number> = {};
 
@@ -137,80 +129,6 @@ interface NodeRun {
   readonly id: string;
   readonly port: number;
   readonly process: HostProcess;
-}
-
-interface StreamEvent {
-  readonly createdAt: number;
-  boundAt?: number;
-  volume?: string;
-}
-
-/**
- * PVCs created every 500 ms and deleted 3 s after they were seen Bound; the time each was first
- * seen Bound is recorded (polled every 250 ms).
- */
-class PvcStream {
-  readonly claims = new Map<string, StreamEvent>();
-  readonly errors: string[] = [];
-  #running = true;
-  #next = 0;
-  #loop: Promise<void> | undefined;
-
-  constructor(readonly cluster: KwokCluster) {}
-
-  start(): void {
-    this.#loop = this.#run();
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    await this.#loop;
-  }
-
-  /** The first PVC created after `t` that is Bound, as ms after `t`. */
-  resumedAfter(t: number): number | undefined {
-    const bound = [...this.claims.values()].filter((c) => c.createdAt > t && c.boundAt !== undefined);
-    return bound.length === 0 ? undefined : Math.min(...bound.map((c) => (c.boundAt ?? 0) - t));
-  }
-
-  async #run(): Promise<void> {
-    const { kube } = this.cluster;
-    for (let tick = 0; this.#running; tick++) {
-      try {
-        if (tick % 2 === 0) {
-          const name = `stream-${String(this.#next++).padStart(3, '0')}`;
-          const object = claim(name, STORAGE_CLASS, '16Mi');
-          object.metadata.labels = { stream: 'failover' };
-          const createdAt = Date.now(); // when it was asked for: one asked for before a kill never counts as after it
-          await kube.create(object);
-          this.claims.set(name, { createdAt });
-        }
-        await this.#observe();
-      } catch (e) {
-        this.errors.push(e instanceof Error ? e.message : String(e));
-      }
-      await sleep(250);
-    }
-  }
-
-  async #observe(): Promise<void> {
-    const { kube } = this.cluster;
-    const now = Date.now();
-    const claims = await kube.list<Claim>('v1', 'PersistentVolumeClaim', {
-      namespace: TEST_NAMESPACE,
-      labelSelector: 'stream=failover',
-    });
-    for (const c of claims) {
-      const seen = this.claims.get(c.metadata.name);
-      if (seen === undefined || c.status?.phase !== 'Bound') continue;
-      if (seen.boundAt === undefined) {
-        seen.boundAt = now;
-        seen.volume = c.spec.volumeName;
-      } else if (now - seen.boundAt > 3000 && c.metadata.deletionTimestamp === undefined) {
-        await kube.delete(claimRef(c.metadata.name));
-      }
-    }
-  }
 }
 
 /** Every volume on every node (node-controller ListVolumes over mTLS, as the controller sees them): volume id → nodes. */
@@ -389,13 +307,18 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
   }
 
   it('provisions through the Lease holder while PVCs come and go', async () => {
-    stream = new PvcStream(cluster);
+    stream = new PvcStream({
+      kube: cluster.kube,
+      namespace: TEST_NAMESPACE,
+      storageClass: STORAGE_CLASS,
+      size: '16Mi',
+      label: 'failover',
+    });
     stream.start();
-    await waitFor(
-      'three stream PVCs to be Bound',
-      () => ([...stream.claims.values()].filter((c) => c.boundAt !== undefined).length >= 3 ? true : undefined),
-      { timeoutMs: 60_000, describe: logs },
-    );
+    await waitFor('three stream PVCs to be Bound', () => (stream.bound() >= 3 ? true : undefined), {
+      timeoutMs: 60_000,
+      describe: logs,
+    });
   }, 90_000);
 
   it('process kill of the active controller: a standby takes over within 15 s; the restarted one does not lead cold', async () => {
@@ -437,33 +360,9 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     await stream.stop();
     expect(stream.errors).toEqual([]);
     const { kube } = cluster;
-    await waitFor(
-      'every stream PVC to be Bound',
-      async () => {
-        const claims = await kube.list<Claim>('v1', 'PersistentVolumeClaim', {
-          namespace: TEST_NAMESPACE,
-          labelSelector: 'stream=failover',
-        });
-        return claims.every((c) => c.status?.phase === 'Bound' || c.metadata.deletionTimestamp !== undefined)
-          ? claims
-          : undefined;
-      },
-      { timeoutMs: 60_000, describe: logs },
-    );
-    const ours = async (): Promise<PersistentVolume[]> =>
-      (await kube.list<PersistentVolume>('v1', 'PersistentVolume')).filter((pv) => pv.spec.csi?.driver === DRIVER);
+    await stream.settled(60_000, logs);
     // Deletions of the stream settle: every PV left is Bound (none Released or Failed).
-    const pvs = await waitFor(
-      'the PVs of the stream to settle',
-      async () => {
-        const all = await ours();
-        return all.every((pv) => pv.status?.phase === 'Bound') ? all : undefined;
-      },
-      {
-        timeoutMs: 60_000,
-        describe: async () => (await ours()).map((p) => `${p.metadata.name}:${p.status?.phase}`).join(' '),
-      },
-    );
+    const pvs = await settledVolumes(kube, DRIVER, 60_000);
     const where = await volumesOnNodes(certs, nodes);
     for (const pv of pvs) {
       const handle = pv.spec.csi?.volumeHandle ?? '';
@@ -479,19 +378,8 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     expect(status.volumes).toBe(where.size);
     const created = stream.claims.size;
 
-    for (const c of await kube.list<Claim>('v1', 'PersistentVolumeClaim', {
-      namespace: TEST_NAMESPACE,
-      labelSelector: 'stream=failover',
-    }))
-      await kube.delete(claimRef(c.metadata.name));
-    await waitFor(
-      'every PV of the stream to be deleted',
-      async () => ((await ours()).length === 0 ? true : undefined),
-      {
-        timeoutMs: 90_000,
-        describe: logs,
-      },
-    );
+    await stream.deleteAll();
+    await volumesGone(kube, DRIVER, 90_000, logs);
     for (const pv of pvs) expect(await kube.get(pvRef(pv.metadata.name))).toBeUndefined();
     expect([...(await volumesOnNodes(certs, nodes)).keys()]).toEqual([]);
     process.stdout.write(

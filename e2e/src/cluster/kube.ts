@@ -262,11 +262,22 @@ export class Kube {
     });
   }
 
-  /** Delete (background propagation); false when it did not exist. */
-  async delete(ref: Ref, options: { propagation?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<boolean> {
+  /**
+   * Delete (background propagation); false when it did not exist. `gracePeriodSeconds` 0 is
+   * `kubectl delete --grace-period=0 --force`: the object goes at once, the kubelet kills what runs.
+   */
+  async delete(
+    ref: Ref,
+    options: { propagation?: 'Background' | 'Foreground' | 'Orphan'; gracePeriodSeconds?: number } = {},
+  ): Promise<boolean> {
     try {
       await this.request('DELETE', await this.#path(ref), {
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagation ?? 'Background' },
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          propagationPolicy: options.propagation ?? 'Background',
+          ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+        },
       });
       return true;
     } catch (e) {

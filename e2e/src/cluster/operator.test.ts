@@ -249,6 +249,112 @@ describe('cluster: operator', () => {
     timings['self-healing'] = Date.now() - started;
   }, 240_000);
 
+  it('controller HA against the real API server: a ClusterIP registry Service of an older operator is recreated headless; 2 replicas add a PodDisruptionBudget and a rolling strategy; back to 1 removes both', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    const { deployment } = workloadRefs(CR);
+    const names = deploymentObjectNames(CR);
+    const registry = { apiVersion: 'v1', kind: 'Service', name: names.registryService, namespace: DRIVER_NAMESPACE };
+    const pdb = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      name: names.controllerDisruptionBudget,
+      namespace: DRIVER_NAMESPACE,
+    };
+    interface ServiceObject extends KubeObject {
+      spec: { clusterIP?: string; publishNotReadyAddresses?: boolean; ports?: unknown[]; selector?: unknown };
+    }
+
+    // What an operator before issue 17 left: the same Service with an allocated ClusterIP. Made while
+    // the operator is down (as during its upgrade), with the metadata the operator gave it.
+    const headless = await kube.must<ServiceObject>(registry);
+    expect(headless.spec.clusterIP).toBe('None');
+    await operator.stop();
+    await kube.delete(registry);
+    await waitFor('the headless registry Service to be gone', async () =>
+      (await kube.get(registry)) === undefined ? true : undefined,
+    );
+    const { labels, annotations, ownerReferences } = headless.metadata;
+    const old = await kube.create<ServiceObject>({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: registry.name, namespace: DRIVER_NAMESPACE, labels, annotations, ownerReferences },
+      spec: { type: 'ClusterIP', ports: headless.spec.ports, selector: headless.spec.selector },
+    } as KubeObject);
+    expect(old.spec.clusterIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    operator = await startOperator(cluster, { version: OPERATOR_VERSION, driverImage: IMAGE });
+    const recreated = await waitFor(
+      'the operator to replace the ClusterIP registry Service with a headless one',
+      async () => {
+        const s = await kube.get<ServiceObject>(registry);
+        return s !== undefined && s.metadata.uid !== old.metadata.uid && s.spec.clusterIP === 'None' ? s : undefined;
+      },
+      { timeoutMs: 60_000, describe: operatorLog },
+    );
+    expect(recreated.spec.publishNotReadyAddresses).toBe(true);
+    expect(recreated.metadata.ownerReferences?.map((o) => o.name)).toEqual([CR]);
+    timings['ClusterIP Service recreated headless'] = Date.now() - started;
+
+    // Two replicas: the apiserver takes the rolling strategy, minReadySeconds and the budget.
+    const crObject = { apiVersion: API_GROUP_VERSION, kind: KIND, metadata: { name: CR } };
+    await kube.merge({ ...crObject, spec: { controllerReplicas: 2 } } as KubeObject);
+    interface HaDeployment extends Workload {
+      spec: Workload['spec'] & {
+        minReadySeconds?: number;
+        strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string } };
+      };
+    }
+    const ha = await waitFor(
+      'the controller Deployment with 2 replicas and its PodDisruptionBudget',
+      async () => {
+        const d = await kube.must<HaDeployment>(deployment);
+        return d.spec.replicas === 2 && (await kube.get(pdb)) !== undefined ? d : undefined;
+      },
+      { timeoutMs: 60_000, describe: operatorLog },
+    );
+    expect(ha.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
+    expect(ha.spec.minReadySeconds).toBe(75);
+    const budget = await kube.must<KubeObject & { spec: { minAvailable?: number; selector?: unknown } }>(pdb);
+    expect(budget.spec.minAvailable).toBe(1);
+    expect(budget.metadata.ownerReferences?.map((o) => o.name)).toEqual([CR]);
+    const refs = expectedObjects(CR, DRIVER_NAMESPACE, { controllerReplicas: 2 });
+    const found = await existing(kube, refs);
+    expect(refs.filter((r) => !found.has(describeRef(r))).map(describeRef)).toEqual([]);
+    const labelled = await kube.list('policy/v1', 'PodDisruptionBudget', { labelSelector: ownedSelector(CR) });
+    expect(labelled.map((o) => o.metadata.name)).toEqual([pdb.name]);
+    await waitStatus(kube, CR, {
+      what: 'the Controller component Ready with 2 of 2 replicas',
+      ok: (c) => {
+        const ctl = c.status?.driverComponents?.find((x) => x.component === 'Controller');
+        return ctl?.status === 'Ready' && ctl.desired === 2 && ctl.ready === 2;
+      },
+      timeoutMs: 120_000,
+    });
+
+    // Back to one: Recreate again (the apiserver refuses Recreate beside a rollingUpdate), no budget.
+    await kube.merge({ ...crObject, spec: { controllerReplicas: 1 } } as KubeObject);
+    const single = await waitFor(
+      'the controller Deployment back at 1 replica, Recreate, without its PodDisruptionBudget',
+      async () => {
+        const d = await kube.must<HaDeployment>(deployment);
+        return d.spec.replicas === 1 && d.spec.strategy?.type === 'Recreate' && (await kube.get(pdb)) === undefined
+          ? d
+          : undefined;
+      },
+      { timeoutMs: 60_000, describe: operatorLog },
+    );
+    expect(single.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(single.spec.minReadySeconds ?? 0).toBe(0);
+    await waitStatus(kube, CR, {
+      what: 'phase Running with 1 controller replica',
+      ok: (c) =>
+        c.status?.phase === 'Running' &&
+        c.status.driverComponents?.find((x) => x.component === 'Controller')?.desired === 1,
+      timeoutMs: 120_000,
+    });
+    timings['controller HA objects'] = Date.now() - started;
+  }, 300_000);
+
   it('deploys nothing with user certificates that fail verification (registry leaf with the wrong SAN)', async () => {
     const started = Date.now();
     const { kube } = cluster;

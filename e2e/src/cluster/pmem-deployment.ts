@@ -49,8 +49,15 @@ export async function installCrd(kube: Kube): Promise<void> {
   );
 }
 
-/** Every object the operator builds for CR `name` (namespaced ones in `namespace`). */
-export function expectedObjects(name: string, namespace: string = DRIVER_NAMESPACE): Ref[] {
+/**
+ * Every object the operator builds for CR `name` (namespaced ones in `namespace`); with two or more
+ * controller replicas also the controller's PodDisruptionBudget.
+ */
+export function expectedObjects(
+  name: string,
+  namespace: string = DRIVER_NAMESPACE,
+  { controllerReplicas = 1 }: { controllerReplicas?: number } = {},
+): Ref[] {
   const n = deploymentObjectNames(name);
   const ns = (apiVersion: string, kind: string, objectName: string): Ref => ({
     apiVersion,
@@ -78,6 +85,7 @@ export function expectedObjects(name: string, namespace: string = DRIVER_NAMESPA
     cluster('storage.k8s.io/v1', 'CSIDriver', n.csiDriver),
     ns('apps/v1', 'Deployment', n.controllerDeployment),
     ns('apps/v1', 'DaemonSet', n.nodeDaemonSet),
+    ...(controllerReplicas >= 2 ? [ns('policy/v1', 'PodDisruptionBudget', n.controllerDisruptionBudget)] : []),
   ];
 }
 

@@ -97,6 +97,12 @@ export interface Containerd {
   ctr(args: readonly string[], timeoutMs?: number): Promise<string>;
   /** Import image archives (docker-archive or oci-archive) into the CRI namespace. */
   importImages(archives: readonly string[]): Promise<void>;
+  /**
+   * SIGKILL the running container `container` of pod `pod` (found by the labels the kubelet gives
+   * it), as a crash would end it; the kubelet then restarts it. Returns the container's id and when
+   * the signal was sent (finding the container takes a ctr call per task: up to a second or two).
+   */
+  killContainer(pod: string, container: string): Promise<{ id: string; killedAt: number }>;
   /** Kill and remove every task and container of the CRI namespace (teardown after the kubelet stopped). */
   removeAll(): Promise<string[]>;
   stop(): Promise<void>;
@@ -131,6 +137,25 @@ export async function startContainerd(
     ctr,
     importImages: async (archives) => {
       for (const archive of archives) await ctr(['images', 'import', archive], 300_000);
+    },
+    killContainer: async (pod, container) => {
+      const running = (await ctr(['tasks', 'list', '--quiet'])).split('\n').filter((l) => l.trim() !== '');
+      const found: string[] = [];
+      for (const id of running) {
+        const info = JSON.parse(await ctr(['containers', 'info', id])) as { Labels?: Record<string, string> };
+        if (
+          info.Labels?.['io.kubernetes.container.name'] === container &&
+          info.Labels['io.kubernetes.pod.name'] === pod
+        )
+          found.push(id);
+      }
+      if (found.length !== 1 || found[0] === undefined)
+        throw new Error(
+          `expected one running container ${container} of pod ${pod}, found ${found.length} among ${running.length} tasks`,
+        );
+      const killedAt = Date.now();
+      await ctr(['tasks', 'kill', '--signal', 'SIGKILL', found[0]]);
+      return { id: found[0], killedAt };
     },
     removeAll: async () => {
       const removed: string[] = [];

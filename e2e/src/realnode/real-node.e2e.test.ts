@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, topologyKey } from '@pmem-csi/api';
+import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, provisionerLeaseName, topologyKey } from '@pmem-csi/api';
 import { listLoopDevices } from '@pmem-csi/node';
 import { boundTo, fileIdentity } from '@pmem-csi/node/testing';
 import { HostRunner } from '@pmem-csi/runtime';
@@ -21,11 +21,14 @@ import {
   conditionIs,
   crRef,
   describeStatus,
+  existing,
+  expectedObjects,
   waitStatus,
   workloadRefs,
   type PmemDeployment,
 } from '../cluster/pmem-deployment.js';
 import { runTool } from '../cluster/processes.js';
+import { PvcStream, settledVolumes, volumesGone } from '../cluster/pvc-stream.js';
 import { claimRef, pvRef, waitBound, waitGone, type PersistentVolume } from '../cluster/storage.js';
 import { sleep, waitFor } from '../cluster/wait.js';
 import { toolPath } from '../tools.js';
@@ -61,14 +64,20 @@ const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'registrar', 'pause'] as const;
 /** Version B of the upgrade scenario: driver and operator built with `images.sh --version` (A is the checkout's version). */
 const UPGRADE_VERSION = '0.1.1-e2e';
+/** Controller replicas of the failover scenario: after one kill there is still a warm standby for the next. */
+const FAILOVER_REPLICAS = 3;
+/** Issue 17: provisioning resumes within this long after the active controller is killed. */
+const RESUME_LIMIT_MS = 15_000;
 /** What a node driver's /status says (packages/node NodeStatus), as far as the tests read it. */
 interface NodeDriverStatus {
   version: string;
-  registration?: { registered: boolean };
+  registration?: { registered: boolean; registeredReplicas: number; replicas: number };
 }
 /** What the controller's /status says (packages/controller ControllerStatus), as far as the tests read it. */
 interface ControllerDriverStatus {
   startedAt: string;
+  settled: boolean;
+  volumes: number;
   nodes: Array<{ nodeId: string; state: string; version: string }>;
 }
 /** GET /status of a driver pod's HTTP endpoint (METRICS_PORT on the pod's address, reachable from the node's bridge). */
@@ -516,23 +525,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const loopsBefore = await loopDevicesOfDriver();
     expect(loopsBefore.length).toBe(1);
 
-    // The node driver pod's pmem-driver container, found by the labels the kubelet gives it.
     const nodePodName = (await driverNodePod()).metadata.name;
-    const running = ((await node?.containerd.ctr(['tasks', 'list', '--quiet'])) ?? '')
-      .split('\n')
-      .filter((l) => l.trim() !== '');
-    let target: string | undefined;
-    for (const id of running) {
-      const info = JSON.parse((await node?.containerd.ctr(['containers', 'info', id])) ?? '{}') as {
-        Labels?: Record<string, string>;
-      };
-      if (
-        info.Labels?.['io.kubernetes.container.name'] === CONTAINER_NAMES.driver &&
-        info.Labels['io.kubernetes.pod.name'] === nodePodName
-      )
-        target = id;
-    }
-    expect(target).toBeDefined();
     const restarts = async (): Promise<number> =>
       (await driverNodePod()).status?.containerStatuses?.find((c) => c.name === CONTAINER_NAMES.driver)?.restartCount ??
       -1;
@@ -553,7 +546,8 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
-    await node?.containerd.ctr(['tasks', 'kill', '--signal', 'SIGKILL', target ?? '']);
+    if (node === undefined) throw new Error('the real node did not start');
+    await node.containerd.killContainer(nodePodName, CONTAINER_NAMES.driver);
     try {
       const notReady = await waitStatus(kube, CR_NAME, {
         what: 'the Node component NotReady',
@@ -610,6 +604,222 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       { timeoutMs: 60_000 },
     );
   }, 600_000);
+
+  it('controller failover under the real kubelet: 3 replicas, a PVC stream, the active replica killed (driver container, then pod) — provisioning resumes within 15 s, nothing duplicated or leaked', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    if (node === undefined) throw new Error('the real node did not start');
+    const realNode = node;
+    const crPatch = (controllerReplicas: number): KubeObject =>
+      ({
+        apiVersion: crRef(CR_NAME).apiVersion,
+        kind: crRef(CR_NAME).kind,
+        metadata: { name: CR_NAME },
+        spec: { controllerReplicas },
+      }) as KubeObject;
+    const selector = `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=controller`;
+    const controllerPods = (): Promise<Pod[]> =>
+      kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector });
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      name: provisionerLeaseName(DEFAULT_DRIVER_NAME),
+      namespace: DRIVER_NAMESPACE,
+    };
+    /** The Lease's holder: the pod name (external-provisioner's identity is its host name). */
+    const holder = async (): Promise<string | undefined> =>
+      (await kube.get<KubeObject & { spec?: { holderIdentity?: string } }>(lease))?.spec?.holderIdentity || undefined;
+    /** A controller that knows the node (available), and whose settle period is over. */
+    const warm = async (pod: Pod): Promise<boolean> => {
+      const s = await driverStatus<ControllerDriverStatus>(pod);
+      return s.settled && s.nodes.length === 1 && s.nodes[0]?.state === 'available';
+    };
+    /** The CR's Controller component is Ready with `replicas` of `replicas` pods ready and names `active`. */
+    const controllerReady = (d: PmemDeployment, replicas: number, active: string): boolean => {
+      const c = d.status?.driverComponents?.find((x) => x.component === 'Controller');
+      return c?.status === 'Ready' && c.desired === replicas && c.ready === replicas && c.active === active;
+    };
+    const podsLine = async (): Promise<string> =>
+      (await controllerPods())
+        .map(
+          (p) =>
+            `${p.metadata.name} ${p.status?.phase ?? '-'} ${p.metadata.deletionTimestamp === undefined ? '' : 'deleting '}` +
+            `restarts ${(p.status?.containerStatuses ?? []).map((c) => `${c.name}=${c.restartCount}`).join(',')}`,
+        )
+        .join('; ') + `; Lease ${(await holder()) ?? 'nobody'}`;
+
+    // Scale the controller to three replicas (the CR, as a user would).
+    await kube.merge(crPatch(FAILOVER_REPLICAS));
+    await podsReady(kube, {
+      namespace: DRIVER_NAMESPACE,
+      selector,
+      count: FAILOVER_REPLICAS,
+      timeoutMs: 120_000,
+    });
+    timings['failover: 3 controller pods ready'] = Date.now() - started;
+    // The new replicas settle (75 s: the nodes' lease 30 s) and meanwhile learn the node, which finds
+    // them by resolving the headless registry Service again.
+    await waitFor(
+      `all ${FAILOVER_REPLICAS} controller replicas to know the node and to settle`,
+      async () => {
+        const pods = await controllerPods();
+        return pods.length === FAILOVER_REPLICAS && (await Promise.all(pods.map(warm))).every(Boolean)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, describe: podsLine },
+    );
+    timings['failover: 3 replicas settled'] = Date.now() - started;
+    const nodeStatus = await driverStatus<NodeDriverStatus>(await driverNodePod());
+    expect([nodeStatus.registration?.registeredReplicas, nodeStatus.registration?.replicas]).toEqual([
+      FAILOVER_REPLICAS,
+      FAILOVER_REPLICAS,
+    ]);
+    const objects = expectedObjects(CR_NAME, DRIVER_NAMESPACE, { controllerReplicas: FAILOVER_REPLICAS });
+    expect(objects.filter((r) => r.kind === 'PodDisruptionBudget').length).toBe(1);
+    expect((await existing(kube, objects)).size).toBe(objects.length);
+    const first = await waitFor('a controller pod to hold the Lease', holder, {
+      timeoutMs: 60_000,
+      describe: podsLine,
+    });
+    await waitStatus(kube, CR_NAME, {
+      what: `the Controller component Ready, 3 of 3, naming ${first} as active`,
+      ok: (d) => controllerReady(d, FAILOVER_REPLICAS, first),
+      timeoutMs: 60_000,
+    });
+
+    await kube.apply({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'pmem-failover' },
+      provisioner: DEFAULT_DRIVER_NAME,
+      reclaimPolicy: 'Delete',
+      volumeBindingMode: 'Immediate',
+    } as KubeObject);
+    const stream = new PvcStream({
+      kube,
+      namespace: APP_NAMESPACE,
+      storageClass: 'pmem-failover',
+      size: '16Mi',
+      label: 'failover',
+    });
+    const resumed: Record<'process' | 'pod', number> = { process: Number.NaN, pod: Number.NaN };
+    /** Kill the Lease holder, wait for a PVC created after the kill to be Bound; returns [old, new] holder. */
+    const killActive = async (what: 'process' | 'pod'): Promise<[string, string]> => {
+      const active = await waitFor('a controller pod to hold the Lease', holder, { timeoutMs: 30_000 });
+      // From the signal (process) or the delete request (pod) on.
+      let killedAt = Date.now();
+      if (what === 'process') ({ killedAt } = await realNode.containerd.killContainer(active, CONTAINER_NAMES.driver));
+      else await kube.delete(podRef(active, DRIVER_NAMESPACE), { gracePeriodSeconds: 0 });
+      const next = await waitFor(
+        `the Lease to leave ${active}`,
+        async () => {
+          const h = await holder();
+          return h !== undefined && h !== active ? ([h, Date.now() - killedAt] as const) : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, describe: podsLine },
+      );
+      resumed[what] = await waitFor(
+        `provisioning to resume after the ${what} kill of ${active}`,
+        () => stream.resumedAfter(killedAt),
+        { timeoutMs: 90_000, intervalMs: 100, describe: podsLine },
+      );
+      process.stdout.write(
+        `real node: ${what} kill of the active controller ${active}: Lease taken over by ${next[0]} after ` +
+          `${(next[1] / 1000).toFixed(1)} s, first PVC created after the kill Bound after ${(resumed[what] / 1000).toFixed(1)} s\n`,
+      );
+      return [active, next[0]];
+    };
+    try {
+      stream.start();
+      await waitFor('three stream PVCs to be Bound', () => (stream.bound() >= 3 ? true : undefined), {
+        timeoutMs: 90_000,
+        describe: podsLine,
+      });
+      // 1. The active controller's driver container dies; the kubelet restarts it (and the sidecar, if it
+      //    exits on the lost socket). A warm standby takes the Lease, not the restarted cold one.
+      const [killed, second] = await killActive('process');
+      expect(resumed.process).toBeLessThanOrEqual(RESUME_LIMIT_MS);
+      await waitFor(
+        `the kubelet to restart the driver container of ${killed}`,
+        async () => {
+          const p = await kube.get<Pod>(podRef(killed, DRIVER_NAMESPACE));
+          const c = p?.status?.containerStatuses?.find((x) => x.name === CONTAINER_NAMES.driver);
+          return (c?.restartCount ?? 0) >= 1 && c?.ready === true ? true : undefined;
+        },
+        { timeoutMs: 90_000, describe: podsLine },
+      );
+      // 2. The new active replica's pod is deleted at once (grace period 0); the third, warm, takes over.
+      const [deleted, third] = await killActive('pod');
+      expect(deleted).toBe(second);
+      expect(resumed.pod).toBeLessThanOrEqual(RESUME_LIMIT_MS);
+      expect(third).not.toBe(killed); // the restarted replica is still settling: it must not lead
+      await sleep(3000); // a few more PVCs through the third replica
+    } finally {
+      await stream.stop();
+    }
+    expect(stream.errors).toEqual([]);
+    const created = stream.claims.size;
+    await stream.settled(120_000, podsLine);
+    const pvs = await settledVolumes(kube, DEFAULT_DRIVER_NAME, 120_000);
+    // Exactly one device per PV: no volume created twice, none left behind by a create the old leader
+    // started and the new one repeated.
+    const handles = pvs.map((pv) => `${pv.spec.csi?.volumeHandle ?? ''}.img`).sort();
+    await waitFor(
+      'one emulated device per PV and no other',
+      async () => (JSON.stringify((await emulatedDevices()).sort()) === JSON.stringify(handles) ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        describe: async () => `devices ${(await emulatedDevices()).join(' ')}; PVs ${handles.join(' ')}`,
+      },
+    );
+    const active = await waitFor('a controller pod to hold the Lease', holder, { timeoutMs: 30_000 });
+    const activePod = await kube.must<Pod>(podRef(active, DRIVER_NAMESPACE));
+    const activeStatus = await driverStatus<ControllerDriverStatus>(activePod);
+    expect(activeStatus.nodes.map((n) => n.state)).toEqual(['available']);
+    expect(activeStatus.volumes).toBe(pvs.length);
+    // The status names the new active replica and counts the replacement pod once it is ready.
+    await waitStatus(kube, CR_NAME, {
+      what: `the Controller component Ready, 3 of 3, naming ${active} as active`,
+      ok: (d) => controllerReady(d, FAILOVER_REPLICAS, active),
+      timeoutMs: 120_000,
+    });
+    await stream.deleteAll();
+    await volumesGone(kube, DEFAULT_DRIVER_NAME, 120_000, podsLine);
+    await waitFor(
+      'no emulated device and no loop device of the driver left',
+      async () =>
+        (await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined,
+      { timeoutMs: 60_000 },
+    );
+    await kube.delete({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', name: 'pmem-failover' });
+    timings['failover: kills, checks, clean-up'] = Date.now() - started;
+
+    // Back to one replica for the scenarios that follow: Recreate again, no disruption budget.
+    await kube.merge(crPatch(1));
+    await waitStatus(kube, CR_NAME, {
+      what: 'phase Running with one controller replica',
+      ok: (d) => {
+        const c = d.status?.driverComponents?.find((x) => x.component === 'Controller');
+        return d.status?.phase === 'Running' && c?.status === 'Ready' && c.desired === 1 && c.ready === 1;
+      },
+      timeoutMs: 180_000,
+    });
+    const single = await kube.must<KubeObject & { spec: { replicas?: number; strategy?: { type?: string } } }>(
+      workloadRefs(CR_NAME, DRIVER_NAMESPACE).deployment,
+    );
+    expect([single.spec.replicas, single.spec.strategy?.type]).toEqual([1, 'Recreate']);
+    const pdb = objects.find((r) => r.kind === 'PodDisruptionBudget');
+    await waitFor('the PodDisruptionBudget to be removed', async () =>
+      pdb === undefined || (await kube.get(pdb)) === undefined ? true : undefined,
+    );
+    await podsReady(kube, { namespace: DRIVER_NAMESPACE, selector, count: 1, timeoutMs: 120_000 });
+    timings['failover: total'] = Date.now() - started;
+    process.stdout.write(
+      `failover (real node): process kill → resumed in ${(resumed.process / 1000).toFixed(1)} s; ` +
+        `pod kill → resumed in ${(resumed.pod / 1000).toFixed(1)} s (${created} PVCs streamed)\n`,
+    );
+  }, 900_000);
 
   it('operator upgrade A -> B (helm upgrade) with a volume in use: DaemonSet and controller roll to B, never two controllers, the pod keeps mount and data, a new pod reads it', async () => {
     const { kube } = cluster;

@@ -338,6 +338,10 @@ ensure_host_tools() {
     tool=${pair%%:*} pkg=${pair##*:}
     command -v "$tool" >/dev/null 2>&1 || need+=("$pkg")
   done
+  # The real node's pod network: CNI plugins (only "Suggested" by containerd, so not pulled in with it).
+  for tool in bridge host-local loopback; do
+    [[ -x "/usr/lib/cni/$tool" ]] || need+=(containernetworking-plugins)
+  done
   [[ ${#need[@]} -gt 0 ]] || return 0
   command -v apt-get >/dev/null || die "missing ${need[*]} and no apt-get to install them"
   mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)

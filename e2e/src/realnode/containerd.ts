@@ -3,6 +3,7 @@
 // machine. runc without systemd cgroups (cgroup v1 here; crun refuses the hybrid hierarchy), the
 // sandbox image is our pause image, images come only from archives we import (nothing is pulled:
 // no registry is reachable, and the pods' pull policy is Never or IfNotPresent).
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runTool, startHostProcess, tail, type HostProcess } from '../cluster/processes.js';
@@ -12,6 +13,8 @@ import type { NodeNetwork } from './network.js';
 /** The namespace of the CRI plugin: what the kubelet sees. */
 export const CRI_NAMESPACE = 'k8s.io';
 const CNI_BIN_DIR = '/usr/lib/cni';
+/** The CNI plugins the pods' network uses (cniConfig, and containerd's own loopback). */
+const CNI_PLUGINS = ['bridge', 'host-local', 'loopback'] as const;
 
 export interface ContainerdPaths {
   readonly dir: string;
@@ -114,6 +117,11 @@ export async function startContainerd(
   sandboxImage: string,
   logFile: string,
 ): Promise<Containerd> {
+  const missing = CNI_PLUGINS.filter((p) => !existsSync(join(CNI_BIN_DIR, p)));
+  if (missing.length > 0)
+    throw new Error(
+      `the real node's pod network needs the CNI plugins ${missing.join(', ')} in ${CNI_BIN_DIR} (Debian package containernetworking-plugins; e2e/tools/images.sh installs it as root)`,
+    );
   const paths = containerdPaths(nodeDir);
   await mkdir(paths.cniConfDir, { recursive: true });
   await writeFile(paths.config, containerdConfig(paths, sandboxImage));

@@ -8,6 +8,9 @@
 //      connection (same identity, so it could take its own Lease back; it must not lead before
 //      its controller knows the nodes again).
 //   2. pod kill: SIGKILL of the controller and its sidecar together, nothing restarted.
+// Then the Lease is taken from the new holder (another identity writes it, as after a partition):
+// its provisioner must exit within the renew deadline, nothing is provisioned while the Lease is
+// someone else's, and provisioning resumes once it is free again.
 // Each time, the time from the kill to the first PVC created after the kill being Bound is
 // printed and must be at most 15 s. Afterwards: every PVC bound (none failed for good), every PV's
 // volume on exactly one node (no duplicate), the new active replica's registry whole, and after
@@ -354,6 +357,71 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     const after = await killActive('pod');
     expect(resumed.pod).toBeLessThanOrEqual(RESUME_LIMIT_MS);
     expect(after.identity).not.toBe(before.identity);
+  }, 120_000);
+
+  it('a replica that loses its Lease stops provisioning (its provisioner exits); nothing is provisioned until one leads again', async () => {
+    const { kube } = cluster;
+    const active = byIdentity(await leaseHolder(cluster));
+    const sidecar = active.sidecar;
+    if (sidecar === undefined) throw new Error(`${active.identity} has no provisioner`);
+    const restartsBefore = active.restarts.sidecar;
+    // Someone else holds the Lease, as when the holder could not renew it through an API server
+    // partition and another took it meanwhile. MicroTime: RFC 3339 with microseconds.
+    const microTime = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
+    const leaseObject = {
+      apiVersion: LEASE.apiVersion,
+      kind: LEASE.kind,
+      metadata: { name: LEASE.name, namespace: LEASE.namespace },
+    };
+    const takenAt = Date.now();
+    await kube.merge({
+      ...leaseObject,
+      spec: {
+        holderIdentity: 'intruder',
+        leaseDurationSeconds: 3600,
+        acquireTime: microTime(takenAt),
+        renewTime: microTime(takenAt),
+      },
+    } as KubeObject);
+    // client-go keeps leading until its renew deadline (4 s here) passes without a renewal, then the
+    // sidecar exits (csi-lib-utils: OnStoppedLeading exits the process).
+    const exitedAfter = await waitFor(
+      `${active.identity}'s provisioner to exit after losing its Lease`,
+      () => (sidecar.exited() === undefined ? undefined : Date.now() - takenAt),
+      { timeoutMs: 15_000, intervalMs: 100, describe: logs },
+    );
+    const exitedAt = takenAt + exitedAfter;
+    expect(exitedAfter).toBeLessThanOrEqual(4000 + 2 * 1000 + 1000); // renew deadline + up to two retries + margin
+    expect(sidecar.log()).toMatch(/stopped leading/i);
+    // While the Lease is someone else's, nothing is provisioned: not by the exited replica (restarted
+    // by the supervisor, it stands for the Lease again) nor by the other one.
+    await waitFor(
+      'claims to be made while nobody of ours holds the Lease',
+      () => ([...stream.claims.values()].filter((c) => c.createdAt > exitedAt).length >= 6 ? true : undefined),
+      { timeoutMs: 20_000 },
+    );
+    const boundMeanwhile = [...stream.claims.entries()].filter(
+      ([, c]) => c.createdAt > exitedAt && c.boundAt !== undefined,
+    );
+    expect(boundMeanwhile.map(([name]) => name)).toEqual([]);
+    expect(await leaseHolder(cluster)).toBe('intruder');
+    expect(active.restarts.sidecar).toBeGreaterThan(restartsBefore);
+    // The Lease freed (expired): a replica takes it and works off the claims.
+    const freedAt = Date.now();
+    await kube.merge({
+      ...leaseObject,
+      spec: { leaseDurationSeconds: 1, renewTime: microTime(freedAt - 60_000) },
+    } as KubeObject);
+    const ms = await waitFor('provisioning to resume once the Lease is free', () => stream.resumedAfter(freedAt), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      describe: logs,
+    });
+    byIdentity(await leaseHolder(cluster));
+    process.stdout.write(
+      `lease lost: ${active.identity}'s provisioner exited ${(exitedAfter / 1000).toFixed(1)} s after its Lease was taken; ` +
+        `nothing provisioned while it was someone else's; resumed ${(ms / 1000).toFixed(1)} s after it was freed\n`,
+    );
   }, 120_000);
 
   it('no PVC failed for good, no volume twice, the new active registry whole, and nothing left after deleting all', async () => {

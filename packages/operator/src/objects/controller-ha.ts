@@ -20,16 +20,21 @@ export const HA_MIN_REPLICAS = 2;
 /**
  * external-provisioner's leader election (csi-lib-utils; defaults 15 s / 10 s / 5 s). A holder that
  * dies does not release its Lease (the sidecar sets no ReleaseOnCancel, and a crash cannot), so a
- * standby takes over once the Lease has not been renewed for `leaseDuration`, at its next retry:
- * lease + up to two retry periods (client-go adds up to 20 % jitter to each), 8 s + 2 × 2.4 s ≈
- * 12.8 s at worst and 8-10 s typically, against 15 s + 2 × 6 s = 27 s with the defaults; the new
- * leader then starts its provisioning controllers (about a second). The holder gives up — and the
- * sidecar exits, to be restarted — when it could not renew for `renewDeadline`: 6 s rides out an
- * apiserver hiccup of a few seconds. client-go requires lease > renew deadline > 1.2 × retry. The
- * price is one Lease update by the holder and one read by each standby every 2 s: at most
- * MAX_CONTROLLER_REPLICAS (5) requests per 2 s per driver.
+ * standby takes over once the Lease has not changed for `leaseDuration` *as the standby observed
+ * it* (client-go times the lease from when it saw the record change, at its last poll), at its next
+ * retry: lease + up to two retry periods (client-go adds up to 20 % jitter to each) after the last
+ * renewal, 6 s + 2 × 1.8 s = 9.6 s at worst, against 15 s + 2 × 6 s = 27 s with the defaults; the
+ * new leader then starts its provisioning controllers and works off the claims made meanwhile
+ * (about a second). With 8 s / 6 s / 2 s (until 2026-12) the real node measured Lease takeovers of
+ * 9.2-12.2 s and resumes of 10.6-13.0 s: too close to the 15-s target at the worst case of 12.8 s.
+ * The holder gives up — and the sidecar exits, to be restarted — when it could not renew for
+ * `renewDeadline`: 4 s rides out an apiserver hiccup of a few seconds. The lease also fences a
+ * create the dead holder started (docs/controller-ha.md): 6 s is still several times an lvcreate
+ * or ndctl create-namespace. client-go requires lease > renew deadline > 1.2 × retry. The price is
+ * one Lease update by the holder and one read by each standby every 1.5 s: at most
+ * MAX_CONTROLLER_REPLICAS (5) requests per 1.5 s per driver.
  */
-export const LEADER_ELECTION = { leaseDuration: '8s', renewDeadline: '6s', retryPeriod: '2s' } as const;
+export const LEADER_ELECTION = { leaseDuration: '6s', renewDeadline: '4s', retryPeriod: '1.5s' } as const;
 
 /** external-provisioner flags of the leader election between the controller replicas. */
 export function leaderElectionArgs(namespace: string): string[] {

@@ -18,7 +18,7 @@
 // host name (its leader-election identity).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NODE_CONTROLLER_SAN, provisionerLeaseName } from '@pmem-csi/api';
+import { NODE_CONTROLLER_SAN } from '@pmem-csi/api';
 import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
 import { provisionerClientLimitArgs } from '@pmem-csi/operator';
 import { channelCredentials, loadCsi, unary, type TlsFiles } from '@pmem-csi/runtime';
@@ -26,19 +26,13 @@ import { startDriver, startProvisioner } from './components.js';
 import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
 import { tail, type HostProcess } from './processes.js';
-import { PvcStream, settledVolumes, volumesGone } from './pvc-stream.js';
+import { leaseHolder, provisionerLeaseRef, PvcStream, settledVolumes, volumesGone } from './pvc-stream.js';
 import { affinityNodes, csiDriver, DRIVER, pvRef, registerNodes, storageClass, TEST_NAMESPACE } from './storage.js';
 import { waitFor } from './wait.js';
 
 const MiB = 1024 ** 2;
 const STORAGE_CLASS = 'pmem-failover';
-/** external-provisioner's Lease. */
-const LEASE = {
-  apiVersion: 'coordination.k8s.io/v1',
-  kind: 'Lease',
-  name: provisionerLeaseName(DRIVER),
-  namespace: TEST_NAMESPACE,
-};
+const LEASE = provisionerLeaseRef(TEST_NAMESPACE, DRIVER);
 const RESUME_LIMIT_MS = 15_000;
 const ELECTION_FLAGS = [
   '--feature-gates=Topology=true',
@@ -153,10 +147,7 @@ async function volumesOnNodes(certs: LocalCerts, nodes: readonly NodeRun[]): Pro
   return where;
 }
 
-async function leaseHolder(cluster: KwokCluster): Promise<string | undefined> {
-  const lease = await cluster.kube.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASE);
-  return lease?.spec?.holderIdentity;
-}
+const holderOf = (cluster: KwokCluster): Promise<string | undefined> => leaseHolder(cluster.kube, LEASE);
 
 describe('cluster: controller failover (two replicas, leader election, nodes registered with both)', () => {
   let cluster: KwokCluster;
@@ -256,7 +247,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     await waitFor(
       'a provisioner to hold the Lease',
       async () => {
-        const holder = await leaseHolder(cluster);
+        const holder = await holderOf(cluster);
         return replicas.some((r) => r.identity === holder) ? holder : undefined;
       },
       { timeoutMs: 60_000, describe: logs },
@@ -275,7 +266,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
 
   /** Kill the Lease holder (`what`), then wait for a PVC created after the kill to be Bound; returns the new holder. */
   async function killActive(what: 'process' | 'pod'): Promise<Replica> {
-    const active = byIdentity(await leaseHolder(cluster));
+    const active = byIdentity(await holderOf(cluster));
     const killedAt = Date.now();
     if (what === 'pod') {
       active.deleted = true; // the pod is gone: nothing restarts its containers
@@ -287,7 +278,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     const leaseMoved = waitFor(
       `the Lease to leave ${active.identity}`,
       async () => {
-        const holder = await leaseHolder(cluster);
+        const holder = await holderOf(cluster);
         return holder !== undefined && holder !== active.identity ? Date.now() - killedAt : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 100 },
@@ -305,7 +296,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
       `${what} kill of the active replica ${active.identity}: Lease taken over after ${(moved / 1000).toFixed(1)} s, ` +
         `first PVC created after the kill Bound after ${(ms / 1000).toFixed(1)} s\n`,
     );
-    const holder = byIdentity(await leaseHolder(cluster));
+    const holder = byIdentity(await holderOf(cluster));
     return holder;
   }
 
@@ -325,7 +316,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
   }, 90_000);
 
   it('process kill of the active controller: a standby takes over within 15 s; the restarted one does not lead cold', async () => {
-    const before = byIdentity(await leaseHolder(cluster));
+    const before = byIdentity(await holderOf(cluster));
     const sidecarLogBefore = before.sidecar?.log().length ?? 0;
     const after = await killActive('process');
     expect(resumed.process).toBeLessThanOrEqual(RESUME_LIMIT_MS);
@@ -353,7 +344,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
   }, 150_000);
 
   it('pod kill of the active replica (controller and sidecar): the other takes over within 15 s', async () => {
-    const before = byIdentity(await leaseHolder(cluster));
+    const before = byIdentity(await holderOf(cluster));
     const after = await killActive('pod');
     expect(resumed.pod).toBeLessThanOrEqual(RESUME_LIMIT_MS);
     expect(after.identity).not.toBe(before.identity);
@@ -361,7 +352,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
 
   it('a replica that loses its Lease stops provisioning (its provisioner exits); nothing is provisioned until one leads again', async () => {
     const { kube } = cluster;
-    const active = byIdentity(await leaseHolder(cluster));
+    const active = byIdentity(await holderOf(cluster));
     const sidecar = active.sidecar;
     if (sidecar === undefined) throw new Error(`${active.identity} has no provisioner`);
     const restartsBefore = active.restarts.sidecar;
@@ -371,7 +362,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
     const leaseObject = {
       apiVersion: LEASE.apiVersion,
       kind: LEASE.kind,
-      metadata: { name: LEASE.name, namespace: LEASE.namespace },
+      metadata: { name: LEASE.name, namespace: LEASE.namespace ?? TEST_NAMESPACE },
     };
     const takenAt = Date.now();
     await kube.merge({
@@ -404,7 +395,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
       ([, c]) => c.createdAt > exitedAt && c.boundAt !== undefined,
     );
     expect(boundMeanwhile.map(([name]) => name)).toEqual([]);
-    expect(await leaseHolder(cluster)).toBe('intruder');
+    expect(await holderOf(cluster)).toBe('intruder');
     expect(active.restarts.sidecar).toBeGreaterThan(restartsBefore);
     // The Lease freed (expired): a replica takes it and works off the claims.
     const freedAt = Date.now();
@@ -417,7 +408,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
       intervalMs: 100,
       describe: logs,
     });
-    byIdentity(await leaseHolder(cluster));
+    byIdentity(await holderOf(cluster));
     process.stdout.write(
       `lease lost: ${active.identity}'s provisioner exited ${(exitedAfter / 1000).toFixed(1)} s after its Lease was taken; ` +
         `nothing provisioned while it was someone else's; resumed ${(ms / 1000).toFixed(1)} s after it was freed\n`,
@@ -440,7 +431,7 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
       });
     }
     expect([...where.keys()].sort()).toEqual(pvs.map((pv) => pv.spec.csi?.volumeHandle ?? '').sort());
-    const active = byIdentity(await leaseHolder(cluster));
+    const active = byIdentity(await holderOf(cluster));
     const status = await fetchStatus(active.statusUrl, 2000);
     expect(status.nodes.map((n) => n.state)).toEqual(nodes.map(() => 'available'));
     expect(status.volumes).toBe(where.size);

@@ -296,8 +296,7 @@ describe('cluster: operator', () => {
     timings['ClusterIP Service recreated headless'] = Date.now() - started;
 
     // Two replicas: the apiserver takes the rolling strategy, minReadySeconds and the budget.
-    const crObject = { apiVersion: API_GROUP_VERSION, kind: KIND, metadata: { name: CR } };
-    await kube.merge({ ...crObject, spec: { controllerReplicas: 2 } } as KubeObject);
+    await kube.merge(pmemDeployment(CR, { controllerReplicas: 2 }));
     interface HaDeployment extends Workload {
       spec: Workload['spec'] & {
         minReadySeconds?: number;
@@ -332,7 +331,7 @@ describe('cluster: operator', () => {
     });
 
     // Back to one: Recreate again (the apiserver refuses Recreate beside a rollingUpdate), no budget.
-    await kube.merge({ ...crObject, spec: { controllerReplicas: 1 } } as KubeObject);
+    await kube.merge(pmemDeployment(CR, { controllerReplicas: 1 }));
     const single = await waitFor(
       'the controller Deployment back at 1 replica, Recreate, without its PodDisruptionBudget',
       async () => {

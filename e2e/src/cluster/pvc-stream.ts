@@ -2,6 +2,7 @@
 // one PVC created every `everyMs`, each deleted `deleteAfterMs` after it was first seen Bound. The
 // time each was asked for and first seen Bound is recorded, so a test can say when provisioning
 // resumed after a kill: the first PVC *asked for after* the kill that became Bound.
+import { provisionerLeaseName } from '@pmem-csi/api';
 import type { Kube, KubeObject, Ref } from './kube.js';
 import type { Claim, PersistentVolume } from './storage.js';
 import { sleep, waitFor } from './wait.js';
@@ -186,4 +187,18 @@ export async function volumesGone(
     async () => ((await volumesOf(kube, driver)).length === 0 ? true : undefined),
     { timeoutMs, ...(describe === undefined ? {} : { describe }) },
   );
+}
+
+/** external-provisioner's leader-election Lease of `driver` in `namespace`. */
+export const provisionerLeaseRef = (namespace: string, driver: string): Ref => ({
+  apiVersion: 'coordination.k8s.io/v1',
+  kind: 'Lease',
+  name: provisionerLeaseName(driver),
+  namespace,
+});
+
+/** The Lease's holder (external-provisioner's identity: its host name, in a pod the pod name), if any. */
+export async function leaseHolder(kube: Kube, lease: Ref): Promise<string | undefined> {
+  const holder = (await kube.get<KubeObject & { spec?: { holderIdentity?: string } }>(lease))?.spec?.holderIdentity;
+  return holder === undefined || holder === '' ? undefined : holder;
 }

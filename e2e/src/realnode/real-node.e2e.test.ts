@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, provisionerLeaseName, topologyKey } from '@pmem-csi/api';
+import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, deploymentObjectNames, topologyKey } from '@pmem-csi/api';
 import { listLoopDevices } from '@pmem-csi/node';
 import { boundTo, fileIdentity } from '@pmem-csi/node/testing';
 import { HostRunner } from '@pmem-csi/runtime';
@@ -23,12 +23,13 @@ import {
   describeStatus,
   existing,
   expectedObjects,
+  pmemDeployment,
   waitStatus,
   workloadRefs,
   type PmemDeployment,
 } from '../cluster/pmem-deployment.js';
 import { runTool } from '../cluster/processes.js';
-import { PvcStream, settledVolumes, volumesGone } from '../cluster/pvc-stream.js';
+import { leaseHolder, provisionerLeaseRef, PvcStream, settledVolumes, volumesGone } from '../cluster/pvc-stream.js';
 import { claimRef, pvRef, waitBound, waitGone, type PersistentVolume } from '../cluster/storage.js';
 import { sleep, waitFor } from '../cluster/wait.js';
 import { toolPath } from '../tools.js';
@@ -610,34 +611,25 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const { kube } = cluster;
     if (node === undefined) throw new Error('the real node did not start');
     const realNode = node;
-    const crPatch = (controllerReplicas: number): KubeObject =>
-      ({
-        apiVersion: crRef(CR_NAME).apiVersion,
-        kind: crRef(CR_NAME).kind,
-        metadata: { name: CR_NAME },
-        spec: { controllerReplicas },
-      }) as KubeObject;
     const selector = `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=controller`;
     const controllerPods = (): Promise<Pod[]> =>
       kube.list<Pod>('v1', 'Pod', { namespace: DRIVER_NAMESPACE, labelSelector: selector });
-    const lease = {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      name: provisionerLeaseName(DEFAULT_DRIVER_NAME),
-      namespace: DRIVER_NAMESPACE,
-    };
-    /** The Lease's holder: the pod name (external-provisioner's identity is its host name). */
-    const holder = async (): Promise<string | undefined> =>
-      (await kube.get<KubeObject & { spec?: { holderIdentity?: string } }>(lease))?.spec?.holderIdentity || undefined;
+    const lease = provisionerLeaseRef(DRIVER_NAMESPACE, DEFAULT_DRIVER_NAME);
+    const holder = (): Promise<string | undefined> => leaseHolder(kube, lease);
     /** A controller that knows the node (available), and whose settle period is over. */
     const warm = async (pod: Pod): Promise<boolean> => {
       const s = await driverStatus<ControllerDriverStatus>(pod);
       return s.settled && s.nodes.length === 1 && s.nodes[0]?.state === 'available';
     };
-    /** The CR's Controller component is Ready with `replicas` of `replicas` pods ready and names `active`. */
-    const controllerReady = (d: PmemDeployment, replicas: number, active: string): boolean => {
+    /** The CR's Controller component is Ready with `replicas` of `replicas` pods ready (and names `active`, if given). */
+    const controllerReady = (d: PmemDeployment, replicas: number, active?: string): boolean => {
       const c = d.status?.driverComponents?.find((x) => x.component === 'Controller');
-      return c?.status === 'Ready' && c.desired === replicas && c.ready === replicas && c.active === active;
+      return (
+        c?.status === 'Ready' &&
+        c.desired === replicas &&
+        c.ready === replicas &&
+        (active === undefined || c.active === active)
+      );
     };
     const podsLine = async (): Promise<string> =>
       (await controllerPods())
@@ -649,7 +641,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         .join('; ') + `; Lease ${(await holder()) ?? 'nobody'}`;
 
     // Scale the controller to three replicas (the CR, as a user would).
-    await kube.merge(crPatch(FAILOVER_REPLICAS));
+    await kube.merge(pmemDeployment(CR_NAME, { controllerReplicas: FAILOVER_REPLICAS }));
     await podsReady(kube, {
       namespace: DRIVER_NAMESPACE,
       selector,
@@ -675,8 +667,14 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       FAILOVER_REPLICAS,
       FAILOVER_REPLICAS,
     ]);
+    const pdb = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      name: deploymentObjectNames(CR_NAME).controllerDisruptionBudget,
+      namespace: DRIVER_NAMESPACE,
+    };
+    expect((await kube.get(pdb))?.metadata.name).toBe(pdb.name);
     const objects = expectedObjects(CR_NAME, DRIVER_NAMESPACE, { controllerReplicas: FAILOVER_REPLICAS });
-    expect(objects.filter((r) => r.kind === 'PodDisruptionBudget').length).toBe(1);
     expect((await existing(kube, objects)).size).toBe(objects.length);
     const first = await waitFor('a controller pod to hold the Lease', holder, {
       timeoutMs: 60_000,
@@ -796,22 +794,18 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     timings['failover: kills, checks, clean-up'] = Date.now() - started;
 
     // Back to one replica for the scenarios that follow: Recreate again, no disruption budget.
-    await kube.merge(crPatch(1));
+    await kube.merge(pmemDeployment(CR_NAME, { controllerReplicas: 1 }));
     await waitStatus(kube, CR_NAME, {
       what: 'phase Running with one controller replica',
-      ok: (d) => {
-        const c = d.status?.driverComponents?.find((x) => x.component === 'Controller');
-        return d.status?.phase === 'Running' && c?.status === 'Ready' && c.desired === 1 && c.ready === 1;
-      },
+      ok: (d) => d.status?.phase === 'Running' && controllerReady(d, 1),
       timeoutMs: 180_000,
     });
     const single = await kube.must<KubeObject & { spec: { replicas?: number; strategy?: { type?: string } } }>(
       workloadRefs(CR_NAME, DRIVER_NAMESPACE).deployment,
     );
     expect([single.spec.replicas, single.spec.strategy?.type]).toEqual([1, 'Recreate']);
-    const pdb = objects.find((r) => r.kind === 'PodDisruptionBudget');
     await waitFor('the PodDisruptionBudget to be removed', async () =>
-      pdb === undefined || (await kube.get(pdb)) === undefined ? true : undefined,
+      (await kube.get(pdb)) === undefined ? true : undefined,
     );
     await podsReady(kube, { namespace: DRIVER_NAMESPACE, selector, count: 1, timeoutMs: 120_000 });
     timings['failover: total'] = Date.now() - started;

@@ -124,6 +124,10 @@ recipe() {
       MODULE=github.com/kubernetes-csi/external-provisioner/v6
       PKGS=("$MODULE/cmd/csi-provisioner")
       LDFLAGS+=" -X main.version=$v" ;;
+    external-resizer) # measured cold: 5m15s CPU, 8 min wall at load 10
+      METHOD=install ESTIMATE="~3-8 min"
+      PKGS=(github.com/kubernetes-csi/external-resizer/v2/cmd/csi-resizer)
+      LDFLAGS+=" -X main.version=$v" ;;
     etcd)
       METHOD=wrapper ESTIMATE="~1-3 min"
       MODULE=go.etcd.io/etcd/server/v3

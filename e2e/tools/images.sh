@@ -13,6 +13,8 @@
 #                                                                 docker.io/library/pmem-csi-operator:<version>
 #   csi-provisioner  FROM scratch + csi-provisioner (bootstrap    registry.k8s.io/sig-storage/csi-provisioner:v6.3.0
 #                    tool external-provisioner)
+#   csi-resizer      FROM scratch + csi-resizer (bootstrap tool   registry.k8s.io/sig-storage/csi-resizer:v2.3.0
+#                    external-resizer)
 #   pause, registrar FROM scratch + pmem-csi-pause / -registrar   localhost/pmem-csi-pause:<src-hash>,
 #                    (bootstrap tool realnode-tools; built when   localhost/pmem-csi-registrar:<src-hash>
 #                    bootstrap.sh knows that tool)
@@ -85,7 +87,7 @@ fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 [[ -n "${NODE_BINARY_VERSION:-}" && -n "${NPM_VERSION:-}" ]] || die "versions.env lacks NODE_BINARY_VERSION or NPM_VERSION"
 
 # --- the images --------------------------------------------------------------------------------
-IMAGES="node-base node-runtime driver operator csi-provisioner pause registrar"
+IMAGES="node-base node-runtime driver operator csi-provisioner csi-resizer pause registrar"
 declare -A KIND=([node-base]=base [node-runtime]=runtime [driver]=dockerfile [operator]=dockerfile)
 declare -A DEPS=([node-base]="" [node-runtime]="node-base" [driver]="node-base" [operator]="node-base node-runtime")
 # Sidecars: a static binary of a bootstrap.sh tool in an image FROM scratch. To add one, add a line
@@ -95,6 +97,7 @@ declare -A DEPS=([node-base]="" [node-runtime]="node-base" [driver]="node-base" 
 # not know is skipped with a note; a known tool that is not built is an error naming the command.
 declare -A SCRATCH=(
   [csi-provisioner]="external-provisioner csi-provisioner registry.k8s.io/sig-storage/csi-provisioner:{version} noca"
+  [csi-resizer]="external-resizer csi-resizer registry.k8s.io/sig-storage/csi-resizer:{version} noca"
   [pause]="realnode-tools pmem-csi-pause localhost/pmem-csi-pause:{version} noca"
   [registrar]="realnode-tools pmem-csi-registrar localhost/pmem-csi-registrar:{version} noca"
 )

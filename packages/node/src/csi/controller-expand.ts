@@ -1,20 +1,57 @@
 // ControllerExpandVolume of the node-controller service: grow the device (the device manager never
 // shrinks, so retries are harmless) and remember the new size. The filesystem is grown later by
 // NodeExpandVolume on the mount (node_expansion_required), which also grows the device itself when
-// the CO skips this call — so either order works.
-import {
-  InvalidArgumentError,
-  NotFoundError,
-  OutOfRangeError,
-  UnimplementedError,
-  type CallContext,
-  type csi,
-} from '@pmem-csi/runtime';
-import type { PmemDeviceInfo } from '../device/device-manager.js';
+// the CO skips this call — so either order works. Sizes the volume cannot take are OUT_OF_RANGE, the
+// CSI expansion table's code for an unsupported capacity (it has no RESOURCE_EXHAUSTED row): a
+// limit below the size the volume already has (volumes never shrink), a growth its pool has no room
+// for, and any growth in direct mode, whose namespaces have a fixed size — there a request the
+// volume already satisfies is OK, so a retry or a PVC edit back to the old size never fails.
+import { InvalidArgumentError, NotFoundError, OutOfRangeError, type CallContext, type csi } from '@pmem-csi/runtime';
+import { NotEnoughSpaceToGrowError, type PmemDeviceInfo } from '../device/device-manager.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
-import { requireField, sizeRange, type SizeRange } from '@pmem-csi/csi';
+import { capabilityProblem, requireField, sizeRange, type SizeRange } from '@pmem-csi/csi';
 
-/** Grow a volume's device to at least `range.required` and update its record. Callers hold the lock. */
+/** The OUT_OF_RANGE for a growth the volume's pool has no room for: requested growth, free bytes, node. */
+function noRoomToGrow(
+  deps: Pick<NodeServiceDeps, 'nodeId'>,
+  current: PmemDeviceInfo,
+  required: number,
+  e: NotEnoughSpaceToGrowError,
+): OutOfRangeError {
+  const free = Math.max(0, e.maxSize - current.size);
+  return new OutOfRangeError(
+    `volume ${current.volumeId} on node ${deps.nodeId} cannot grow by ${required - current.size} bytes (from ${current.size} to ${required} bytes): only ${free} bytes are free for it on node ${deps.nodeId}, so it can grow to at most ${e.maxSize} bytes`,
+    { cause: e },
+  );
+}
+
+/** Direct mode (namespaces cannot grow): OK when the volume is big enough, else OUT_OF_RANGE. */
+function fixedSize(deps: NodeServiceDeps, current: PmemDeviceInfo, required: number): PmemDeviceInfo {
+  if (required <= current.size) return current;
+  throw new OutOfRangeError(
+    `volume ${current.volumeId} on node ${deps.nodeId} is a direct-mode namespace of ${current.size} bytes and cannot grow (requested ${required} bytes); use lvm mode for volumes that grow`,
+  );
+}
+
+async function resize(
+  deps: NodeServiceDeps,
+  current: PmemDeviceInfo,
+  required: number,
+  signal?: AbortSignal,
+): Promise<PmemDeviceInfo> {
+  if (!canExpand(deps)) return fixedSize(deps, current, required);
+  try {
+    return await deps.dm.resizeDevice(current.volumeId, required, { signal });
+  } catch (e) {
+    if (e instanceof NotEnoughSpaceToGrowError) throw noRoomToGrow(deps, current, required, e);
+    throw e;
+  }
+}
+
+/**
+ * Grow a volume's device to at least `range.required` and update its record; a volume already that
+ * big is returned as it is. Callers hold the lock. @throws OutOfRangeError (see the file header)
+ */
 export async function growVolume(
   deps: NodeServiceDeps,
   volumeId: string,
@@ -24,11 +61,17 @@ export async function growVolume(
   if (range.required === 0)
     throw new InvalidArgumentError('capacity_range.required_bytes is required and must be greater than 0');
   const record = await deps.state.get(volumeId);
-  const device = await deps.dm.resizeDevice(volumeId, range.required, { signal });
+  const current = await deps.dm.getDevice(volumeId, { signal });
+  if (range.limit > 0 && current.size > range.limit) {
+    throw new OutOfRangeError(
+      `volume ${volumeId} on node ${deps.nodeId} already has ${current.size} bytes, more than capacity_range.limit_bytes ${range.limit}; volumes never shrink`,
+    );
+  }
+  const device = await resize(deps, current, range.required, signal);
   if (record !== undefined && record.size !== device.size) await deps.state.put({ ...record, size: device.size });
   if (range.limit > 0 && device.size > range.limit) {
     throw new OutOfRangeError(
-      `volume ${volumeId} now has ${device.size} bytes (device alignment), above capacity_range.limit_bytes ${range.limit}`,
+      `volume ${volumeId} on node ${deps.nodeId} now has ${device.size} bytes (device alignment), above capacity_range.limit_bytes ${range.limit}`,
     );
   }
   return device;
@@ -40,17 +83,21 @@ export async function controllerExpandVolumeRpc(
   req: csi.ControllerExpandVolumeRequest__Output,
   ctx: CallContext,
 ): Promise<csi.ControllerExpandVolumeResponse> {
-  if (!canExpand(deps)) throw new UnimplementedError(`volumes cannot be expanded in device mode ${deps.dm.mode}`);
   const volumeId = requireField(req.volume_id, 'volume_id');
   if (req.capacity_range === null) throw new InvalidArgumentError('capacity_range is required');
   const range = sizeRange(req.capacity_range);
+  const problem =
+    req.volume_capability === null ? undefined : capabilityProblem(req.volume_capability, 'volume_capability');
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     if ((await deps.state.get(volumeId)) === undefined)
       throw new NotFoundError(`volume ${volumeId} does not exist on node ${deps.nodeId}`);
     const device = await growVolume(deps, volumeId, range, ctx.signal);
     return {
       capacity_bytes: String(device.size),
-      node_expansion_required: req.volume_capability?.access_type !== 'block',
+      // A raw block volume needs nothing on the node; nor does a direct-mode volume, which never grew
+      // (and whose node offers no NodeExpandVolume).
+      node_expansion_required: canExpand(deps) && req.volume_capability?.access_type !== 'block',
     };
   });
 }

@@ -455,6 +455,71 @@ describe('node-controller service (fake devices, real gRPC)', () => {
       });
     });
 
+    it('ControllerExpandVolume: a size the volume has → OK with its size (never shrinks); a block volume needs no node expansion', async () => {
+      const v = (await create(createRequest('e2', 8 * MiB))).volume!;
+      const expand = (
+        required: number,
+        cap?: csi.VolumeCapability,
+      ): Promise<csi.ControllerExpandVolumeResponse__Output> =>
+        call(c.controller, c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(required) },
+          volume_capability: cap,
+        });
+      expect(await expand(4 * MiB, mountCapability())).toEqual({
+        capacity_bytes: String(8 * MiB),
+        node_expansion_required: true,
+      });
+      expect(await expand(12 * MiB, blockCapability())).toEqual({
+        capacity_bytes: String(12 * MiB),
+        node_expansion_required: false,
+      });
+      expect(await expand(8 * MiB)).toEqual({ capacity_bytes: String(12 * MiB), node_expansion_required: true });
+      expect((await dm.getDevice(v.volume_id)).size).toBe(12 * MiB);
+    });
+
+    it('ControllerExpandVolume: no room in the pool → OUT_OF_RANGE naming the growth, the free bytes and the node; nothing changes', async () => {
+      const v = (await create(createRequest('e3', 8 * MiB))).volume!;
+      const before = await dm.getCapacity();
+      await expect(
+        call(c.controller, c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(2 * GiB) },
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.OUT_OF_RANGE,
+        details: `volume ${v.volume_id} on node ${TEST_NODE} cannot grow by ${2 * GiB - 8 * MiB} bytes (from ${8 * MiB} to ${2 * GiB} bytes): only ${GiB - 8 * MiB} bytes are free for it on node ${TEST_NODE}, so it can grow to at most ${GiB} bytes`,
+      });
+      expect((await dm.getDevice(v.volume_id)).size).toBe(8 * MiB);
+      expect((await node.deps.state.get(v.volume_id))?.size).toBe(8 * MiB);
+      expect(await dm.getCapacity()).toEqual(before);
+    });
+
+    it('ControllerExpandVolume: limit_bytes below the size the volume has → OUT_OF_RANGE; MULTI_NODE capability → INVALID_ARGUMENT', async () => {
+      const v = (await create(createRequest('e4', 16 * MiB))).volume!;
+      await expect(
+        call(c.controller, c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(4 * MiB), limit_bytes: String(8 * MiB) },
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.OUT_OF_RANGE,
+        details: `volume ${v.volume_id} on node ${TEST_NODE} already has ${16 * MiB} bytes, more than capacity_range.limit_bytes ${8 * MiB}; volumes never shrink`,
+      });
+      await expect(
+        call(c.controller, c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(32 * MiB) },
+          volume_capability: mountCapability('', [], 'MULTI_NODE_MULTI_WRITER'),
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details:
+          'volume_capability.access_mode MULTI_NODE_MULTI_WRITER is not supported: PMEM volumes are local to one node; allowed: SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, SINGLE_NODE_SINGLE_WRITER, SINGLE_NODE_MULTI_WRITER',
+      });
+      expect((await dm.getDevice(v.volume_id)).size).toBe(16 * MiB);
+    });
+
     it('unsupported RPCs → UNIMPLEMENTED', async () => {
       await expect(
         call(c.controller, c.controller.ControllerPublishVolume, { volume_id: 'x', node_id: TEST_NODE }),

@@ -47,6 +47,20 @@ export class DeviceNotFoundError extends NotFoundError {}
 export class DeviceInUseError extends FailedPreconditionError {}
 /** The request does not fit; the message names the largest size that would. */
 export class NotEnoughSpaceError extends ResourceExhaustedError {}
+/**
+ * A device cannot grow to the requested size: its pool (the volume group, the emulated or fake pool)
+ * lacks the space. `maxSize` is the largest size it can grow to now, so that callers can name the
+ * free bytes (the node-controller answers OUT_OF_RANGE with them, as the CSI expansion table asks).
+ */
+export class NotEnoughSpaceToGrowError extends NotEnoughSpaceError {
+  constructor(
+    message: string,
+    readonly maxSize: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
 
 export interface DeviceManager {
   readonly mode: DeviceMode;
@@ -70,8 +84,8 @@ export interface DeviceManager {
   /** Capacity now. */
   getCapacity(options?: DeviceCallOptions): Promise<Capacity>;
   /**
-   * Grow a device to at least `size` bytes (lvm, emulated, fake). @throws DeviceNotFoundError,
-   * NotEnoughSpaceError, UnimplementedError (direct mode cannot grow a namespace)
+   * Grow a device to at least `size` bytes (lvm, emulated, fake); a size it already has is a no-op.
+   * @throws DeviceNotFoundError, NotEnoughSpaceToGrowError, UnimplementedError (direct mode cannot grow a namespace)
    */
   resizeDevice(volumeId: string, size: number, options?: DeviceCallOptions): Promise<PmemDeviceInfo>;
   /** Release resources held by the manager itself (not the devices). */

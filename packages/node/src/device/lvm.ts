@@ -17,6 +17,7 @@ import {
   DeviceExistsError,
   DeviceNotFoundError,
   NotEnoughSpaceError,
+  NotEnoughSpaceToGrowError,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
@@ -303,8 +304,10 @@ export class LvmDeviceManager implements DeviceManager {
       if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${volumeId} not found`);
       const target = alignUp(size, vg.extentSize);
       if (target - lv.size > vg.free) {
-        throw new NotEnoughSpaceError(
-          `not enough PMEM to grow volume ${volumeId} to ${size} bytes: it can grow to at most ${lv.size + alignDown(vg.free, vg.extentSize)} bytes`,
+        const maxSize = lv.size + alignDown(vg.free, vg.extentSize);
+        throw new NotEnoughSpaceToGrowError(
+          `not enough PMEM to grow volume ${volumeId} to ${size} bytes: it can grow to at most ${maxSize} bytes`,
+          maxSize,
         );
       }
       await this.#lvm.lvextend({ vg: vg.name, name: lv.name, size: target }, options);

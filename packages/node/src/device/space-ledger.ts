@@ -3,7 +3,7 @@
 // taken in one synchronous call, so concurrent creates can never over-commit the pool (no await
 // between the check and the take), and a failed create gives its space back exactly.
 import { formatBytes, InvalidArgumentError, type Capacity } from '@pmem-csi/csi';
-import { NotEnoughSpaceError } from './device-manager.js';
+import { NotEnoughSpaceError, NotEnoughSpaceToGrowError } from './device-manager.js';
 
 /** "4294967296 bytes (4 GiB)": exact bytes for machines, the unit for people. */
 function exactBytes(n: number): string {
@@ -74,7 +74,7 @@ export class SpaceLedger {
     return rounded;
   }
 
-  /** Grow a volume to at least `size` (rounded up); returns the new size. @throws NotEnoughSpaceError */
+  /** Grow a volume to at least `size` (rounded up); returns the new size. @throws NotEnoughSpaceToGrowError */
   grow(volumeId: string, size: number): number {
     assertValidSize(size);
     const current = this.#used.get(volumeId) ?? 0;
@@ -111,6 +111,7 @@ export class SpaceLedger {
         ? `to grow volume ${id} from ${formatBytes(current)} to ${formatBytes(rounded)} (requested ${size} bytes, ${unit})`
         : `for volume ${id}: requested ${size} bytes, ${formatBytes(rounded)} when ${unit}`;
     const largest = current + this.maxVolumeSize;
-    return new NotEnoughSpaceError(`not enough space ${what}; the largest size available is ${exactBytes(largest)}`);
+    const message = `not enough space ${what}; the largest size available is ${exactBytes(largest)}`;
+    return current > 0 ? new NotEnoughSpaceToGrowError(message, largest) : new NotEnoughSpaceError(message);
   }
 }

@@ -10,6 +10,7 @@ import {
   DeviceInUseError,
   DeviceNotFoundError,
   NotEnoughSpaceError,
+  NotEnoughSpaceToGrowError,
   type DeviceManager,
   type PmemDeviceInfo,
 } from '../device-manager.js';
@@ -464,15 +465,20 @@ function registerResizeCases(ctx: ContractContext): void {
   );
 
   it(
-    'resize errors: unknown id → DeviceNotFoundError, too large → NotEnoughSpaceError',
+    'resize errors: unknown id → DeviceNotFoundError, too large → NotEnoughSpaceToGrowError with the largest size it can grow to',
     async () => {
       const id = 'ct-resize-err';
       await ctx.withVolumes([id], async () => {
         expect(await rejection(ctx.dm.resizeDevice('ct-unknown', opts.volumeSize))).toBeInstanceOf(DeviceNotFoundError);
         const dev = await ctx.dm.createDevice({ volumeId: id, size: opts.volumeSize });
         const cap = await ctx.dm.getCapacity();
-        const err = await rejection(ctx.dm.resizeDevice(id, dev.size + cap.maxVolumeSize + opts.granularity));
-        expect(err).toBeInstanceOf(NotEnoughSpaceError);
+        const requested = dev.size + cap.maxVolumeSize + opts.granularity;
+        const err = await rejection(ctx.dm.resizeDevice(id, requested));
+        expect(err).toBeInstanceOf(NotEnoughSpaceToGrowError);
+        // The largest size it can grow to: at least what it has, less than asked (callers name the free bytes).
+        const { maxSize } = err as NotEnoughSpaceToGrowError;
+        expect(maxSize).toBeGreaterThanOrEqual(dev.size);
+        expect(maxSize).toBeLessThan(requested);
         expect(await ctx.dm.getDevice(id)).toEqual(dev);
         expect(await ctx.dm.getCapacity()).toEqual(cap);
       });

@@ -35,6 +35,10 @@ export const FAKE_ONLY_SKIPS: readonly SanitySkip[] = [
     spec: 'Node Service NodeExpandVolume should work if node-expand is called after node-publish',
     why: 'stages and publishes a volume first: needs a real block device (runs in the emulated tier)',
   },
+  {
+    spec: 'Node Service NodePublishVolume with single node multi writer capability should fail when volume with single node single writer access mode is already mounted at a different target path',
+    why: 'stages and publishes an ext4 volume before the second publish: needs a real block device (runs in the emulated tier)',
+  },
   ...LIFECYCLE_SPECS.map((spec) => ({
     spec,
     why: 'stages and publishes an ext4 volume: needs a real block device to mkfs/mount (runs in the emulated tier)',

@@ -3,7 +3,9 @@
 // and mounted straight at the target here (no staging), for the kubelet's volume handle, and its
 // record is marked ephemeral (NodeUnpublish deletes it; ListVolumes does not show it). Device and
 // record are kept under ephemeralVolumeId(handle): the kubelet's handle is too long for direct mode. A failed
-// publish removes what it created, so a pod that never starts leaks nothing.
+// publish removes what it created, so a pod that never starts leaks nothing. The access mode rules of
+// persistent volumes apply (publications.ts): one target for SINGLE_NODE_SINGLE_WRITER, read-only
+// for SINGLE_NODE_READER_ONLY.
 import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContext, type csi } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { unmountAll } from '../mount/mount.js';
@@ -11,6 +13,7 @@ import { checkTargetIsFree } from '../mount/paths.js';
 import type { AccessRequest } from './access-request.js';
 import type { NodeServiceDeps } from './deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
+import { checkTargetLimit, readOnlyByMode } from './publications.js';
 import { checkParameters, volumeName } from '@pmem-csi/csi';
 import { createOrFindVolume, deleteVolume, ephemeralVolumeId, findDevice, type VolumeSpec } from './volumes.js';
 
@@ -51,6 +54,11 @@ export async function publishEphemeralVolume(
         throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
       return {};
     }
+    const known = await findDevice(deps.dm, spec.volumeId, ctx.signal);
+    if (known !== undefined) {
+      const publication = { volumeId: spec.volumeId, device: known, block: false, target, mode: access.mode };
+      await checkTargetLimit(deps, { ...publication, notPublications: [] }, ctx);
+    }
     await checkTargetIsFree(target, 'target_path', 'directory');
     const volume = await createOrFindVolume(deps, spec, ctx.signal);
     try {
@@ -63,7 +71,7 @@ export async function publishEphemeralVolume(
           flags: access.flags,
           usage: params.usage,
           target,
-          readonly: req.readonly,
+          readonly: req.readonly || readOnlyByMode(access.mode),
         },
         ctx.signal,
       );

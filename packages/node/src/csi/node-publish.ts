@@ -1,6 +1,8 @@
 // NodePublishVolume / NodeUnpublishVolume of persistent volumes: a bind mount of the staging mount
 // onto the pod's target directory, or of the raw device onto a target FILE for block volumes;
-// read-only on request (a bind mount needs a remount for that). Ephemeral inline volumes branch off
+// read-only on request or when the access mode is SINGLE_NODE_READER_ONLY (a bind mount needs a
+// remount for that). The access mode also limits the number of targets (publications.ts:
+// SINGLE_NODE_SINGLE_WRITER publishes at one target per node). Ephemeral inline volumes branch off
 // to node-ephemeral.ts. Unpublish unmounts, removes the target we created, and deletes an ephemeral
 // volume. Idempotent both ways: published the same way → OK; missing target → OK. Targets must be
 // absolute and no system directory (co-paths.ts); publish refuses a target that already holds other
@@ -12,11 +14,12 @@ import { findMountAt } from '../mount/findmnt.js';
 import { bindMount } from '../mount/mount.js';
 import { absolutePath, checkTargetIsFree } from '../mount/paths.js';
 import { ensureDirectory, ensureFile, removeTarget, sameBlockDevice } from '../mount/targets.js';
-import { accessRequest } from './access-request.js';
+import { accessRequest, type AccessMode } from './access-request.js';
 import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from './deps.js';
 import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
 import { publishEphemeralVolume } from './node-ephemeral.js';
+import { checkTargetLimit, readOnlyByMode } from './publications.js';
 import { requireField } from '@pmem-csi/csi';
 import { deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, requireDevice } from './volumes.js';
 
@@ -25,6 +28,7 @@ interface PublishTarget {
   readonly device: PmemDeviceInfo;
   readonly target: string;
   readonly readonly: boolean;
+  readonly mode: AccessMode;
 }
 
 function mode(readonly: boolean): string {
@@ -51,6 +55,7 @@ async function publishFilesystem(
     }
     return;
   }
+  await checkTargetLimit(deps, { ...p, block: false, notPublications: [p.staging] }, ctx);
   await checkTargetIsFree(p.target, 'target_path', 'directory');
   await ensureDirectory(p.target);
   await bindMount(deps.runner, { source: p.staging, target: p.target, readonly: p.readonly }, ctx);
@@ -69,6 +74,7 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
     }
     return;
   }
+  await checkTargetLimit(deps, { ...p, block: true, notPublications: [] }, ctx);
   await checkTargetIsFree(p.target, 'target_path', 'file');
   await ensureFile(p.target);
   await bindMount(deps.runner, { source: p.device.path, target: p.target, readonly: p.readonly }, ctx);
@@ -88,10 +94,17 @@ export async function publishVolumeRpc(
   const staging = absolutePath(req.staging_target_path, 'staging_target_path');
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await requireDevice(deps, volumeId, ctx.signal);
-    const p = { volumeId, device, target, readonly: req.readonly };
+    const readonly = req.readonly || readOnlyByMode(access.mode);
+    const p = { volumeId, device, target, readonly, mode: access.mode };
     if (access.kind === 'block') await publishBlock(deps, p, ctx);
     else await publishFilesystem(deps, { ...p, staging }, ctx);
-    ctx.log.info('volume published', { volumeId, targetPath: target, access: access.kind, readonly: req.readonly });
+    ctx.log.info('volume published', {
+      volumeId,
+      targetPath: target,
+      access: access.kind,
+      accessMode: access.mode,
+      readonly,
+    });
     return {};
   });
 }

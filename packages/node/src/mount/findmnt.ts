@@ -80,13 +80,18 @@ export async function findMountAt(
   return entries.at(-1);
 }
 
+/** The whole mount table, in mount order (oldest first). */
+export async function listMounts(runner: CommandRunner, o: ToolCallOptions = {}): Promise<MountEntry[]> {
+  return query(runner, ['-J', '--list', '-o', COLUMNS], o);
+}
+
 /** Every mount whose mount point is `path` or below it (for cleanup), deepest first. */
 export async function findMountsUnder(
   runner: CommandRunner,
   path: string,
   o: ToolCallOptions = {},
 ): Promise<MountEntry[]> {
-  const all = await query(runner, ['-J', '--list', '-o', COLUMNS], o);
+  const all = await listMounts(runner, o);
   const prefix = path.endsWith('/') ? path : `${path}/`;
   return all.filter((m) => m.target === path || m.target.startsWith(prefix)).reverse();
 }

@@ -36,3 +36,29 @@ export function mountedAt(path: string, source: string, extra: Record<string, st
   };
   return { command: 'findmnt', args: [...FINDMNT, path], exact: true, stdout: JSON.stringify({ filesystems: [fs] }) };
 }
+
+/** One mount of a scripted mount table: target and source, ext4 read-write unless `extra` says otherwise. */
+export interface TableMount {
+  readonly target: string;
+  readonly source: string;
+  readonly extra?: Record<string, string>;
+}
+
+/** `findmnt --list` (the whole mount table, publications.ts) answers with these mounts, in this order. */
+export function mountTable(mounts: readonly TableMount[]): ScriptedReply {
+  const filesystems = mounts.map((m) => ({
+    target: m.target,
+    source: m.source,
+    fstype: 'ext4',
+    options: 'rw,relatime',
+    'vfs-options': 'rw,relatime',
+    'fs-options': 'rw',
+    ...m.extra,
+  }));
+  return {
+    command: 'findmnt',
+    args: ['-J', '--list', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS'],
+    exact: true,
+    stdout: JSON.stringify({ filesystems }),
+  };
+}

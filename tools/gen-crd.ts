@@ -51,6 +51,7 @@ const SHARED: readonly { readonly paths: readonly string[]; readonly name: strin
       'spec.nodeDriverResources',
       'spec.provisionerResources',
       'spec.nodeRegistrarResources',
+      'spec.resizerResources',
     ],
   },
 ];

@@ -3,6 +3,7 @@ import { specSchema } from './crd/spec-schema.js';
 import {
   DEFAULT_NODE_REGISTRAR_IMAGE,
   DEFAULT_PROVISIONER_IMAGE,
+  DEFAULT_RESIZER_IMAGE,
   DEFAULT_RESOURCES,
   effectivePmemPercentage,
   emulatedSizeBytes,
@@ -26,10 +27,12 @@ const EVERY_DEFAULT: DefaultedSpec = {
   imagePullPolicy: 'IfNotPresent',
   provisionerImage: 'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0',
   nodeRegistrarImage: 'registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0',
+  resizerImage: 'registry.k8s.io/sig-storage/csi-resizer:v2.3.0',
   controllerDriverResources: { requests: { cpu: '12m', memory: '128Mi' } },
   nodeDriverResources: { requests: { cpu: '100m', memory: '250Mi' } },
   provisionerResources: { requests: { cpu: '12m', memory: '128Mi' } },
   nodeRegistrarResources: { requests: { cpu: '12m', memory: '128Mi' } },
+  resizerResources: { requests: { cpu: '12m', memory: '128Mi' } },
   deviceMode: 'lvm',
   logLevel: 3,
   logFormat: 'text',
@@ -48,6 +51,7 @@ describe('withDefaults', () => {
     expect(withDefaults(undefined, { operatorImage: OPERATOR_IMAGE })).toEqual(EVERY_DEFAULT);
     expect(DEFAULT_PROVISIONER_IMAGE).toBe(EVERY_DEFAULT.provisionerImage);
     expect(DEFAULT_NODE_REGISTRAR_IMAGE).toBe(EVERY_DEFAULT.nodeRegistrarImage);
+    expect(DEFAULT_RESIZER_IMAGE).toBe(EVERY_DEFAULT.resizerImage);
   });
 
   it('uses the operator image for the driver unless the spec pins one', () => {
@@ -65,10 +69,12 @@ describe('withDefaults', () => {
       imagePullPolicy: 'Always',
       provisionerImage: 'p/q:2',
       nodeRegistrarImage: 'r/s:3',
+      resizerImage: 't/u:4',
       controllerDriverResources: { limits: { memory: '1Gi' } },
       nodeDriverResources: { requests: { cpu: 1 } },
       provisionerResources: {},
       nodeRegistrarResources: { requests: { memory: '64Mi' }, limits: { memory: '64Mi' } },
+      resizerResources: { limits: { cpu: '100m' } },
       deviceMode: 'direct',
       logLevel: 0,
       logFormat: 'json',

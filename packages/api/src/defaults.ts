@@ -13,6 +13,7 @@ import { parseQuantityBytes } from './quantity.js';
 
 export const DEFAULT_PROVISIONER_IMAGE = 'registry.k8s.io/sig-storage/csi-provisioner:v5.3.0';
 export const DEFAULT_NODE_REGISTRAR_IMAGE = 'registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0';
+export const DEFAULT_RESIZER_IMAGE = 'registry.k8s.io/sig-storage/csi-resizer:v2.3.0';
 
 /**
  * Requests only: limits would throttle or OOM-kill a driver in the middle of formatting or
@@ -23,6 +24,8 @@ export const DEFAULT_RESOURCES: Readonly<Record<ResourceField, ResourceRequireme
   nodeDriverResources: { requests: { cpu: '100m', memory: '250Mi' } },
   provisionerResources: { requests: { cpu: '12m', memory: '128Mi' } },
   nodeRegistrarResources: { requests: { cpu: '12m', memory: '128Mi' } },
+  // Like external-provisioner: informers of every PV and PVC, work only when a claim grows.
+  resizerResources: { requests: { cpu: '12m', memory: '128Mi' } },
 };
 
 type CertificateFields = 'caCert' | 'registryCert' | 'registryKey' | 'nodeControllerCert' | 'nodeControllerKey';
@@ -43,6 +46,7 @@ export function withDefaults(spec: PmemCSIDeploymentSpec | undefined, context: D
     imagePullPolicy: SPEC_DEFAULTS.imagePullPolicy satisfies ImagePullPolicy,
     provisionerImage: DEFAULT_PROVISIONER_IMAGE,
     nodeRegistrarImage: DEFAULT_NODE_REGISTRAR_IMAGE,
+    resizerImage: DEFAULT_RESIZER_IMAGE,
     ...structuredClone(DEFAULT_RESOURCES),
     deviceMode: SPEC_DEFAULTS.deviceMode satisfies DeviceMode,
     logLevel: SPEC_DEFAULTS.logLevel,

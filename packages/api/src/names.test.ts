@@ -9,7 +9,9 @@ import {
   objectLabels,
   objectNamePrefix,
   objectNamesCollide,
+  OPERATOR_LEASE_NAME,
   provisionerLeaseName,
+  resizerLeaseName,
   REGISTRY_PORT,
   REGISTRY_SAN,
   registryServiceHost,
@@ -52,6 +54,10 @@ describe('deploymentObjectNames', () => {
       provisionerRoleBinding: 'pmem-csi-intel-com-csi-provisioner-role-cfg',
       provisionerClusterRole: 'pmem-csi-intel-com-external-provisioner-runner',
       provisionerClusterRoleBinding: 'pmem-csi-intel-com-csi-provisioner-role',
+      resizerRole: 'pmem-csi-intel-com-external-resizer-cfg',
+      resizerRoleBinding: 'pmem-csi-intel-com-csi-resizer-role-cfg',
+      resizerClusterRole: 'pmem-csi-intel-com-external-resizer-runner',
+      resizerClusterRoleBinding: 'pmem-csi-intel-com-csi-resizer-role',
       driverClusterRole: 'pmem-csi-intel-com-driver-runner',
       driverClusterRoleBinding: 'pmem-csi-intel-com-driver-role',
     });
@@ -98,7 +104,7 @@ describe('objectNamesCollide', () => {
         pairs++;
       }
     }
-    expect(pairs).toBe(13);
+    expect(pairs).toBe(22);
   });
 });
 
@@ -143,6 +149,26 @@ describe('provisionerLeaseName', () => {
   it('equals the object name prefix for every valid driver name', () => {
     for (const name of ['a', 'pmem-csi.intel.com', 'a.b.c', 'x'.repeat(52), 'a-b.c-d'])
       expect(provisionerLeaseName(name)).toBe(objectNamePrefix(name));
+  });
+});
+
+describe('resizerLeaseName', () => {
+  it("is the driver name as external-resizer's leader election names its Lease", () => {
+    expect(resizerLeaseName('pmem-csi.intel.com')).toBe('external-resizer-pmem-csi-intel-com');
+    expect(resizerLeaseName('example.com/pmem')).toBe('external-resizer-example-com-pmem');
+    expect(resizerLeaseName('Upper_Case.io')).toBe('external-resizer-Upper-Case-io');
+    expect(resizerLeaseName('trailing.')).toBe('external-resizer-trailing-X');
+  });
+
+  it("is neither the operator's Lease nor the driver's own provisioner Lease", () => {
+    for (const name of ['pmem-csi-operator', 'pmem-csi.intel.com', 'external-resizer', 'a']) {
+      expect([name, resizerLeaseName(name)]).not.toEqual([name, OPERATOR_LEASE_NAME]);
+      expect([name, resizerLeaseName(name)]).not.toEqual([name, provisionerLeaseName(name)]);
+    }
+  });
+
+  it('is the provisioner Lease of a driver whose name is "external-resizer." and this one', () => {
+    expect(resizerLeaseName('foo.example.com')).toBe(provisionerLeaseName('external-resizer.foo.example.com'));
   });
 });
 

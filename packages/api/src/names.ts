@@ -89,6 +89,12 @@ export interface DeploymentObjectNames {
   /** external-provisioner: ClusterRole+ClusterRoleBinding (PVs, PVCs, StorageClasses, CSINodes, ...). */
   readonly provisionerClusterRole: string;
   readonly provisionerClusterRoleBinding: string;
+  /** external-resizer: namespaced Role+RoleBinding (leases for leader election). */
+  readonly resizerRole: string;
+  readonly resizerRoleBinding: string;
+  /** external-resizer: ClusterRole+ClusterRoleBinding (PVs, PVCs and their status, events). */
+  readonly resizerClusterRole: string;
+  readonly resizerClusterRoleBinding: string;
   /** The driver's own cluster permissions (if any), bound to both service accounts. */
   readonly driverClusterRole: string;
   readonly driverClusterRoleBinding: string;
@@ -113,6 +119,12 @@ export function deploymentObjectNames(crName: string): DeploymentObjectNames {
     provisionerRoleBinding: `${p}-csi-provisioner-role-cfg`,
     provisionerClusterRole: `${p}-external-provisioner-runner`,
     provisionerClusterRoleBinding: `${p}-csi-provisioner-role`,
+    // As external-resizer's deploy/kubernetes/rbac.yaml names them, after the prefix (like the
+    // provisioner's above).
+    resizerRole: `${p}-external-resizer-cfg`,
+    resizerRoleBinding: `${p}-csi-resizer-role-cfg`,
+    resizerClusterRole: `${p}-external-resizer-runner`,
+    resizerClusterRoleBinding: `${p}-csi-resizer-role`,
     driverClusterRole: `${p}-driver-runner`,
     driverClusterRoleBinding: `${p}-driver-role`,
   };
@@ -159,8 +171,28 @@ export function registryServiceHost(crName: string, namespace: string): string {
  * object name prefix.
  */
 export function provisionerLeaseName(driverName: string): string {
-  const name = driverName.replaceAll('/', '-').replace(/[^a-zA-Z0-9-]/g, '-');
-  return name.endsWith('-') ? `${name}X` : name;
+  return leaseObjectName(driverName.replaceAll('/', '-'));
+}
+
+/** What external-resizer puts before the sanitized driver name in its Lease name. */
+export const RESIZER_LEASE_PREFIX = 'external-resizer-';
+
+/**
+ * Name of the Lease of external-resizer's leader election between the controller replicas, in the
+ * operator's namespace: "external-resizer-" and the driver name sanitized as above (external-resizer
+ * v2.3.0 cmd/csi-resizer/main.go, util.SanitizeName, then the leader-election library's own pass,
+ * which changes nothing more). It is a Lease of its own: the replica that resizes need not be the
+ * one that provisions.
+ */
+export function resizerLeaseName(driverName: string): string {
+  return leaseObjectName(`${RESIZER_LEASE_PREFIX}${leaseObjectName(driverName)}`);
+}
+
+// csi-lib-utils' sanitizeName: every character other than a letter, digit or '-' becomes '-', and
+// a name ending in '-' gets an 'X'.
+function leaseObjectName(name: string): string {
+  const sanitized = name.replace(/[^a-zA-Z0-9-]/g, '-');
+  return sanitized.endsWith('-') ? `${sanitized}X` : sanitized;
 }
 
 /** The labels the operator puts on one component's objects and uses as its pod selector. */
@@ -216,6 +248,7 @@ export const CONTAINER_NAMES = {
   driver: 'pmem-driver',
   provisioner: 'external-provisioner',
   registrar: 'driver-registrar',
+  resizer: 'external-resizer',
 } as const;
 
 /** where the driver containers mount their TLS Secret. */

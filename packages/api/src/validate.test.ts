@@ -1,7 +1,7 @@
 import { userCertificates, validateDeployment, validateSpec } from './validate.js';
 
 const SPEC_FIELDS =
-  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey';
+  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, resizerImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, resizerResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey';
 const IMAGE = 'an image reference [registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 const LABEL_KEYS =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
@@ -48,6 +48,8 @@ describe('validateSpec', () => {
         nodeDriverResources: { limits: { 'hugepages-2Mi': '1Gi', 'example.com/dev': 1 } },
         provisionerResources: {},
         nodeRegistrarResources: { requests: { cpu: '0.5' } },
+        resizerImage: 'registry.k8s.io/sig-storage/csi-resizer:v2.3.0',
+        resizerResources: { limits: { memory: '256Mi' } },
         deviceMode: 'direct',
         logLevel: 10,
         logFormat: 'json',
@@ -152,6 +154,7 @@ describe('validateSpec', () => {
     ['image', 42, [problem('spec.image', '42', IMAGE)]],
     ['provisionerImage', 'a\tb', [problem('spec.provisionerImage', '"a\\tb"', IMAGE)]],
     ['nodeRegistrarImage', ' registrar', [problem('spec.nodeRegistrarImage', '" registrar"', IMAGE)]],
+    ['resizerImage', 'Resizer:1', [problem('spec.resizerImage', '"Resizer:1"', IMAGE)]],
     [
       'kubeletDir',
       'var/lib/kubelet',
@@ -248,6 +251,11 @@ describe('validateSpec', () => {
       'provisionerResources',
       { limits: ['1Gi'] },
       [problem('spec.provisionerResources.limits', '["1Gi"]', 'a map of resource names to quantities')],
+    ],
+    [
+      'resizerResources',
+      { limits: { memory: '1 Gi' } },
+      [problem('spec.resizerResources.limits["memory"]', '"1 Gi"', QUANTITIES)],
     ],
     [
       'nodeRegistrarResources',
@@ -366,6 +374,19 @@ describe('validateDeployment', () => {
         ],
       ],
     ),
+    // Its provisioner Lease would be the resizer Lease of driver "foo.example.com" (or "foo-example-com").
+    ...['external-resizer.foo.example.com', 'external-resizer-foo-example-com', 'external-resizer.x'].map(
+      (name): [unknown, { path: string; message: string }[]] => [
+        { ...valid, metadata: { name } },
+        [
+          problem(
+            'metadata.name',
+            `"${name}"`,
+            `${DRIVER_NAME}, except names starting with "external-resizer" and '-' or '.', whose external-provisioner Lease would be the external-resizer Lease of the driver named by the rest`,
+          ),
+        ],
+      ],
+    ),
     [{ ...valid, spec: { deviceMode: 'fake' } }, [problem('spec.deviceMode', '"fake"', 'lvm, direct, emulated')]],
     [{ ...valid, spec: 'x' }, [problem('spec', '"x"', 'an object')]],
   ])('%j', (obj, expected) => {
@@ -374,6 +395,11 @@ describe('validateDeployment', () => {
 
   it('accepts a name of exactly 52 characters', () => {
     expect(validateDeployment({ metadata: { name: `a${'b'.repeat(51)}` } })).toEqual([]);
+  });
+
+  it('accepts names that only resemble a resizer Lease: no other driver resizes under their provisioner Lease', () => {
+    for (const name of ['external-resizer', 'external-resizerx.example.com', 'my-external-resizer.example.com'])
+      expect([name, validateDeployment({ metadata: { name } })]).toEqual([name, []]);
   });
 });
 

@@ -5,7 +5,7 @@ import { API_GROUP_VERSION, KIND } from './crd/identity.js';
 import { specSchema } from './crd/spec-schema.js';
 import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN } from './crd/values.js';
 import type { PmemCSIDeploymentSpec } from './generated/pmemcsideployment.js';
-import { OPERATOR_LEASE_NAME, provisionerLeaseName } from './names.js';
+import { OPERATOR_LEASE_NAME, RESIZER_LEASE_PREFIX, provisionerLeaseName } from './names.js';
 import { badValue, isPlainObject, unknownField, type ValidationProblem } from './validation/problem.js';
 import { SPEC_FIELD_CHECKS } from './validation/spec-fields.js';
 
@@ -16,6 +16,7 @@ const DRIVER_NAME_RE = new RegExp(DRIVER_NAME_PATTERN);
 const DRIVER_NAME_SYNTAX = `a DNS subdomain of at most ${DRIVER_NAME_MAX_LENGTH} characters (lowercase letters, digits, '-' and '.') starting with a letter, because it is the CSI driver name and prefixes Service names`;
 
 const LEASE_CLASH = `${DRIVER_NAME_SYNTAX}, except names that external-provisioner's leader election would turn into the operator's own Lease name "${OPERATOR_LEASE_NAME}" ('.' becomes '-')`;
+const RESIZER_LEASE_CLASH = `${DRIVER_NAME_SYNTAX}, except names starting with "${RESIZER_LEASE_PREFIX.slice(0, -1)}" and '-' or '.', whose external-provisioner Lease would be the external-resizer Lease of the driver named by the rest`;
 
 /** Every problem of a whole PmemCSIDeployment object (apiVersion, kind, metadata.name, spec). */
 export function validateDeployment(obj: unknown): ValidationProblem[] {
@@ -28,12 +29,28 @@ export function validateDeployment(obj: unknown): ValidationProblem[] {
   if (obj.kind !== undefined && obj.kind !== KIND) problems.push(badValue('kind', obj.kind, KIND));
   const name = isPlainObject(obj.metadata) ? obj.metadata.name : undefined;
   if (!isDriverName(name)) problems.push(badValue('metadata.name', name, DRIVER_NAME_SYNTAX));
-  else if (provisionerLeaseName(name) === OPERATOR_LEASE_NAME)
-    // external-provisioner's Lease would be the operator's own leader-election Lease (same
-    // namespace): operator replicas and controller replicas would take it from each other.
-    problems.push(badValue('metadata.name', name, LEASE_CLASH));
+  else {
+    const clash = leaseClash(name);
+    if (clash !== undefined) problems.push(badValue('metadata.name', name, clash));
+  }
   problems.push(...validateSpec(obj.spec ?? {}));
   return problems;
+}
+
+/**
+ * Why a driver name would share a leader-election Lease with someone else in the operator's
+ * namespace, where every driver's sidecars and the operator keep their Leases; whoever shares a
+ * Lease takes it from the other, and only the holder works. external-resizer's Lease
+ * ("external-resizer-<driver>", resizerLeaseName) can never be the operator's: it starts with
+ * that prefix. It can be another driver's provisioner Lease, which is named after that driver alone.
+ */
+function leaseClash(name: string): string | undefined {
+  const provisionerLease = provisionerLeaseName(name);
+  // Operator replicas and this driver's controller replicas would take one Lease from each other.
+  if (provisionerLease === OPERATOR_LEASE_NAME) return LEASE_CLASH;
+  // "external-resizer.foo" provisions under the Lease with which driver "foo" resizes.
+  if (provisionerLease.startsWith(RESIZER_LEASE_PREFIX)) return RESIZER_LEASE_CLASH;
+  return undefined;
 }
 
 /** True when `name` is usable as a PmemCSIDeployment name (= CSI driver name). */

@@ -81,10 +81,15 @@ export const specSchema: JSONSchemaProps = {
     },
     provisionerImage: image('external-provisioner sidecar', 'the version the operator was built with'),
     nodeRegistrarImage: image('node-driver-registrar sidecar', 'the version the operator was built with'),
+    resizerImage: image(
+      'external-resizer sidecar (volume expansion: grows a volume when its PersistentVolumeClaim asks for more)',
+      'the version the operator was built with',
+    ),
     controllerDriverResources: resources('driver container in the controller Deployment'),
     nodeDriverResources: resources('driver container in the node DaemonSet'),
     provisionerResources: resources('external-provisioner sidecar'),
     nodeRegistrarResources: resources('node-driver-registrar sidecar'),
+    resizerResources: resources('external-resizer sidecar'),
     deviceMode: {
       type: 'string',
       enum: DEVICE_MODES,

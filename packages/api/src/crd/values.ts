@@ -70,6 +70,7 @@ export const RESOURCE_FIELDS = [
   'nodeDriverResources',
   'provisionerResources',
   'nodeRegistrarResources',
+  'resizerResources',
 ] as const;
 export type ResourceField = (typeof RESOURCE_FIELDS)[number];
 

@@ -89,10 +89,15 @@ export interface PmemCSIDeploymentSpec {
    * Container image of the node-driver-registrar sidecar. Unset means the version the operator was built with, which follows operator upgrades.
    */
   nodeRegistrarImage?: string;
+  /**
+   * Container image of the external-resizer sidecar (volume expansion: grows a volume when its PersistentVolumeClaim asks for more). Unset means the version the operator was built with, which follows operator upgrades.
+   */
+  resizerImage?: string;
   controllerDriverResources?: ResourceRequirements;
   nodeDriverResources?: ResourceRequirements;
   provisionerResources?: ResourceRequirements;
   nodeRegistrarResources?: ResourceRequirements;
+  resizerResources?: ResourceRequirements;
   deviceMode?: DeviceMode;
   /**
    * Log verbosity of the driver, 0 to 10: 0 errors and important events only, 3 normal operation, 5 debugging, 10 tracing.

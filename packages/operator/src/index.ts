@@ -17,7 +17,7 @@ export type {
 export { BUILDERS, buildDesiredObjects, type DesiredObject } from './objects/registry.js';
 export { EVER_CREATED_KINDS } from './objects/kinds.js';
 export { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from './objects/rbac.js';
-export { provisionerArgs } from './objects/controller.js';
+export { provisionerArgs, resizerArgs } from './objects/controller.js';
 export { LEADER_ELECTION, PROVISIONER_CLIENT_LIMITS, provisionerClientLimitArgs } from './objects/controller-ha.js';
 export * from './certs/certificates.js';
 export { CA_COMMON_NAME, planOwnCa, type OwnCaInput, type OwnCaResult } from './certs/own-ca.js';

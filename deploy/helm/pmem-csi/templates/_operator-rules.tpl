@@ -29,6 +29,12 @@
 - apiGroups:
     - ""
   resources:
+    - persistentvolumeclaims/status
+  verbs:
+    - patch
+- apiGroups:
+    - ""
+  resources:
     - persistentvolumes
   verbs:
     - get

@@ -176,7 +176,7 @@ describe('Operator', () => {
 
     // No manual reconcile and no clock advance: the deletions alone requeue the refused CR.
     await h.kube.delete({ ...RESOURCES.pmemCsiDeployment, name: CR_NAME });
-    expect(h.kube.collectGarbage()).toBe(14);
+    expect(h.kube.collectGarbage()).toBe(18);
     await eventually(
       () => h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance] === newer,
     );

@@ -46,6 +46,10 @@ const NEWER_APPLY_ORDER = [
   apply('ClusterRoleBinding', NEWER_NAMES.provisionerClusterRoleBinding, false),
   apply('Role', NEWER_NAMES.provisionerRole),
   apply('RoleBinding', NEWER_NAMES.provisionerRoleBinding),
+  apply('ClusterRole', NEWER_NAMES.resizerClusterRole, false),
+  apply('ClusterRoleBinding', NEWER_NAMES.resizerClusterRoleBinding, false),
+  apply('Role', NEWER_NAMES.resizerRole),
+  apply('RoleBinding', NEWER_NAMES.resizerRoleBinding),
   apply('Service', NEWER_NAMES.registryService),
   apply('Service', NEWER_NAMES.metricsService),
   apply('CSIDriver', NEWER, false),
@@ -121,7 +125,7 @@ describe('two PmemCSIDeployments whose object names collide', () => {
     await expect(h.reconciler().reconcile(NEWER)).resolves.toEqual({ requeueAfterMs: 60_000 });
     const waiting =
       `Secret pmem-csi/pmem-csi-intel-com-ca is controlled by PmemCSIDeployment "pmem-csi.intel.com" (uid ${OLDER_UID}), which no longer exists ` +
-      '(12 more objects of this deployment are controlled by another deployment or controller); this deployment writes nothing until the garbage collector has deleted it';
+      '(16 more objects of this deployment are controlled by another deployment or controller); this deployment writes nothing until the garbage collector has deleted it';
     expect(h.kube.writes.slice(writesBefore)).toEqual([`status ${NEWER}`]);
     expect(getCondition(h.cr(NEWER).status?.conditions, 'Conflict')).toMatchObject({
       status: 'True',
@@ -129,7 +133,7 @@ describe('two PmemCSIDeployments whose object names collide', () => {
       message: waiting,
     });
 
-    expect(h.kube.collectGarbage()).toBe(14); // 13 shared names + the older one's CSIDriver
+    expect(h.kube.collectGarbage()).toBe(18); // 17 shared names + the older one's CSIDriver
     writesBefore = h.kube.writes.length;
     await h.reconciler().reconcile(NEWER);
     expect(h.kube.writes.slice(writesBefore)).toEqual([...NEWER_APPLY_ORDER, `status ${NEWER}`]);
@@ -168,7 +172,7 @@ describe('two PmemCSIDeployments whose object names collide', () => {
     expect(h.kube.writes.slice(writesBefore)).toEqual([`status ${CR_NAME}`]);
     expect(getCondition(h.cr().status?.conditions, 'Conflict')?.message).toBe(
       `Secret pmem-csi/pmem-csi-intel-com-ca is controlled by PmemCSIDeployment "pmem-csi.intel.com" (uid ${OLDER_UID}), which no longer exists ` +
-        '(13 more objects of this deployment are controlled by another deployment or controller); this deployment writes nothing until the garbage collector has deleted it',
+        '(17 more objects of this deployment are controlled by another deployment or controller); this deployment writes nothing until the garbage collector has deleted it',
     );
     h.kube.collectGarbage();
     await h.reconciler().reconcile(CR_NAME);

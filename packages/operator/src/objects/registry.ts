@@ -18,6 +18,10 @@ import {
   buildProvisionerClusterRoleBinding,
   buildProvisionerRole,
   buildProvisionerRoleBinding,
+  buildResizerClusterRole,
+  buildResizerClusterRoleBinding,
+  buildResizerRole,
+  buildResizerRoleBinding,
 } from './rbac.js';
 import { buildCaSecret, buildNodeSecret, buildRegistrySecret, secretMustRecreate } from './secrets.js';
 import { buildControllerServiceAccount, buildNodeServiceAccount } from './service-accounts.js';
@@ -37,6 +41,10 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   },
   { ...RESOURCES.role, id: 'provisioner-role', build: buildProvisionerRole },
   { ...RESOURCES.roleBinding, id: 'provisioner-role-binding', build: buildProvisionerRoleBinding },
+  { ...RESOURCES.clusterRole, id: 'resizer-cluster-role', build: buildResizerClusterRole },
+  { ...RESOURCES.clusterRoleBinding, id: 'resizer-cluster-role-binding', build: buildResizerClusterRoleBinding },
+  { ...RESOURCES.role, id: 'resizer-role', build: buildResizerRole },
+  { ...RESOURCES.roleBinding, id: 'resizer-role-binding', build: buildResizerRoleBinding },
   { ...RESOURCES.clusterRole, id: 'driver-cluster-role', build: buildDriverClusterRole },
   { ...RESOURCES.clusterRoleBinding, id: 'driver-cluster-role-binding', build: buildDriverClusterRoleBinding },
   { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService, mustRecreate: clusterIpMustRecreate },

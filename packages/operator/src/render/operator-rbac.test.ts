@@ -2,7 +2,12 @@ import type { V1PolicyRule } from '@kubernetes/client-node';
 import { API_GROUP, PLURAL } from '@pmem-csi/api';
 import { parseOperatorFlags } from '../binary/flags.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
-import { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from '../objects/rbac.js';
+import {
+  PROVISIONER_CLUSTER_RULES,
+  PROVISIONER_NAMESPACE_RULES,
+  RESIZER_CLUSTER_RULES,
+  RESIZER_NAMESPACE_RULES,
+} from '../objects/rbac.js';
 import { BUILDERS } from '../objects/registry.js';
 import { RESOURCES } from '../kube/resources.js';
 import {
@@ -76,10 +81,12 @@ describe('operator RBAC', () => {
     expect(has(namespaced, 'coordination.k8s.io', 'leases', ['get', 'create', 'update'])).toBe(true);
   });
 
-  it('holds every permission it grants to external-provisioner (RBAC escalation check)', () => {
+  it('holds every permission it grants to external-provisioner and external-resizer (RBAC escalation check)', () => {
     for (const [scope, granted] of [
       [cluster, PROVISIONER_CLUSTER_RULES],
       [namespaced, PROVISIONER_NAMESPACE_RULES],
+      [cluster, RESIZER_CLUSTER_RULES],
+      [namespaced, RESIZER_NAMESPACE_RULES],
     ] as const) {
       for (const r of granted)
         for (const g of r.apiGroups ?? [])

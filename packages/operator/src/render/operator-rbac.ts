@@ -11,16 +11,22 @@
 // - Leases in the driver namespace: its own (leader election: binary/flags.ts puts the Lease in
 //   --namespace), and list/watch of the drivers' provisioner Leases (the active controller replica);
 // - Events: create (in "default", where events of cluster-scoped objects go);
-// - and every permission it grants to external-provisioner, because RBAC lets a subject create a
-//   Role or binding only for permissions it holds itself. Holding them is bounded; the
-//   alternative, escalate + bind on roles, would let the operator grant anything to anyone.
+// - and every permission it grants to external-provisioner and external-resizer, because RBAC lets
+//   a subject create a Role or binding only for permissions it holds itself. Holding them is
+//   bounded; the alternative, escalate + bind on roles, would let the operator grant anything to
+//   anyone.
 // Cluster-scoped grants go into the ClusterRole, namespaced ones into a Role in the driver
 // namespace (the only namespace the operator writes to).
 import type { V1PolicyRule } from '@kubernetes/client-node';
 import { API_GROUP, PLURAL } from '@pmem-csi/api';
 import type { ResourceType } from '../kube/kube-port.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
-import { PROVISIONER_CLUSTER_RULES, PROVISIONER_NAMESPACE_RULES } from '../objects/rbac.js';
+import {
+  PROVISIONER_CLUSTER_RULES,
+  PROVISIONER_NAMESPACE_RULES,
+  RESIZER_CLUSTER_RULES,
+  RESIZER_NAMESPACE_RULES,
+} from '../objects/rbac.js';
 import { BUILDERS } from '../objects/registry.js';
 import { RESOURCES, typeKey } from '../kube/resources.js';
 
@@ -100,5 +106,7 @@ export function operatorRbacRules(): OperatorRules {
   grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'list', 'watch', 'create', 'update']);
   grantRules(cluster, PROVISIONER_CLUSTER_RULES);
   grantRules(namespaced, PROVISIONER_NAMESPACE_RULES);
+  grantRules(cluster, RESIZER_CLUSTER_RULES);
+  grantRules(namespaced, RESIZER_NAMESPACE_RULES);
   return { cluster: toRules(cluster), namespace: toRules(namespaced) };
 }

@@ -86,6 +86,8 @@ export function storageClass(
     provisioner: driver,
     reclaimPolicy: 'Delete',
     volumeBindingMode: bindingMode,
+    // As the examples (deploy/kustomize/examples): these tests run lvm, emulated or fake devices.
+    allowVolumeExpansion: true,
     parameters: { 'csi.storage.k8s.io/fstype': 'ext4', eraseafter: 'false' },
   };
 }

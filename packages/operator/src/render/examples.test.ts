@@ -18,6 +18,7 @@ interface Doc {
 interface StorageClass extends Doc {
   provisioner: string;
   volumeBindingMode: string;
+  allowVolumeExpansion?: boolean;
   parameters: Record<string, string>;
 }
 interface PodVolume {
@@ -52,6 +53,14 @@ describe('deploy/kustomize/examples', () => {
     expect(byName.get('pmem-csi-sc-xfs')?.parameters['csi.storage.k8s.io/fstype']).toBe('xfs');
     expect(byName.get('pmem-csi-sc-late-binding')?.volumeBindingMode).toBe('WaitForFirstConsumer');
     expect(byName.get('pmem-csi-sc-fileio')?.parameters['usage']).toBe('FileIO');
+  });
+
+  it('let volumes grow (lvm and emulated mode) and say that direct mode cannot', () => {
+    expect(classes.map((c) => [c.metadata.name, c.allowVolumeExpansion])).toEqual(
+      classes.map((c) => [c.metadata.name, true]),
+    );
+    for (const f of yamlFiles.filter((name) => name.startsWith('storageclass-')))
+      expect([f, readFileSync(join(DIR, f), 'utf8')]).toEqual([f, expect.stringContaining('direct mode')]);
   });
 
   it('use only StorageClass parameters the driver accepts', () => {

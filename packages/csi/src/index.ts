@@ -9,6 +9,7 @@ export type * from './wire.js';
 export * from './capabilities.js';
 export * from './identity.js';
 export * from './requests.js';
+export * from './fs-minimum.js';
 export * from './host-tools.js';
 export * from './version.js';
 export * from './driver-flags.js';

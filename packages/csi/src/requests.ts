@@ -16,6 +16,7 @@ import {
 } from '@pmem-csi/api';
 import { DEFAULT_VOLUME_SIZE, formatBytes, parseBytes } from './bytes.js';
 import { checkCapabilities } from './capabilities.js';
+import { atFilesystemMinimum } from './fs-minimum.js';
 import { InvalidArgumentError } from './errors.js';
 import type { CapacityRangeInput, ContentSourceInput, CreateVolumeInput } from './wire.js';
 
@@ -111,14 +112,18 @@ export interface CreateVolumePlan {
 }
 
 /**
- * Validate a CreateVolume request into a plan (no side effects): name, capacity range and size,
- * capabilities (at least one), StorageClass parameters, no content source, no mutable parameters.
+ * Validate a CreateVolume request into a plan (no side effects): name, capacity range and size
+ * (raised to the filesystem's minimum when the limit allows: fs-minimum.ts), capabilities (at least one), StorageClass parameters, no content source, no mutable parameters.
  * @throws InvalidArgumentError or OutOfRangeError naming the field
  */
 export function planCreateVolume(req: CreateVolumeInput, defaultSize: number = DEFAULT_VOLUME_SIZE): CreateVolumePlan {
   const name = volumeName(req.name);
-  const size = sizeRequest(req.capacity_range, defaultSize);
+  const requested = sizeRequest(req.capacity_range, defaultSize);
   checkCapabilities(req.volume_capabilities, true);
+  const size = {
+    ...requested,
+    size: atFilesystemMinimum(requested.size, requested.limit, req.volume_capabilities),
+  };
   const parameters = checkParameters(req.parameters, 'createVolume');
   checkContentSource(req.volume_content_source);
   if (Object.keys(req.mutable_parameters ?? {}).length > 0) {

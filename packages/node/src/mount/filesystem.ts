@@ -2,12 +2,13 @@
 // geometry that DAX wants (4 KiB blocks, 2 MiB alignment, no reflink on xfs: reflink and dax
 // exclude each other), set the xfs extent size hint, and grow a mounted filesystem after the
 // device grew. Parameters follow the Go driver, so volumes it formatted look the same.
-import type { FsType } from '@pmem-csi/csi';
+import { XFS_MIN_BYTES, type FsType } from '@pmem-csi/csi';
 import { OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
-/** mkfs.xfs (6.x) refuses filesystems below 300 MiB ("Filesystem must be larger than 300MB"). */
-export const XFS_MIN_BYTES = 300 * 1024 * 1024;
+// mkfs.xfs (6.x) refuses filesystems below 300 MiB ("Filesystem must be larger than 300MB"):
+// XFS_MIN_BYTES, defined once in @pmem-csi/csi, where CreateVolume raises xfs volumes to it.
+export { XFS_MIN_BYTES };
 /**
  * With a stripe unit set, mkfs.xfs picks "multi-disk" allocation groups (8 for small devices);
  * below 1 GiB those get too small for the 64 MiB minimum log and mkfs fails ("Log size must be at

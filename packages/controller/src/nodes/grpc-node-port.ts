@@ -52,6 +52,7 @@ function rpcsOf(client: ControllerClient): NodeRpcs {
     DeleteVolume: (req, o) => unary(client, client.DeleteVolume, req, o),
     ListVolumes: (req, o) => unary(client, client.ListVolumes, req, o),
     GetCapacity: (req, o) => unary(client, client.GetCapacity, req, o),
+    ControllerExpandVolume: (req, o) => unary(client, client.ControllerExpandVolume, req, o),
   };
 }
 

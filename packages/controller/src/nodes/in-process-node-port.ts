@@ -24,7 +24,10 @@ import { UnaryNodePort, type NodeCallOptions, type NodeRpcs } from './unary-node
 
 /** The node-controller functions of one node that the controller calls (AsyncService form: request as decoded, context). */
 export type InProcessNodeCalls = Required<
-  Pick<AsyncService<ControllerHandlers>, 'CreateVolume' | 'DeleteVolume' | 'ListVolumes' | 'GetCapacity'>
+  Pick<
+    AsyncService<ControllerHandlers>,
+    'CreateVolume' | 'DeleteVolume' | 'ListVolumes' | 'GetCapacity' | 'ControllerExpandVolume'
+  >
 >;
 
 export interface InProcessNodePortOptions extends NodeCallOptions {
@@ -102,6 +105,8 @@ function rpcsOf(calls: InProcessNodeCalls, log: Logger): NodeRpcs {
     DeleteVolume: (req, o) => invoke(def.DeleteVolume, calls.DeleteVolume, req, opts(o, 'DeleteVolume')),
     ListVolumes: (req, o) => invoke(def.ListVolumes, calls.ListVolumes, req, opts(o, 'ListVolumes')),
     GetCapacity: (req, o) => invoke(def.GetCapacity, calls.GetCapacity, req, opts(o, 'GetCapacity')),
+    ControllerExpandVolume: (req, o) =>
+      invoke(def.ControllerExpandVolume, calls.ControllerExpandVolume, req, opts(o, 'ControllerExpandVolume')),
   };
 }
 

@@ -18,9 +18,17 @@ export interface NodeCapacityAnswer {
   readonly maxVolumeSize: number;
 }
 
+/** A node's answer to ControllerExpandVolume. */
+export interface NodeExpansionAnswer {
+  /** The volume's size now (at least the required bytes; rounded up to the node's allocation unit). */
+  readonly capacityBytes: number;
+  /** Whether NodeExpandVolume must still grow what is on the device (the filesystem of a mount volume). */
+  readonly nodeExpansionRequired: boolean;
+}
+
 /** What this controller sent to a node that may have changed its volumes. */
 export interface NodeMutations {
-  /** CreateVolume/DeleteVolume calls started since this controller started. */
+  /** CreateVolume/DeleteVolume/ControllerExpandVolume calls started since this controller started. */
   readonly started: number;
   /** Of those, the ones still running. */
   readonly running: number;
@@ -46,11 +54,26 @@ export interface NodePort {
    *   DeadlineExceededError, InternalError
    */
   deleteVolume(nodeId: string, volumeId: string, signal?: AbortSignal): Promise<'deleted' | 'notFound'>;
+  /**
+   * Grow the volume to at least required_bytes (never shrinks: a volume already that big answers
+   * with its current size, idempotent).
+   * @throws InvalidArgumentError (the request), NotFoundError (the node does not have the volume),
+   *   OutOfRangeError (limit_bytes below the resulting size, not enough free space for the growth,
+   *   or a volume that cannot grow in the node's device mode), ResourceExhaustedError (a node of
+   *   an older version out of space), FailedPreconditionError, UnimplementedError (a node that
+   *   cannot grow volumes at all), AbortedError (the same volume is busy, or the call was cancelled),
+   *   NodeUnreachableError, DeadlineExceededError, InternalError
+   */
+  expandVolume(
+    nodeId: string,
+    req: csi.ControllerExpandVolumeRequest,
+    signal?: AbortSignal,
+  ): Promise<NodeExpansionAnswer>;
   /** The node's free bytes and largest possible volume now. @throws NodeUnreachableError, DeadlineExceededError, InternalError */
   getCapacity(nodeId: string, signal?: AbortSignal): Promise<NodeCapacityAnswer>;
   /** Every volume of the node (all pages, each page with its own deadline). @throws NodeUnreachableError, AbortedError, InternalError */
   listVolumes(nodeId: string, signal?: AbortSignal): Promise<csi.Volume__Output[]>;
-  /** CreateVolume/DeleteVolume calls sent to the node (the volume reconciler trusts an inventory only without them). */
+  /** CreateVolume/DeleteVolume/ControllerExpandVolume calls sent to the node (the volume reconciler trusts an inventory only without them). */
   mutations(nodeId: string): NodeMutations;
   /** Forget the node's endpoint (and close what the adapter holds for it). */
   close(nodeId: string): void;

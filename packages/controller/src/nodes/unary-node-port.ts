@@ -6,7 +6,7 @@
 // call: run the node's RPCs and turn their errors into domain errors naming the node.
 import { NotFoundError, type csi, type UnaryCallOptions } from '@pmem-csi/runtime';
 import { fromNodeError } from './node-errors.js';
-import type { NodeCapacityAnswer, NodeMutations, NodePort } from './node-port.js';
+import type { NodeCapacityAnswer, NodeExpansionAnswer, NodeMutations, NodePort } from './node-port.js';
 
 /** The node-controller RPCs the controller uses, answers as they come off the wire. */
 export interface NodeRpcs {
@@ -14,10 +14,14 @@ export interface NodeRpcs {
   DeleteVolume(req: csi.DeleteVolumeRequest, o: UnaryCallOptions): Promise<csi.DeleteVolumeResponse__Output>;
   ListVolumes(req: csi.ListVolumesRequest, o: UnaryCallOptions): Promise<csi.ListVolumesResponse__Output>;
   GetCapacity(req: csi.GetCapacityRequest, o: UnaryCallOptions): Promise<csi.GetCapacityResponse__Output>;
+  ControllerExpandVolume(
+    req: csi.ControllerExpandVolumeRequest,
+    o: UnaryCallOptions,
+  ): Promise<csi.ControllerExpandVolumeResponse__Output>;
 }
 
 export interface NodeCallOptions {
-  /** Deadline of CreateVolume/DeleteVolume on a node (default 60 s). */
+  /** Deadline of CreateVolume/DeleteVolume/ControllerExpandVolume on a node (default 60 s). */
   readonly mutateTimeoutMs?: number;
   /** Deadline of ListVolumes pages and other queries (default 10 s). */
   readonly queryTimeoutMs?: number;
@@ -72,6 +76,26 @@ export abstract class UnaryNodePort implements NodePort {
       if (err instanceof NotFoundError) return 'notFound';
       throw err;
     }
+  }
+
+  async expandVolume(
+    nodeId: string,
+    req: csi.ControllerExpandVolumeRequest,
+    signal?: AbortSignal,
+  ): Promise<NodeExpansionAnswer> {
+    const res = await this.#mutate(nodeId, 'ControllerExpandVolume', (rpcs) =>
+      rpcs.ControllerExpandVolume(req, { timeoutMs: this.#mutateMs, signal }),
+    );
+    const capacityBytes = Number(res.capacity_bytes);
+    // A grown volume has a size; 0 would make the controller book a shrink that never happened.
+    if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) {
+      throw fromNodeError(
+        nodeId,
+        'ControllerExpandVolume',
+        new Error(`the node answered capacity_bytes ${JSON.stringify(res.capacity_bytes)}`),
+      );
+    }
+    return { capacityBytes, nodeExpansionRequired: res.node_expansion_required };
   }
 
   async getCapacity(nodeId: string, signal?: AbortSignal): Promise<NodeCapacityAnswer> {

@@ -10,6 +10,7 @@ import {
   AbortedError,
   AlreadyExistsError,
   InvalidArgumentError,
+  NotFoundError,
   OutOfRangeError,
   ResourceExhaustedError,
   type csi,
@@ -50,6 +51,22 @@ function request(
     name,
     capacity_range: { required_bytes: String(required) },
     volume_capabilities: [{ mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+    ...extra,
+  };
+}
+
+const MOUNT: csi.VolumeCapability = { mount: { fs_type: 'ext4' }, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
+const BLOCK: csi.VolumeCapability = { block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
+
+function expansion(
+  volumeId: string,
+  required: number,
+  extra: Partial<csi.ControllerExpandVolumeRequest> = {},
+): csi.ControllerExpandVolumeRequest {
+  return {
+    volume_id: volumeId,
+    capacity_range: { required_bytes: String(required) },
+    volume_capability: MOUNT,
     ...extra,
   };
 }
@@ -199,7 +216,7 @@ export function describeNodePortContract(name: string, make: (setup: NodePortSet
       expect((await port.getCapacity(nodeId)).available).toBe(totalBytes - granularity);
     });
 
-    it('counts the creates and deletes sent to a node, and those still running; queries do not count', async () => {
+    it('counts the creates, expansions and deletes sent to a node, and those still running; queries do not count', async () => {
       expect(port.mutations(nodeId)).toEqual({ started: 0, running: 0 });
       await port.getCapacity(nodeId);
       await port.listVolumes(nodeId);
@@ -207,9 +224,87 @@ export function describeNodePortContract(name: string, make: (setup: NodePortSet
       const pending = port.createVolume(nodeId, request('pvc-1', granularity));
       expect(port.mutations(nodeId)).toEqual({ started: 1, running: 1 });
       const volume = await pending;
+      const growing = port.expandVolume(nodeId, expansion(volume.volume_id, 2 * granularity));
+      expect(port.mutations(nodeId)).toEqual({ started: 2, running: 1 });
+      await growing;
+      await failureOf(port.expandVolume(nodeId, expansion(volumeIdForName('never-made'), granularity)));
       await port.deleteVolume(nodeId, volume.volume_id);
       await failureOf(port.createVolume(nodeId, request('', 1)));
-      expect(port.mutations(nodeId)).toEqual({ started: 3, running: 0 });
+      expect(port.mutations(nodeId)).toEqual({ started: 5, running: 0 });
+    });
+
+    it('grows a volume to the required size rounded up to the allocation unit; the growth leaves the free space', async () => {
+      const volume = await port.createVolume(nodeId, request('pvc-1', granularity));
+      expect(await port.expandVolume(nodeId, expansion(volume.volume_id, 2 * granularity + 1))).toEqual({
+        capacityBytes: 3 * granularity,
+        nodeExpansionRequired: true, // a mount volume: its filesystem grows on the node
+      });
+      expect((await port.listVolumes(nodeId)).map((v) => v.capacity_bytes)).toEqual([String(3 * granularity)]);
+      expect(await port.getCapacity(nodeId)).toEqual({
+        available: totalBytes - 3 * granularity,
+        maxVolumeSize: totalBytes - 3 * granularity,
+      });
+      const raw = await port.createVolume(nodeId, request('pvc-2', granularity, { volume_capabilities: [BLOCK] }));
+      expect(
+        await port.expandVolume(nodeId, expansion(raw.volume_id, 2 * granularity, { volume_capability: BLOCK })),
+      ).toEqual({ capacityBytes: 2 * granularity, nodeExpansionRequired: false }); // raw block: nothing on the node
+    });
+
+    it('is idempotent and never shrinks: the same size again, or a smaller one, answers the current size', async () => {
+      const volume = await port.createVolume(nodeId, request('pvc-1', granularity));
+      const grown = await port.expandVolume(nodeId, expansion(volume.volume_id, 3 * granularity));
+      expect(await port.expandVolume(nodeId, expansion(volume.volume_id, 3 * granularity))).toEqual(grown);
+      expect(await port.expandVolume(nodeId, expansion(volume.volume_id, 1))).toEqual({
+        capacityBytes: 3 * granularity,
+        nodeExpansionRequired: true,
+      });
+      expect((await port.getCapacity(nodeId)).available).toBe(totalBytes - 3 * granularity);
+    });
+
+    it('refuses a limit below the size the volume has: OUT_OF_RANGE naming the node and both sizes', async () => {
+      const volume = await port.createVolume(nodeId, request('pvc-1', 2 * granularity));
+      const err = await failureOf(
+        port.expandVolume(
+          nodeId,
+          expansion(volume.volume_id, 1, {
+            capacity_range: { required_bytes: '1', limit_bytes: String(granularity) },
+          }),
+        ),
+      );
+      expect(err).toBeInstanceOf(OutOfRangeError);
+      expect(err.message).toMatch(
+        new RegExp(`^node "n1": volume ${volume.volume_id} .*${2 * granularity} bytes.*limit_bytes ${granularity}\\b`),
+      );
+      expect((await port.listVolumes(nodeId)).map((v) => v.capacity_bytes)).toEqual([String(2 * granularity)]);
+    });
+
+    it('refuses a growth beyond the free space: OUT_OF_RANGE naming the node, the growth and the free bytes', async () => {
+      const volume = await port.createVolume(nodeId, request('pvc-1', granularity));
+      await port.createVolume(nodeId, request('pvc-2', totalBytes / 2));
+      const err = await failureOf(port.expandVolume(nodeId, expansion(volume.volume_id, totalBytes / 2 + granularity)));
+      expect(err).toBeInstanceOf(OutOfRangeError);
+      expect(err.message).toMatch(
+        new RegExp(
+          `^node "n1": volume ${volume.volume_id} on node n1 cannot grow by ${totalBytes / 2} bytes .*` +
+            `only ${totalBytes / 2 - granularity} bytes are free`,
+        ),
+      );
+      expect((await port.getCapacity(nodeId)).available).toBe(totalBytes / 2 - granularity);
+    });
+
+    it('refuses an unknown volume with NOT_FOUND and an invalid request with INVALID_ARGUMENT, naming the node', async () => {
+      const id = volumeIdForName('never-made');
+      const unknown = await failureOf(port.expandVolume(nodeId, expansion(id, granularity)));
+      expect([unknown.constructor.name, unknown.message]).toEqual([
+        NotFoundError.name,
+        `node "n1": volume ${id} does not exist on node n1`,
+      ]);
+      const volume = await port.createVolume(nodeId, request('pvc-1', granularity));
+      const zero = await failureOf(port.expandVolume(nodeId, expansion(volume.volume_id, 0)));
+      expect([zero.constructor.name, zero.message]).toEqual([
+        InvalidArgumentError.name,
+        'node "n1": capacity_range.required_bytes is required and must be greater than 0',
+      ]);
     });
 
     it('a node without an endpoint, or whose endpoint nobody serves, is unreachable: UNAVAILABLE, not definitive', async () => {
@@ -224,6 +319,9 @@ export function describeNodePortContract(name: string, make: (setup: NodePortSet
       expect(dead.message).toMatch(/^node "n2" is not reachable: .+/);
       expect(isDefinitiveFailure(dead)).toBe(false);
       await expect(port.getCapacity('n2')).rejects.toThrow(NodeUnreachableError);
+      const expand = await failureOf(port.expandVolume('n2', expansion(volumeIdForName('pvc-1'), granularity)));
+      expect(expand).toBeInstanceOf(NodeUnreachableError);
+      expect(expand.message).toMatch(/^node "n2" is not reachable: .+/);
       port.close(nodeId);
       await expect(port.listVolumes(nodeId)).rejects.toThrow(
         'node "n1" is not reachable: no connection to its endpoint',

@@ -44,7 +44,7 @@ export interface ScriptedNodeOptions {
   readonly log?: Logger;
 }
 
-export type ScriptedMethod = 'CreateVolume' | 'DeleteVolume' | 'ListVolumes' | 'GetCapacity';
+export type ScriptedMethod = 'CreateVolume' | 'DeleteVolume' | 'ListVolumes' | 'GetCapacity' | 'ControllerExpandVolume';
 
 interface Failure {
   readonly code: grpc.status;
@@ -68,7 +68,13 @@ export class ScriptedNode {
   /** The real node behind the script. */
   readonly node: FakeDeviceNode;
   /** Calls received per method (through gRPC or the in-process calls; not those of addVolume/removeVolumes). */
-  readonly calls: Record<ScriptedMethod, number> = { CreateVolume: 0, DeleteVolume: 0, ListVolumes: 0, GetCapacity: 0 };
+  readonly calls: Record<ScriptedMethod, number> = {
+    CreateVolume: 0,
+    DeleteVolume: 0,
+    ListVolumes: 0,
+    GetCapacity: 0,
+    ControllerExpandVolume: 0,
+  };
   /** Registration ids this node obtained, in order. */
   readonly registrations: string[] = [];
   /** The node-controller calls with the script in front, for an InProcessNodePort. */
@@ -311,6 +317,7 @@ export class ScriptedNode {
       DeleteVolume: script('DeleteVolume', real.DeleteVolume),
       ListVolumes: script('ListVolumes', real.ListVolumes),
       GetCapacity: script('GetCapacity', async (req, ctx) => this.#reportedAnswer(await real.GetCapacity(req, ctx))),
+      ControllerExpandVolume: script('ControllerExpandVolume', real.ControllerExpandVolume),
     };
   }
 
@@ -327,6 +334,7 @@ export class ScriptedNode {
         () => this.#enter('GetCapacity'),
         (res) => this.#reportedAnswer(res),
       ),
+      ControllerExpandVolume: scripted(real.ControllerExpandVolume, () => this.#enter('ControllerExpandVolume')),
     };
   }
 }

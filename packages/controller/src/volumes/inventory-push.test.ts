@@ -1,7 +1,8 @@
 // VolumeReconciler.inventoryPushed (issue 17): what a controller replica does with the inventory a
-// node pushes after a create or delete — nothing when it already knows it, take it at once when it
-// never changed the node itself (a standby), list the node instead when it did (the inventory may
-// predate its own change) or while the node is being listed, and never make the node unavailable.
+// node pushes after a create, delete or expansion — nothing when it already knows it, take it at
+// once when it never changed the node itself (a standby), list the node instead when it did (the
+// inventory may predate its own change) or while the node is being listed, and never make the
+// node unavailable.
 import { nullLogger, type csi } from '@pmem-csi/runtime';
 import type { NodeMutations } from '../nodes/node-port.js';
 import { NodeRegistry, type Registration } from '../registry/node-registry.js';
@@ -109,6 +110,27 @@ describe('VolumeReconciler.inventoryPushed', () => {
     expect(registry.view('n1')?.state).toBe('available');
   });
 
+  it('a replica that grew a volume itself is not put back to the old size by a push taken before the growth', async () => {
+    const { registry, index, port, reconciler } = setUp();
+    const reg = registerN1(registry);
+    reconciler.nodeRegistered(reg, inventory(record('v1', 1024)));
+    index.resize('v1', 4096); // this replica's expansion ...
+    port.mutationsOf = { started: 1, running: 0 };
+    // ... and the node's push, taken before the growth landed.
+    expect(reconciler.inventoryPushed('n1', reg.registrationId, inventory(record('v1', 1024)))).toEqual({
+      via: 'listing',
+      why: "this controller has changed the node's volumes; the inventory may predate that",
+    });
+    expect(index.get('v1')?.capacityBytes).toBe(4096);
+    expect(reconciler.inventoryPushed('n1', reg.registrationId, inventory(record('v1', 4096)))).toEqual({
+      via: 'unchanged',
+    });
+    port.volumes = [wire(record('v1', 4096))];
+    port.finish();
+    await reconciler.idle();
+    expect(index.get('v1')?.capacityBytes).toBe(4096);
+  });
+
   it('lists instead while a create or delete of its own is running, or when the inventory has only the count', async () => {
     const { registry, port, reconciler } = setUp();
     const reg = registerN1(registry);
@@ -116,7 +138,7 @@ describe('VolumeReconciler.inventoryPushed', () => {
     port.mutationsOf = { started: 0, running: 1 };
     expect(reconciler.inventoryPushed('n1', reg.registrationId, inventory(record('v1')))).toEqual({
       via: 'listing',
-      why: 'a create or delete on the node is in progress',
+      why: 'a create, delete or expansion on the node is in progress',
     });
     port.finish();
     await reconciler.idle();

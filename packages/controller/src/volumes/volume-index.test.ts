@@ -63,6 +63,27 @@ describe('VolumeIndex', () => {
     expect(index.tombstones).toBe(0);
   });
 
+  it('keeps the size of a volume grown after the listing started; an older listing never shrinks it back', () => {
+    const index = new VolumeIndex();
+    index.add(rec('a'));
+    index.add(rec('b'));
+    const since = index.beginListing('n1');
+    expect(index.resize('a', 300)).toBe(100); // grown while the listing ran; the listing still shows 100
+    expect(index.resize('gone', 300)).toBeUndefined();
+    const result = index.replaceNode('n1', [rec('a', 'n1', 100), rec('b', 'n1', 100)], since);
+    index.endListing('n1');
+    expect(result).toEqual({ added: 0, removed: 0, unchanged: 1, keptNewer: 1, conflicts: [] });
+    expect(index.list().map((r) => [r.volumeId, r.capacityBytes, r.name])).toEqual([
+      ['a', 300, 'name-a'],
+      ['b', 100, 'name-b'],
+    ]);
+    expect(index.get('gone')).toBeUndefined();
+    // A listing that starts after the growth is the truth again.
+    index.replaceNode('n1', [rec('a', 'n1', 400), rec('b')], index.beginListing('n1'));
+    index.endListing('n1');
+    expect(index.get('a')?.capacityBytes).toBe(400);
+  });
+
   it('remembers deletes only while a listing of their node runs (a long-running controller stays bounded)', () => {
     const index = new VolumeIndex();
     for (let i = 0; i < 1000; i++) {

@@ -16,8 +16,9 @@
 // - A forwarded CreateVolume with an unknown outcome (deadline, lost connection) leaves an
 //   "uncertain" mark: the next attempt for that id goes to the same node first (nodes are
 //   idempotent by name), so a timeout can not turn into a duplicate on another node.
-// - Listings race with creates/deletes: entries and tombstones carry a sequence number, and a
-//   listing only removes entries older than its start and never resurrects later deletes. A
+// - Listings race with creates/deletes/expansions: entries and tombstones carry a sequence number,
+//   and a listing only removes or rewrites entries older than its start (a volume grown after it
+//   began keeps its new size) and never resurrects later deletes. A
 //   tombstone is kept only while a listing of its node is running (beginListing/endListing), so
 //   a long-running controller does not remember every volume it ever deleted.
 // - Lookups on the CreateVolume path are O(1): by id, by name (a name → ids map) and the number of
@@ -38,7 +39,7 @@ export interface ReplaceResult {
   readonly added: number;
   readonly removed: number;
   readonly unchanged: number;
-  /** Kept although not listed: created after the listing began. */
+  /** Kept as they are although the listing omits them or shows an older size: created or grown after it began. */
   readonly keptNewer: number;
   /** Volume ids that another node already holds (a duplicate on two nodes). */
   readonly conflicts: readonly string[];
@@ -114,6 +115,18 @@ export class VolumeIndex {
     this.#uncertain.delete(record.volumeId);
   }
 
+  /**
+   * Record the size a node grew a volume to for us. It is a change made now: a listing that began
+   * before it may still show the old size and does not undo it. Returns the size before, or
+   * undefined for a volume the index does not hold (nothing is recorded then).
+   */
+  resize(volumeId: string, capacityBytes: number): number | undefined {
+    const entry = this.#byId.get(volumeId);
+    if (entry === undefined) return undefined;
+    this.#put({ ...entry.record, capacityBytes }, ++this.#seq);
+    return entry.record.capacityBytes;
+  }
+
   /** Forget a volume that its node deleted (or reported as not found). */
   remove(volumeId: string): void {
     const entry = this.#byId.get(volumeId);
@@ -141,12 +154,18 @@ export class VolumeIndex {
   /** Make the node's entries match its listing, which started at sequence mark `since` (beginListing). */
   replaceNode(nodeId: string, listed: readonly VolumeRecord[], since: number): ReplaceResult {
     const applied = this.#applyListed(nodeId, listed, since);
-    const { removed, keptNewer } = this.#dropUnlisted(nodeId, applied.ids, since);
+    const dropped = this.#dropUnlisted(nodeId, applied.ids, since);
     // Uncertain creates older than the listing are settled by it (listed → indexed, absent →
     // never made). Tombstones go when the last running listing of the node ends (endListing).
     for (const [id, stamp] of this.#uncertain)
       if (stamp.nodeId === nodeId && stamp.seq <= since) this.#uncertain.delete(id);
-    return { added: applied.added, removed, unchanged: applied.unchanged, keptNewer, conflicts: applied.conflicts };
+    return {
+      added: applied.added,
+      removed: dropped.removed,
+      unchanged: applied.unchanged,
+      keptNewer: applied.keptNewer + dropped.keptNewer,
+      conflicts: applied.conflicts,
+    };
   }
 
   /** All volumes, sorted by id (the ListVolumes order). */
@@ -167,23 +186,40 @@ export class VolumeIndex {
     nodeId: string,
     listed: readonly VolumeRecord[],
     since: number,
-  ): { ids: Set<string>; added: number; unchanged: number; conflicts: string[] } {
-    const result = { ids: new Set<string>(), added: 0, unchanged: 0, conflicts: [] as string[] };
+  ): { ids: Set<string>; added: number; unchanged: number; keptNewer: number; conflicts: string[] } {
+    const result = { ids: new Set<string>(), added: 0, unchanged: 0, keptNewer: 0, conflicts: [] as string[] };
     for (const record of listed) {
-      if (this.#deletedSince(record.volumeId, nodeId, since)) continue;
-      const existing = this.#byId.get(record.volumeId);
-      if (existing !== undefined && existing.record.nodeId !== nodeId) {
+      const outcome = this.#applyOne(nodeId, record, since);
+      if (outcome === 'deleted') continue;
+      if (outcome === 'conflict') {
         result.conflicts.push(record.volumeId);
         continue;
       }
       result.ids.add(record.volumeId);
-      if (existing === undefined) result.added++;
-      else result.unchanged++;
-      const name = record.name || (existing?.record.name ?? '');
-      this.#put({ ...record, name }, existing?.seq ?? ++this.#seq);
-      this.#uncertain.delete(record.volumeId);
+      result[outcome]++;
     }
     return result;
+  }
+
+  /** Take one listed volume of `nodeId` into the index, unless a change of ours since `since` is newer. */
+  #applyOne(
+    nodeId: string,
+    record: VolumeRecord,
+    since: number,
+  ): 'deleted' | 'conflict' | 'keptNewer' | 'added' | 'unchanged' {
+    if (this.#deletedSince(record.volumeId, nodeId, since)) return 'deleted';
+    const existing = this.#byId.get(record.volumeId);
+    if (existing === undefined) {
+      this.#put(record, ++this.#seq);
+      this.#uncertain.delete(record.volumeId);
+      return 'added';
+    }
+    if (existing.record.nodeId !== nodeId) return 'conflict';
+    // Created or grown by us after the listing began: what we recorded is newer than what it shows.
+    if (existing.seq > since) return 'keptNewer';
+    this.#put({ ...record, name: record.name || existing.record.name }, existing.seq);
+    this.#uncertain.delete(record.volumeId);
+    return 'unchanged';
   }
 
   /** Whether we deleted the volume on `nodeId` after sequence mark `since` (a listing may still show it). */

@@ -3,11 +3,12 @@
 // placement. Two ways:
 // - The node's inventory (sent with the registration, registry.proto): used at once, no dial —
 //   when it is complete and provably current. The node took it before its RegisterController
-//   call; a create or delete this controller forwarded to the node may have landed in between, so
-//   the inventory is used only when no such call is running and either this controller never
-//   sent the node one (after a controller restart, or on a new node: what a registration storm
-//   is made of), or the node reports no volumes and the index holds none of it and no create on
-//   it has an unknown outcome (nothing the inventory could wrongly drop or bring back).
+//   call; a create, delete or expansion this controller forwarded to the node may have landed in
+//   between, so the inventory is used only when no such call is running and either this
+//   controller never sent the node one (after a controller restart, or on a new node: what a
+//   registration storm is made of), or the node reports no volumes and the index holds none of it
+//   and no create on it has an unknown outcome (nothing the inventory could wrongly drop or bring
+//   back).
 // - Otherwise a listing: list all the node's volumes over its node-controller connection
 //   (paginated, with deadlines). At most `maxConcurrentListings` run at once (each is a new mTLS
 //   connection, a few ms of RSA on this event loop); the other nodes wait in order and stay
@@ -155,7 +156,7 @@ export class VolumeReconciler {
       return `the inventory names ${inventory.records.length} of ${inventory.count} volumes`;
     const { index, nodePort } = this.#deps;
     const mutations = nodePort.mutations(nodeId);
-    if (mutations.running > 0) return 'a create or delete on the node is in progress';
+    if (mutations.running > 0) return 'a create, delete or expansion on the node is in progress';
     if (mutations.started === 0) return undefined;
     if (inventory.count === 0 && index.countOn(nodeId) === 0 && !index.hasUncertainOn(nodeId)) return undefined;
     return "this controller has changed the node's volumes; the inventory may predate that";

@@ -23,7 +23,7 @@ export interface ControllerDeps {
   readonly defaultVolumeSize: number;
   /** Per CreateVolume name. */
   readonly nameLocks: KeyedLocks;
-  /** Per volume id (create, delete). */
+  /** Per volume id (create, delete, expand). */
   readonly volumeLocks: KeyedLocks;
   readonly log: Logger;
 }
@@ -43,14 +43,26 @@ export function isReachable(view: NodeView | undefined): boolean {
   return view !== undefined && (view.state === 'available' || view.state === 'syncing');
 }
 
+/** Why a node that is not reachable is not (its registry state), for messages. */
+export function unreachableReason(view: NodeView | undefined): string {
+  return view === undefined ? 'never registered' : (view.reason ?? view.state);
+}
+
+/** UNAVAILABLE for a call that must go to the node holding the volume, which cannot be reached. */
+export function ownerUnreachable(nodeId: string, volumeId: string, why: string, cause?: unknown): UnavailableError {
+  return new UnavailableError(
+    `node ${JSON.stringify(nodeId)} that holds volume ${JSON.stringify(volumeId)} is not reachable (${why}); retry`,
+    { cause },
+  );
+}
+
 /** The health of a volume as seen from the controller: abnormal while its node is unreachable. */
 export function volumeCondition(deps: ControllerDeps, rec: VolumeRecord): csi.VolumeCondition {
   const view = deps.registry.view(rec.nodeId);
   if (isReachable(view)) return { abnormal: false, message: `on node ${JSON.stringify(rec.nodeId)}` };
-  const why = view === undefined ? 'never registered' : (view.reason ?? view.state);
   return {
     abnormal: true,
-    message: `node ${JSON.stringify(rec.nodeId)} that holds the volume is not available (${why})`,
+    message: `node ${JSON.stringify(rec.nodeId)} that holds the volume is not available (${unreachableReason(view)})`,
   };
 }
 

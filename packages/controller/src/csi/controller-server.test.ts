@@ -226,6 +226,7 @@ describe('CSI Controller queries and Identity', () => {
         'GET_VOLUME',
         'VOLUME_CONDITION',
         'SINGLE_NODE_MULTI_WRITER',
+        'EXPAND_VOLUME',
       ]);
     });
 

@@ -3,11 +3,14 @@
 // (a conflicting concurrent call gets ABORTED and retries later, as the CSI spec wants) and
 // delegates to the unlocked implementations. Methods we do not offer answer UNIMPLEMENTED through
 // adaptService. No PUBLISH_UNPUBLISH_VOLUME: PMEM volumes need no attach (attachRequired: false).
+// EXPAND_VOLUME: growth is routed to the owner node (expand-volume.ts); a node whose device mode
+// cannot grow (direct) answers for itself.
 import { adaptService, loadCsi, type ControllerHandlers, type csi, type Logger } from '@pmem-csi/runtime';
 import { getCapacity } from './get-capacity.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { createVolumeLocked, planCreate } from './create-volume.js';
 import { deleteVolumeLocked } from './delete-volume.js';
+import { expandVolumeLocked, planExpand } from './expand-volume.js';
 import { listVolumes } from './list-volumes.js';
 import { requireField } from '@pmem-csi/csi';
 import { controllerGetVolume, validateVolumeCapabilities } from './volume-queries.js';
@@ -20,6 +23,7 @@ export const CONTROLLER_CAPABILITIES = [
   'GET_VOLUME',
   'VOLUME_CONDITION',
   'SINGLE_NODE_MULTI_WRITER',
+  'EXPAND_VOLUME',
 ] as const;
 
 /** The handlers of csi.v1.Controller. */
@@ -41,6 +45,10 @@ export function createControllerService(deps: ControllerDeps, log: Logger): Cont
         const volumeId = requireField(req.volume_id, 'volume_id');
         await deps.volumeLocks.withLocks([volumeId], 'volume', () => deleteVolumeLocked(deps, volumeId, ctx));
         return {};
+      },
+      ControllerExpandVolume: async (req, ctx) => {
+        const plan = planExpand(req);
+        return deps.volumeLocks.withLocks([plan.volumeId], 'volume', () => expandVolumeLocked(deps, plan, ctx));
       },
       ListVolumes: async (req) => listVolumes(deps, req),
       GetCapacity: async (req) => getCapacity(deps, req),

@@ -251,7 +251,9 @@ const RPCS: Readonly<Record<string, RpcCase>> = {
       { volume_id: volumeId, capacity_range: capacityRange, secrets, volume_capability: capability },
       { requiredKeys: [] },
     ),
-    codes: [...GENERAL, 'UNIMPLEMENTED', 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION'],
+    // Routed to the owner node (expand-volume.ts); the spec's table: no RESOURCE_EXHAUSTED, and
+    // UNIMPLEMENTED no more since the controller offers EXPAND_VOLUME.
+    codes: [...GENERAL, 'NOT_FOUND', 'OUT_OF_RANGE', 'FAILED_PRECONDITION'],
   },
   // Not offered by this driver: UNIMPLEMENTED whatever the request holds.
   ControllerPublishVolume: {

@@ -5,16 +5,9 @@
 // answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts); the node's
 // capacity estimate is adjusted locally and refreshed in the background (placement/capacity-refresh.ts).
 import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
-import { isReachable, type ControllerDeps } from './controller-deps.js';
+import { isReachable, ownerUnreachable, unreachableReason, type ControllerDeps } from './controller-deps.js';
 import { NodeUnreachableError } from '../nodes/node-errors.js';
 import { absenceDoubt } from '../volumes/volume-index.js';
-
-function unreachable(nodeId: string, volumeId: string, why: string, cause?: unknown): UnavailableError {
-  return new UnavailableError(
-    `node ${JSON.stringify(nodeId)} that holds volume ${JSON.stringify(volumeId)} is not reachable (${why}); retry`,
-    { cause },
-  );
-}
 
 /** The node that holds or may hold the volume: its index owner, or where a create had an unknown outcome. */
 function ownerOf(deps: ControllerDeps, volumeId: string): string | undefined {
@@ -32,14 +25,13 @@ export async function deleteVolumeLocked(deps: ControllerDeps, volumeId: string,
     return;
   }
   const view = deps.registry.view(nodeId);
-  if (!isReachable(view))
-    throw unreachable(nodeId, volumeId, view === undefined ? 'never registered' : (view.reason ?? view.state));
+  if (!isReachable(view)) throw ownerUnreachable(nodeId, volumeId, unreachableReason(view));
   let outcome: 'deleted' | 'notFound';
   const reportsBefore = deps.registry.capacityReports(nodeId);
   try {
     outcome = await deps.nodePort.deleteVolume(nodeId, volumeId, ctx.signal);
   } catch (err) {
-    if (err instanceof NodeUnreachableError) throw unreachable(nodeId, volumeId, err.detail, err);
+    if (err instanceof NodeUnreachableError) throw ownerUnreachable(nodeId, volumeId, err.detail, err);
     throw err;
   }
   const size = deps.index.get(volumeId)?.capacityBytes;

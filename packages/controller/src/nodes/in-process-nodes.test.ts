@@ -44,13 +44,19 @@ describe('controller on in-process nodes', () => {
     await tc.stop();
   });
 
-  it('creates on the roomiest node, lists, deletes — on the nodes themselves', async () => {
+  it('creates on the roomiest node, lists, grows, deletes — on the nodes themselves', async () => {
     const res = await call.create(tc.csi, createRequest('pvc-1', { capacity_range: { required_bytes: String(GiB) } }));
     expect(res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node']).toBe('n2');
     const [n1, n2] = nodes as [ScriptedNode, ScriptedNode];
     expect([[...n1.volumes.keys()], [...n2.volumes.keys()]]).toEqual([[], [volumeIdForName('pvc-1')]]);
     expect(n2.calls.CreateVolume).toBe(1);
     expect((await call.list(tc.csi)).entries.map((e) => e.volume?.volume_id)).toEqual([volumeIdForName('pvc-1')]);
+    const grow = { volume_id: volumeIdForName('pvc-1'), capacity_range: { required_bytes: String(2 * GiB) } };
+    expect(await call.expand(tc.csi, grow)).toEqual({
+      capacity_bytes: String(2 * GiB),
+      node_expansion_required: true,
+    });
+    expect([n2.calls.ControllerExpandVolume, n2.volumes.get(volumeIdForName('pvc-1'))]).toEqual([1, 2 * GiB]);
     await call.delete(tc.csi, volumeIdForName('pvc-1'));
     expect(n2.volumes.size).toBe(0);
   });

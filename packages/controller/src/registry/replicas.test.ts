@@ -6,78 +6,13 @@
 // leader made itself makes it list the node, and never drop its volume.
 import * as grpc from '@grpc/grpc-js';
 import { GiB } from '@pmem-csi/csi';
-import { loadRegistry, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import { unary } from '@pmem-csi/runtime';
+import { NodeSession, registryClient } from '../testing/node-session.js';
 import { ScriptedNode } from '../testing/scripted-node.js';
-import {
-  call,
-  createRequest,
-  nodeState,
-  startTestController,
-  waitFor,
-  type TestController,
-} from '../testing/harness.js';
+import { call, createRequest, nodeState, startTestController, waitFor } from '../testing/harness.js';
 
-const registryClient = (tc: TestController): RegistryClient =>
-  new (loadRegistry().pmemcsi.registry.v1.Registry)(tc.registryAddress, grpc.credentials.createInsecure());
 const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) =>
   res.volume?.accessible_topology[0]?.segments['pmem-csi.intel.com/node'];
-
-/** What a node driver does with each replica: register with its inventory, and push it with renewals. */
-class NodeSession {
-  registrationId = '';
-  constructor(
-    readonly client: RegistryClient,
-    readonly node: ScriptedNode,
-  ) {}
-
-  async #wire(): Promise<{ capacity: registry.Capacity; inventory: registry.VolumeInventory }> {
-    const c = await this.node.capacity();
-    const volumes = await this.node.node.inventory();
-    return {
-      capacity: {
-        max_volume_size: String(c.maxVolumeSize),
-        available: String(c.available),
-        managed: String(c.managed),
-        total: String(c.total),
-      },
-      inventory: { count: String(volumes.length), volumes },
-    };
-  }
-
-  async register(): Promise<void> {
-    const { capacity, inventory } = await this.#wire();
-    const reply = await unary<registry.RegisterControllerRequest, registry.RegisterControllerReply__Output>(
-      this.client,
-      this.client.RegisterController,
-      {
-        node_id: this.node.nodeId,
-        endpoint: this.node.endpoint,
-        capacity,
-        device_mode: 'fake',
-        version: 't',
-        inventory,
-      },
-      { timeoutMs: 5000 },
-    );
-    this.registrationId = reply.registration_id;
-  }
-
-  /** The early renewal a node sends after a create or delete; `stale` sends an inventory without any volume. */
-  async push(stale = false): Promise<void> {
-    const { capacity, inventory } = await this.#wire();
-    await unary<registry.RenewControllerRequest, registry.RenewControllerReply__Output>(
-      this.client,
-      this.client.RenewController,
-      {
-        node_id: this.node.nodeId,
-        registration_id: this.registrationId,
-        capacity,
-        inventory: stale ? { count: '0', volumes: [] } : inventory,
-      },
-      { timeoutMs: 5000 },
-    );
-  }
-}
 
 describe('two controller replicas', () => {
   const cleanups: Array<() => Promise<void> | void> = [];

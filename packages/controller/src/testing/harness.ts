@@ -134,6 +134,13 @@ export const call = {
       { volume_id: volumeId },
       TIMEOUT,
     ),
+  expand: (c: ControllerClient, req: csi.ControllerExpandVolumeRequest) =>
+    unary<csi.ControllerExpandVolumeRequest, csi.ControllerExpandVolumeResponse__Output>(
+      c,
+      c.ControllerExpandVolume,
+      req,
+      TIMEOUT,
+    ),
   capabilities: (c: ControllerClient) =>
     unary<csi.ControllerGetCapabilitiesRequest, csi.ControllerGetCapabilitiesResponse__Output>(
       c,

@@ -1,6 +1,7 @@
 // The CSI Identity of each plugin role, one implementation for both: the central controller offers
-// the controller service and topology-constrained volumes; a node plugin offers topology and, when
-// its device mode can grow volumes, online expansion. A split node never advertises
+// the controller service, topology-constrained volumes and online expansion (ControllerExpandVolume
+// grows a device while it is published; a direct-mode node refuses growth with OUT_OF_RANGE); a node
+// plugin offers topology and, when its device mode can grow volumes, online expansion. A split node never advertises
 // CONTROLLER_SERVICE: its controller side is reached by the central controller only, over mTLS.
 
 /** Which plugin answers: the central controller, or a node (whose device mode may grow volumes). */
@@ -14,6 +15,7 @@ export type PluginCapabilityEntry =
 /** The capabilities a plugin in `plugin` role advertises. */
 export function pluginCapabilities(plugin: PluginRole): PluginCapabilityEntry[] {
   const topology: PluginCapabilityEntry = { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } };
-  if (plugin.role === 'controller') return [{ service: { type: 'CONTROLLER_SERVICE' } }, topology];
-  return [topology, ...(plugin.canExpand ? [{ volume_expansion: { type: 'ONLINE' } } as const] : [])];
+  const online: PluginCapabilityEntry = { volume_expansion: { type: 'ONLINE' } };
+  if (plugin.role === 'controller') return [{ service: { type: 'CONTROLLER_SERVICE' } }, topology, online];
+  return [topology, ...(plugin.canExpand ? [online] : [])];
 }

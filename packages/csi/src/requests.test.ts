@@ -127,10 +127,11 @@ describe('planCreateVolume (the one CreateVolume validation of controller and no
 });
 
 describe('pluginCapabilities', () => {
-  it('advertises the controller service only for the controller, expansion only for a node that can grow volumes', () => {
+  it('advertises the controller service only for the controller, expansion for the controller and a node that can grow volumes', () => {
     expect(pluginCapabilities({ role: 'controller' })).toEqual([
       { service: { type: 'CONTROLLER_SERVICE' } },
       { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
+      { volume_expansion: { type: 'ONLINE' } },
     ]);
     expect(pluginCapabilities({ role: 'node', canExpand: true })).toEqual([
       { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },

@@ -260,9 +260,10 @@ describe('CSI Controller queries and Identity', () => {
         {},
         timeout,
       );
-      expect(caps.capabilities.map((c) => c.service?.type)).toEqual([
+      expect(caps.capabilities.map((c) => c.service?.type ?? `volume_expansion ${c.volume_expansion?.type}`)).toEqual([
         'CONTROLLER_SERVICE',
         'VOLUME_ACCESSIBILITY_CONSTRAINTS',
+        'volume_expansion ONLINE',
       ]);
       expect(await unary<csi.ProbeRequest, csi.ProbeResponse__Output>(id, id.Probe, {}, timeout)).toEqual({
         ready: { value: true },

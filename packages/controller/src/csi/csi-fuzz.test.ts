@@ -414,7 +414,8 @@ describe('controller CSI fuzzing (R4)', () => {
     // No crash, nothing lost: the controller still answers and both nodes are still registered.
     expect((await rawCall(identity, proto.Identity.service, 'Probe', {})).code).toBe('OK');
     expect([nodeState(tc, 'n1'), nodeState(tc, 'n2')]).toEqual(['available', 'available']);
-  });
+    // Hundreds of calls per RPC: Jest's 5-s default was hit once (5013 ms) at load average 12.
+  }, 60_000);
 
   it('StorageClass parameter junk: CreateVolume INVALID_ARGUMENT naming the key', async () => {
     const known = new Set<string>(Object.keys(GOOD_VALUES));

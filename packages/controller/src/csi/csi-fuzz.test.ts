@@ -369,6 +369,10 @@ describe('controller CSI fuzzing (R4)', () => {
     tc = await startTestController({ vendorVersion: 'fuzz' });
     n1 = await startScriptedNode(tc, { nodeId: 'n1', freeBytes: 3 * GiB });
     n2 = await startScriptedNode(tc, { nodeId: 'n2', freeBytes: 5 * GiB });
+    // The file runs longer than a node lease (30 s) on a loaded machine: without renewals both
+    // nodes expired and the final leak check's deletes were (rightly) UNAVAILABLE.
+    n1.startRenewing();
+    n2.startRenewing();
     controller = new grpc.Client(`unix://${tc.socket}`, grpc.credentials.createInsecure());
     identity = new grpc.Client(`unix://${tc.socket}`, grpc.credentials.createInsecure());
   });
@@ -380,42 +384,48 @@ describe('controller CSI fuzzing (R4)', () => {
     await tc.stop();
   });
 
-  it.each(Object.keys(RPCS))('%s: only the spec codes, never UNKNOWN/INTERNAL', async (rpc) => {
-    const spec = RPCS[rpc] as RpcCase;
-    const client = spec.service === 'Identity' ? identity : controller;
-    const def = spec.service === 'Identity' ? proto.Identity.service : proto.Controller.service;
-    const runs = spec.codes.length === 1 && spec.codes[0] === 'OK' ? Math.max(20, Math.floor(RUNS / 10)) : RUNS;
-    await fc.assert(
-      fc.asyncProperty(spec.arb, async (req) => {
-        const out = await rawCall(client, def, rpc, req);
-        tally.add(rpc, out.code);
-        if (!spec.codes.includes(out.code))
-          throw new Error(
-            `${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${short(req)}`,
-          );
-        if (out.code !== 'OK' && out.details.trim() === '')
-          throw new Error(`${rpc} answered ${out.code} without a message; request ${short(req)}`);
-        if (rpc === 'CreateVolume' && out.code === 'OK') {
-          const vol = (out.response as { volume?: { volume_id: string; volume_context: Record<string, string> } })
-            .volume;
-          if (vol === undefined || vol.volume_id === '')
-            throw new Error(`CreateVolume OK without a volume id; request ${short(req)}`);
-          created.add(vol.volume_id);
-          const contextBytes = Object.entries(vol.volume_context).reduce(
-            (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
-            0,
-          );
-          if (contextBytes > 4096)
-            throw new Error(`volume_context of ${contextBytes} bytes (CSI recommends ≤ 4 KiB); request ${short(req)}`);
-        }
-      }),
-      fcParams(runs),
-    );
-    // No crash, nothing lost: the controller still answers and both nodes are still registered.
-    expect((await rawCall(identity, proto.Identity.service, 'Probe', {})).code).toBe('OK');
-    expect([nodeState(tc, 'n1'), nodeState(tc, 'n2')]).toEqual(['available', 'available']);
-    // Hundreds of calls per RPC: Jest's 5-s default was hit once (5013 ms) at load average 12.
-  }, 60_000);
+  it.each(Object.keys(RPCS))(
+    '%s: only the spec codes, never UNKNOWN/INTERNAL',
+    async (rpc) => {
+      const spec = RPCS[rpc] as RpcCase;
+      const client = spec.service === 'Identity' ? identity : controller;
+      const def = spec.service === 'Identity' ? proto.Identity.service : proto.Controller.service;
+      const runs = spec.codes.length === 1 && spec.codes[0] === 'OK' ? Math.max(20, Math.floor(RUNS / 10)) : RUNS;
+      await fc.assert(
+        fc.asyncProperty(spec.arb, async (req) => {
+          const out = await rawCall(client, def, rpc, req);
+          tally.add(rpc, out.code);
+          if (!spec.codes.includes(out.code))
+            throw new Error(
+              `${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${short(req)}`,
+            );
+          if (out.code !== 'OK' && out.details.trim() === '')
+            throw new Error(`${rpc} answered ${out.code} without a message; request ${short(req)}`);
+          if (rpc === 'CreateVolume' && out.code === 'OK') {
+            const vol = (out.response as { volume?: { volume_id: string; volume_context: Record<string, string> } })
+              .volume;
+            if (vol === undefined || vol.volume_id === '')
+              throw new Error(`CreateVolume OK without a volume id; request ${short(req)}`);
+            created.add(vol.volume_id);
+            const contextBytes = Object.entries(vol.volume_context).reduce(
+              (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
+              0,
+            );
+            if (contextBytes > 4096)
+              throw new Error(
+                `volume_context of ${contextBytes} bytes (CSI recommends ≤ 4 KiB); request ${short(req)}`,
+              );
+          }
+        }),
+        fcParams(runs),
+      );
+      // No crash, nothing lost: the controller still answers and both nodes are still registered.
+      expect((await rawCall(identity, proto.Identity.service, 'Probe', {})).code).toBe('OK');
+      expect([nodeState(tc, 'n1'), nodeState(tc, 'n2')]).toEqual(['available', 'available']);
+      // Hundreds of calls per RPC: Jest's 5-s default was hit once (5013 ms) at load average 12.
+    },
+    60_000,
+  );
 
   it('StorageClass parameter junk: CreateVolume INVALID_ARGUMENT naming the key', async () => {
     const known = new Set<string>(Object.keys(GOOD_VALUES));

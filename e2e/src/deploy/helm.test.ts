@@ -73,7 +73,7 @@ describe('helm template', () => {
     expect(cr?.metadata.name).toBe('pmem.example.com');
     expect(cr?.metadata.annotations).toBeUndefined();
     const spec = cr?.['spec'] as Record<string, unknown>;
-    expect(spec).toMatchObject({ deviceMode: 'direct', image: 'registry.example.com/pmem/pmem-csi-driver:0.1.0-pinned', controllerReplicas: 1, labels: { team: 'storage' } });
+    expect(spec).toMatchObject({ deviceMode: 'direct', image: 'registry.example.com/pmem/pmem-csi-driver:0.1.0-pinned', resizerImage: 'registry.example.com/sig-storage/csi-resizer:v2.3.0', controllerReplicas: 1, labels: { team: 'storage' } });
     for (const field of CERT_FIELDS) expect(spec[field]).toBe(readFileSync(certFiles[`deployment.spec.${field}`] ?? '', 'utf8'));
     expect(validateDeployment(cr)).toEqual([]);
     expect(operatorContainer(objects)).toMatchObject({ image: 'registry.example.com/pmem/pmem-csi-operator:0.1.0-rc1', imagePullPolicy: 'Always' });

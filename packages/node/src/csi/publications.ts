@@ -50,8 +50,10 @@ async function devtmpfsRoot(device: PmemDeviceInfo): Promise<string> {
 async function showsVolume(entry: MountEntry, device: PmemDeviceInfo, blockRoot: string | undefined): Promise<boolean> {
   if (blockRoot === undefined) {
     const source = sourceDevice(entry.source);
-    // Only /dev paths are stat()ed here: a mount point of another filesystem could hang (NFS).
-    return source !== undefined && isWholeFilesystem(entry) && (await sameBlockDevice(source, device.path));
+    // Only device nodes are stat()ed here, never mount points: one of a dead NFS server would hang.
+    return (
+      source?.startsWith('/dev/') === true && isWholeFilesystem(entry) && (await sameBlockDevice(source, device.path))
+    );
   }
   // The bind of a device node reads "devtmpfs[/loop3]"; the target is stat()ed only then.
   return entry.source.endsWith(`[${blockRoot}]`) && (await sameBlockDevice(entry.target, device.path));

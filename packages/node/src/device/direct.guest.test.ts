@@ -14,10 +14,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { call, mountCapability } from '../csi/testing/test-node.js';
+import type { csi } from '@pmem-csi/runtime';
+import { call, mountCapability, TEST_NODE } from '../csi/testing/test-node.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { alignDown } from './align.js';
@@ -49,6 +50,7 @@ import {
   mountOptions,
   ndctl,
   pmemRegions,
+  publish,
   readRaw,
   rebootScenario,
   record,
@@ -501,23 +503,44 @@ boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () 
   );
 
   it(
-    'expansion is not offered: ControllerExpandVolume and NodeExpandVolume → UNIMPLEMENTED',
+    'a growth → OUT_OF_RANGE naming the namespace size and lvm mode, the namespace, mount and data unchanged; a size it has → OK; NodeExpandVolume → UNIMPLEMENTED',
     async () => {
       const v = await createVolume(t(), { name: 'no-grow', size: 64 * MiB, fs: 'ext4' });
-      const range = { required_bytes: String(128 * MiB) };
-      await expect(
+      const size = Number(v.capacity_bytes);
+      const paths = { staging: join(t().dir, 'stage-no-grow'), target: join(t().dir, 'target-no-grow') };
+      await stage(t(), v, 'ext4', paths.staging);
+      await publish(t(), v, 'ext4', paths);
+      const data = randomBytes(MiB);
+      await writeSynced(join(paths.target, 'data'), data);
+      const before = await statfs(paths.target);
+      const expand = (required: number): Promise<csi.ControllerExpandVolumeResponse__Output> =>
         call(t().c.controller, t().c.controller.ControllerExpandVolume, {
           volume_id: v.volume_id,
-          capacity_range: range,
-        }),
-      ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+          capacity_range: { required_bytes: String(required) },
+          volume_capability: mountCapability('ext4'),
+        });
+      await expect(expand(size + 64 * MiB)).rejects.toMatchObject({
+        code: grpc.status.OUT_OF_RANGE,
+        details: `volume ${v.volume_id} on node ${TEST_NODE} is a direct-mode namespace of ${size} bytes and cannot grow (requested ${size + 64 * MiB} bytes); use lvm mode for volumes that grow`,
+      });
+      expect(await expand(size)).toEqual({ capacity_bytes: String(size), node_expansion_required: false });
       await expect(
         call(t().c.node, t().c.node.NodeExpandVolume, {
           volume_id: v.volume_id,
-          volume_path: t().dir,
-          capacity_range: range,
+          volume_path: paths.target,
+          capacity_range: { required_bytes: String(size + 64 * MiB) },
         }),
-      ).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      ).rejects.toMatchObject({
+        code: grpc.status.UNIMPLEMENTED,
+        details: 'volumes cannot be expanded in device mode direct',
+      });
+      const ns = (await ndctl.listNamespaces()).find((n) => n.name === v.volume_id);
+      expect(ns?.size).toBe(size);
+      const after = await statfs(paths.target);
+      expect(after.blocks * after.bsize).toBe(before.blocks * before.bsize);
+      expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t(), v.volume_id, paths.staging);
       await deleteVolume(t(), v.volume_id);
     },
     SLOW,

@@ -11,7 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { call, mountCapability, startTestNode, testClients } from '../csi/testing/test-node.js';
+import { call, mountCapability, startTestNode, testClients, TEST_NODE } from '../csi/testing/test-node.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import { LvmTools } from './lvm-tools.js';
@@ -405,6 +405,78 @@ boot1('CSI node service on lvm volumes (real mkfs, mount -o dax, statx)', () => 
       SLOW,
     );
   }
+
+  for (const [fs, size, grown] of [
+    ['ext4', 64 * MiB, 96 * MiB],
+    ['xfs', 320 * MiB, 448 * MiB],
+  ] as Array<[Fs, number, number]>) {
+    it(
+      `expanded offline: ControllerExpandVolume while unstaged, then NodeStageVolume and NodeExpandVolume on the staging path grow ${fs}, data and dax kept`,
+      async () => {
+        const v = await createVolume(t(), { name: `offline-${fs}`, size, fs });
+        const staging = join(t().dir, `stage-offline-${fs}`);
+        await stage(t(), v, fs, staging);
+        const data = randomBytes(MiB);
+        await writeSynced(join(staging, 'data'), data);
+        const before = await statfs(staging);
+        await unstage(t(), v.volume_id, staging);
+        const ce = await call(t().c.controller, t().c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(grown) },
+          volume_capability: mountCapability(fs),
+        });
+        expect(ce).toEqual({ capacity_bytes: String(grown), node_expansion_required: true });
+        await stage(t(), v, fs, staging);
+        const ne = await call(t().c.node, t().c.node.NodeExpandVolume, {
+          volume_id: v.volume_id,
+          volume_path: staging,
+          staging_target_path: staging,
+          capacity_range: { required_bytes: String(grown) },
+          volume_capability: mountCapability(fs),
+        });
+        expect(ne).toEqual({ capacity_bytes: String(grown) });
+        const after = await statfs(staging);
+        expect(after.blocks * after.bsize).toBeGreaterThan(before.blocks * before.bsize + (grown - size) * 0.9);
+        expect((await readFile(join(staging, 'data'))).equals(data)).toBe(true);
+        await writeSynced(join(staging, 'more'), randomBytes(64 * 1024));
+        expect(await isDaxFile(join(staging, 'more'))).toBe(true);
+        await unstage(t(), v.volume_id, staging);
+        await deleteVolume(t(), v.volume_id);
+      },
+      SLOW,
+    );
+  }
+
+  it(
+    'a growth beyond the volume group → OUT_OF_RANGE naming the growth, the free bytes of its VG and the node; the LV and its data unchanged',
+    async () => {
+      const v = await createVolume(t(), { name: 'too-big', size: 64 * MiB, fs: 'ext4' });
+      const paths = { staging: join(t().dir, 'stage-too-big'), target: join(t().dir, 'target-too-big') };
+      await stage(t(), v, 'ext4', paths.staging);
+      await publish(t(), v, 'ext4', paths);
+      const data = randomBytes(MiB);
+      await writeSynced(join(paths.target, 'data'), data);
+      const lv = (await lvmTools.lvs()).find((l) => l.name === v.volume_id)!;
+      const vg = (await lvmTools.vgs()).find((g) => g.name === lv.vgName)!;
+      const free = Math.floor(vg.free / vg.extentSize) * vg.extentSize;
+      const wanted = 16 * GiB;
+      await expect(
+        call(t().c.controller, t().c.controller.ControllerExpandVolume, {
+          volume_id: v.volume_id,
+          capacity_range: { required_bytes: String(wanted) },
+        }),
+      ).rejects.toMatchObject({
+        code: grpc.status.OUT_OF_RANGE,
+        details: `volume ${v.volume_id} on node ${TEST_NODE} cannot grow by ${wanted - lv.size} bytes (from ${lv.size} to ${wanted} bytes): only ${free} bytes are free for it on node ${TEST_NODE}, so it can grow to at most ${lv.size + free} bytes`,
+      });
+      expect((await lvmTools.lvs()).find((l) => l.name === v.volume_id)?.size).toBe(lv.size);
+      expect((await readFile(join(paths.target, 'data'))).equals(data)).toBe(true);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t(), v.volume_id, paths.staging);
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
 
   for (const eraseafter of [true, false]) {
     it(

@@ -65,6 +65,10 @@ load_pins() {
 load_pins
 [[ "${VER[kubelet]:-}" == "${VER[kubernetes]:-}" ]] ||
   die "versions.env: KUBELET_VERSION (${VER[kubelet]:-unset}) must equal KUBERNETES_VERSION (${VER[kubernetes]:-unset})"
+[[ "${VER[kubernetes-e2e]:-}" == "${VER[kubernetes]:-}" ]] ||
+  die "versions.env: KUBERNETES_E2E_VERSION (${VER[kubernetes-e2e]:-unset}) must equal KUBERNETES_VERSION (${VER[kubernetes]:-unset})"
+[[ -n "${AGNHOST_VERSION:-}" && -n "${E2E_IMAGE_BUSYBOX:-}" && -n "${E2E_IMAGE_NGINX:-}" && -n "${E2E_IMAGE_JESSIE_DNSUTILS:-}" ]] ||
+  die "versions.env lacks AGNHOST_VERSION or an E2E_IMAGE_* (the test images of kubernetes-e2e)"
 
 # A tool name or one of the binaries it provides -> the tool name.
 resolve_tool() {
@@ -79,10 +83,11 @@ resolve_tool() {
 # --- recipes ----------------------------------------------------------------------------------
 # Sets: METHOD (install|wrapper|local), MODULE, PKGS (array), LDFLAGS, TAGS (go build -tags, install
 # method only; part of the stamp when set), REPLACES (none|single-line|staging), ESTIMATE (for the
-# progress line).
+# progress line), TESTPKG (wrapper method only: a package whose test binary `go test -c` builds as
+# the tool's first binary; part of the stamp when set), STAMP_EXTRA (a further stamp line when set).
 recipe() {
   local tool="$1" v="${VER[$1]}"
-  MODULE="" REPLACES=none LDFLAGS="-s -w" TAGS=""
+  MODULE="" REPLACES=none LDFLAGS="-s -w" TAGS="" TESTPKG="" STAMP_EXTRA=""
   case "$tool" in
     csi-sanity)
       METHOD=install ESTIMATE="~1 min"
@@ -145,14 +150,25 @@ recipe() {
     coredns)
       METHOD=install ESTIMATE="~3-8 min"
       PKGS=(github.com/coredns/coredns) ;;
-    kubernetes | kubelet)
+    kubernetes | kubelet | kubernetes-e2e)
       METHOD=wrapper REPLACES=staging
       ESTIMATE="~15-40 min, depending on the load"
       [[ "$tool" == kubelet ]] && ESTIMATE="~5-15 min (shares the control plane's Go build cache)"
       MODULE=k8s.io/kubernetes
       PKGS=()
       local b
-      for b in ${BINS[$tool]}; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+      if [[ "$tool" == kubernetes-e2e ]]; then
+        # e2e.test is the test binary of test/e2e (its storage/external registers -storage.testdriver);
+        # agnhost's main.Version is what `agnhost --version` says (the -X is a no-op for e2e.test).
+        ESTIMATE="~10-25 min (test/e2e and its cloud providers; shares the control plane's Go build cache)"
+        TESTPKG=k8s.io/kubernetes/test/e2e
+        PKGS=(k8s.io/kubernetes/test/images/agnhost)
+        LDFLAGS+=" -X main.Version=$AGNHOST_VERSION"
+        # In the stamp: the image names are checked against this release when it is built.
+        STAMP_EXTRA="e2e-images: $E2E_IMAGE_BUSYBOX $E2E_IMAGE_NGINX $E2E_IMAGE_JESSIE_DNSUTILS"
+      else
+        for b in ${BINS[$tool]}; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+      fi
       local minor="${v#v1.}"; minor="${minor%%.*}"
       for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
         LDFLAGS+=" -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
@@ -182,6 +198,8 @@ make_stamp() {
   STAMP="$a$b"
   # Only when set, so that the stamps of tools built without tags stay what they were.
   [[ -z "$TAGS" ]] || STAMP+="tags: $TAGS"$'\n'
+  [[ -z "$TESTPKG" ]] || STAMP+="test-binary: $TESTPKG"$'\n'
+  [[ -z "$STAMP_EXTRA" ]] || STAMP+="$STAMP_EXTRA"$'\n'
 }
 
 is_cached() {
@@ -226,6 +244,26 @@ write_wrapper_gomod() {
   echo "---- wrapper go.mod (before go get)"; cat go.mod; echo "----"
 }
 
+# The release's own agnhost version (test/images/agnhost/VERSION) must be the pinned one, and its
+# test/utils/image/manifest.go must name the suite's images as versions.env does: images.sh builds
+# them under those names, and a pod asking for another name would wait for a pull that never comes.
+check_e2e_images() { # <kubernetes version>
+  local dir said ref name tag rc=0 manifest
+  dir="$(go list -m -f '{{.Dir}}' "k8s.io/kubernetes")"
+  said="$(tr -d '[:space:]' <"$dir/test/images/agnhost/VERSION")"
+  [[ "$said" == "$AGNHOST_VERSION" ]] ||
+    { echo "k8s.io/kubernetes $1 has agnhost $said (test/images/agnhost/VERSION), versions.env AGNHOST_VERSION=$AGNHOST_VERSION"; rc=1; }
+  manifest="$dir/test/utils/image/manifest.go"
+  grep -qF 'PromoterE2eRegistry:      "registry.k8s.io/e2e-test-images",' "$manifest" ||
+    { echo "$manifest: the e2e test image registry is no longer registry.k8s.io/e2e-test-images"; rc=1; }
+  for ref in "registry.k8s.io/e2e-test-images/agnhost:$AGNHOST_VERSION" "$E2E_IMAGE_BUSYBOX" "$E2E_IMAGE_NGINX" "$E2E_IMAGE_JESSIE_DNSUTILS"; do
+    name="${ref#registry.k8s.io/e2e-test-images/}" tag="${ref##*:}"; name="${name%:*}"
+    grep -qF "Config{list.PromoterE2eRegistry, \"$name\", \"$tag\"}" "$manifest" ||
+      { echo "$manifest does not name $ref (versions.env): $(grep -F "\"$name\"" "$manifest" | head -n 2 | tr -s '\t ' ' ')"; rc=1; }
+  done
+  return "$rc"
+}
+
 build_child() { # <tool> <tmpdir>
   local tool="$1" out="$2" v="${VER[$1]}" bins
   read -ra bins <<<"${BINS[$tool]}"
@@ -249,10 +287,17 @@ build_child() { # <tool> <tmpdir>
       { set +x; } 2>/dev/null
       write_wrapper_gomod "$tool" "$v"
       set -x
-      nice -n 19 go get "${PKGS[@]/%/@$v}"
-      if [[ ${#PKGS[@]} -eq 1 ]]; then
+      if [[ -n "$TESTPKG" ]]; then
+        # -t: the go.sum entries of what the test files import too.
+        nice -n 19 go get -t "${PKGS[@]/%/@$v}" "$TESTPKG@$v"
+        [[ "$tool" != kubernetes-e2e ]] || check_e2e_images "$v"
+        nice -n 19 go test -c -ldflags="$LDFLAGS" -o "$out/bin/${bins[0]}" "$TESTPKG"
+        nice -n 19 go build -ldflags="$LDFLAGS" -o "$out/bin/" "${PKGS[@]}"
+      elif [[ ${#PKGS[@]} -eq 1 ]]; then
+        nice -n 19 go get "${PKGS[@]/%/@$v}"
         nice -n 19 go build -ldflags="$LDFLAGS" -o "$out/bin/${bins[0]}" "${PKGS[0]}"
       else
+        nice -n 19 go get "${PKGS[@]/%/@$v}"
         nice -n 19 go build -ldflags="$LDFLAGS" -o "$out/bin/" "${PKGS[@]}"
       fi
       cp go.mod "$out/wrapper.go.mod"; cp go.sum "$out/wrapper.go.sum"
@@ -277,6 +322,15 @@ verify_binary() { # <binary> <path> <version> -> prints what it said; fails on a
     csi-provisioner) args=(--csi-address=/nonexistent.sock --kubeconfig=/nonexistent) want="version=\"$v\"" ;;
     etcd) want="etcd Version: ${v#v}" ;;
     kubectl) args=(version --client) want="Client Version: $v" ;;
+    e2e.test)
+      # The External Storage loader must be in: its flag is what the k8s-storage tier passes.
+      said="$(timeout 20 "$p" --help 2>&1 || true)"
+      if [[ "$said" != *"-storage.testdriver"* ]]; then
+        printf '%s --help does not mention -storage.testdriver:\n%s\n' "$p" "$(tail -n 5 <<<"$said")"
+        return 1
+      fi
+      want="$v" ;;
+    agnhost) want="version $AGNHOST_VERSION" ;;
     kubelet) want="Kubernetes $v" ;;
     coredns) args=(-version) want="CoreDNS-${v#v}" ;;
     kube-*) want="Kubernetes $v" ;;
@@ -394,7 +448,7 @@ print_env() {
       rc=1; continue
     fi
     for b in ${BINS[$tool]}; do
-      name="${b^^}"; name="${name//-/_}"
+      name="${b^^}"; name="${name//[-.]/_}" # e2e.test -> PMEM_CSI_E2E_TEST
       printf 'export PMEM_CSI_%s=%q\n' "$name" "$CACHE/$tool/${VER[$tool]}/bin/$b"
     done
   done

@@ -18,6 +18,23 @@
 #   pause, registrar FROM scratch + pmem-csi-pause / -registrar   localhost/pmem-csi-pause:<src-hash>,
 #                    (bootstrap tool realnode-tools; built when   localhost/pmem-csi-registrar:<src-hash>
 #                    bootstrap.sh knows that tool)
+#   e2e-busybox      FROM scratch + Debian's busybox-static       registry.k8s.io/e2e-test-images/busybox:1.36.1-1
+#                    (/bin/busybox, a symlink per applet)          (E2E_IMAGE_BUSYBOX of versions.env)
+#   e2e-agnhost      e2e-busybox + /agnhost (bootstrap tool       registry.k8s.io/e2e-test-images/agnhost:2.53
+#                    kubernetes-e2e), entrypoint /agnhost pause
+#   e2e-nginx,       e2e-busybox under the suite's names; their   registry.k8s.io/e2e-test-images/nginx:1.14-4,
+#   e2e-jessie-      default command fails saying so              registry.k8s.io/e2e-test-images/jessie-dnsutils:1.7
+#   dnsutils
+#
+# The e2e-* images are the pods' images of Kubernetes' External Storage suite (the k8s-storage tier,
+# e2e/k8s-storage/README.md), under the exact names test/utils/image/manifest.go of the pinned
+# Kubernetes gives them (bootstrap.sh checks that when it builds kubernetes-e2e): the suite asks
+# for nothing else, so no KUBE_TEST_REPO_LIST remapping is needed. Upstream's busybox image is
+# busybox 1.36.1; ours is Debian bookworm's busybox-static (1.35.0, the version is in the image's
+# label); upstream agnhost is Alpine + busybox + agnhost, ours Debian's busybox + agnhost of the
+# pinned release. nginx and jessie-dnsutils are stand-ins: the storage specs only run /bin/sh
+# scripts in them (volumes' exec spec, multiVolume's concurrent-access specs), never nginx or dig,
+# so they are the busybox image whose default command fails naming what it is not.
 #
 # Naming. The base images carry the names the Dockerfiles pull by default, so the Dockerfiles
 # build unchanged (no build arguments). The chart, the kustomize bases and the operator reference
@@ -87,7 +104,7 @@ fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 [[ -n "${NODE_BINARY_VERSION:-}" && -n "${NPM_VERSION:-}" ]] || die "versions.env lacks NODE_BINARY_VERSION or NPM_VERSION"
 
 # --- the images --------------------------------------------------------------------------------
-IMAGES="node-base node-runtime driver operator csi-provisioner csi-resizer pause registrar"
+IMAGES="node-base node-runtime driver operator csi-provisioner csi-resizer pause registrar e2e-busybox e2e-agnhost e2e-nginx e2e-jessie-dnsutils"
 declare -A KIND=([node-base]=base [node-runtime]=runtime [driver]=dockerfile [operator]=dockerfile)
 declare -A DEPS=([node-base]="" [node-runtime]="node-base" [driver]="node-base" [operator]="node-base node-runtime")
 # Sidecars: a static binary of a bootstrap.sh tool in an image FROM scratch. To add one, add a line
@@ -104,6 +121,18 @@ declare -A SCRATCH=(
 for _i in "${!SCRATCH[@]}"; do KIND[$_i]=scratch DEPS[$_i]=""; done
 for _i in "${!SCRATCH[@]}"; do [[ "${SCRATCH[$_i]}" == *" ca" ]] && DEPS[$_i]=node-runtime; done
 unset _i
+# The External Storage suite's test images (see the table above). busybox is made in a node-base
+# container (apt-get download, never the machine's packages); the others are built on it.
+[[ -n "${E2E_IMAGE_BUSYBOX:-}" && -n "${E2E_IMAGE_NGINX:-}" && -n "${E2E_IMAGE_JESSIE_DNSUTILS:-}" && -n "${AGNHOST_VERSION:-}" ]] ||
+  die "versions.env lacks E2E_IMAGE_BUSYBOX, E2E_IMAGE_NGINX, E2E_IMAGE_JESSIE_DNSUTILS or AGNHOST_VERSION"
+KIND[e2e-busybox]=busybox DEPS[e2e-busybox]=node-base
+KIND[e2e-agnhost]=agnhost DEPS[e2e-agnhost]=e2e-busybox
+KIND[e2e-nginx]=standin DEPS[e2e-nginx]=e2e-busybox
+KIND[e2e-jessie-dnsutils]=standin DEPS[e2e-jessie-dnsutils]=e2e-busybox
+# Images with a binary of a bootstrap.sh tool: "<tool> <binary>" (scratch images: from SCRATCH).
+declare -A TOOLOF=([e2e-agnhost]="kubernetes-e2e agnhost")
+for _i in "${!SCRATCH[@]}"; do read -r _t _b _ <<<"${SCRATCH[$_i]}"; TOOLOF[$_i]="$_t $_b"; done
+unset _i _t _b
 
 VERSION=""         # --version, or the operator's
 declare -A REF TAG # image -> reference in buildah storage, directory name in the cache
@@ -124,7 +153,7 @@ resolve_tools() {
   local img tool bin rest listed known want=() line
   listed="$(bash "$HERE/bootstrap.sh" --list)" || die "bash e2e/tools/bootstrap.sh --list failed"
   for img in "$@"; do
-    read -r tool bin rest <<<"${SCRATCH[$img]}"
+    read -r tool bin rest <<<"${TOOLOF[$img]}"
     known="$(awk -v t="$tool" '$1 == t { print $2 }' <<<"$listed")"
     if [[ -z "$known" ]]; then SKIPPED[$img]="bootstrap.sh knows no tool $tool"; continue; fi
     TOOLVER[$img]="$known"
@@ -135,7 +164,7 @@ resolve_tools() {
   env="$(bash "$HERE/bootstrap.sh" --print-env "${want[@]}" 2>/dev/null)" || true
   for img in "$@"; do
     [[ -z "${SKIPPED[$img]:-}" ]] || continue
-    read -r tool bin rest <<<"${SCRATCH[$img]}"
+    read -r tool bin rest <<<"${TOOLOF[$img]}"
     line="$(grep -F "/$tool/${TOOLVER[$img]}/bin/$bin" <<<"$env" | head -n1 || true)"
     line="${line#*=}"
     TOOLBIN[$img]="$(eval "printf '%s' $line")" # undo printf %q of bootstrap.sh
@@ -154,6 +183,11 @@ name_images() {
     TAG[$img]="${TOOLVER[$img]:-<$tool version>}"
     REF[$img]="${ref//\{version\}/${TAG[$img]}}"
   done
+  REF[e2e-busybox]="$E2E_IMAGE_BUSYBOX"
+  REF[e2e-agnhost]="registry.k8s.io/e2e-test-images/agnhost:$AGNHOST_VERSION"
+  REF[e2e-nginx]="$E2E_IMAGE_NGINX"
+  REF[e2e-jessie-dnsutils]="$E2E_IMAGE_JESSIE_DNSUTILS"
+  for img in e2e-busybox e2e-agnhost e2e-nginx e2e-jessie-dnsutils; do TAG[$img]="${REF[$img]##*:}"; done
 }
 
 # The name kubelet asks containerd for: a bare or localhost/ name is docker.io/library/<name>.
@@ -172,7 +206,7 @@ manifest_ref() {
   printf '%s' "${ref#localhost/}"
 }
 
-exported() { [[ "${KIND[$1]}" == dockerfile || "${KIND[$1]}" == scratch ]]; }
+exported() { [[ "${KIND[$1]}" =~ ^(dockerfile|scratch|busybox|agnhost|standin)$ ]]; }
 dir_of() { printf '%s/%s/%s' "$ICACHE" "$1" "${TAG[$1]}"; }
 
 # --- buildah with the private storage ------------------------------------------------------------
@@ -308,6 +342,11 @@ make_stamp() {
       local tool bin rest; read -r tool bin rest <<<"${SCRATCH[$img]}"
       s+="tool: $tool ${TOOLVER[$img]} $bin $(sha_of "${TOOLBIN[$img]}")"$'\n'"entrypoint: /$bin"$'\n'
       s+="${SCRATCH[$img]##* }"$'\n' ;;
+    busybox) s+="debian: $SUITE busybox-static (apt-get download in node-base), /bin/busybox + applet symlinks"$'\n' ;;
+    agnhost)
+      local tool bin; read -r tool bin <<<"${TOOLOF[$img]}"
+      s+="tool: $tool ${TOOLVER[$img]} $bin $(sha_of "${TOOLBIN[$img]}")"$'\n'"entrypoint: /agnhost pause"$'\n' ;;
+    standin) s+="stand-in: e2e-busybox, default command fails naming the image"$'\n' ;;
   esac
   STAMP="$s"
 }
@@ -565,6 +604,90 @@ recipe_scratch() {
     --label org.opencontainers.image.description="$bin ${TOOLVER[$img]} (e2e/tools/bootstrap.sh tool $tool) FROM scratch, built by e2e/tools/images.sh"
 }
 
+# Debian's busybox-static, downloaded in a node-base container (its apt sources, never the
+# machine's): /bin/busybox and a symlink per applet, /sbin, /usr/bin and /usr/sbin pointing at /bin
+# (scripts call /bin/sh, /usr/bin/env, ...), root and nobody, /tmp. The suite's pods run their
+# scripts with it (dd with iflag=direct, sha256sum, base64, nsenter for host-exec pods, ...).
+recipe_busybox() {
+  local r="$PWD/rootfs" b mnt ver a n=0
+  b="$(bah from --pull=never --name "pmem-csi-images-busybox-$$" --ulimit "nofile=$NOFILE:$NOFILE" \
+    --ulimit "nproc=$NPROC:$NPROC" "${REF[node-base]}")"
+  bah run --isolation chroot --network host "$b" -- sh -ec '
+    cd /tmp && apt-get update -qq && apt-get download -qq busybox-static 2>&1
+    dpkg-deb -x busybox-static_*.deb bb && dpkg-deb -f busybox-static_*.deb Version >bb/version'
+  mnt="$(bah mount "$b")"
+  mkdir -p "$r"/{bin,etc,root,home,tmp,var/tmp,usr/share/doc/busybox-static}
+  install -m 755 "$mnt/tmp/bb/bin/busybox" "$r/bin/busybox"
+  [[ -f "$mnt/tmp/bb/usr/share/doc/busybox-static/copyright" ]] &&
+    install -m 644 "$mnt/tmp/bb/usr/share/doc/busybox-static/copyright" "$r/usr/share/doc/busybox-static/copyright"
+  ver="$(cat "$mnt/tmp/bb/version")"
+  bah umount "$b" >/dev/null; bah rm "$b" >/dev/null
+  local said; said="$(ldd "$r/bin/busybox" 2>&1 || true)"
+  [[ "$said" == *"not a dynamic executable"* || "$said" == *"statically linked"* ]] ||
+    { echo "busybox-static's /bin/busybox is not static (ldd: $said)"; return 1; }
+  for a in $("$r/bin/busybox" --list); do
+    [[ "$a" == busybox || -e "$r/bin/$a" ]] && continue
+    ln -s busybox "$r/bin/$a"; n=$((n + 1))
+  done
+  ln -s bin "$r/sbin"; ln -s ../bin "$r/usr/bin"; ln -s ../bin "$r/usr/sbin"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\n' >"$r/etc/group"
+  chmod 1777 "$r/tmp" "$r/var/tmp"; chmod 700 "$r/root"
+  # What the storage specs run in their pods, checked in the tree itself.
+  for a in sh dd sha256sum base64 nsenter mount grep stat chgrp ls mkdir sleep; do
+    [[ -L "$r/bin/$a" ]] || { echo "busybox $ver has no applet $a"; return 1; }
+  done
+  [[ "$(chroot "$r" /bin/sh -c 'echo pmem-csi | base64 | base64 -d')" == pmem-csi ]] ||
+    { echo "the busybox tree does not run: chroot /bin/sh failed"; return 1; }
+  echo "busybox-static $ver: $n applets"
+  commit_tree busybox "$r" "${REF[e2e-busybox]}" \
+    --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd '["sh"]' \
+    --label org.opencontainers.image.version="$ver" \
+    --label org.opencontainers.image.description="Debian $SUITE busybox-static $ver (not busybox ${REF[e2e-busybox]##*:}) under the name Kubernetes' e2e suite asks for, built by e2e/tools/images.sh"
+}
+
+# A new image on e2e-busybox: its tree plus the files in $2, committed as one more layer.
+commit_on_busybox() { # <image> <directory to add or ""> [buildah config flags...]
+  local img="$1" add="$2" b mnt; shift 2
+  b="$(bah from --pull=never --name "pmem-csi-images-$img-$$" "${REF[e2e-busybox]}")"
+  if [[ -n "$add" ]]; then
+    mnt="$(bah mount "$b")"
+    cp -a "$add/." "$mnt/"
+    bah umount "$b" >/dev/null
+  fi
+  bah config "$@" "$b"
+  bah commit --rm --iidfile "$PWD/iid" "$b" "${REF[$img]}"
+  sed 's/^sha256://' iid >image-id; rm -f iid
+}
+
+# Upstream's agnhost image: /agnhost (and /agnhost-2, which entrypoint tests call), /uploads, user
+# 1000 and group 50000 that some node specs expect, entrypoint /agnhost, command pause.
+recipe_agnhost() {
+  local r="$PWD/rootfs" said
+  said="$(ldd "${TOOLBIN[e2e-agnhost]}" 2>&1 || true)"
+  [[ "$said" == *"not a dynamic executable"* || "$said" == *"statically linked"* ]] ||
+    { echo "${TOOLBIN[e2e-agnhost]} is not static (ldd: $said)"; return 1; }
+  said="$("${TOOLBIN[e2e-agnhost]}" --version 2>&1 || true)"
+  [[ "$said" == *"version $AGNHOST_VERSION"* ]] || { echo "agnhost --version said: $said (want $AGNHOST_VERSION)"; return 1; }
+  mkdir -p "$r/uploads" "$r/etc"
+  install -m 755 "${TOOLBIN[e2e-agnhost]}" "$r/agnhost"
+  ln -s agnhost "$r/agnhost-2"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\nuser-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >"$r/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\nuser-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >"$r/etc/group"
+  commit_on_busybox e2e-agnhost "$r" --entrypoint '["/agnhost"]' --cmd '["pause"]' \
+    --label org.opencontainers.image.version="$AGNHOST_VERSION" \
+    --label org.opencontainers.image.description="agnhost $AGNHOST_VERSION of k8s.io/kubernetes ${TOOLVER[e2e-agnhost]} (e2e/tools/bootstrap.sh tool kubernetes-e2e) on Debian's busybox-static, built by e2e/tools/images.sh"
+}
+
+# A stand-in: the busybox image under the name of an upstream test image whose own program the
+# storage specs never start. Its default command fails, naming what it is not.
+recipe_standin() {
+  local img="$1" ref="${REF[$1]}" cmd
+  printf -v cmd '["/bin/sh", "-c", "echo %s is a busybox stand-in built by e2e/tools/images.sh, give the container a command >&2; exit 1"]' "$ref"
+  commit_on_busybox "$img" "" --cmd "$cmd" \
+    --label org.opencontainers.image.description="Debian's busybox-static under the name $ref, a stand-in for Kubernetes' storage specs (they run /bin/sh scripts in it), built by e2e/tools/images.sh"
+}
+
 # containerd 1.6 on a throw-away root, state and socket under /tmp: every archive must import
 # (unpacked into its snapshotter) under its name; stopped and removed afterwards.
 CTRD_DIR="" CTRD_PID=""
@@ -624,6 +747,9 @@ build_child() { # <image> <tmpdir>
     runtime) recipe_node_runtime ;;
     dockerfile) recipe_dockerfile "$img" ;;
     scratch) recipe_scratch "$img" ;;
+    busybox) recipe_busybox ;;
+    agnhost) recipe_agnhost ;;
+    standin) recipe_standin "$img" ;;
   esac
   rm -rf --one-file-system "$out/rootfs" "$out/package"
   { set +x; } 2>/dev/null
@@ -720,14 +846,14 @@ select_images() {
   done
   SELECTED=("${order[@]}")
   local scratch=()
-  for a in "${SELECTED[@]}"; do [[ "${KIND[$a]}" == scratch ]] && scratch+=("$a"); done
+  for a in "${SELECTED[@]}"; do [[ -n "${TOOLOF[$a]:-}" ]] && scratch+=("$a"); done
   [[ ${#scratch[@]} -eq 0 ]] || resolve_tools "${scratch[@]}"
   name_images
   local kept=()
   for a in "${SELECTED[@]}"; do
     if [[ -n "${SKIPPED[$a]:-}" ]]; then say "$a skipped: ${SKIPPED[$a]}"; continue; fi
-    if [[ "${KIND[$a]}" == scratch && ! -x "${TOOLBIN[$a]:-}" ]]; then
-      read -r a_tool _ <<<"${SCRATCH[$a]}"
+    if [[ -n "${TOOLOF[$a]:-}" && ! -x "${TOOLBIN[$a]:-}" ]]; then
+      read -r a_tool _ <<<"${TOOLOF[$a]}"
       die "$a needs ${a_tool} ${TOOLVER[$a]}, which is not built: run bash e2e/tools/bootstrap.sh $a_tool"
     fi
     kept+=("$a")
@@ -766,11 +892,11 @@ print_table() {
   for img in "${SELECTED[@]}"; do
     dir="$(dir_of "$img")"
     if is_built "$img"; then
-      printf '%-16s %-55s %8s %s%s\n' "$img" "${REF[$img]}" "$(mb "$(cat "$dir/size")")" \
+      printf '%-19s %-55s %8s %s%s\n' "$img" "${REF[$img]}" "$(mb "$(cat "$dir/size")")" \
         "$(exported "$img" && echo "$dir/image.tar" || echo "(base, not exported)")" \
         "$(is_cached "$img" || echo " (STALE: built from earlier inputs)")"
     else
-      printf '%-16s %-55s %8s %s\n' "$img" "${REF[$img]}" "-" "MISSING(build failed or not built)"
+      printf '%-19s %-55s %8s %s\n' "$img" "${REF[$img]}" "-" "MISSING(build failed or not built)"
     fi
   done
 }

@@ -1,0 +1,174 @@
+// Runs Kubernetes' External Storage suite (e2e.test of the pinned Kubernetes, bootstrap.sh tool
+// kubernetes-e2e) against the driver installed on the real node, through the e2e command runner
+// with a hard time limit, and turns its JUnit report into counts, failures and the RESULTS.md table.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runTool, ToolError } from '../cluster/processes.js';
+import { countOutcomes, readStorageReport, type StorageReport, type StorageSpecResult } from './k8s-storage-junit.js';
+import { DEFINITIONS, type Definition, type SpecRef, type StorageSkip } from './k8s-storage-specs.js';
+
+export type StorageRunMode = 'curated' | 'full';
+
+/** PMEM_CSI_K8S_STORAGE: unset or "curated" (CI), or "full" (every External Storage spec). */
+export function runModeFrom(env: NodeJS.ProcessEnv): StorageRunMode {
+  const v = env['PMEM_CSI_K8S_STORAGE'];
+  if (v === undefined || v === '' || v === 'curated') return 'curated';
+  if (v === 'full') return 'full';
+  throw new Error(`PMEM_CSI_K8S_STORAGE=${JSON.stringify(v)} is not a run mode; allowed: curated (default), full`);
+}
+
+export interface SuiteRunOptions {
+  readonly e2eTest: string;
+  readonly kubeconfig: string;
+  /** --repo-root: the checkout (the definitions name their StorageClass files relative to it). */
+  readonly repoRoot: string;
+  /** Where the JUnit report and the output go (emptied first). */
+  readonly dir: string;
+  readonly definitions: readonly Definition[];
+  readonly focus: string;
+  readonly skip?: string;
+  readonly skips: readonly StorageSkip[];
+  /** Hard limit of the whole e2e.test run; Ginkgo's own suite timeout is set a minute below. */
+  readonly timeoutMs: number;
+}
+
+export interface SuiteRun {
+  readonly report: StorageReport;
+  readonly exitCode: number;
+  readonly ms: number;
+  readonly outputFile: string;
+  readonly junitFile: string;
+}
+
+/** e2e.test's command line. */
+export function e2eTestArgs(o: Omit<SuiteRunOptions, 'e2eTest' | 'skips'>): string[] {
+  const ginkgoTimeoutS = Math.max(60, Math.floor(o.timeoutMs / 1000) - 60);
+  return [
+    `--kubeconfig=${o.kubeconfig}`,
+    '--provider=local',
+    `--repo-root=${o.repoRoot}`,
+    `--report-dir=${o.dir}`,
+    // Its log dump runs cluster/log-dump/log-dump.sh of a Kubernetes checkout, which this is not.
+    '--disable-log-dump',
+    ...o.definitions.map((d) => `-storage.testdriver=${join(o.repoRoot, DEFINITIONS[d].file)}`),
+    `-ginkgo.focus=${o.focus}`,
+    ...(o.skip === undefined ? [] : [`-ginkgo.skip=${o.skip}`]),
+    `-ginkgo.timeout=${ginkgoTimeoutS}s`,
+    '-ginkgo.no-color',
+  ];
+}
+
+/**
+ * Run e2e.test and read its report. Failed specs make it exit 1: a result, not an error. A run
+ * that hits the time limit throws naming the output file (measured by the time spent, because
+ * Ginkgo answers SIGTERM with exit code 1 too), as does one ended by a signal or one that wrote no
+ * report.
+ */
+export async function runStorageSuite(o: SuiteRunOptions): Promise<SuiteRun> {
+  await rm(o.dir, { recursive: true, force: true });
+  await mkdir(o.dir, { recursive: true });
+  const outputFile = join(o.dir, 'e2e.test.log');
+  const junitFile = join(o.dir, 'junit_01.xml');
+  const args = e2eTestArgs(o);
+  const keep = (r: { stdout: string; stderr: string }): Promise<void> =>
+    writeFile(outputFile, `e2e.test ${args.join(' ')}\n\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
+  const started = Date.now();
+  let exitCode: number;
+  try {
+    const r = await runTool(o.e2eTest, args, { timeoutMs: o.timeoutMs, cwd: o.dir });
+    await keep(r);
+    exitCode = r.code;
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    await keep(e);
+    if (Date.now() - started >= o.timeoutMs)
+      throw new Error(`e2e.test did not finish within ${o.timeoutMs / 1000} s (output: ${outputFile})`, { cause: e });
+    if (e.code === null) throw new Error(`${e.message.split('\n')[0]} (output: ${outputFile})`, { cause: e });
+    exitCode = e.code;
+  }
+  const ms = Date.now() - started;
+  let report: StorageReport;
+  try {
+    report = readStorageReport(junitFile, o.skips);
+  } catch (e) {
+    throw new Error(`e2e.test exited with ${exitCode} and wrote no readable ${junitFile} (output: ${outputFile})`, {
+      cause: e,
+    });
+  }
+  return { report, exitCode, ms, outputFile, junitFile };
+}
+
+/**
+ * What the counts and the table are about: the selected and the listed specs — or, for a run that
+ * focused on `only` (the curated run), those specs alone (our skip list covers specs of the whole
+ * suite, most of which the curated focus never selected).
+ */
+export function countedSpecs(specs: readonly StorageSpecResult[], only?: readonly SpecRef[]): StorageSpecResult[] {
+  return specs.filter((s) =>
+    only === undefined
+      ? s.outcome !== 'unselected'
+      : only.some((o) => o.definition === s.definition && o.spec === s.spec),
+  );
+}
+
+const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/**
+ * RESULTS.md of a full run: one row per definition × test pattern × suite with passed / failed /
+ * skipped counts, then every failure with its message and every skip reason with the specs it covers.
+ */
+export function resultsMarkdown(
+  specs: readonly StorageSpecResult[],
+  meta: { readonly date: string; readonly command: string; readonly minutes: number; readonly kubernetes: string },
+): string {
+  const counted = countedSpecs(specs);
+  const total = countOutcomes(counted);
+  const rows = new Map<string, { passed: number; failed: number; skipped: number }>();
+  for (const s of counted) {
+    const key = [s.definition, s.pattern, s.suite].map(cell).join(' | ');
+    const row = rows.get(key) ?? { passed: 0, failed: 0, skipped: 0 };
+    if (s.outcome === 'passed') row.passed++;
+    else if (s.outcome === 'failed') row.failed++;
+    else row.skipped++;
+    rows.set(key, row);
+  }
+  const out = [
+    '# External Storage suite: last full run',
+    '',
+    `Kubernetes ${meta.kubernetes} \`e2e.test\` against PMEM-CSI on the real node (emulated mode), ${meta.date},`,
+    `${meta.minutes.toFixed(0)} min: \`${meta.command}\` (written by e2e/src/realnode/k8s-storage.e2e.test.ts; see README.md).`,
+    '',
+    `**${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped** of ${counted.length} specs.`,
+    'Definition `ext4` is `pmem-csi.yaml`, `xfs` is `pmem-csi-xfs.yaml`. Skipped: by the suite itself (a',
+    'capability the definition does not claim, a second node, …) or by our list (`k8s-storage-specs.ts`).',
+    '',
+    '| definition | test pattern | suite | passed | failed | skipped |',
+    '|---|---|---|---:|---:|---:|',
+    ...[...rows.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, r]) => `| ${k} | ${r.passed} | ${r.failed} | ${r.skipped} |`),
+    '',
+  ];
+  const failed = counted.filter((s) => s.outcome === 'failed');
+  out.push('## Failures', '');
+  if (failed.length === 0) out.push('None.', '');
+  for (const f of failed)
+    out.push(
+      `- \`${f.definition}\` ${f.spec}`,
+      '',
+      '  ```',
+      ...(f.message ?? '').split('\n').map((l) => `  ${l}`),
+      '  ```',
+      '',
+    );
+  out.push('## Skip reasons', '', '| reason | by | specs |', '|---|---|---:|');
+  const reasons = new Map<string, number>();
+  for (const s of counted.filter((x) => x.outcome === 'skipped' || x.outcome === 'listed')) {
+    // The suite's messages name the test's namespace or objects now and then: one row per reason text.
+    const key = `${cell(s.message ?? '')} | ${s.outcome === 'listed' ? 'our list' : 'the suite'}`;
+    reasons.set(key, (reasons.get(key) ?? 0) + 1);
+  }
+  for (const [k, n] of [...reasons.entries()].sort((a, b) => b[1] - a[1])) out.push(`| ${k} | ${n} |`);
+  out.push('');
+  return out.join('\n');
+}

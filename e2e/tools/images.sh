@@ -727,8 +727,12 @@ EOF
   for a in "$@"; do
     "${ctr[@]}" images import "${a%%=*}" >/dev/null ||
       { echo "ctr images import ${a%%=*} failed; containerd log:"; tail -n 20 "$d/containerd.log"; return 1; }
-    "${ctr[@]}" images ls -q | grep -qxF "${a#*=}" ||
-      { echo "after importing ${a%%=*}, containerd has no image ${a#*=} (it has: $("${ctr[@]}" images ls -q | tr '\n' ' '))"; return 1; }
+    # The list first, then grep: `ctr ... | grep -q` under pipefail fails when grep exits at its match
+    # before ctr has written the rest (SIGPIPE) — seen once the archives were seven.
+    local listed
+    listed="$("${ctr[@]}" images ls -q)"
+    grep -qxF "${a#*=}" <<<"$listed" ||
+      { echo "after importing ${a%%=*}, containerd has no image ${a#*=} (it has: $(tr '\n' ' ' <<<"$listed"))"; return 1; }
     echo "containerd 1.6 imported ${a#*=} from ${a%%=*}"
   done
   stop_containerd

@@ -9,11 +9,21 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVICE_MODES, nodeTools } from '@pmem-csi/node/testing';
+import { DEFAULT_RESIZER_IMAGE } from '@pmem-csi/api';
 import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, OPERATOR_VERSION } from '@pmem-csi/operator';
 import { Buildah, builtImages, checkImport, withContainer, type BuiltImage, type BuiltImages } from './images.js';
 
 const DRIVER_MAX_BYTES = 250e6;
-const IMAGES = ['driver', 'operator', 'csi-provisioner', 'pause', 'registrar', 'node-base', 'node-runtime'] as const;
+const IMAGES = [
+  'driver',
+  'operator',
+  'csi-provisioner',
+  'csi-resizer',
+  'pause',
+  'registrar',
+  'node-base',
+  'node-runtime',
+] as const;
 const RUN_MS = 60_000;
 
 let built: BuiltImages | Error;
@@ -70,11 +80,13 @@ describe('images built by e2e/tools/images.sh', () => {
     // The chart's and the operator's default names resolve to these images.
     expect(image('driver').ref).toBe(DEFAULT_DRIVER_IMAGE);
     expect(image('operator').ref).toBe(DEFAULT_OPERATOR_IMAGE);
+    // The operator's default resizer is the version e2e/tools pins (the real node runs that one).
+    expect(image('csi-resizer').ref).toBe(DEFAULT_RESIZER_IMAGE);
   });
 
   it('export archives that containerd 1.6 imports under the names kubelet asks for', () => {
     const exported = IMAGES.filter((n) => image(n).archive !== undefined);
-    expect(exported).toEqual(['driver', 'operator', 'csi-provisioner', 'pause', 'registrar']);
+    expect(exported).toEqual(['driver', 'operator', 'csi-provisioner', 'csi-resizer', 'pause', 'registrar']);
     const r = checkImport(exported);
     expect({ status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toContain(
@@ -82,6 +94,7 @@ describe('images built by e2e/tools/images.sh', () => {
     );
     expect(r.stdout).toContain(`imported docker.io/library/pmem-csi-operator:${OPERATOR_VERSION} from`);
     expect(r.stdout).toContain(`imported ${image('csi-provisioner').ref} from`);
+    expect(r.stdout).toContain(`imported ${image('csi-resizer').ref} from`);
   });
 });
 
@@ -251,6 +264,16 @@ describe('sidecar images (FROM scratch)', () => {
       const r = c.exec(['--csi-address=/nonexistent.sock', '--kubeconfig=/nonexistent'], RUN_MS);
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain(`version="${tag}"`);
+      expect(c.exists('bin/sh')).toBe(false);
+    });
+  });
+
+  it('csi-resizer starts from its entrypoint and reports the version it is tagged with', async () => {
+    const tag = image('csi-resizer').ref.split(':').at(-1) ?? '';
+    await withContainer(buildah(), image('csi-resizer').ref, (c) => {
+      expect(c.config.entrypoint).toEqual(['/csi-resizer']);
+      const r = c.exec(['--version'], RUN_MS);
+      expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 0, stdout: `/csi-resizer ${tag}\n` });
       expect(c.exists('bin/sh')).toBe(false);
     });
   });

@@ -7,9 +7,16 @@
 // scenarios build on each other (install, then provisioning, then failure and removal), and the
 // last one tears the node down and asserts that nothing was left behind.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { CONTAINER_NAMES, DEFAULT_DRIVER_NAME, METRICS_PORT, deploymentObjectNames, topologyKey } from '@pmem-csi/api';
+import {
+  CONTAINER_NAMES,
+  DEFAULT_DRIVER_NAME,
+  METRICS_PORT,
+  deploymentObjectNames,
+  resizerLeaseName,
+  topologyKey,
+} from '@pmem-csi/api';
 import { listLoopDevices } from '@pmem-csi/node';
 import { boundTo, fileIdentity } from '@pmem-csi/node/testing';
 import { HostRunner } from '@pmem-csi/runtime';
@@ -35,6 +42,17 @@ import { sleep, waitFor } from '../cluster/wait.js';
 import { toolPath } from '../tools.js';
 import { NODE_NETWORK } from './network.js';
 import { POD_LOGS_SUBDIR } from './components.js';
+import {
+  CAP_SYS_RESOURCE,
+  EXT4_NEEDS_SYS_RESOURCE,
+  MiB,
+  describeClaim,
+  growWatcherScript,
+  inBoundingSet,
+  quantityBytes,
+  watcherSizes,
+  type ExpandingClaim,
+} from './expansion.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
 import { builtImages, type BuiltImage } from './images.js';
 import {
@@ -62,7 +80,7 @@ const APP_NAMESPACE = 'real-node-app';
 const CR_NAME = DEFAULT_DRIVER_NAME;
 /** Where the emulated device mode keeps its backing files on the node (spec's state dir). */
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
-const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'registrar', 'pause'] as const;
+const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'csi-resizer', 'registrar', 'pause'] as const;
 /** Version B of the upgrade scenario: driver and operator built with `images.sh --version` (A is the checkout's version). */
 const UPGRADE_VERSION = '0.1.1-e2e';
 /** Controller replicas of the failover scenario: after one kill there is still a warm standby for the next. */
@@ -99,7 +117,15 @@ const STORAGE_CLASS: KubeObject = {
   provisioner: DEFAULT_DRIVER_NAME,
   reclaimPolicy: 'Delete',
   volumeBindingMode: 'WaitForFirstConsumer',
+  // Emulated mode grows volumes (external-resizer -> ControllerExpandVolume, the kubelet's NodeExpandVolume).
+  allowVolumeExpansion: true,
   parameters: { 'csi.storage.k8s.io/fstype': 'ext4' },
+} as KubeObject;
+/** The same for xfs (volumes of at least 300 MiB, mkfs.xfs's minimum). */
+const XFS_STORAGE_CLASS: KubeObject = {
+  ...STORAGE_CLASS,
+  metadata: { name: 'pmem-real-xfs' },
+  parameters: { 'csi.storage.k8s.io/fstype': 'xfs' },
 } as KubeObject;
 
 describe('real node: our images under a real kubelet, installed with Helm, emulated PMEM', () => {
@@ -202,6 +228,68 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     return pods[0];
   };
 
+  /** A claim of `size` in the app namespace. */
+  const claimObject = (name: string, size: string, storageClassName: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: APP_NAMESPACE },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: size } } },
+  });
+  const claimOf = (name: string): Promise<ExpandingClaim> =>
+    cluster.kube.must<ExpandingClaim>({ ...claimRef(name), namespace: APP_NAMESPACE });
+  /** What a user's `kubectl patch pvc <name> -p '{"spec":{"resources":{"requests":{"storage":"<size>"}}}}'` sends. */
+  const resizeClaim = (name: string, size: string): Promise<ExpandingClaim> =>
+    cluster.kube.merge<ExpandingClaim>({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: APP_NAMESPACE },
+      spec: { resources: { requests: { storage: size } } },
+    });
+  /** The bound PV of a claim, its volume handle and the emulated device's backing file on the node. */
+  const volumeOf = async (name: string): Promise<{ pv: string; handle: string; backingFile: string }> => {
+    const pv = (await claimOf(name)).spec.volumeName ?? '';
+    const handle = (await cluster.kube.must<PersistentVolume>(pvRef(pv))).spec.csi?.volumeHandle ?? '';
+    return { pv, handle, backingFile: join(DRIVER_STATE_DIR, 'emulated', `${handle}.img`) };
+  };
+  const pvBytes = async (pv: string): Promise<number> =>
+    quantityBytes((await cluster.kube.must<PersistentVolume>(pvRef(pv))).spec.capacity?.storage);
+  /** Wait until the claim's PV has `bytes` (external-resizer wrote ControllerExpandVolume's answer). */
+  const waitPvGrown = (claim: string, pv: string, bytes: number): Promise<true> =>
+    waitFor(
+      `PV ${pv} of claim ${claim} to have ${bytes / MiB} MiB`,
+      async () => ((await pvBytes(pv)) === bytes ? true : undefined),
+      { timeoutMs: 120_000, intervalMs: 250, describe: async () => describeClaim(await claimOf(claim)) },
+    );
+  /** Wait until the claim's status.capacity is `bytes`: the kubelet's NodeExpandVolume has succeeded. */
+  const waitClaimGrown = (claim: string, bytes: number): Promise<ExpandingClaim> =>
+    waitFor(
+      `claim ${claim} to report status.capacity ${bytes / MiB} MiB`,
+      async () => {
+        const c = await claimOf(claim);
+        return quantityBytes(c.status?.capacity?.storage) === bytes ? c : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 250, describe: async () => describeClaim(await claimOf(claim)) },
+    );
+  /** Delete pods and claim; wait until the PV and the emulated device are gone. */
+  const removeClaim = async (claim: string, pods: readonly string[]): Promise<void> => {
+    const { kube } = cluster;
+    const pv = (await kube.get<ExpandingClaim>({ ...claimRef(claim), namespace: APP_NAMESPACE }))?.spec.volumeName;
+    for (const name of pods) await kube.delete(podRef(name, APP_NAMESPACE));
+    for (const name of pods) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
+    await kube.delete({ ...claimRef(claim), namespace: APP_NAMESPACE });
+    if (pv !== undefined) await waitGone(kube, pvRef(pv), 120_000, why);
+    await waitFor(
+      'no emulated device and no loop device of the driver left',
+      async () =>
+        (await emulatedDevices()).length === 0 && (await loopDevicesOfDriver()).length === 0 ? true : undefined,
+      { timeoutMs: 60_000 },
+    );
+  };
+  const mountOf = (claim: string): { volumes: unknown[]; volumeMounts: unknown[] } => ({
+    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
+    volumeMounts: [{ name: 'data', mountPath: '/data' }],
+  });
+
   beforeAll(async () => {
     if (process.getuid?.() !== 0)
       throw new Error(
@@ -227,9 +315,13 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     if (node !== undefined && nodeLeft === undefined)
       nodeLeft = await node.stop().catch((e: Error) => [`stop failed: ${e.message}`]);
     // A failed run may leave volumes: their loop devices go with the node's clean-up above (and here).
-    for (const loop of await loopDevicesOfDriver().catch(() => []))
-      await runTool('losetup', ['--detach', loop.split(' ')[0] ?? '']).catch(() => undefined);
-    await rm(DRIVER_STATE_DIR, { recursive: true, force: true }).catch(() => undefined);
+    // Only after a node of this run: when startRealNode refused because another run's node holds the
+    // machine, the driver's state directory and loop devices are that run's (same host path).
+    if (node !== undefined) {
+      for (const loop of await loopDevicesOfDriver().catch(() => []))
+        await runTool('losetup', ['--detach', loop.split(' ')[0] ?? '']).catch(() => undefined);
+      await rm(DRIVER_STATE_DIR, { recursive: true, force: true }).catch(() => undefined);
+    }
     await cluster?.delete().catch(() => undefined);
     printTimings('real node', timings);
     process.stdout.write(
@@ -246,6 +338,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       emulatedSize: '1Gi',
       nodeSelector: { storage: 'pmem' },
       provisionerImage: image('csi-provisioner').ref,
+      resizerImage: image('csi-resizer').ref,
       nodeRegistrarImage: image('registrar').ref,
       imagePullPolicy: 'Never',
       logLevel: 4,
@@ -492,6 +585,228 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     );
     timings['ephemeral round trip'] = Date.now() - started;
   }, 400_000);
+
+  it('volume expansion, ext4: a claim in use by a running pod patched from 64Mi to 128Mi grows its volume, and its filesystem where this machine allows it; the data stays; a shrink is refused', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    const claim = 'grow-ext4';
+    // Removed however the scenario ends: a volume left behind would fail the scenarios that follow.
+    let cleaned = false;
+    try {
+      // external-resizer runs in the controller pod and holds its own Lease, named after the driver.
+      const controller = await podsReady(kube, {
+        namespace: DRIVER_NAMESPACE,
+        selector: `app.kubernetes.io/instance=${CR_NAME},app.kubernetes.io/component=controller`,
+        count: 1,
+        timeoutMs: 60_000,
+      });
+      const resizerLease = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        name: resizerLeaseName(CR_NAME),
+        namespace: DRIVER_NAMESPACE,
+      };
+      expect(resizerLease.name).toBe('external-resizer-pmem-csi-intel-com');
+      expect(await waitFor('the resizer Lease to have a holder', () => leaseHolder(kube, resizerLease))).toBe(
+        controller[0]?.metadata.name,
+      );
+      await kube.apply(STORAGE_CLASS);
+      await kube.apply(claimObject(claim, '64Mi', 'pmem-real'));
+      const token = `ext4-${Date.now()}`;
+      await kube.create(
+        scriptPod({
+          name: 'grow-ext4',
+          namespace: APP_NAMESPACE,
+          image: image('driver').ref,
+          // Once grown: 80 MiB more than the old 64 MiB filesystem could take.
+          script: growWatcherScript(token, 80),
+          readyWhenFile: '/tmp/written',
+          ...mountOf(claim),
+        }),
+      );
+      await podsReady(kube, {
+        namespace: APP_NAMESPACE,
+        selector: `${POD_LABEL}=grow-ext4`,
+        count: 1,
+        timeoutMs: 240_000,
+      });
+      const { pv, backingFile } = await volumeOf(claim);
+      expect((await stat(backingFile)).size).toBe(64 * MiB);
+
+      const t0 = Date.now();
+      await resizeClaim(claim, '128Mi');
+      await waitPvGrown(claim, pv, 128 * MiB);
+      const controllerMs = Date.now() - t0;
+      // The device itself grew (emulated: the backing file behind the loop device).
+      expect((await stat(backingFile)).size).toBe(128 * MiB);
+      let sizes: [number, number];
+      if (inBoundingSet(CAP_SYS_RESOURCE)) {
+        await waitClaimGrown(claim, 128 * MiB);
+        const nodeMs = Date.now() - t0;
+        sizes = watcherSizes(await podResult(kube, podRef('grow-ext4', APP_NAMESPACE), 120_000, why));
+        process.stdout.write(
+          `expansion ext4 64Mi -> 128Mi online: PV grown after ${(controllerMs / 1000).toFixed(1)} s, ` +
+            `claim status after ${(nodeMs / 1000).toFixed(1)} s, pod saw ${sizes[0]} -> ${sizes[1]} KiB after ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+        );
+        // Grown by the 64 MiB less the new block groups' metadata.
+        expect(sizes[1] - sizes[0]).toBeGreaterThan(56 * 1024);
+        expect(sizes[1] - sizes[0]).toBeLessThanOrEqual(64 * 1024);
+      } else {
+        // This machine's bounding set lacks CAP_SYS_RESOURCE, so the node driver does too (containerd
+        // and runc cannot add it): the kubelet's NodeExpandVolume is refused naming what is missing,
+        // the claim keeps its old capacity, and the mounted filesystem and its data stay as they were.
+        const nodePod = (await driverNodePod()).metadata.name;
+        const refusal = await waitFor(
+          "the node driver's refusal to grow the mounted ext4 filesystem",
+          async () =>
+            (
+              await containerLog(
+                join(node?.dir ?? '', POD_LOGS_SUBDIR),
+                DRIVER_NAMESPACE,
+                nodePod,
+                CONTAINER_NAMES.driver,
+              )
+            ).find((l) => l.text.includes(EXT4_NEEDS_SYS_RESOURCE)),
+          { timeoutMs: 180_000, describe: async () => describeClaim(await claimOf(claim)) },
+        );
+        expect(refusal.text).toContain('NodeExpandVolume');
+        expect(quantityBytes((await claimOf(claim)).status?.capacity?.storage)).toBe(64 * MiB);
+        // Another pod on the node (ReadWriteOnce: one node) tells the watcher to stop.
+        await kube.create(
+          scriptPod({
+            name: 'grow-ext4-stop',
+            namespace: APP_NAMESPACE,
+            image: image('driver').ref,
+            script: 'touch /data/stop; sync; echo stopped > /dev/termination-log',
+            ...mountOf(claim),
+          }),
+        );
+        expect(await podResult(kube, podRef('grow-ext4-stop', APP_NAMESPACE), 120_000, why)).toBe('stopped');
+        sizes = watcherSizes(await podResult(kube, podRef('grow-ext4', APP_NAMESPACE), 60_000, why));
+        process.stdout.write(
+          `expansion ext4 64Mi -> 128Mi online: PV grown after ${(controllerMs / 1000).toFixed(1)} s; this machine lacks ` +
+            `CAP_SYS_RESOURCE, the node driver refused the filesystem (after ${((refusal.at - t0) / 1000).toFixed(1)} s: ${refusal.text.trim()})\n`,
+        );
+        expect(sizes[1]).toBe(sizes[0]);
+      }
+      // A 64 MiB ext4 filesystem before: its size in KiB, a little under 64 Mi for metadata.
+      expect(sizes[0]).toBeGreaterThan(50_000);
+      expect(sizes[0]).toBeLessThanOrEqual(65_536);
+
+      // Kubernetes refuses to shrink a claim below its status.capacity (API validation; nothing reaches the driver).
+      await expect(resizeClaim(claim, '32Mi')).rejects.toThrow(
+        `PATCH /api/v1/namespaces/${APP_NAMESPACE}/persistentvolumeclaims/${claim}: 422 PersistentVolumeClaim "${claim}" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity`,
+      );
+      expect(await pvBytes(pv)).toBe(128 * MiB);
+      await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop']);
+      cleaned = true;
+    } finally {
+      if (!cleaned) await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop']).catch(() => undefined);
+    }
+    timings['expansion ext4'] = Date.now() - started;
+  }, 600_000);
+
+  it('volume expansion, xfs: online from 300Mi to 400Mi under a running pod (data kept, the new space usable), then offline to 500Mi while no pod uses it, which the next pod sees', async () => {
+    const started = Date.now();
+    const { kube } = cluster;
+    const claim = 'grow-xfs';
+    // Removed however the scenario ends: a volume left behind would fail the scenarios that follow.
+    let cleaned = false;
+    try {
+      await kube.apply(XFS_STORAGE_CLASS);
+      await kube.apply(claimObject(claim, '300Mi', 'pmem-real-xfs'));
+      const token = `xfs-${Date.now()}`;
+      await kube.create(
+        scriptPod({
+          name: 'grow-xfs',
+          namespace: APP_NAMESPACE,
+          image: image('driver').ref,
+          // Once grown: 280 MiB, more than the old filesystem could take (236 MiB beside its log).
+          script: growWatcherScript(token, 280),
+          readyWhenFile: '/tmp/written',
+          ...mountOf(claim),
+        }),
+      );
+      await podsReady(kube, {
+        namespace: APP_NAMESPACE,
+        selector: `${POD_LABEL}=grow-xfs`,
+        count: 1,
+        timeoutMs: 240_000,
+      });
+      const { pv, backingFile } = await volumeOf(claim);
+      expect((await stat(backingFile)).size).toBe(300 * MiB);
+
+      // Online: the pod keeps the volume mounted; the kubelet grows the filesystem under it.
+      let t0 = Date.now();
+      await resizeClaim(claim, '400Mi');
+      await waitPvGrown(claim, pv, 400 * MiB);
+      const onlineControllerMs = Date.now() - t0;
+      expect((await stat(backingFile)).size).toBe(400 * MiB);
+      const grown = await waitClaimGrown(claim, 400 * MiB);
+      const onlineNodeMs = Date.now() - t0;
+      expect((grown.status?.conditions ?? []).filter((c) => c.type === 'FileSystemResizePending')).toEqual([]);
+      const [before, after] = watcherSizes(await podResult(kube, podRef('grow-xfs', APP_NAMESPACE), 120_000, why));
+      const onlinePodMs = Date.now() - t0;
+      // mkfs.xfs keeps a 64 MiB log in a volume this small (measured: 241664 KiB of 307200); growing
+      // adds data blocks only, so the filesystem grows by the 100 MiB less a few allocation-group headers.
+      expect(before).toBeGreaterThan((300 - 72) * 1024);
+      expect(before).toBeLessThanOrEqual(300 * 1024);
+      expect(after - before).toBeGreaterThan(96 * 1024);
+      expect(after - before).toBeLessThanOrEqual(100 * 1024);
+      await kube.delete(podRef('grow-xfs', APP_NAMESPACE));
+      await waitGone(kube, podRef('grow-xfs', APP_NAMESPACE), 120_000);
+
+      // Offline: no pod uses it (unpublished and unstaged). The controller grows the device; the
+      // filesystem waits for the next stage, where the kubelet calls NodeExpandVolume on the staging path.
+      t0 = Date.now();
+      await resizeClaim(claim, '500Mi');
+      await waitPvGrown(claim, pv, 500 * MiB);
+      const offlineControllerMs = Date.now() - t0;
+      expect((await stat(backingFile)).size).toBe(500 * MiB);
+      // external-resizer marks the claim (after the PV): the filesystem is the kubelet's, at the next stage.
+      const pending = await waitFor(
+        `claim ${claim} to wait for its filesystem (FileSystemResizePending)`,
+        async () => {
+          const c = await claimOf(claim);
+          return c.status?.conditions?.some((x) => x.type === 'FileSystemResizePending' && x.status === 'True')
+            ? c
+            : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250, describe: async () => describeClaim(await claimOf(claim)) },
+      );
+      expect(quantityBytes(pending.status?.capacity?.storage)).toBe(400 * MiB);
+      await kube.create(
+        scriptPod({
+          name: 'grow-xfs-next',
+          namespace: APP_NAMESPACE,
+          image: image('driver').ref,
+          script:
+            `if [ "$(cat /data/f)" != ${token} ]; then echo "/data/f changed: $(cat /data/f)" > /dev/termination-log; exit 1; fi; ` +
+            `echo "$(stat -c %s /data/fill) $(df -P /data | tail -1 | awk '{print $2}')" > /dev/termination-log`,
+          ...mountOf(claim),
+        }),
+      );
+      const t1 = Date.now();
+      const [fill, offline] = watcherSizes(await podResult(kube, podRef('grow-xfs-next', APP_NAMESPACE), 240_000, why));
+      expect(fill).toBe(280 * MiB);
+      expect(offline - after).toBeGreaterThan(96 * 1024);
+      expect(offline - after).toBeLessThanOrEqual(100 * 1024);
+      const done = await waitClaimGrown(claim, 500 * MiB);
+      expect((done.status?.conditions ?? []).filter((c) => c.type === 'FileSystemResizePending')).toEqual([]);
+      process.stdout.write(
+        `expansion xfs online 300Mi -> 400Mi: PV after ${(onlineControllerMs / 1000).toFixed(1)} s, claim status after ` +
+          `${(onlineNodeMs / 1000).toFixed(1)} s, pod saw ${before} -> ${after} KiB after ${(onlinePodMs / 1000).toFixed(1)} s; ` +
+          `offline 400Mi -> 500Mi: PV after ${(offlineControllerMs / 1000).toFixed(1)} s, the next pod saw ${offline} KiB ` +
+          `${((Date.now() - t1) / 1000).toFixed(1)} s after it was created\n`,
+      );
+      await removeClaim(claim, ['grow-xfs', 'grow-xfs-next']);
+      cleaned = true;
+    } finally {
+      if (!cleaned) await removeClaim(claim, ['grow-xfs', 'grow-xfs-next']).catch(() => undefined);
+    }
+    await kube.delete({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', name: 'pmem-real-xfs' });
+    timings['expansion xfs'] = Date.now() - started;
+  }, 600_000);
 
   it('the node driver container killed: the node component turns NotReady, the kubelet restarts it, volumes still work', async () => {
     const started = Date.now();
@@ -1309,6 +1624,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const [drvRepo, drvTag] = splitRef(image('driver').ref);
     const [provRepo, provTag] = splitRef(image('csi-provisioner').ref);
     const [regRepo, regTag] = splitRef(image('registrar').ref);
+    const [resRepo, resTag] = splitRef(image('csi-resizer').ref);
     // Our local images in place of the registry's (no registry is reachable), pulled never.
     await writeFile(
       join(overlay, 'kustomization.yaml'),
@@ -1322,6 +1638,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         `  - {name: pmem-csi-driver, newName: ${drvRepo}, newTag: "${drvTag}"}`,
         `  - {name: registry.k8s.io/sig-storage/csi-provisioner, newName: ${provRepo}, newTag: "${provTag}"}`,
         `  - {name: registry.k8s.io/sig-storage/csi-node-driver-registrar, newName: ${regRepo}, newTag: "${regTag}"}`,
+        `  - {name: registry.k8s.io/sig-storage/csi-resizer, newName: ${resRepo}, newTag: "${resTag}"}`,
         'patches:',
         '  - target: {kind: DaemonSet}',
         '    patch: |-',
@@ -1331,6 +1648,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         '    patch: |-',
         '      - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}',
         '      - {op: replace, path: /spec/template/spec/containers/1/imagePullPolicy, value: Never}',
+        '      - {op: replace, path: /spec/template/spec/containers/2/imagePullPolicy, value: Never}',
         '',
       ].join('\n'),
     );

@@ -84,100 +84,79 @@ function controllerSubject(cr: OwnerDeployment, ctx: BuildContext): RbacV1Subjec
 
 const rules = (list: readonly V1PolicyRule[]): V1PolicyRule[] => list.map((r) => ({ ...r }));
 
-export function buildProvisionerClusterRole(cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRole> {
-  const { provisionerClusterRole } = deploymentObjectNames(cr.metadata.name);
+/** The sidecars of the controller pods that hold a Kubernetes token, each with its own RBAC objects. */
+type Sidecar = 'provisioner' | 'resizer';
+const SIDECAR_RULES: Readonly<
+  Record<Sidecar, { cluster: readonly V1PolicyRule[]; namespace: readonly V1PolicyRule[] }>
+> = {
+  provisioner: { cluster: PROVISIONER_CLUSTER_RULES, namespace: PROVISIONER_NAMESPACE_RULES },
+  resizer: { cluster: RESIZER_CLUSTER_RULES, namespace: RESIZER_NAMESPACE_RULES },
+};
+
+function sidecarClusterRole(s: Sidecar, cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRole> {
+  const name = deploymentObjectNames(cr.metadata.name)[`${s}ClusterRole`];
   return {
     apiVersion: RESOURCES.clusterRole.apiVersion,
     kind: RESOURCES.clusterRole.kind,
-    metadata: objectMeta(cr, ctx, { name: provisionerClusterRole, namespaced: false, component: 'controller' }),
-    rules: rules(PROVISIONER_CLUSTER_RULES),
+    metadata: objectMeta(cr, ctx, { name, namespaced: false, component: 'controller' }),
+    rules: rules(SIDECAR_RULES[s].cluster),
   };
 }
 
-export function buildProvisionerClusterRoleBinding(
+function sidecarClusterRoleBinding(s: Sidecar, cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRoleBinding> {
+  const names = deploymentObjectNames(cr.metadata.name);
+  return {
+    apiVersion: RESOURCES.clusterRoleBinding.apiVersion,
+    kind: RESOURCES.clusterRoleBinding.kind,
+    metadata: objectMeta(cr, ctx, {
+      name: names[`${s}ClusterRoleBinding`],
+      namespaced: false,
+      component: 'controller',
+    }),
+    subjects: [controllerSubject(cr, ctx)],
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: names[`${s}ClusterRole`] },
+  };
+}
+
+function sidecarRole(s: Sidecar, cr: OwnerDeployment, ctx: BuildContext): Built<V1Role> {
+  const name = deploymentObjectNames(cr.metadata.name)[`${s}Role`];
+  return {
+    apiVersion: RESOURCES.role.apiVersion,
+    kind: RESOURCES.role.kind,
+    metadata: objectMeta(cr, ctx, { name, namespaced: true, component: 'controller' }),
+    rules: rules(SIDECAR_RULES[s].namespace),
+  };
+}
+
+function sidecarRoleBinding(s: Sidecar, cr: OwnerDeployment, ctx: BuildContext): Built<V1RoleBinding> {
+  const names = deploymentObjectNames(cr.metadata.name);
+  return {
+    apiVersion: RESOURCES.roleBinding.apiVersion,
+    kind: RESOURCES.roleBinding.kind,
+    metadata: objectMeta(cr, ctx, { name: names[`${s}RoleBinding`], namespaced: true, component: 'controller' }),
+    subjects: [controllerSubject(cr, ctx)],
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: names[`${s}Role`] },
+  };
+}
+
+export const buildProvisionerClusterRole = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRole> =>
+  sidecarClusterRole('provisioner', cr, ctx);
+export const buildProvisionerClusterRoleBinding = (
   cr: OwnerDeployment,
   ctx: BuildContext,
-): Built<V1ClusterRoleBinding> {
-  const names = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.clusterRoleBinding.apiVersion,
-    kind: RESOURCES.clusterRoleBinding.kind,
-    metadata: objectMeta(cr, ctx, {
-      name: names.provisionerClusterRoleBinding,
-      namespaced: false,
-      component: 'controller',
-    }),
-    subjects: [controllerSubject(cr, ctx)],
-    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: names.provisionerClusterRole },
-  };
-}
-
-export function buildProvisionerRole(cr: OwnerDeployment, ctx: BuildContext): Built<V1Role> {
-  const { provisionerRole } = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.role.apiVersion,
-    kind: RESOURCES.role.kind,
-    metadata: objectMeta(cr, ctx, { name: provisionerRole, namespaced: true, component: 'controller' }),
-    rules: rules(PROVISIONER_NAMESPACE_RULES),
-  };
-}
-
-export function buildProvisionerRoleBinding(cr: OwnerDeployment, ctx: BuildContext): Built<V1RoleBinding> {
-  const names = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.roleBinding.apiVersion,
-    kind: RESOURCES.roleBinding.kind,
-    metadata: objectMeta(cr, ctx, { name: names.provisionerRoleBinding, namespaced: true, component: 'controller' }),
-    subjects: [controllerSubject(cr, ctx)],
-    roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: names.provisionerRole },
-  };
-}
-
-export function buildResizerClusterRole(cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRole> {
-  const { resizerClusterRole } = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.clusterRole.apiVersion,
-    kind: RESOURCES.clusterRole.kind,
-    metadata: objectMeta(cr, ctx, { name: resizerClusterRole, namespaced: false, component: 'controller' }),
-    rules: rules(RESIZER_CLUSTER_RULES),
-  };
-}
-
-export function buildResizerClusterRoleBinding(cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRoleBinding> {
-  const names = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.clusterRoleBinding.apiVersion,
-    kind: RESOURCES.clusterRoleBinding.kind,
-    metadata: objectMeta(cr, ctx, {
-      name: names.resizerClusterRoleBinding,
-      namespaced: false,
-      component: 'controller',
-    }),
-    subjects: [controllerSubject(cr, ctx)],
-    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: names.resizerClusterRole },
-  };
-}
-
-export function buildResizerRole(cr: OwnerDeployment, ctx: BuildContext): Built<V1Role> {
-  const { resizerRole } = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.role.apiVersion,
-    kind: RESOURCES.role.kind,
-    metadata: objectMeta(cr, ctx, { name: resizerRole, namespaced: true, component: 'controller' }),
-    rules: rules(RESIZER_NAMESPACE_RULES),
-  };
-}
-
-export function buildResizerRoleBinding(cr: OwnerDeployment, ctx: BuildContext): Built<V1RoleBinding> {
-  const names = deploymentObjectNames(cr.metadata.name);
-  return {
-    apiVersion: RESOURCES.roleBinding.apiVersion,
-    kind: RESOURCES.roleBinding.kind,
-    metadata: objectMeta(cr, ctx, { name: names.resizerRoleBinding, namespaced: true, component: 'controller' }),
-    subjects: [controllerSubject(cr, ctx)],
-    roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: names.resizerRole },
-  };
-}
+): Built<V1ClusterRoleBinding> => sidecarClusterRoleBinding('provisioner', cr, ctx);
+export const buildProvisionerRole = (cr: OwnerDeployment, ctx: BuildContext): Built<V1Role> =>
+  sidecarRole('provisioner', cr, ctx);
+export const buildProvisionerRoleBinding = (cr: OwnerDeployment, ctx: BuildContext): Built<V1RoleBinding> =>
+  sidecarRoleBinding('provisioner', cr, ctx);
+export const buildResizerClusterRole = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRole> =>
+  sidecarClusterRole('resizer', cr, ctx);
+export const buildResizerClusterRoleBinding = (cr: OwnerDeployment, ctx: BuildContext): Built<V1ClusterRoleBinding> =>
+  sidecarClusterRoleBinding('resizer', cr, ctx);
+export const buildResizerRole = (cr: OwnerDeployment, ctx: BuildContext): Built<V1Role> =>
+  sidecarRole('resizer', cr, ctx);
+export const buildResizerRoleBinding = (cr: OwnerDeployment, ctx: BuildContext): Built<V1RoleBinding> =>
+  sidecarRoleBinding('resizer', cr, ctx);
 
 /** The driver needs no Kubernetes API access: not built. */
 export const buildDriverClusterRole = (): null => null;

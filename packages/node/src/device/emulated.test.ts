@@ -3,7 +3,19 @@
 // loop devices left alone). Needs root and loop devices; without them every case FAILS with the
 // reason. Every loop device and file made here is removed in afterAll, also after failures.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { access, constants, mkdir, mkdtemp, open, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  constants,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  realpath,
+  rm,
+  stat,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -259,6 +271,44 @@ describe('EmulatedDeviceManager on real loop devices', () => {
     } finally {
       await detachLoopDevice(host, foreign);
     }
+  });
+
+  it('a create killed before the file was complete leaves nothing that setup() lists: scratch and empty files are removed', async () => {
+    // What a SIGKILL leaves: this driver's scratch file (size not yet set), or the empty
+    // <id>.img of a driver from before files were created under a scratch name.
+    await writeFile(join(backing, '.killed.img.creating'), '');
+    await writeFile(join(backing, 'empty.img'), '');
+    await writeFile(join(backing, '.other-tool.tmp'), 'not ours'); // foreign by name: left alone
+    const dm2 = make();
+    await dm2.setup();
+    expect(await dm2.listDevices()).toEqual([]);
+    expect((await readdir(backing)).sort()).toEqual(['.other-tool.tmp']);
+    expect((await dm2.getCapacity()).available).toBe(TOTAL);
+    // The retried create finds nothing in its way and makes the full-size volume.
+    const dev = await dm2.createDevice({ volumeId: 'killed', size: 8 * MiB });
+    expect(dev.size).toBe(8 * MiB);
+    expect((await stat(join(backing, 'killed.img'))).size).toBe(8 * MiB);
+    expect((await readdir(backing)).sort()).toEqual(['.other-tool.tmp', 'killed.img']);
+    await dm2.deleteDevice('killed', false);
+    await rm(join(backing, '.other-tool.tmp'));
+    await dm.setup();
+    expect(await dm.listDevices()).toEqual([]);
+  });
+
+  it('a retried resize refreshes the loop device even when the file already has the new size', async () => {
+    const dev = await dm.createDevice({ volumeId: 'regrow', size: 8 * MiB });
+    const sizeOf = async (): Promise<number> =>
+      Number((await host.run('blockdev', ['--getsize64', dev.path])).stdout.trim());
+    // A driver killed after growing the file and before refreshing the device: file 16 MiB, device 8 MiB.
+    await truncate(join(backing, 'regrow.img'), 16 * MiB);
+    const dm2 = make();
+    await dm2.setup();
+    expect(await sizeOf()).toBe(8 * MiB);
+    expect(await dm2.resizeDevice('regrow', 16 * MiB)).toMatchObject({ size: 16 * MiB });
+    expect(await sizeOf()).toBe(16 * MiB);
+    await dm2.deleteDevice('regrow', false);
+    await dm.setup();
+    expect(await dm.listDevices()).toEqual([]);
   });
 
   it('rejects volume ids that are not safe file names, creating nothing', async () => {

@@ -5,8 +5,11 @@
 // Capacity is a configured pool handed out in 4 MiB units, like a volume group.
 // Loop devices are shared with the rest of the host: we only ever erase, resize or detach a device
 // after checking that its backing file is one of ours.
+// A file appears under its final name only once it has its full size (written as `.<id>.img.creating`,
+// then linked): a driver killed mid-create leaves a scratch file that setup() removes, never a
+// short `<id>.img` that would be listed as a volume of the wrong size.
 import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, realpath, rm, stat, statfs, truncate } from 'node:fs/promises';
+import { access, link, mkdir, open, readdir, realpath, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AbortedError,
@@ -42,6 +45,8 @@ import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 export const EMULATED_DEFAULT_SIZE = 4 * 1024 ** 3;
 export const EMULATED_GRANULARITY = 4 * 1024 ** 2;
 const SUFFIX = '.img';
+/** Scratch name of a backing file being created: `.<volumeId>.img.creating` (never a volume id: ids do not start with a dot). */
+const CREATING = '.creating';
 /** Volume ids become file names: no path separators, no leading dot or dash, bounded length. */
 const SAFE_ID = /^[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,127}$/;
 
@@ -97,8 +102,8 @@ export class EmulatedDeviceManager implements DeviceManager {
     await this.#checkLoopSupport();
     await mkdir(this.#configuredDir, { recursive: true, mode: 0o700 });
     this.#dir = await realpath(this.#configuredDir);
-    const files = await this.#scanFiles();
     const loops = await listLoopDevices(this.#runner, options?.signal);
+    const files = await this.#scanFiles(loops);
     const ledger = new SpaceLedger(this.#totalSize, EMULATED_GRANULARITY);
     const devices = new Map<string, string>();
     for (const [volumeId, size] of files) {
@@ -190,6 +195,9 @@ export class EmulatedDeviceManager implements DeviceManager {
     try {
       const grown = ledger.grow(volumeId, size);
       if (grown !== old) await this.#growFile(volumeId, { path, old, grown }, options?.signal);
+      // The file already has the size (a retry): a driver killed between growing the file and
+      // refreshing the loop device left the device at the old size, so refresh it anyway.
+      else await refreshLoopDevice(this.#runner, path, options?.signal);
       return info(volumeId, path, grown);
     } finally {
       this.#busy.delete(volumeId);
@@ -228,10 +236,21 @@ export class EmulatedDeviceManager implements DeviceManager {
     }
   }
 
-  /** Backing files by volume id → size. Files that are not ours by name are left alone. */
-  async #scanFiles(): Promise<Map<string, number>> {
+  /**
+   * Backing files by volume id → size. Files that are not ours by name are left alone; scratch files
+   * of creates that a crash interrupted are removed (they never held data: the file is linked under
+   * its volume's name only once complete), and so is an empty `<id>.img` (left by a driver before
+   * files were created under a scratch name; an empty file holds no data and is no usable volume).
+   */
+  async #scanFiles(loops: readonly LoopDevice[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     for (const entry of await readdir(this.#dir, { withFileTypes: true })) {
+      if (entry.isFile() && entry.name.startsWith('.') && entry.name.endsWith(SUFFIX + CREATING)) {
+        const path = join(this.#dir, entry.name);
+        await rm(path, { force: true });
+        this.#log.info('removed the scratch file of a create that did not finish', { path });
+        continue;
+      }
       const id = entry.name.slice(0, -SUFFIX.length);
       if (!entry.isFile() || !entry.name.endsWith(SUFFIX) || !SAFE_ID.test(id)) {
         this.#log.warn('ignoring unexpected entry in the emulated backing directory', {
@@ -239,7 +258,17 @@ export class EmulatedDeviceManager implements DeviceManager {
         });
         continue;
       }
-      found.set(id, (await stat(join(this.#dir, entry.name))).size);
+      const path = join(this.#dir, entry.name);
+      const size = (await stat(path)).size;
+      if (size === 0 && boundTo(loops, path, await fileIdentity(path)).length === 0) {
+        await rm(path, { force: true });
+        this.#log.warn('removed an empty backing file (a create that did not finish); its volume has no device', {
+          volumeId: id,
+          path,
+        });
+        continue;
+      }
+      found.set(id, size);
     }
     return found;
   }
@@ -286,27 +315,35 @@ export class EmulatedDeviceManager implements DeviceManager {
     }
   }
 
-  /** Create the sparse backing file and attach it; removes the file again when attaching fails. */
+  /**
+   * Create the sparse backing file and attach it; removes the file again when attaching fails. The
+   * file gets its size under a scratch name and is then linked under its volume's name (link, unlike
+   * rename, refuses an existing name), so that name never shows a file smaller than the volume.
+   */
   async #materialize(volumeId: string, size: number, signal?: AbortSignal): Promise<string> {
     const file = this.#file(volumeId);
+    const scratch = join(this.#dir, `.${volumeId}${SUFFIX}${CREATING}`);
     try {
-      const fh = await open(file, 'wx', 0o600);
+      const fh = await open(scratch, 'w', 0o600);
       try {
         await fh.truncate(size);
         await fh.sync();
       } finally {
         await fh.close();
       }
+      await link(scratch, file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new DeviceExistsError(`backing file ${file} of volume ${JSON.stringify(volumeId)} already exists`, {
           cause: e,
         });
       }
-      await rm(file, { force: true });
       throw e;
+    } finally {
+      await unlink(scratch).catch(() => undefined);
     }
     try {
+      await syncDirectory(this.#dir);
       return await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
     } catch (e) {
       // An attach killed by the caller's deadline may have bound a device before dying.
@@ -390,6 +427,16 @@ export class EmulatedDeviceManager implements DeviceManager {
       throw e;
     }
     this.#log.info('resized emulated device', { volumeId, device: sizes.path, from: sizes.old, to: sizes.grown });
+  }
+}
+
+/** Make the directory's entries (a new link) durable. */
+async function syncDirectory(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
 

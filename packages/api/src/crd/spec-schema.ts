@@ -150,7 +150,7 @@ export const specSchema: JSONSchemaProps = {
         `Number of controller pods, ${MIN_CONTROLLER_REPLICAS} to ${MAX_CONTROLLER_REPLICAS}. Every node driver registers with every replica, so each one holds the whole node registry; ` +
         "external-provisioner's leader election (a Lease named after the driver, '.' and '/' replaced by '-', in the operator's namespace) picks the one that provisions, " +
         "external-resizer's (its Lease is that name prefixed with 'external-resizer-') the one that grows volumes, " +
-        'and a standby takes over within about 10 s when the active one is lost. status.driverComponents names the active pod. ' +
+        'and a standby takes over within about 10 s when the active one is lost. status.driverComponents names the pod that provisions (active) and the one that grows volumes (activeResizer). ' +
         'With 2 or more the pods are spread over nodes (preferred anti-affinity), replaced one at a time and kept by a PodDisruptionBudget (minAvailable 1); ' +
         `the maximum bounds what each standby costs every node (a registry connection, lease renewals and volume listings).`,
     },

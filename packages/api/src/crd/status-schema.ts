@@ -107,7 +107,14 @@ export const driverComponentSchema: JSONSchemaProps = {
       type: 'string',
       description:
         "Controller only: the pod that provisions, i.e. whose external-provisioner holds the leader-election Lease (named after the driver, '.' and '/' replaced by '-'); " +
-        'the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover).',
+        'the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover) or no controller pod is ready. ' +
+        'The pod that grows volumes is activeResizer.',
+    },
+    activeResizer: {
+      type: 'string',
+      description:
+        "Controller only: the pod that grows volumes, i.e. whose external-resizer holds its leader-election Lease (the provisioner's Lease name prefixed with 'external-resizer-'). " +
+        'Each sidecar elects on its own, so this can be another pod than active. Absent while no pod holds an unexpired resizer Lease (e.g. during a failover) or no controller pod is ready.',
     },
     lastUpdated: timestamp('When this entry was last computed (RFC 3339).'),
   },

@@ -139,7 +139,7 @@ export interface PmemCSIDeploymentSpec {
    */
   kubeletDir?: string;
   /**
-   * Number of controller pods, 1 to 5. Every node driver registers with every replica, so each one holds the whole node registry; external-provisioner's leader election (a Lease named after the driver, '.' and '/' replaced by '-', in the operator's namespace) picks the one that provisions, external-resizer's (its Lease is that name prefixed with 'external-resizer-') the one that grows volumes, and a standby takes over within about 10 s when the active one is lost. status.driverComponents names the active pod. With 2 or more the pods are spread over nodes (preferred anti-affinity), replaced one at a time and kept by a PodDisruptionBudget (minAvailable 1); the maximum bounds what each standby costs every node (a registry connection, lease renewals and volume listings).
+   * Number of controller pods, 1 to 5. Every node driver registers with every replica, so each one holds the whole node registry; external-provisioner's leader election (a Lease named after the driver, '.' and '/' replaced by '-', in the operator's namespace) picks the one that provisions, external-resizer's (its Lease is that name prefixed with 'external-resizer-') the one that grows volumes, and a standby takes over within about 10 s when the active one is lost. status.driverComponents names the pod that provisions (active) and the one that grows volumes (activeResizer). With 2 or more the pods are spread over nodes (preferred anti-affinity), replaced one at a time and kept by a PodDisruptionBudget (minAvailable 1); the maximum bounds what each standby costs every node (a registry connection, lease renewals and volume listings).
    *
    * @default 1
    */
@@ -256,9 +256,13 @@ export interface DriverComponentStatus {
    */
   ready?: number;
   /**
-   * Controller only: the pod that provisions, i.e. whose external-provisioner holds the leader-election Lease (named after the driver, '.' and '/' replaced by '-'); the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover).
+   * Controller only: the pod that provisions, i.e. whose external-provisioner holds the leader-election Lease (named after the driver, '.' and '/' replaced by '-'); the other controller pods stand by with the whole node registry. Absent while no pod holds an unexpired Lease (e.g. during a failover) or no controller pod is ready. The pod that grows volumes is activeResizer.
    */
   active?: string;
+  /**
+   * Controller only: the pod that grows volumes, i.e. whose external-resizer holds its leader-election Lease (the provisioner's Lease name prefixed with 'external-resizer-'). Each sidecar elects on its own, so this can be another pod than active. Absent while no pod holds an unexpired resizer Lease (e.g. during a failover) or no controller pod is ready.
+   */
+  activeResizer?: string;
   /**
    * When this entry was last computed (RFC 3339).
    */

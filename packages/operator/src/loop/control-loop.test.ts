@@ -302,6 +302,54 @@ describe('Operator', () => {
     await op.stop();
   });
 
+  it("requeues a CR when its resizer Lease gets another holder, independently of the provisioner's, not on renewals", async () => {
+    const h = harness();
+    const reconciles: string[] = [];
+    h.putCr({ controllerReplicas: 2 });
+    const op = start(h, reconciles);
+    await eventually(() => h.cr().status?.observedGeneration === 1 && op.queue.runningCount === 0 && op.synced);
+    h.workloadsReady();
+    await eventually(() => h.cr().status?.phase === 'Running' && op.queue.runningCount === 0);
+    const lists = recordLists(h.kube);
+    const controller = (): DriverComponentStatus | undefined =>
+      h.cr().status?.driverComponents?.find((c) => c.component === 'Controller');
+    const lease = (name: string, holder: string): void =>
+      void h.kube.put({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name, namespace: TEST_NAMESPACE },
+        spec: { holderIdentity: holder, leaseDurationSeconds: 8, renewTime: new Date(h.clock.now()).toISOString() },
+      } as KubeObject);
+    const quiet = async (): Promise<void> => {
+      await settle();
+      await new Promise((r) => setTimeout(r, 200));
+      await eventually(() => op.queue.runningCount === 0);
+    };
+    lease('pmem-csi-intel-com', 'ctrl-a');
+    lease('external-resizer-pmem-csi-intel-com', 'ctrl-a');
+    await eventually(() => controller()?.activeResizer === 'ctrl-a' && op.queue.runningCount === 0);
+    expect(controller()?.reason).toBe('2 of 2 controller pods ready, ctrl-a provisions and resizes');
+    await quiet();
+    const n = reconciles.length;
+    for (let i = 1; i <= 3; i++) {
+      await h.clock.advance(2000);
+      lease('pmem-csi-intel-com', 'ctrl-a');
+      lease('external-resizer-pmem-csi-intel-com', 'ctrl-a');
+    }
+    await quiet();
+    expect(reconciles.length).toBe(n);
+    // The resizer's sidecar on the other replica takes its Lease; the provisioner's stays.
+    lease('external-resizer-pmem-csi-intel-com', 'ctrl-b');
+    await eventually(() => controller()?.activeResizer === 'ctrl-b' && op.queue.runningCount === 0);
+    expect(reconciles.length).toBeGreaterThan(n);
+    expect(controller()).toMatchObject({
+      active: 'ctrl-a',
+      reason: '2 of 2 controller pods ready, ctrl-a provisions, ctrl-b resizes',
+    });
+    expect(lists).toEqual([]);
+    await op.stop();
+  });
+
   it('resyncs every CR periodically', async () => {
     const h = harness();
     const reconciles: string[] = [];

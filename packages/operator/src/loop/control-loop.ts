@@ -8,10 +8,19 @@
 // depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
 // The informers cover every kind any operator version ever created (objects/kinds.ts), so their
 // caches serve the reconciler's reads of what a CR owns: no list per reconcile once they synced.
-// One more informer holds the Leases of the namespace, which external-provisioner creates (not
-// labelled as ours): a new holder of a driver's Lease (a controller failover) requeues that CR, so
-// that its status names the active replica; the holder's renewals every few seconds do not.
-import { API_GROUP, FIELD_MANAGER, KIND, LABEL_KEYS, objectNamesCollide, provisionerLeaseName } from '@pmem-csi/api';
+// One more informer holds the Leases of the namespace, which external-provisioner and
+// external-resizer create (not labelled as ours): a new holder of either Lease of a driver (a
+// controller failover; the two sidecars elect independently) requeues that CR, so that its status
+// names the active replicas; the holders' renewals every few seconds do not.
+import {
+  API_GROUP,
+  FIELD_MANAGER,
+  KIND,
+  LABEL_KEYS,
+  objectNamesCollide,
+  provisionerLeaseName,
+  resizerLeaseName,
+} from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from '../clock.js';
 import { Informer, type InformerOptions } from '../kube/informer.js';
@@ -131,7 +140,7 @@ export class Operator {
     return this.#leaseInformer.synced ? this.#leaseInformer.list() : undefined;
   }
 
-  /** Requeue the CRs whose provisioner Lease got another holder (or appeared, or went away). */
+  /** Requeue the CRs whose provisioner or resizer Lease got another holder (or appeared, or went away). */
   #leaseChanged(event: 'ADDED' | 'MODIFIED' | 'DELETED', lease: KubeObject): void {
     const name = lease.metadata.name;
     const holder = event === 'DELETED' ? undefined : leaseHolderIdentity(lease);
@@ -140,7 +149,8 @@ export class Operator {
     if (event === 'DELETED') this.#leaseHolders.delete(name);
     else this.#leaseHolders.set(name, holder);
     for (const cr of this.#crInformer.list())
-      if (provisionerLeaseName(cr.metadata.name) === name) this.queue.add(cr.metadata.name);
+      if (provisionerLeaseName(cr.metadata.name) === name || resizerLeaseName(cr.metadata.name) === name)
+        this.queue.add(cr.metadata.name);
   }
 
   /** True when `cr` appeared, went away or changed its spec since the last event about it. */

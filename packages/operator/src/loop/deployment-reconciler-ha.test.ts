@@ -129,12 +129,18 @@ describe('the registry Service of an operator before issue 17', () => {
 
 describe('the active controller replica in the status', () => {
   const LEASE = 'pmem-csi-intel-com'; // provisionerLeaseName(CR_NAME)
-  const putLease = (h: Harness, name: string, holder: string): void =>
+  const RESIZER_LEASE = 'external-resizer-pmem-csi-intel-com'; // resizerLeaseName(CR_NAME)
+  /** A Lease as a sidecar's leader election writes it, renewed `renewedAgoMs` before now. */
+  const putLease = (h: Harness, name: string, holder: string, renewedAgoMs = 0): void =>
     void h.kube.put({
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name, namespace: TEST_NAMESPACE },
-      spec: { holderIdentity: holder, leaseDurationSeconds: 8, renewTime: new Date(h.clock.now()).toISOString() },
+      spec: {
+        holderIdentity: holder,
+        leaseDurationSeconds: 8,
+        renewTime: new Date(h.clock.now() - renewedAgoMs).toISOString(),
+      },
     } as KubeObject);
   const controller = (h: Harness): DriverComponentStatus | undefined =>
     h.cr().status?.driverComponents?.find((c) => c.component === 'Controller');
@@ -163,7 +169,9 @@ describe('the active controller replica in the status', () => {
       active: 'ctrl-a',
       reason: '2 of 2 controller pods ready, ctrl-a provisions',
     });
-    expect(gets.filter((k) => k === 'Lease')).toEqual(['Lease']);
+    expect(controller(h)).not.toHaveProperty('activeResizer');
+    // Both Leases are read, the resizer's though nobody holds it yet.
+    expect(gets.filter((k) => k === 'Lease')).toEqual(['Lease', 'Lease']);
   });
 
   it("comes from the informer's cache when there is one: no request for it", async () => {
@@ -171,14 +179,16 @@ describe('the active controller replica in the status', () => {
     await reconcileWith(h, { controllerReplicas: 2 });
     h.workloadsReady();
     putLease(h, LEASE, 'ctrl-b');
+    putLease(h, RESIZER_LEASE, 'ctrl-a');
     const cached = (): KubeObject[] => [...h.kube.objects.values()].filter((o) => o.kind === 'Lease');
     const gets = recordGets(h);
     await h.reconciler({ leases: cached }).reconcile(CR_NAME);
-    expect(controller(h)?.active).toBe('ctrl-b');
+    expect(controller(h)).toMatchObject({ active: 'ctrl-b', activeResizer: 'ctrl-a' });
     expect(gets).toEqual(['PmemCSIDeployment']);
     // An empty cache means no Lease (not "unknown"): still no request.
     await h.reconciler({ leases: () => [] }).reconcile(CR_NAME);
     expect(controller(h)).not.toHaveProperty('active');
+    expect(controller(h)).not.toHaveProperty('activeResizer');
     expect(gets.filter((k) => k === 'Lease')).toEqual([]);
   });
 
@@ -196,5 +206,57 @@ describe('the active controller replica in the status', () => {
     h.workloadsReady({ controller: 0 });
     await h.reconciler().reconcile(CR_NAME);
     expect(controller(h)).not.toHaveProperty('active');
+  });
+
+  it("names the holder of external-resizer's Lease beside the provisioner's: two pods, then one pod in both roles", async () => {
+    const h = harness();
+    await reconcileWith(h, { controllerReplicas: 3 });
+    h.workloadsReady();
+    putLease(h, LEASE, 'ctrl-a');
+    putLease(h, RESIZER_LEASE, 'ctrl-b');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).toMatchObject({
+      active: 'ctrl-a',
+      activeResizer: 'ctrl-b',
+      reason: '3 of 3 controller pods ready, ctrl-a provisions, ctrl-b resizes',
+    });
+    putLease(h, RESIZER_LEASE, 'ctrl-a');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).toMatchObject({
+      active: 'ctrl-a',
+      activeResizer: 'ctrl-a',
+      reason: '3 of 3 controller pods ready, ctrl-a provisions and resizes',
+    });
+    // Another driver's resizer Lease in the namespace is not this one's.
+    putLease(h, RESIZER_LEASE, '');
+    putLease(h, 'external-resizer-other-example-com', 'someone-else');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('activeResizer');
+    expect(controller(h)?.reason).toBe('3 of 3 controller pods ready, ctrl-a provisions');
+  });
+
+  it("drops the resizer's holder once its Lease ran out, while the provisioner's holder renews", async () => {
+    const h = harness();
+    await reconcileWith(h, { controllerReplicas: 2 });
+    h.workloadsReady();
+    // Renewed 7 s ago with 8 s to run: still held for one more second.
+    putLease(h, RESIZER_LEASE, 'ctrl-b', 7000);
+    putLease(h, LEASE, 'ctrl-a');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).toMatchObject({ active: 'ctrl-a', activeResizer: 'ctrl-b' });
+    await h.clock.advance(1001);
+    putLease(h, LEASE, 'ctrl-a');
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).toMatchObject({
+      active: 'ctrl-a',
+      reason: '2 of 2 controller pods ready, ctrl-a provisions',
+    });
+    expect(controller(h)).not.toHaveProperty('activeResizer');
+    // No ready controller pod: neither holder is named, whatever the Leases say.
+    putLease(h, RESIZER_LEASE, 'ctrl-b');
+    h.workloadsReady({ controller: 0 });
+    await h.reconciler().reconcile(CR_NAME);
+    expect(controller(h)).not.toHaveProperty('active');
+    expect(controller(h)).not.toHaveProperty('activeResizer');
   });
 });

@@ -11,6 +11,7 @@ import {
   LABEL_KEYS,
   deploymentObjectNames,
   provisionerLeaseName,
+  resizerLeaseName,
   statusEqual,
   validateDeployment,
   withDefaults,
@@ -48,7 +49,7 @@ import { pmemOverlap } from '../plan/pmem-overlap.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from '../plan/object-plan.js';
 import type { HandlerResult } from './queue.js';
 import { RESOURCES } from '../kube/resources.js';
-import { activeController } from '../status/active-controller.js';
+import { activeReplicas, type ActiveReplicas } from '../status/active-controller.js';
 import { nextStatus, statusEvents, type ReconcileOutcome } from '../status/deployment-status.js';
 
 export interface ReconcilerOptions {
@@ -177,14 +178,14 @@ export class Reconciler {
     const overlap = pmemOverlap(cr, context.deployments);
     // A notice for as long as the driver runs on loop-backed files instead of PMEM.
     const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
-    const active = activeController(await this.#provisionerLease(cr), clock.now());
+    const active = await this.#activeReplicas(cr, clock.now());
     await this.#finish(cr, {
       kind: 'applied',
       conditions: [...verified, certs.ready, ...[overlap, emulated].filter((c) => c !== undefined)],
       ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
       deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
-      ...(active === undefined ? {} : { activeController: active }),
+      active,
     });
     const untilCheck = certs.nextCheck.getTime() - clock.now();
     return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
@@ -195,9 +196,17 @@ export class Reconciler {
     return this.#o.deployments?.() ?? (await this.#o.kube.list(RESOURCES.pmemCsiDeployment)).items;
   }
 
-  /** external-provisioner's leader-election Lease: from the informer once it listed, else read by name. */
-  async #provisionerLease(cr: OwnerDeployment): Promise<KubeObject | undefined> {
-    const name = provisionerLeaseName(cr.metadata.name);
+  /** Who holds external-provisioner's and external-resizer's leader-election Lease of `cr`'s driver. */
+  async #activeReplicas(cr: OwnerDeployment, now: number): Promise<ActiveReplicas> {
+    const [provisioner, resizer] = await Promise.all([
+      this.#lease(provisionerLeaseName(cr.metadata.name)),
+      this.#lease(resizerLeaseName(cr.metadata.name)),
+    ]);
+    return activeReplicas({ provisioner, resizer }, now);
+  }
+
+  /** A sidecar's leader-election Lease: from the informer once it listed, else read by name. */
+  async #lease(name: string): Promise<KubeObject | undefined> {
     const cached = this.#o.leases?.();
     if (cached !== undefined) return cached.find((l) => l.metadata.name === name);
     return this.#o.kube.get({ ...RESOURCES.lease, namespace: this.#o.namespace, name });

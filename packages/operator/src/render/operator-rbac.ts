@@ -101,8 +101,8 @@ export function operatorRbacRules(): OperatorRules {
     grant(scope(type), groupOf(type), type.plural, CLEAN_UP);
   grant(cluster, groupOf(RESOURCES.persistentVolume), RESOURCES.persistentVolume.plural, ['list']);
   grant(cluster, '', 'events', ['create']);
-  // Its own Lease (leader election); list and watch for the informer that reads who holds each
-  // driver's provisioner Lease (status.driverComponents[].active).
+  // Its own Lease (leader election); get, list and watch for reading who holds each driver's
+  // provisioner and resizer Lease (status.driverComponents[].active and .activeResizer).
   grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'list', 'watch', 'create', 'update']);
   grantRules(cluster, PROVISIONER_CLUSTER_RULES);
   grantRules(namespaced, PROVISIONER_NAMESPACE_RULES);

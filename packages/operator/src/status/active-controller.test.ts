@@ -1,5 +1,5 @@
 import type { KubeObject } from '../kube/kube-port.js';
-import { activeController, leaseHolderIdentity } from './active-controller.js';
+import { activeController, activeReplicas, leaseHolderIdentity } from './active-controller.js';
 
 const NOW = Date.parse('2026-01-01T00:00:10Z');
 
@@ -41,5 +41,37 @@ describe('activeController', () => {
     expect(activeController(held('2026-01-01T00:00:09Z', { leaseDurationSeconds: undefined }), NOW)).toBeUndefined();
     expect(leaseHolderIdentity(undefined)).toBeUndefined();
     expect(leaseHolderIdentity(lease({ holderIdentity: '' }))).toBeUndefined();
+  });
+});
+
+describe('activeReplicas', () => {
+  const at = (holder: string, renewTime: string): KubeObject =>
+    lease({ holderIdentity: holder, leaseDurationSeconds: 8, renewTime });
+
+  it('names the holder of each Lease: two pods, or one pod in both roles', () => {
+    const live = '2026-01-01T00:00:09.000000Z';
+    expect(activeReplicas({ provisioner: at('ctrl-a', live), resizer: at('ctrl-b', live) }, NOW)).toEqual({
+      provisioner: 'ctrl-a',
+      resizer: 'ctrl-b',
+    });
+    expect(activeReplicas({ provisioner: at('ctrl-a', live), resizer: at('ctrl-a', live) }, NOW)).toEqual({
+      provisioner: 'ctrl-a',
+      resizer: 'ctrl-a',
+    });
+  });
+
+  it('leaves out a role whose Lease is absent, unheld or ran out, each on its own', () => {
+    const live = '2026-01-01T00:00:09.000000Z';
+    const ranOut = '2026-01-01T00:00:01.999999Z';
+    expect(activeReplicas({ provisioner: at('ctrl-a', live), resizer: undefined }, NOW)).toEqual({
+      provisioner: 'ctrl-a',
+    });
+    expect(activeReplicas({ provisioner: at('ctrl-a', live), resizer: at('ctrl-b', ranOut) }, NOW)).toEqual({
+      provisioner: 'ctrl-a',
+    });
+    expect(activeReplicas({ provisioner: at('ctrl-a', ranOut), resizer: at('ctrl-b', live) }, NOW)).toEqual({
+      resizer: 'ctrl-b',
+    });
+    expect(activeReplicas({ provisioner: undefined, resizer: at('', live) }, NOW)).toEqual({});
   });
 });

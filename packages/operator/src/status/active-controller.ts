@@ -1,11 +1,14 @@
-// Which controller replica provisions. Every replica runs external-provisioner with leader election;
-// the one holding the Lease (provisionerLeaseName(): the driver name with '.' and '/' replaced by
-// '-', in the operator's namespace) is the only one that creates and deletes volumes, the others
-// stand by with the whole node registry. The Lease's holderIdentity is the holder's host name, i.e.
-// its pod name. A holder whose Lease ran out (renewTime + leaseDurationSeconds in the past: it died
-// and no standby has taken over yet) is not reported. The times are the holder's clock, not ours:
-// with skew between the nodes the expiry is off by that much, which only shifts when the status
-// stops naming a dead pod; the next holder change is an informer event anyway.
+// Which controller replicas lead. Every replica runs external-provisioner and external-resizer, each
+// with leader election on a Lease of its own in the operator's namespace: the provisioner's
+// (provisionerLeaseName(): the driver name with '.' and '/' replaced by '-') picks the only replica
+// that creates and deletes volumes, the resizer's (resizerLeaseName(): that name prefixed with
+// 'external-resizer-') the only one that grows them. The two sidecars elect independently, so the
+// holders can be different pods; the others stand by with the whole node registry. A Lease's
+// holderIdentity is the holder's host name, i.e. its pod name. A holder whose Lease ran out
+// (renewTime + leaseDurationSeconds in the past: it died and no standby has taken over yet) is not
+// reported. The times are the holder's clock, not ours: with skew between the nodes the expiry is
+// off by that much, which only shifts when the status stops naming a dead pod; the next holder
+// change is an informer event anyway.
 import type { KubeObject } from '../kube/kube-port.js';
 
 interface LeaseSpec {
@@ -39,4 +42,23 @@ export function activeController(lease: KubeObject | undefined, now: number): st
   const duration = spec.leaseDurationSeconds;
   if (renewed === undefined || duration === undefined) return undefined;
   return now <= renewed + duration * 1000 ? holder : undefined;
+}
+
+/** The pods that hold the provisioner's and the resizer's Lease; a role nobody holds is absent. */
+export interface ActiveReplicas {
+  readonly provisioner?: string;
+  readonly resizer?: string;
+}
+
+/** Both leaders at `now` (ms) from the two Leases (undefined: no such Lease), by activeController's rules. */
+export function activeReplicas(
+  leases: { readonly provisioner: KubeObject | undefined; readonly resizer: KubeObject | undefined },
+  now: number,
+): ActiveReplicas {
+  const provisioner = activeController(leases.provisioner, now);
+  const resizer = activeController(leases.resizer, now);
+  return {
+    ...(provisioner === undefined ? {} : { provisioner }),
+    ...(resizer === undefined ? {} : { resizer }),
+  };
 }

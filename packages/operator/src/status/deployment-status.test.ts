@@ -50,7 +50,8 @@ describe('driverComponents', () => {
   });
 
   it('names the active controller replica while a controller pod is ready', () => {
-    expect(driverComponents(deployment(3, 2), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0]).toEqual({
+    const provisioner = { provisioner: 'ctrl-7c9f-x2x' };
+    expect(driverComponents(deployment(3, 2), daemonSet(5, 5), NOW, provisioner)[0]).toEqual({
       component: 'Controller',
       status: 'NotReady',
       reason: '2 of 3 controller pods ready, 2 updated, ctrl-7c9f-x2x provisions',
@@ -59,17 +60,54 @@ describe('driverComponents', () => {
       active: 'ctrl-7c9f-x2x',
       lastUpdated: NOW,
     });
-    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0]).toMatchObject({
+    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, provisioner)[0]).toMatchObject({
       status: 'Ready',
       reason: '3 of 3 controller pods ready, ctrl-7c9f-x2x provisions',
     });
     // No ready pod: whatever the Lease still says, nobody provisions.
-    const none = driverComponents(deployment(3, 0), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[0];
+    const none = driverComponents(deployment(3, 0), daemonSet(5, 5), NOW, provisioner)[0];
     expect(none?.active).toBeUndefined();
     expect(none?.reason).toBe('0 of 3 controller pods ready, 0 updated');
     expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW)[0]).not.toHaveProperty('active');
     // The Node component never has one.
-    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, 'ctrl-7c9f-x2x')[1]).not.toHaveProperty('active');
+    expect(driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, provisioner)[1]).not.toHaveProperty('active');
+  });
+
+  it('names the replica that resizes beside the one that provisions: two pods or one', () => {
+    const two = driverComponents(deployment(3, 3), daemonSet(5, 5), NOW, { provisioner: 'ctrl-a', resizer: 'ctrl-b' });
+    expect(two[0]).toEqual({
+      component: 'Controller',
+      status: 'Ready',
+      reason: '3 of 3 controller pods ready, ctrl-a provisions, ctrl-b resizes',
+      desired: 3,
+      ready: 3,
+      active: 'ctrl-a',
+      activeResizer: 'ctrl-b',
+      lastUpdated: NOW,
+    });
+    expect(two[1]).not.toHaveProperty('activeResizer');
+    expect(
+      driverComponents(deployment(3, 2), daemonSet(5, 5), NOW, { provisioner: 'ctrl-a', resizer: 'ctrl-a' })[0],
+    ).toMatchObject({
+      reason: '2 of 3 controller pods ready, 2 updated, ctrl-a provisions and resizes',
+      active: 'ctrl-a',
+      activeResizer: 'ctrl-a',
+    });
+    // Only the resizer's Lease is held (the provisioner's ran out: a failover in progress).
+    const resizerOnly = driverComponents(deployment(2, 2), daemonSet(5, 5), NOW, { resizer: 'ctrl-b' })[0];
+    expect(resizerOnly).toMatchObject({
+      reason: '2 of 2 controller pods ready, ctrl-b resizes',
+      activeResizer: 'ctrl-b',
+    });
+    expect(resizerOnly).not.toHaveProperty('active');
+    // No ready pod: neither holder is reported.
+    const none = driverComponents(deployment(2, 0), daemonSet(5, 5), NOW, {
+      provisioner: 'ctrl-a',
+      resizer: 'ctrl-b',
+    })[0];
+    expect(none).not.toHaveProperty('active');
+    expect(none).not.toHaveProperty('activeResizer');
+    expect(none?.reason).toBe('0 of 2 controller pods ready, 0 updated');
   });
 
   it('is not ready before the workload controllers observed the spec, or without nodes', () => {
@@ -172,15 +210,16 @@ describe('nextStatus', () => {
 });
 
 describe('nextStatus with a highly available controller', () => {
+  const applied = (provisioner: string, resizer?: string): Parameters<typeof nextStatus>[1] => ({
+    kind: 'applied',
+    conditions: [certsReady],
+    deployment: deployment(2, 2),
+    daemonSet: daemonSet(3, 3),
+    active: { provisioner, ...(resizer === undefined ? {} : { resizer }) },
+  });
+
   it('writes a new status when another replica takes over, and none while the same one holds on', () => {
     const cr = testDeployment({ controllerReplicas: 2 });
-    const applied = (active: string | undefined): Parameters<typeof nextStatus>[1] => ({
-      kind: 'applied',
-      conditions: [certsReady],
-      deployment: deployment(2, 2),
-      daemonSet: daemonSet(3, 3),
-      ...(active === undefined ? {} : { activeController: active }),
-    });
     const first = nextStatus(cr, applied('ctrl-a'), new Date(NOW));
     expect(first.phase).toBe('Running');
     expect(first.driverComponents?.[0]?.active).toBe('ctrl-a');
@@ -190,6 +229,30 @@ describe('nextStatus with a highly available controller', () => {
     expect(statusEqual(first, failover)).toBe(false);
     expect(failover.driverComponents?.[0]).toMatchObject({ active: 'ctrl-b', status: 'Ready' });
     expect(statusEvents(first, failover)).toEqual([]);
+  });
+
+  it("writes a new status when only the resizer's Lease changes hands, and drops activeResizer when it runs out", () => {
+    const cr = testDeployment({ controllerReplicas: 2 });
+    const first = nextStatus(cr, applied('ctrl-a', 'ctrl-a'), new Date(NOW));
+    expect(first.driverComponents?.[0]).toMatchObject({
+      active: 'ctrl-a',
+      activeResizer: 'ctrl-a',
+      reason: '2 of 2 controller pods ready, ctrl-a provisions and resizes',
+    });
+    expect(first.reason).toBe(
+      'driver is running (Controller: 2 of 2 controller pods ready, ctrl-a provisions and resizes; Node: 3 of 3 node driver pods ready)',
+    );
+    const withStatus = { ...cr, status: first };
+    const later = new Date('2026-01-01T00:05:00Z');
+    expect(statusEqual(first, nextStatus(withStatus, applied('ctrl-a', 'ctrl-a'), later))).toBe(true);
+    const moved = nextStatus(withStatus, applied('ctrl-a', 'ctrl-b'), later);
+    expect(statusEqual(first, moved)).toBe(false);
+    expect(moved.driverComponents?.[0]).toMatchObject({ active: 'ctrl-a', activeResizer: 'ctrl-b', status: 'Ready' });
+    expect(statusEvents(first, moved)).toEqual([]);
+    const expired = nextStatus({ ...cr, status: moved }, applied('ctrl-a'), later);
+    expect(statusEqual(moved, expired)).toBe(false);
+    expect(expired.driverComponents?.[0]).not.toHaveProperty('activeResizer');
+    expect(expired.driverComponents?.[0]?.reason).toBe('2 of 2 controller pods ready, ctrl-a provisions');
   });
 });
 

@@ -27,11 +27,13 @@
 // - driverComponents: one entry per workload (Controller: the Deployment, Node: the DaemonSet)
 //   with desired and ready pods as the workload controllers last reported them; Ready when the
 //   workload controller observed the latest spec and every desired pod is ready and updated
-//   (Node also needs at least one pod). Controller also names the active replica: the pod whose
-//   external-provisioner holds the leader-election Lease (active-controller.ts), while at least
-//   one controller pod is ready and the Lease has not run out. Written by every reconcile that
-//   read the workloads; absent after a reconcile that failed before (so Failed never shows stale
-//   counts).
+//   (Node also needs at least one pod). Controller also names the active replicas
+//   (active-controller.ts): active, the pod whose external-provisioner holds its leader-election
+//   Lease, and activeResizer, the pod whose external-resizer holds its own (the two elect
+//   independently: one pod or two), each while at least one controller pod is ready and that Lease
+//   has not run out; the reason says "<pod> provisions, <pod> resizes" or "<pod> provisions and
+//   resizes". Written by every reconcile that read the workloads; absent after a reconcile that
+//   failed before (so Failed never shows stale counts).
 // - phase:
 //   - Running is entered when both components are Ready. It is kept while at least one controller
 //     pod and at least one node driver pod are ready, so that a node joining or a DaemonSet
@@ -60,6 +62,7 @@ import {
   type ValidationProblem,
 } from '@pmem-csi/api';
 import type { OwnerDeployment } from '../objects/context.js';
+import type { ActiveReplicas } from './active-controller.js';
 import { CONFLICT_REASONS, CONFLICT_RESOLVED_MESSAGE, type ConflictFinding } from '../plan/ownership.js';
 
 export const DEPLOY_REASONS = {
@@ -86,8 +89,8 @@ export type ReconcileOutcome =
       readonly refusal?: string;
       readonly deployment: V1Deployment | undefined;
       readonly daemonSet: V1DaemonSet | undefined;
-      /** The controller pod that holds the provisioner's Lease, if any (active-controller.ts). */
-      readonly activeController?: string;
+      /** The controller pods that hold the provisioner's and the resizer's Lease (active-controller.ts). */
+      readonly active?: ActiveReplicas;
     };
 
 export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNodes' } as const;
@@ -109,8 +112,23 @@ export interface StatusEvent {
 
 const MAX_PROBLEMS_SHOWN = 5;
 
-/** Why a component is (not) ready, e.g. "2 of 3 controller pods ready, 2 updated, <pod> provisions". */
-function componentReason(component: DriverComponentStatus['component'], counts: PodCounts, active?: string): string {
+/** "<a> provisions, <b> resizes", "<a> provisions and resizes", one of them, or nothing. */
+function describeLeaders(active: ActiveReplicas): string | undefined {
+  const { provisioner, resizer } = active;
+  if (provisioner !== undefined && provisioner === resizer) return `${provisioner} provisions and resizes`;
+  const roles = [
+    ...(provisioner === undefined ? [] : [`${provisioner} provisions`]),
+    ...(resizer === undefined ? [] : [`${resizer} resizes`]),
+  ];
+  return roles.length === 0 ? undefined : roles.join(', ');
+}
+
+/** Why a component is (not) ready, e.g. "2 of 3 controller pods ready, 2 updated, <pod> provisions, <pod> resizes". */
+function componentReason(
+  component: DriverComponentStatus['component'],
+  counts: PodCounts,
+  active: ActiveReplicas,
+): string {
   if (!counts.current)
     return `waiting for the ${component === 'Node' ? 'DaemonSet' : 'Deployment'} controller to observe the latest spec`;
   if (counts.desired === 0)
@@ -119,15 +137,15 @@ function componentReason(component: DriverComponentStatus['component'], counts: 
       : 'no controller pods wanted';
   const what = component === 'Node' ? 'node driver pods' : 'controller pods';
   const updated = counts.updated < counts.desired ? `, ${counts.updated} updated` : '';
-  const provisions = active === undefined ? '' : `, ${active} provisions`;
-  return `${counts.ready} of ${counts.desired} ${what} ready${updated}${provisions}`;
+  const leaders = describeLeaders(active);
+  return `${counts.ready} of ${counts.desired} ${what} ready${updated}${leaders === undefined ? '' : `, ${leaders}`}`;
 }
 
 function componentStatus(
   component: DriverComponentStatus['component'],
   counts: PodCounts,
   now: string,
-  active?: string,
+  active: ActiveReplicas = {},
 ): DriverComponentStatus {
   const ready =
     counts.current && counts.desired > 0 && counts.ready >= counts.desired && counts.updated >= counts.desired;
@@ -137,7 +155,8 @@ function componentStatus(
     reason: componentReason(component, counts, active),
     desired: counts.desired,
     ready: counts.ready,
-    ...(active === undefined ? {} : { active }),
+    ...(active.provisioner === undefined ? {} : { active: active.provisioner }),
+    ...(active.resizer === undefined ? {} : { activeResizer: active.resizer }),
     lastUpdated: now,
   };
 }
@@ -174,17 +193,18 @@ function daemonSetCounts(daemonSet: V1DaemonSet | undefined): PodCounts {
 
 /**
  * Readiness of the controller Deployment and the node DaemonSet from their status, and the active
- * controller replica (the Lease holder) while at least one controller pod is ready: without a
- * ready pod the holder is dying or gone, whatever its Lease still says.
+ * controller replicas (the holders of the provisioner's and the resizer's Lease) while at least one
+ * controller pod is ready: without a ready pod the holders are dying or gone, whatever their
+ * Leases still say.
  */
 export function driverComponents(
   deployment: V1Deployment | undefined,
   daemonSet: V1DaemonSet | undefined,
   now: string,
-  activeController?: string,
+  activeReplicas: ActiveReplicas = {},
 ): DriverComponentStatus[] {
   const controller = deploymentCounts(deployment);
-  const active = controller.ready > 0 ? activeController : undefined;
+  const active = controller.ready > 0 ? activeReplicas : {};
   return [
     componentStatus('Controller', controller, now, active),
     componentStatus('Node', daemonSetCounts(daemonSet), now),
@@ -296,7 +316,7 @@ function appliedVerdict(
   now: string,
   previous: PmemCSIDeploymentStatus,
 ): Verdict {
-  const components = driverComponents(outcome.deployment, outcome.daemonSet, now, outcome.activeController);
+  const components = driverComponents(outcome.deployment, outcome.daemonSet, now, outcome.active);
   const nodes = nodesSelected(outcome.daemonSet);
   const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
   if (outcome.refusal !== undefined) {

@@ -63,6 +63,19 @@ export function growWatcherScript(token: string, fillMiB: number): string {
   ].join('\n');
 }
 
+/**
+ * The script of a pod that mounts the claim at /data after it grew while no pod used it: checks that
+ * /data/f still holds `token`, writes `fillMiB` MiB (more than the old filesystem could hold) and
+ * reports the size of its filesystem (df, KiB).
+ */
+export function afterGrowthScript(token: string, fillMiB: number): string {
+  return [
+    `if [ "$(cat /data/f)" != ${token} ]; then echo "/data/f changed: $(cat /data/f)" > /dev/termination-log; exit 1; fi`,
+    `dd if=/dev/zero of=/data/fill bs=1M count=${fillMiB} conv=fsync status=none`,
+    `${KIB} > /dev/termination-log`,
+  ].join('\n');
+}
+
 /** "<KiB before> <KiB now>" of growWatcherScript as numbers. */
 export function watcherSizes(message: string): [number, number] {
   const [before = Number.NaN, now = Number.NaN] = message.split(' ').map(Number);

@@ -47,6 +47,7 @@ import {
   EXT4_NEEDS_SYS_RESOURCE,
   MiB,
   describeClaim,
+  afterGrowthScript,
   growWatcherScript,
   inBoundingSet,
   quantityBytes,
@@ -586,7 +587,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     timings['ephemeral round trip'] = Date.now() - started;
   }, 400_000);
 
-  it('volume expansion, ext4: a claim in use by a running pod patched from 64Mi to 128Mi grows its volume, and its filesystem where this machine allows it; the data stays; a shrink is refused', async () => {
+  it('volume expansion, ext4: a claim in use by a running pod patched from 64Mi to 128Mi grows its volume, and its filesystem online where this machine allows it, else at the next stage; the data stays; a shrink is refused', async () => {
     const started = Date.now();
     const { kube } = cluster;
     const claim = 'grow-ext4';
@@ -688,6 +689,28 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
             `CAP_SYS_RESOURCE, the node driver refused the filesystem (after ${((refusal.at - t0) / 1000).toFixed(1)} s: ${refusal.text.trim()})\n`,
         );
         expect(sizes[1]).toBe(sizes[0]);
+        // Once no pod uses the claim the kubelet unstages it; the next pod's NodeStageVolume grows the
+        // ext4 before mounting it (offline: no capability needed), the NodeExpandVolume that follows
+        // has nothing left to do, and the claim reaches 128Mi. The data stays; the new space is usable.
+        for (const name of ['grow-ext4', 'grow-ext4-stop']) await kube.delete(podRef(name, APP_NAMESPACE));
+        for (const name of ['grow-ext4', 'grow-ext4-stop']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
+        const t1 = Date.now();
+        await kube.create(
+          scriptPod({
+            name: 'grow-ext4-next',
+            namespace: APP_NAMESPACE,
+            image: image('driver').ref,
+            script: afterGrowthScript(token, 80),
+            ...mountOf(claim),
+          }),
+        );
+        const grownKiB = Number(await podResult(kube, podRef('grow-ext4-next', APP_NAMESPACE), 240_000, why));
+        await waitClaimGrown(claim, 128 * MiB);
+        process.stdout.write(
+          `expansion ext4 64Mi -> 128Mi at the next stage: the next pod saw ${grownKiB} KiB and the claim 128Mi after ${((Date.now() - t1) / 1000).toFixed(1)} s\n`,
+        );
+        expect(grownKiB - sizes[0]).toBeGreaterThan(56 * 1024);
+        expect(grownKiB - sizes[0]).toBeLessThanOrEqual(64 * 1024);
       }
       // A 64 MiB ext4 filesystem before: its size in KiB, a little under 64 Mi for metadata.
       expect(sizes[0]).toBeGreaterThan(50_000);
@@ -698,10 +721,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         `PATCH /api/v1/namespaces/${APP_NAMESPACE}/persistentvolumeclaims/${claim}: 422 PersistentVolumeClaim "${claim}" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity`,
       );
       expect(await pvBytes(pv)).toBe(128 * MiB);
-      await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop']);
+      await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop', 'grow-ext4-next']);
       cleaned = true;
     } finally {
-      if (!cleaned) await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop']).catch(() => undefined);
+      if (!cleaned) await removeClaim(claim, ['grow-ext4', 'grow-ext4-stop', 'grow-ext4-next']).catch(() => undefined);
     }
     timings['expansion ext4'] = Date.now() - started;
   }, 600_000);

@@ -11,6 +11,8 @@ export const FILESYSTEM_TOOLS = [
   'findmnt',
   'blkid',
   'mkfs.ext4',
+  'dumpe2fs',
+  'e2fsck',
   'resize2fs',
   'mkfs.xfs',
   'xfs_io',

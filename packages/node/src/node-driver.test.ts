@@ -139,7 +139,19 @@ describe('startNodeDriver', () => {
   });
 
   it('fails fast naming every missing tool and its package', async () => {
-    const installed = ['losetup', 'dd', 'mount', 'umount', 'findmnt', 'blkid', 'mkfs.ext4', 'resize2fs', 'xfs_io'];
+    const installed = [
+      'losetup',
+      'dd',
+      'mount',
+      'umount',
+      'findmnt',
+      'blkid',
+      'mkfs.ext4',
+      'dumpe2fs',
+      'e2fsck',
+      'resize2fs',
+      'xfs_io',
+    ];
     await expect(
       startNodeDriver(options({ deviceMode: 'emulated', runner: new ScriptedRunner([], installed) })),
     ).rejects.toMatchObject({

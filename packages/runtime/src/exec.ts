@@ -77,6 +77,8 @@ export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   lvextend: 'lvm2',
   'mkfs.ext4': 'e2fsprogs',
   resize2fs: 'e2fsprogs',
+  dumpe2fs: 'e2fsprogs',
+  e2fsck: 'e2fsprogs',
   'mkfs.xfs': 'xfsprogs',
   xfs_io: 'xfsprogs',
   xfs_growfs: 'xfsprogs',

@@ -1,13 +1,22 @@
 // The filesystem half of NodeStageVolume and of ephemeral NodePublishVolume: make sure the device
 // holds a filesystem of the requested type (mkfs only when it holds nothing at all, so data is
 // never formatted away), mount it with dax when the device and the volume's usage allow, and set
-// the xfs extent size hint on a fresh xfs. Also the checks shared by stage and publish: is this
-// mount the volume's device, and is it read-only.
-import { AlreadyExistsError, InternalError } from '@pmem-csi/runtime';
+// the xfs extent size hint on a fresh xfs. An existing ext4 that is smaller than its device (the
+// volume was expanded while no pod used it) is grown before it is mounted: offline growth needs no
+// CAP_SYS_RESOURCE, so the NodeExpandVolume the kubelet sends right after staging finds nothing
+// left to do even where the node lacks that capability. Also the checks shared by stage and
+// publish: is this mount the volume's device, and is it read-only.
+import { AlreadyExistsError, errorMessage, InternalError } from '@pmem-csi/runtime';
 import { parseVolumeParameters, type VolumeUsage } from '@pmem-csi/api';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import type { FsType } from '@pmem-csi/csi';
-import { checkFilesystemFits, makeFilesystem, probeDevice, setXfsExtentSize } from '../mount/filesystem.js';
+import {
+  checkFilesystemFits,
+  growExt4Offline,
+  makeFilesystem,
+  probeDevice,
+  setXfsExtentSize,
+} from '../mount/filesystem.js';
 import { isWholeFilesystem, sourceDevice, type MountEntry } from '../mount/findmnt.js';
 import { mountFilesystem, unmount } from '../mount/mount.js';
 import { filesystemMountOptions } from '../mount/mount-options.js';
@@ -70,13 +79,37 @@ async function ensureFilesystem(deps: NodeServiceDeps, m: FilesystemMount, signa
   );
 }
 
-/** Create the filesystem when the device is blank, then mount it at `m.target`. */
+/**
+ * Grow an existing ext4 to its device before mounting it read-write. Best effort: when the check or
+ * the growth fails (e.g. e2fsck finds errors it may not fix unattended), the volume is mounted as it
+ * is and NodeExpandVolume reports the problem; the filesystem is never left unmountable by it.
+ */
+async function growBeforeMount(deps: NodeServiceDeps, m: FilesystemMount, signal?: AbortSignal): Promise<void> {
+  try {
+    if (await growExt4Offline(deps.runner, { device: m.device.path, sizeBytes: m.device.size }, { signal }))
+      deps.log.info('filesystem grown to its device before mounting', {
+        volumeId: m.volumeId,
+        device: m.device.path,
+        size: m.device.size,
+      });
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    deps.log.warn('could not grow the ext4 filesystem before mounting; mounting it as it is', {
+      volumeId: m.volumeId,
+      device: m.device.path,
+      error: errorMessage(e),
+    });
+  }
+}
+
+/** Create the filesystem when the device is blank (grow an ext4 smaller than its device), then mount it at `m.target`. */
 export async function formatAndMount(deps: NodeServiceDeps, m: FilesystemMount, signal?: AbortSignal): Promise<void> {
   checkFilesystemFits(m.fsType, m.device.size, m.volumeId);
   const dax = m.device.dax && m.usage !== 'FileIO';
   const options = filesystemMountOptions(m.flags, dax, FLAGS_FIELD);
   if (m.readonly === true && !options.includes('ro')) options.push('ro');
   const fresh = await ensureFilesystem(deps, m, signal);
+  if (!fresh && m.fsType === 'ext4' && !options.includes('ro')) await growBeforeMount(deps, m, signal);
   await ensureDirectory(m.target);
   await mountFilesystem(
     deps.runner,

@@ -250,7 +250,7 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
       // Sandboxes (like the CI VM) drop CAP_SYS_RESOURCE, which online ext4 growth needs: the driver must say so.
       await expect(expand()).rejects.toMatchObject({
         code: grpc.status.FAILED_PRECONDITION,
-        details: `volume ${id}: the device grew to ${128 * MiB} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry`,
+        details: `volume ${id}: the device grew to ${128 * MiB} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry, or stop the pods that use the volume: the node grows ext4 without it when the volume is staged next`,
       });
     }
     await unpublish(id, target);

@@ -1,6 +1,7 @@
 // NodeExpandVolume: grow the device (a no-op when ControllerExpandVolume already did), then the
-// filesystem on the mount — resize2fs for ext4 (online, on the device), xfs_growfs for xfs (on the
-// mount point). A raw block volume only needs the device. Not offered in direct mode.
+// filesystem on the mount — resize2fs for ext4 (online, on the device; where it was already grown
+// offline at NodeStageVolume, see format-mount.ts, resize2fs has nothing to do), xfs_growfs for xfs
+// (on the mount point). A raw block volume only needs the device. Not offered in direct mode.
 // volume_path is where the kubelet sees the volume: a publish target, or the staging path (the
 // kubelet calls NodeExpandVolume right after NodeStageVolume when the volume was expanded while no
 // pod used it, "at the next stage"). Both are mounts of the volume's filesystem, so both grow it. A
@@ -84,12 +85,18 @@ async function growMountedFilesystem(
   ctx: CallContext,
 ): Promise<void> {
   const { volumeId, device, fsType, mountpoint } = v;
-  if (fsType === 'ext4' && !(await (deps.hasCapability ?? hasCapability)(CAP_SYS_RESOURCE))) {
+  try {
+    // resize2fs itself decides whether there is anything to grow ("Nothing to do" needs no
+    // capability: e.g. the filesystem was grown offline at NodeStageVolume).
+    await growFilesystem(deps.runner, { fsType, device: device.path, mountpoint }, ctx);
+  } catch (e) {
+    if (fsType !== 'ext4' || ctx.signal?.aborted || (await (deps.hasCapability ?? hasCapability)(CAP_SYS_RESOURCE)))
+      throw e;
     throw new FailedPreconditionError(
-      `volume ${volumeId}: the device grew to ${device.size} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry`,
+      `volume ${volumeId}: the device grew to ${device.size} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry, or stop the pods that use the volume: the node grows ext4 without it when the volume is staged next`,
+      { cause: e },
     );
   }
-  await growFilesystem(deps.runner, { fsType, device: device.path, mountpoint }, ctx);
 }
 
 /** NodeExpandVolume. */

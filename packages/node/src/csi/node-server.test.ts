@@ -218,14 +218,74 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       });
     });
 
-    it('an existing filesystem of the same type is reused (no mkfs)', async () => {
+    /** dumpe2fs -h of an ext4 with `blocks` 4 KiB blocks. */
+    const superblock = (blocks: number): { command: string; args: string[]; exact: true; stdout: string } => ({
+      command: 'dumpe2fs',
+      args: ['-h', `/dev/fake/${vol}`],
+      exact: true,
+      stdout: `Filesystem volume name:   <none>\nBlock count:              ${blocks}\nBlock size:               4096\n`,
+    });
+
+    it('an existing filesystem of the same type is reused (no mkfs); an ext4 that fills its device is not touched', async () => {
       const staging = join(dir, 'stage-reuse');
+      const size = (await dm.getDevice(vol)).size;
+      runner.inner.add(notMounted(staging), { command: 'blkid', stdout: 'TYPE=ext4\n' }, superblock(size / 4096), {
+        command: 'mount',
+        args: ['-t', 'ext4', `/dev/fake/${vol}`, staging],
+        exact: true,
+      });
+      await stage({ staging_target_path: staging });
+      expect(runner.inner.calls.map((c) => c.command)).toEqual(['findmnt', 'blkid', 'dumpe2fs', 'mount']);
+      expect(runner.inner.unused()).toEqual([]);
+    });
+
+    it('an ext4 smaller than its device (expanded while unstaged) is checked and grown before it is mounted', async () => {
+      const staging = join(dir, 'stage-grow');
+      const size = (await dm.getDevice(vol)).size;
       runner.inner.add(
         notMounted(staging),
         { command: 'blkid', stdout: 'TYPE=ext4\n' },
+        superblock(size / 4096 - 1024),
+        { command: 'e2fsck', args: ['-f', '-p', `/dev/fake/${vol}`], exact: true, exitCode: 1 }, // 1: errors corrected
+        { command: 'resize2fs', args: [`/dev/fake/${vol}`], exact: true },
         { command: 'mount', args: ['-t', 'ext4', `/dev/fake/${vol}`, staging], exact: true },
       );
       await stage({ staging_target_path: staging });
+      expect(runner.inner.calls.map((c) => c.command)).toEqual([
+        'findmnt',
+        'blkid',
+        'dumpe2fs',
+        'e2fsck',
+        'resize2fs',
+        'mount',
+      ]);
+      expect(runner.inner.unused()).toEqual([]);
+    });
+
+    it('when e2fsck finds errors it may not fix, the ext4 is mounted as it is (not grown, not made unmountable)', async () => {
+      const staging = join(dir, 'stage-fsck-fails');
+      const size = (await dm.getDevice(vol)).size;
+      runner.inner.add(
+        notMounted(staging),
+        { command: 'blkid', stdout: 'TYPE=ext4\n' },
+        superblock(size / 4096 - 1024),
+        { command: 'e2fsck', args: ['-f', '-p', `/dev/fake/${vol}`], exact: true, exitCode: 4 },
+        { command: 'mount', args: ['-t', 'ext4', `/dev/fake/${vol}`, staging], exact: true },
+      );
+      await stage({ staging_target_path: staging });
+      expect(runner.inner.calls.map((c) => c.command)).toEqual(['findmnt', 'blkid', 'dumpe2fs', 'e2fsck', 'mount']);
+      expect(runner.inner.unused()).toEqual([]);
+    });
+
+    it('an ext4 staged read-only (mount flag ro) is never grown: no dumpe2fs, e2fsck or resize2fs', async () => {
+      const staging = join(dir, 'stage-ro');
+      runner.inner.add(
+        notMounted(staging),
+        { command: 'blkid', stdout: 'TYPE=ext4\n' },
+        { command: 'mount', args: ['-t', 'ext4', '-o', 'ro', `/dev/fake/${vol}`, staging], exact: true },
+      );
+      await stage({ staging_target_path: staging, volume_capability: mountCapability('', ['ro']) });
+      expect(runner.inner.calls.map((c) => c.command)).toEqual(['findmnt', 'blkid', 'mount']);
     });
 
     it('already staged with this device → OK; with another device or fs type → ALREADY_EXISTS', async () => {
@@ -588,10 +648,16 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       expect((await node.deps.state.get(vol))?.size).toBe(128 * MiB);
     });
 
-    it('ext4 without CAP_SYS_RESOURCE → FAILED_PRECONDITION naming the capability (the device still grows)', async () => {
+    it('ext4 without CAP_SYS_RESOURCE: resize2fs refused → FAILED_PRECONDITION naming the capability (the device still grows)', async () => {
       capable = false;
       try {
-        runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`));
+        runner.inner.add(mountedAt(dir, `/dev/fake/${vol}`), {
+          command: 'resize2fs',
+          args: [`/dev/fake/${vol}`],
+          exact: true,
+          exitCode: 1,
+          stderr: 'resize2fs: Permission denied to resize filesystem\n',
+        });
         await expect(
           call(c.node, c.node.NodeExpandVolume, {
             volume_id: vol,
@@ -600,7 +666,7 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
           }),
         ).rejects.toMatchObject({
           code: grpc.status.FAILED_PRECONDITION,
-          details: `volume ${vol}: the device grew to ${132 * MiB} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry`,
+          details: `volume ${vol}: the device grew to ${132 * MiB} bytes, but growing a mounted ext4 filesystem needs CAP_SYS_RESOURCE, which the node driver lacks; run it privileged (or add SYS_RESOURCE) and retry, or stop the pods that use the volume: the node grows ext4 without it when the volume is staged next`,
         });
         expect((await dm.getDevice(vol)).size).toBe(132 * MiB);
       } finally {

@@ -1,9 +1,11 @@
 // Filesystems on PMEM devices: detect what a device holds (blkid), create ext4/xfs with the
 // geometry that DAX wants (4 KiB blocks, 2 MiB alignment, no reflink on xfs: reflink and dax
-// exclude each other), set the xfs extent size hint, and grow a mounted filesystem after the
-// device grew. Parameters follow the Go driver, so volumes it formatted look the same.
+// exclude each other), set the xfs extent size hint, and grow a filesystem after the device grew:
+// a mounted one (online), or an unmounted ext4 before it is mounted (offline, which needs no
+// CAP_SYS_RESOURCE: hosts and containers without it can still grow ext4 volumes that are expanded
+// while no pod uses them). Parameters follow the Go driver, so volumes it formatted look the same.
 import { XFS_MIN_BYTES, type FsType } from '@pmem-csi/csi';
-import { OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
+import { InternalError, OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
 // mkfs.xfs (6.x) refuses filesystems below 300 MiB ("Filesystem must be larger than 300MB"):
@@ -101,4 +103,51 @@ export async function growFilesystem(
   const opts = { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.format };
   if (req.fsType === 'ext4') await runner.run('resize2fs', [req.device], opts);
   else await runner.run('xfs_growfs', ['-d', req.mountpoint], opts);
+}
+
+/** The size of an ext4 filesystem, from its superblock (`dumpe2fs -h`). */
+export interface Ext4Geometry {
+  readonly blockCount: number;
+  readonly blockSize: number;
+}
+
+/** Parse `dumpe2fs -h` output; undefined when it lacks the block count or size. */
+export function parseExt4Geometry(text: string): Ext4Geometry | undefined {
+  const count = /^Block count:\s+(\d+)\s*$/m.exec(text)?.[1];
+  const size = /^Block size:\s+(\d+)\s*$/m.exec(text)?.[1];
+  if (count === undefined || size === undefined) return undefined;
+  return { blockCount: Number(count), blockSize: Number(size) };
+}
+
+export async function ext4Geometry(
+  runner: CommandRunner,
+  device: string,
+  o: ToolCallOptions = {},
+): Promise<Ext4Geometry> {
+  const res = await runner.run('dumpe2fs', ['-h', device], { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.query });
+  const geometry = parseExt4Geometry(res.stdout);
+  if (geometry === undefined)
+    throw new InternalError(`dumpe2fs -h ${device} printed no "Block count" and "Block size"`);
+  return geometry;
+}
+
+/**
+ * Grow the UNMOUNTED ext4 filesystem on `device` to fill it, when the device has room for at least
+ * one more block: e2fsck -f -p first (resize2fs refuses a filesystem that was not checked since it
+ * was last mounted; -p repairs only what is safe without questions and fails otherwise), then
+ * resize2fs. Returns whether it grew. Callers make sure nothing mounts the device meanwhile (e2fsck
+ * also refuses a mounted filesystem).
+ */
+export async function growExt4Offline(
+  runner: CommandRunner,
+  req: { device: string; sizeBytes: number },
+  o: ToolCallOptions = {},
+): Promise<boolean> {
+  const { blockCount, blockSize } = await ext4Geometry(runner, req.device, o);
+  if (Math.floor(req.sizeBytes / blockSize) <= blockCount) return false;
+  const opts = { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.format };
+  // Exit 1: errors were corrected. 4 and up (left uncorrected, or an operational error) throw.
+  await runner.run('e2fsck', ['-f', '-p', req.device], { ...opts, okExitCodes: [0, 1] });
+  await runner.run('resize2fs', [req.device], opts);
+  return true;
 }

@@ -9,10 +9,10 @@ export interface ToolCallOptions {
 
 /** Limits in ms by kind of work. */
 export const TOOL_TIMEOUTS = {
-  /** findmnt, blkid: read-only queries. */
+  /** findmnt, blkid, dumpe2fs -h: read-only queries. */
   query: 15_000,
   /** mount, umount. */
   mount: 60_000,
-  /** mkfs.*, resize2fs, xfs_growfs: proportional to the device size, so generous. */
+  /** mkfs.*, e2fsck, resize2fs, xfs_growfs: proportional to the device size, so generous. */
   format: 600_000,
 } as const;

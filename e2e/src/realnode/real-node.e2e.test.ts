@@ -611,6 +611,16 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
       expect(await waitFor('the resizer Lease to have a holder', () => leaseHolder(kube, resizerLease))).toBe(
         controller[0]?.metadata.name,
       );
+      // The CR names the pod that resizes beside the one that provisions (one replica: the same pod).
+      const named = await waitFor(
+        'the CR to name the replica that resizes',
+        async () => {
+          const c = (await cr())?.status?.driverComponents?.find((x) => x.component === 'Controller');
+          return c?.activeResizer === undefined ? undefined : c;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect([named.active, named.activeResizer]).toEqual([controller[0]?.metadata.name, controller[0]?.metadata.name]);
       await kube.apply(STORAGE_CLASS);
       await kube.apply(claimObject(claim, '64Mi', 'pmem-real'));
       const token = `ext4-${Date.now()}`;

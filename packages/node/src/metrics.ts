@@ -21,7 +21,13 @@ import {
   type RunOptions,
   type RunResult,
 } from '@pmem-csi/runtime';
-import type { CreateDeviceRequest, DeviceCallOptions, DeviceManager, PmemDeviceInfo } from './device/device-manager.js';
+import type {
+  AllocationOptions,
+  CreateDeviceRequest,
+  DeviceCallOptions,
+  DeviceManager,
+  PmemDeviceInfo,
+} from './device/device-manager.js';
 import type { NodeStatus } from './node-driver.js';
 
 export type DeviceOperation = 'create' | 'delete' | 'erase' | 'resize' | 'mkfs';
@@ -208,6 +214,10 @@ class MeteredDeviceManager implements DeviceManager {
 
   getCapacity(options?: DeviceCallOptions): ReturnType<DeviceManager['getCapacity']> {
     return this.#dm.getCapacity(options);
+  }
+
+  allocationSize(size: number, options?: AllocationOptions): Promise<number> {
+    return this.#dm.allocationSize(size, options);
   }
 
   resizeDevice(volumeId: string, size: number, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {

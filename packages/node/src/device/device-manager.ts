@@ -39,6 +39,15 @@ export interface CreateDeviceRequest {
   readonly usage?: 'AppDirect' | 'FileIO';
 }
 
+/** Options of `allocationSize`. */
+export interface AllocationOptions extends DeviceCallOptions {
+  /**
+   * The id of an existing device: the answer is the size `resizeDevice(grow, size)` would leave it
+   * with (never less than it has). Without it: the size `createDevice({ size })` would give.
+   */
+  readonly grow?: string;
+}
+
 /** Volume already exists with that id (create). */
 export class DeviceExistsError extends AlreadyExistsError {}
 /** No device with that id (get, delete when the caller needs it to exist). */
@@ -83,6 +92,18 @@ export interface DeviceManager {
   listDevices(options?: DeviceCallOptions): Promise<PmemDeviceInfo[]>;
   /** Capacity now. */
   getCapacity(options?: DeviceCallOptions): Promise<Capacity>;
+  /**
+   * The size a device of `size` bytes would get, with nothing created or changed: callers refuse a
+   * size that the allocation unit pushes above capacity_range.limit_bytes BEFORE the device exists
+   * or grows (CSI: the limit is a maximum; a refused request changes nothing). Exact for lvm
+   * (extent size of the volume group), emulated and fake (their granularity); a lower bound in direct
+   * mode for a new device (the kernel's page metadata reserve is known only once the namespace
+   * exists; createDevice is never smaller). It does not check free space: createDevice and
+   * resizeDevice name a shortage.
+   * @throws InvalidArgumentError (not a positive byte count), DeviceNotFoundError (unknown `grow`),
+   *   UnimplementedError (direct mode: a growth)
+   */
+  allocationSize(size: number, options?: AllocationOptions): Promise<number>;
   /**
    * Grow a device to at least `size` bytes (lvm, emulated, fake); a size it already has is a no-op.
    * @throws DeviceNotFoundError, NotEnoughSpaceToGrowError, UnimplementedError (direct mode cannot grow a namespace)

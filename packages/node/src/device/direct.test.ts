@@ -367,6 +367,39 @@ describe('DirectDeviceManager queries and deletion', () => {
   });
 });
 
+describe('DirectDeviceManager.allocationSize', () => {
+  it('a new volume: the usable bytes our reserve bound leaves in the raw size createDevice would request', async () => {
+    const runner = new ScriptedRunner([{ ...reply.regions(fixture('ndctl-list-BRDi-qemu.json')), repeat: true }]);
+    const { dm } = setup(runner);
+    // 1 GiB → 1056 MiB raw, as createDevice above requests; the bound leaves 1036 MiB, what the kernel gave there.
+    expect(await dm.allocationSize(GiB)).toBe(usableForRaw(rawForUsable(GiB, 16 * MiB)));
+    expect(await dm.allocationSize(GiB)).toBe(GiB + 12 * MiB);
+    // 64 MiB → 80 MiB raw: 76 MiB by the bound, below the 78 MiB fsdax (78.9 MiB sector) the kernel
+    // gave in the recorded fixtures — a lower bound, so a limit it exceeds is exceeded for certain.
+    expect(await dm.allocationSize(64 * MiB)).toBe(76 * MiB);
+    expect(runner.calls.map((c) => c.args[0])).toEqual(['list', 'list', 'list']);
+  });
+
+  it('a volume no region can hold: the size itself (createDevice names the shortage)', async () => {
+    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    expect(await setup(runner).dm.allocationSize(200 * GiB)).toBe(200 * GiB);
+  });
+
+  it('a growth: the size the namespace has, UnimplementedError beyond it, DeviceNotFoundError for an unknown id', async () => {
+    const { dm } = setup(
+      new ScriptedRunner([{ ...reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')), repeat: true }]),
+    );
+    expect(await dm.allocationSize(512 * MiB, { grow: ID })).toBe(1056964608);
+    await expect(dm.allocationSize(2 * GiB, { grow: ID })).rejects.toThrow(
+      new UnimplementedError('direct mode cannot grow a namespace'),
+    );
+    await expect(dm.allocationSize(GiB, { grow: ID_DISABLED })).rejects.toThrow(DeviceNotFoundError);
+    await expect(dm.allocationSize(0)).rejects.toThrow(
+      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+    );
+  });
+});
+
 describe('DirectDeviceManager.setup', () => {
   it('fails before any ndctl call when /sys is not writable', async () => {
     const runner = new ScriptedRunner();

@@ -230,6 +230,34 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
     expect(runner.calls.filter((c) => c.args.includes('--detach'))).toEqual([]);
   });
 
+  it('allocationSize: 4 MiB units, never below the size a grown volume has; no losetup call, no file touched', async () => {
+    const runner = new ScriptedRunner(
+      [listReply([]), { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' }],
+      ['losetup', 'dd'],
+    );
+    const dm = manager(runner);
+    await expect(dm.allocationSize(MiB)).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: 'emulated device manager: setup() has not been called',
+    });
+    await dm.setup();
+    const dev = await dm.createDevice({ volumeId: 'v', size: 8 * MiB });
+    const cap = await dm.getCapacity();
+    const calls = runner.calls.length;
+    expect(await dm.allocationSize(9 * MiB)).toBe(12 * MiB);
+    expect(await dm.allocationSize(9 * MiB, { grow: 'v' })).toBe(12 * MiB);
+    expect(await dm.allocationSize(1, { grow: 'v' })).toBe(8 * MiB);
+    expect(await dm.allocationSize(128 * MiB)).toBe(128 * MiB); // beyond the 64 MiB pool: rounding only
+    await expect(dm.allocationSize(MiB, { grow: 'w' })).rejects.toMatchObject({
+      kind: 'NotFound',
+      message: 'no device for volume "w"',
+    });
+    expect(runner.calls.length).toBe(calls);
+    expect((await stat(join(backing, 'v.img'))).size).toBe(8 * MiB);
+    expect(await dm.getDevice('v')).toEqual(dev);
+    expect(await dm.getCapacity()).toEqual(cap);
+  });
+
   it('resize: when the loop device cannot take the new size, file and accounting are rolled back', async () => {
     const runner = new ScriptedRunner(
       [

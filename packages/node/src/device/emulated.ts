@@ -24,6 +24,7 @@ import {
 import {
   DeviceExistsError,
   DeviceNotFoundError,
+  type AllocationOptions,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
@@ -183,6 +184,14 @@ export class EmulatedDeviceManager implements DeviceManager {
   async getCapacity(options?: DeviceCallOptions): Promise<Capacity> {
     checkSignal(options);
     return this.#ready().capacity();
+  }
+
+  async allocationSize(size: number, options?: AllocationOptions): Promise<number> {
+    checkSignal(options);
+    const ledger = this.#ready();
+    const grow = options?.grow;
+    if (grow !== undefined && !(this.#devices.has(grow) && ledger.has(grow))) throw notFound(grow);
+    return ledger.sizeFor(size, grow);
   }
 
   async resizeDevice(volumeId: string, size: number, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {

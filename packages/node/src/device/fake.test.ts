@@ -82,10 +82,12 @@ describe('FakeDeviceManager specifics', () => {
   it('rejects bad sizes with InvalidArgument naming the field', async () => {
     const dm = await ready();
     for (const size of [0, -1, 1.5, Number.NaN]) {
-      await expect(dm.createDevice({ volumeId: 'a', size })).rejects.toMatchObject({
+      const invalid = {
         kind: 'InvalidArgument',
         message: `size must be a positive whole number of bytes, got ${String(size)}`,
-      });
+      };
+      await expect(dm.createDevice({ volumeId: 'a', size })).rejects.toMatchObject(invalid);
+      await expect(dm.allocationSize(size)).rejects.toMatchObject(invalid);
     }
     expect(() => new FakeDeviceManager({ totalSize: 0 })).toThrow(
       'total size must be a positive whole number of bytes, got 0',

@@ -7,6 +7,7 @@ import {
   DeviceExistsError,
   DeviceInUseError,
   DeviceNotFoundError,
+  type AllocationOptions,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
@@ -116,6 +117,13 @@ export class FakeDeviceManager implements DeviceManager {
   async getCapacity(options?: DeviceCallOptions): Promise<Capacity> {
     checkSignal(options);
     return this.#ready().capacity();
+  }
+
+  async allocationSize(size: number, options?: AllocationOptions): Promise<number> {
+    checkSignal(options);
+    const ledger = this.#ready();
+    if (options?.grow !== undefined && !ledger.has(options.grow)) throw notFound(options.grow);
+    return ledger.sizeFor(size, options?.grow);
   }
 
   async resizeDevice(volumeId: string, size: number, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {

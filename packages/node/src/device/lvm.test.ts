@@ -608,3 +608,41 @@ describe('LvmDeviceManager.resizeDevice', () => {
     await expect(dm.resizeDevice(ID2, GiB)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID2} not found`));
   });
 });
+
+describe('LvmDeviceManager.allocationSize', () => {
+  // VG0 has 32 MiB extents, VG1 (the emptiest of ours) 4 MiB; the foreign VG, emptier still, never counts.
+  const vgs = reply.vgs(
+    vgsReport([
+      { name: VG0, size: 2 * GiB, free: GiB, extent: 32 * MiB },
+      { name: VG1, size: 20 * GiB, free: 10 * GiB, extent: 4 * MiB },
+      { name: 'system', size: 200 * GiB, free: 100 * GiB, extent: 64 * MiB },
+    ]),
+  );
+  const lvs = reply.lvs(lvsReport([{ name: ID, vg: VG0, size: 64 * MiB }]));
+
+  it("rounds a create up to the extent of the VG it would choose, a growth to the volume's own; only reads vgs and lvs", async () => {
+    const runner = new ScriptedRunner([
+      { ...vgs, repeat: true },
+      { ...lvs, repeat: true },
+    ]);
+    const { dm } = setup(runner);
+    expect(await dm.allocationSize(GiB + 1)).toBe(GiB + 4 * MiB);
+    expect(await dm.allocationSize(65 * MiB, { grow: ID })).toBe(96 * MiB);
+    expect(await dm.allocationSize(MiB, { grow: ID })).toBe(64 * MiB); // never shrinks
+    expect(await dm.allocationSize(64 * MiB, { grow: ID })).toBe(64 * MiB);
+    await expect(dm.allocationSize(GiB, { grow: ID2 })).rejects.toThrow(
+      new DeviceNotFoundError(`volume ${ID2} not found`),
+    );
+    expect(new Set(runner.calls.map((c) => c.command))).toEqual(new Set(['vgs', 'lvs']));
+  });
+
+  it('answers the size itself without a VG of ours (createDevice then names the shortage); refuses bad sizes', async () => {
+    const runner = new ScriptedRunner([reply.vgs(vgsReport([])), reply.lvs(lvsReport([]))]);
+    const { dm } = setup(runner);
+    expect(await dm.allocationSize(GiB + 1)).toBe(GiB + 1);
+    await expect(dm.allocationSize(0)).rejects.toThrow(
+      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+    );
+    expect(runner.unused()).toEqual([]);
+  });
+});

@@ -18,6 +18,7 @@ import {
   DeviceNotFoundError,
   NotEnoughSpaceError,
   NotEnoughSpaceToGrowError,
+  type AllocationOptions,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
@@ -63,12 +64,17 @@ export function largestLvSize(vgs: readonly VolumeGroup[]): number {
   return Math.max(0, ...vgs.map((vg) => alignDown(vg.free, vg.extentSize)));
 }
 
+/** The VG with the most free space, where a new LV goes (see chooseVg). */
+function emptiestVg(vgs: readonly VolumeGroup[]): VolumeGroup | undefined {
+  return [...vgs].sort((a, b) => b.free - a.free)[0];
+}
+
 /**
  * The VG for a new LV of at least `size` bytes: the one with the most free space (spreads volumes
  * over regions, like round-robin, and keeps the others' space), if the extent-rounded size fits.
  */
 export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: VolumeGroup; size: number } | undefined {
-  const [best] = [...vgs].sort((a, b) => b.free - a.free);
+  const best = emptiestVg(vgs);
   if (best === undefined) return undefined;
   const rounded = alignUp(size, best.extentSize);
   return rounded <= best.free ? { vg: best, size: rounded } : undefined;
@@ -293,6 +299,24 @@ export class LvmDeviceManager implements DeviceManager {
     });
   }
 
+  /**
+   * The size rounded up to the extent size of the VG: the volume's own when growing, else the VG a
+   * create would choose (no VG: `size`, which createDevice then refuses for lack of space).
+   */
+  async allocationSize(size: number, options: AllocationOptions = {}): Promise<number> {
+    assertVolumeSize(size);
+    return this.#queue.run(async () => {
+      const { vgs, lvs } = await this.#state(options);
+      if (options.grow === undefined) {
+        const vg = emptiestVg(vgs);
+        return vg === undefined ? size : alignUp(size, vg.extentSize);
+      }
+      const lv = lvs.find((l) => l.name === options.grow);
+      if (lv === undefined) throw new DeviceNotFoundError(`volume ${options.grow} not found`);
+      return Math.max(lv.size, alignUp(size, vgOf(vgs, lv).extentSize));
+    });
+  }
+
   async resizeDevice(volumeId: string, size: number, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
     assertVolumeSize(size);
     return this.#queue.run(async () => {
@@ -300,8 +324,7 @@ export class LvmDeviceManager implements DeviceManager {
       const lv = lvs.find((l) => l.name === volumeId);
       if (lv === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
       if (lv.size >= size) return toInfo(lv);
-      const vg = vgs.find((g) => g.name === lv.vgName);
-      if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${volumeId} not found`);
+      const vg = vgOf(vgs, lv);
       const target = alignUp(size, vg.extentSize);
       if (target - lv.size > vg.free) {
         const maxSize = lv.size + alignDown(vg.free, vg.extentSize);
@@ -321,6 +344,13 @@ export class LvmDeviceManager implements DeviceManager {
   async close(): Promise<void> {
     // Nothing held: every call runs its own tool processes.
   }
+}
+
+/** The VG of an LV. @throws InternalError when lvs and vgs disagree */
+function vgOf(vgs: readonly VolumeGroup[], lv: LogicalVolume): VolumeGroup {
+  const vg = vgs.find((g) => g.name === lv.vgName);
+  if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${lv.name} not found`);
+  return vg;
 }
 
 function toInfo(lv: LogicalVolume): PmemDeviceInfo {

@@ -65,6 +65,15 @@ export class SpaceLedger {
     return { maxVolumeSize: this.maxVolumeSize, available: this.available, managed: this.total, total: this.total };
   }
 
+  /**
+   * What reserve(size) would give a new volume, or grow(volumeId, size) would leave `volumeId` with
+   * (`grow` given), without taking anything or checking free space.
+   */
+  sizeFor(size: number, grow?: string): number {
+    assertValidSize(size);
+    return Math.max(this.round(size), grow === undefined ? 0 : (this.#used.get(grow) ?? 0));
+  }
+
   /** Take `size` (rounded up) for a new volume. @throws NotEnoughSpaceError */
   reserve(volumeId: string, size: number): number {
     assertValidSize(size);

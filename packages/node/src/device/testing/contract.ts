@@ -105,6 +105,7 @@ export function deviceManagerContract(name: string, make: () => Promise<Contract
     registerLifecycleCases(ctx);
     registerCapacityCases(ctx);
     registerEraseCases(ctx);
+    registerAllocationCases(ctx);
     registerResizeCases(ctx);
     registerConcurrencyCases(ctx);
   });
@@ -422,6 +423,46 @@ function registerEraseCases(ctx: ContractContext): void {
       ctx.timeout,
     );
   }
+}
+
+function registerAllocationCases(ctx: ContractContext): void {
+  const { opts } = ctx;
+  it(
+    'allocationSize says beforehand what create and resize give, and changes nothing',
+    async () => {
+      const id = 'ct-alloc';
+      const requested = opts.volumeSize + 1;
+      await ctx.withVolumes([id], async () => {
+        const cap = await ctx.dm.getCapacity();
+        const predicted = await ctx.dm.allocationSize(requested);
+        ctx.expectSize(predicted, requested);
+        // Not even a size beyond the free space is refused: the prediction is about rounding only.
+        expect(await ctx.dm.allocationSize(cap.maxVolumeSize + opts.granularity)).toBeGreaterThan(cap.maxVolumeSize);
+        expect(await ctx.dm.getCapacity()).toEqual(cap);
+        expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
+
+        const dev = await ctx.dm.createDevice({ volumeId: id, size: requested });
+        if (ctx.exact) expect(dev.size).toBe(predicted);
+        else expect(dev.size).toBeGreaterThanOrEqual(predicted); // a lower bound where the kernel decides
+        expect(await ctx.dm.allocationSize(1, { grow: id })).toBe(dev.size); // never shrinks
+        expect(await ctx.dm.allocationSize(dev.size, { grow: id })).toBe(dev.size);
+        const grown = dev.size + opts.granularity + 1;
+        if (opts.resize) {
+          const after = await ctx.dm.allocationSize(grown, { grow: id });
+          expect(after).toBe(ctx.roundUp(grown));
+          expect(await ctx.dm.getDevice(id)).toEqual(dev);
+          expect((await ctx.dm.resizeDevice(id, grown)).size).toBe(after);
+        } else {
+          expect(await rejection(ctx.dm.allocationSize(grown, { grow: id }))).toMatchObject({ kind: 'Unimplemented' });
+          expect(await ctx.dm.getDevice(id)).toEqual(dev);
+        }
+        const err = await rejection(ctx.dm.allocationSize(requested, { grow: 'ct-unknown' }));
+        expect(err).toBeInstanceOf(DeviceNotFoundError);
+        expect(err).toMatchObject({ kind: 'NotFound' });
+      });
+    },
+    ctx.timeout,
+  );
 }
 
 function registerResizeCases(ctx: ContractContext): void {

@@ -5,8 +5,18 @@
 // CSI expansion table's code for an unsupported capacity (it has no RESOURCE_EXHAUSTED row): a
 // limit below the size the volume already has (volumes never shrink), a growth its pool has no room
 // for, and any growth in direct mode, whose namespaces have a fixed size — there a request the
-// volume already satisfies is OK, so a retry or a PVC edit back to the old size never fails.
-import { InvalidArgumentError, NotFoundError, OutOfRangeError, type CallContext, type csi } from '@pmem-csi/runtime';
+// volume already satisfies is OK, so a retry or a PVC edit back to the old size never fails. The
+// limit is checked against the size the device manager says the growth would give (its allocation
+// unit rounds up) BEFORE anything grows: CSI's limit_bytes is a maximum, and a device cannot be
+// shrunk back, so growing first and refusing afterwards left a volume bigger than the caller allowed.
+import {
+  InternalError,
+  InvalidArgumentError,
+  NotFoundError,
+  OutOfRangeError,
+  type CallContext,
+  type csi,
+} from '@pmem-csi/runtime';
 import { NotEnoughSpaceToGrowError, type PmemDeviceInfo } from '../device/device-manager.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
 import { capabilityProblem, requireField, sizeRange, type SizeRange } from '@pmem-csi/csi';
@@ -33,13 +43,30 @@ function fixedSize(deps: NodeServiceDeps, current: PmemDeviceInfo, required: num
   );
 }
 
+/** OUT_OF_RANGE unless the size a growth to `range.required` would give stays within `range.limit`. */
+async function checkLimit(
+  deps: NodeServiceDeps,
+  current: PmemDeviceInfo,
+  range: SizeRange,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (range.limit === 0 || range.required <= current.size) return; // no growth: the caller checked the size it has
+  const size = await deps.dm.allocationSize(range.required, { grow: current.volumeId, signal });
+  if (size <= range.limit) return;
+  throw new OutOfRangeError(
+    `volume ${current.volumeId} on node ${deps.nodeId} cannot grow to capacity_range.required_bytes ${range.required}: its device would have ${size} bytes (rounded up to the allocation unit of ${deps.dm.mode} mode), above capacity_range.limit_bytes ${range.limit}; it keeps its ${current.size} bytes`,
+  );
+}
+
 async function resize(
   deps: NodeServiceDeps,
   current: PmemDeviceInfo,
-  required: number,
+  range: SizeRange,
   signal?: AbortSignal,
 ): Promise<PmemDeviceInfo> {
+  const { required } = range;
   if (!canExpand(deps)) return fixedSize(deps, current, required);
+  await checkLimit(deps, current, range, signal);
   try {
     return await deps.dm.resizeDevice(current.volumeId, required, { signal });
   } catch (e) {
@@ -67,11 +94,13 @@ export async function growVolume(
       `volume ${volumeId} on node ${deps.nodeId} already has ${current.size} bytes, more than capacity_range.limit_bytes ${range.limit}; volumes never shrink`,
     );
   }
-  const device = await resize(deps, current, range.required, signal);
+  const device = await resize(deps, current, range, signal);
   if (record !== undefined && record.size !== device.size) await deps.state.put({ ...record, size: device.size });
+  // Only a device manager whose allocationSize is wrong gets here: answering OK would report a
+  // capacity above the limit, and the record already holds the truth.
   if (range.limit > 0 && device.size > range.limit) {
-    throw new OutOfRangeError(
-      `volume ${volumeId} on node ${deps.nodeId} now has ${device.size} bytes (device alignment), above capacity_range.limit_bytes ${range.limit}`,
+    throw new InternalError(
+      `volume ${volumeId} on node ${deps.nodeId} grew to ${device.size} bytes, above capacity_range.limit_bytes ${range.limit}, although its ${deps.dm.mode} device manager said it would stay within`,
     );
   }
   return device;

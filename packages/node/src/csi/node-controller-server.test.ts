@@ -176,7 +176,7 @@ describe('node-controller service (fake devices, real gRPC)', () => {
         ),
       ).rejects.toMatchObject({
         code: grpc.status.OUT_OF_RANGE,
-        details: `volume "pvc-lim": the device manager allocates ${8 * MiB} bytes for ${5 * MiB} (alignment), above capacity_range.limit_bytes ${6 * MiB}`,
+        details: `volume "pvc-lim" cannot be created for capacity_range.required_bytes ${5 * MiB}: its device would have ${8 * MiB} bytes (rounded up to the allocation unit of fake mode), above capacity_range.limit_bytes ${6 * MiB}`,
       });
       expect(await dm.listDevices()).toEqual([]);
       expect(await node.deps.state.list()).toEqual([]);

@@ -2,8 +2,9 @@
 // tools: a publish target and the staging path (the kubelet's call after NodeStageVolume of a volume
 // expanded offline) both grow the filesystem; a path that is neither is NOT_FOUND naming what is
 // there, before anything grows; a read-only publish target is grown through the writable staging
-// mount; no room for the growth is OUT_OF_RANGE here too. (Sizes, required fields and the
-// CAP_SYS_RESOURCE answer: node-server.test.ts; for real: node-expand-emulated.test.ts.)
+// mount; no room for the growth is OUT_OF_RANGE here too, and so is a growth above limit_bytes,
+// refused before anything grows. (Sizes, required fields and the CAP_SYS_RESOURCE answer:
+// node-server.test.ts; for real: node-expand-emulated.test.ts.)
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -151,5 +152,22 @@ describe('NodeExpandVolume on publish targets and staging paths (fake devices, s
       details: `volume ${vol} on node ${TEST_NODE} cannot grow by ${2 * GiB - current} bytes (from ${current} to ${2 * GiB} bytes): only ${GiB - current} bytes are free for it on node ${TEST_NODE}, so it can grow to at most ${GiB} bytes`,
     });
     expect(await size()).toBe(current);
+  });
+
+  it('a growth the allocation unit would push above limit_bytes → OUT_OF_RANGE before device or filesystem grows', async () => {
+    const current = await size();
+    const record = await node.deps.state.get(vol);
+    runner.inner.add(mountedAt(dir, dev)); // and no resize2fs: an unscripted call would fail the RPC otherwise
+    await expect(
+      expand({
+        volume_path: dir,
+        capacity_range: { required_bytes: String(current + MiB), limit_bytes: String(current + 2 * MiB) },
+      }),
+    ).rejects.toMatchObject({
+      code: grpc.status.OUT_OF_RANGE,
+      details: `volume ${vol} on node ${TEST_NODE} cannot grow to capacity_range.required_bytes ${current + MiB}: its device would have ${current + 4 * MiB} bytes (rounded up to the allocation unit of fake mode), above capacity_range.limit_bytes ${current + 2 * MiB}; it keeps its ${current} bytes`,
+    });
+    expect(await size()).toBe(current);
+    expect(await node.deps.state.get(vol)).toEqual(record);
   });
 });

@@ -171,7 +171,28 @@ export async function createOrFindVolume(
   return { ...(await createVolume(deps, spec, signal)), created: true };
 }
 
+/** capacity_range.required_bytes, and the size asked for when that differs (the default, a filesystem minimum). */
+function requested(spec: VolumeSpec): string {
+  const required = `capacity_range.required_bytes ${spec.range.required}`;
+  return spec.size === spec.range.required ? required : `${spec.size} bytes (${required})`;
+}
+
+/**
+ * OUT_OF_RANGE, before anything exists, when the device manager's allocation unit would push the
+ * device above capacity_range.limit_bytes (CSI: the limit is a maximum, and a refused create leaves
+ * nothing behind).
+ */
+async function checkLimit(deps: NodeServiceDeps, spec: VolumeSpec, signal?: AbortSignal): Promise<void> {
+  if (spec.range.limit === 0) return;
+  const size = await deps.dm.allocationSize(spec.size, { signal });
+  if (size <= spec.range.limit) return;
+  throw new OutOfRangeError(
+    `volume ${JSON.stringify(spec.name)} cannot be created for ${requested(spec)}: its device would have ${size} bytes (rounded up to the allocation unit of ${deps.dm.mode} mode), above capacity_range.limit_bytes ${spec.range.limit}`,
+  );
+}
+
 async function createVolume(deps: NodeServiceDeps, spec: VolumeSpec, signal?: AbortSignal): Promise<ExistingVolume> {
+  await checkLimit(deps, spec, signal);
   const record = newRecord(deps, spec, spec.size);
   await deps.state.put(record);
   deps.hooks?.reached('create:after-record', spec.volumeId);
@@ -186,11 +207,14 @@ async function createVolume(deps: NodeServiceDeps, spec: VolumeSpec, signal?: Ab
     throw e;
   }
   deps.hooks?.reached('create:after-device', spec.volumeId);
+  // The prediction can fall short: direct mode knows the size only once the namespace exists
+  // (allocationSize is a lower bound there), and in lvm mode a concurrent create can change the VG
+  // a new LV lands in. A device above the limit after all is removed again, so nothing stays behind.
   if (spec.range.limit > 0 && device.size > spec.range.limit) {
     await deps.dm.deleteDevice(spec.volumeId, false, { signal });
     await deps.state.delete(spec.volumeId);
     throw new OutOfRangeError(
-      `volume ${JSON.stringify(spec.name)}: the device manager allocates ${device.size} bytes for ${spec.size} (alignment), above capacity_range.limit_bytes ${spec.range.limit}`,
+      `volume ${JSON.stringify(spec.name)} cannot be created for ${requested(spec)}: its device got ${device.size} bytes (more than the ${deps.dm.mode} device manager could tell beforehand), above capacity_range.limit_bytes ${spec.range.limit}; the device was removed again`,
     );
   }
   deps.log.info('volume created', {

@@ -60,6 +60,16 @@ export function objectNamesCollide(crName: string, otherCrName: string): boolean
   return crName !== otherCrName && objectNamePrefix(crName) === objectNamePrefix(otherCrName);
 }
 
+/**
+ * Which of several PmemCSIDeployments with colliding object names keeps them, in the words the
+ * operator's Conflict message, the CRD description and the README use. Both keys are stored by the
+ * API server and never change, so every operator replica, before and after a restart, picks the same
+ * one. The timestamp has whole seconds, so CRs created within one second tie on it; the name breaks
+ * the tie because colliding names differ only in '.' versus '-', and '-' (0x2d) sorts before '.'.
+ */
+export const OBJECT_NAME_OWNERSHIP_RULE =
+  'the deployment with the earliest metadata.creationTimestamp keeps the object names; of deployments created in the same second ' +
+  "(the timestamp has whole seconds) the one whose name sorts first, which is the one with '-' where the names first differ";
 /** Names of all Kubernetes objects of one driver deployment (CR `crName`). */
 export interface DeploymentObjectNames {
   /** CSI driver name = CSIDriver object name = the CR name. */

@@ -2,6 +2,7 @@
 // the Kubernetes convention (metav1.Condition) and both lists are maps keyed by type/component,
 // so that server-side apply merges entries instead of replacing the whole list.
 import type { JSONSchemaProps } from './json-schema.js';
+import { OBJECT_NAME_OWNERSHIP_RULE } from '../names.js';
 import {
   CONDITION_MESSAGE_MAX_LENGTH,
   CONDITION_REASON_MAX_LENGTH,
@@ -22,8 +23,10 @@ import {
 const CONFLICT_DESCRIPTION =
   'Conflict: True when the operator refused this deployment because objects it would write belong to someone else; ' +
   'nothing of this deployment is written then and the phase is Failed. Reasons: NameCollision (another PmemCSIDeployment ' +
-  "gives the same object names, because the two names differ only in '.' and '-'; the one created first, or for the same second the one first by name, keeps running untouched), " +
-  'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment or by another controller). ' +
+  "gives the same object names, because the two names differ only in '.' and '-'. Ownership rule: " +
+  OBJECT_NAME_OWNERSHIP_RULE +
+  '. That deployment runs, takes over any of the objects another one already controls and is never refused for the collision; every other one gets NameCollision naming it), ' +
+  'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment, e.g. a deleted one whose objects the garbage collector has not removed yet, or by another controller). ' +
   'The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both ' +
   "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
   'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.';

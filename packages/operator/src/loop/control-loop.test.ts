@@ -185,6 +185,68 @@ describe('Operator', () => {
     await op.stop();
   });
 
+  describe('two CRs with colliding object names created in the same second (issue 32)', () => {
+    const SAME_SECOND = '2026-03-01T10:00:07Z';
+    const WINNER = 'pmem-csi-intel-com'; // '-' sorts before '.'
+    const LOSER = CR_NAME; // pmem-csi.intel.com
+    const objectWrites = (h: Harness): string[] => h.kube.writes.filter((w) => !w.startsWith('status '));
+    const dsController = (h: Harness): string | undefined =>
+      h.object<KubeObject>('daemonSet', NAMES.nodeDaemonSet)?.metadata.ownerReferences?.[0]?.name;
+    const settled = (h: Harness, op: Operator): boolean =>
+      op.queue.runningCount === 0 &&
+      getCondition(h.cr(LOSER).status?.conditions, 'Conflict')?.reason === 'NameCollision' &&
+      getCondition(h.cr(WINNER).status?.conditions, 'DriverDeployed')?.status === 'True' &&
+      dsController(h) === WINNER;
+
+    it('after an operator restart in between, the winner takes over what the loser deployed; a further restart changes nothing', async () => {
+      const h = harness();
+      let op = start(h);
+      h.putCr({}, LOSER, { creationTimestamp: SAME_SECOND });
+      await eventually(() => dsController(h) === LOSER && op.queue.runningCount === 0);
+      await op.stop();
+      // While no operator runs, the winner by the rule appears.
+      h.putCr({}, WINNER, { creationTimestamp: SAME_SECOND });
+      op = start(h);
+      await eventually(() => settled(h, op));
+      expect(getCondition(h.cr(LOSER).status?.conditions, 'Conflict')?.message).toContain(
+        'both were created in the same second (2026-03-01T10:00:07Z) and "pmem-csi-intel-com" sorts first.',
+      );
+      await op.stop();
+      const before = objectWrites(h).length;
+      op = start(h);
+      await eventually(() => op.synced && settled(h, op));
+      await settle();
+      expect(objectWrites(h).slice(before)).toEqual([]);
+      await op.stop();
+    });
+
+    it("takes back at once an object that the loser wrote in a race (the loser's reconcile began before it saw the winner)", async () => {
+      const h = harness();
+      const op = start(h);
+      h.putCr({}, WINNER, { creationTimestamp: SAME_SECOND });
+      h.putCr({}, LOSER, { creationTimestamp: SAME_SECOND });
+      await eventually(() => settled(h, op));
+      // The DaemonSet as the loser's reconcile would have applied it, without having seen the winner.
+      const ds = h.object<KubeObject>('daemonSet', NAMES.nodeDaemonSet) as KubeObject;
+      h.kube.put({
+        ...ds,
+        metadata: {
+          ...ds.metadata,
+          labels: { ...ds.metadata.labels, [LABEL_KEYS.instance]: LOSER },
+          ownerReferences: (ds.metadata.ownerReferences ?? []).map((r) => ({
+            ...r,
+            name: LOSER,
+            uid: h.cr(LOSER).metadata.uid,
+          })),
+        },
+      });
+      expect(dsController(h)).toBe(LOSER);
+      // No clock advance (no resync): the object's watch event requeues the winner too.
+      await eventually(() => settled(h, op));
+      await op.stop();
+    });
+  });
+
   it('requeues every CR when one is added or changes its spec (PmemOverlap depends on the others), but not on status writes', async () => {
     const h = harness();
     const reconciles: string[] = [];

@@ -2,8 +2,11 @@
 // (only objects labelled as managed by it), each event mapped to the key of the CR that owns the
 // object, a coalescing queue in front of the reconciler, and a periodic resync of every CR so that
 // nothing depends on a single event ever arriving. CRs whose object names collide (plan/ownership.ts)
-// are requeued together when one of them is added or deleted, or an object of one is deleted, so
-// that a refused CR takes over as soon as the one that kept the names is gone. Every CR is requeued
+// are requeued together when one of them is added or deleted, or an object of one changes or is
+// deleted, so that a refused CR takes over as soon as the one that kept the names is gone, and the
+// one that keeps them takes back at once what a later one wrote in a race (two reconciles in flight
+// that each began before the other CR was in the cache). Without a collision that costs nothing.
+// Every CR is requeued
 // when one is added, deleted or changes its spec (generation), because PmemOverlap (plan/pmem-overlap.ts)
 // depends on the other CRs' node selectors and device modes; status writes do not requeue the others.
 // The informers cover every kind any operator version ever created (objects/kinds.ts), so their
@@ -97,11 +100,11 @@ export class Operator {
           labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`,
           ...(type.namespaced ? { namespace: options.namespace } : {}),
         },
-        (event, object) => {
+        (_event, object) => {
           const key = ownerKey(object);
           if (key === undefined) return;
           this.queue.add(key);
-          if (event === 'DELETED') this.#addColliding(key);
+          this.#addColliding(key);
         },
       );
       this.#owned.set(typeKey(type), informer);

@@ -21,7 +21,10 @@ const NEWER_NAMES = deploymentObjectNames(NEWER);
 const COLLISION_MESSAGE =
   'object names collide with PmemCSIDeployment "pmem-csi.intel.com": both names give the object-name prefix "pmem-csi-intel-com" ' +
   '(DaemonSet pmem-csi/pmem-csi-intel-com-node, Deployment pmem-csi/pmem-csi-intel-com-controller, ClusterRole pmem-csi-intel-com-external-provisioner-runner and the other objects of that prefix). ' +
-  '"pmem-csi.intel.com" was created first (2026-03-01T10:00:00Z) and keeps them; this deployment writes nothing. ' +
+  '"pmem-csi.intel.com" keeps them by the ownership rule (the deployment with the earliest metadata.creationTimestamp keeps the object names; ' +
+  "of deployments created in the same second (the timestamp has whole seconds) the one whose name sorts first, which is the one with '-' where the names first differ): " +
+  '"pmem-csi.intel.com" was created first (2026-03-01T10:00:00Z; this deployment 2026-03-01T10:05:00Z). ' +
+  'It takes over any of them this deployment created; this deployment writes nothing. ' +
   "Delete one of the two deployments; to run both drivers, recreate this one under a name that still differs from \"pmem-csi.intel.com\" after replacing '.' with '-'.";
 
 /** Everything in the fake apiserver except the CRs themselves, as JSON. */
@@ -56,6 +59,13 @@ const NEWER_APPLY_ORDER = [
   apply('Deployment', NEWER_NAMES.controllerDeployment),
   apply('DaemonSet', NEWER_NAMES.nodeDaemonSet),
 ];
+
+/** What NEWER's first reconcile writes when it takes over OLDER's objects. */
+const TAKEOVER_WRITES = NEWER_APPLY_ORDER.flatMap((step) =>
+  step.startsWith('apply Deployment ') || step.startsWith('apply DaemonSet ')
+    ? [step, step.replace('apply', 'delete'), step]
+    : [step],
+);
 
 /** OLDER deployed and Running, NEWER created five minutes later. */
 async function twoDeployments(): Promise<Harness> {
@@ -177,6 +187,127 @@ describe('two PmemCSIDeployments whose object names collide', () => {
     h.kube.collectGarbage();
     await h.reconciler().reconcile(CR_NAME);
     expect(h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.ownerReferences?.[0]?.uid).toBe('second-incarnation');
+  });
+});
+
+describe('two colliding PmemCSIDeployments created in the same second (issue 32)', () => {
+  // Timestamps have whole seconds: the name decides, and '-' sorts before '.'.
+  const SAME_SECOND = '2026-03-01T10:00:07Z';
+  const WINNER = NEWER; // pmem-csi-intel-com
+  const LOSER = OLDER; // pmem-csi.intel.com
+  const WINNER_UID = `uid-of-${WINNER}`;
+  const SHARED = 17; // every object of the prefix; each CR's CSIDriver is its own
+  const REFUSED =
+    'object names collide with PmemCSIDeployment "pmem-csi-intel-com": both names give the object-name prefix "pmem-csi-intel-com" ' +
+    '(DaemonSet pmem-csi/pmem-csi-intel-com-node, Deployment pmem-csi/pmem-csi-intel-com-controller, ClusterRole pmem-csi-intel-com-external-provisioner-runner and the other objects of that prefix). ' +
+    '"pmem-csi-intel-com" keeps them by the ownership rule (the deployment with the earliest metadata.creationTimestamp keeps the object names; ' +
+    "of deployments created in the same second (the timestamp has whole seconds) the one whose name sorts first, which is the one with '-' where the names first differ): " +
+    'both were created in the same second (2026-03-01T10:00:07Z) and "pmem-csi-intel-com" sorts first. ' +
+    'It takes over any of them this deployment created; this deployment writes nothing. ' +
+    "Delete one of the two deployments; to run both drivers, recreate this one under a name that still differs from \"pmem-csi-intel-com\" after replacing '.' with '-'.";
+
+  /** The controller uid of every object of the shared prefix, by "Kind name". */
+  const controllers = (h: Harness): Map<string, string | undefined> =>
+    new Map(
+      [...h.kube.objects.values()]
+        .filter((o) => o.kind !== 'PmemCSIDeployment' && o.metadata.name.startsWith('pmem-csi-intel-com-'))
+        .map((o) => [`${o.kind} ${o.metadata.name}`, o.metadata.ownerReferences?.find((r) => r.controller)?.uid]),
+    );
+  const controlledBy = (h: Harness, uid: string): number =>
+    [...controllers(h).values()].filter((u) => u === uid).length;
+
+  /** Both reconciled `rounds` times in the given order; the writes they made. */
+  async function rounds(h: Harness, order: readonly string[], n = 3): Promise<string[]> {
+    const before = h.kube.writes.length;
+    for (let i = 0; i < n; i++) for (const name of order) await h.reconciler().reconcile(name);
+    return h.kube.writes.slice(before);
+  }
+
+  function expectOutcome(h: Harness): void {
+    expect(controlledBy(h, WINNER_UID)).toBe(SHARED);
+    expect(controllers(h).size).toBe(SHARED);
+    expect(h.object('daemonSet', NAMES.nodeDaemonSet)?.metadata.labels?.[LABEL_KEYS.instance]).toBe(WINNER);
+    const winner = h.cr(WINNER).status;
+    expect(getCondition(winner?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
+    expect(getCondition(winner?.conditions, 'Conflict')?.status).not.toBe('True');
+    const loser = h.cr(LOSER).status;
+    expect(loser?.phase).toBe('Failed');
+    expect(loser?.reason).toBe(REFUSED);
+    expect(getCondition(loser?.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'NameCollision',
+      message: REFUSED,
+    });
+  }
+
+  it('the loser by the rule arrived and deployed first: the winner takes over its objects, the loser is refused naming it', async () => {
+    const h = harness();
+    h.putCr({}, LOSER, { creationTimestamp: SAME_SECOND });
+    await h.reconciler().reconcile(LOSER);
+    h.workloadsReady();
+    await h.reconciler().reconcile(LOSER);
+    expect(h.cr(LOSER).status?.phase).toBe('Running');
+    expect(controlledBy(h, OLDER_UID)).toBe(SHARED);
+    h.putCr({}, WINNER, { creationTimestamp: SAME_SECOND });
+
+    let writesBefore = h.kube.writes.length;
+    await h.reconciler().reconcile(WINNER);
+    // Every shared object applied over (the owner reference and labels change), the workloads
+    // recreated because their selector names the CR; its own CSIDriver; nothing of the loser's deleted.
+    expect(h.kube.writes.slice(writesBefore)).toEqual([...TAKEOVER_WRITES, `status ${WINNER}`]);
+    writesBefore = h.kube.writes.length;
+    await h.reconciler().reconcile(LOSER);
+    expect(h.kube.writes.slice(writesBefore)).toEqual([`status ${LOSER}`]);
+    expectOutcome(h);
+    expect(eventsOf(h, WINNER)).toEqual([
+      ['Normal', 'NewDeployment', 'processing new driver deployment'],
+      [
+        'Normal',
+        'ObjectsTakenOver',
+        'took over 17 object(s) controlled by PmemCSIDeployment "pmem-csi.intel.com" (first: Secret pmem-csi/pmem-csi-intel-com-ca), ' +
+          'which comes after this deployment by the ownership rule of colliding object names and is refused with Conflict=True (NameCollision)',
+      ],
+    ]);
+    expect(eventsOf(h, LOSER).slice(-1)).toEqual([['Warning', 'Conflict', REFUSED]]);
+    // The loser's own CSIDriver (named after it, shared with nobody) stays until it is deleted.
+    expect(h.object('csiDriver', LOSER)?.metadata.ownerReferences?.[0]?.uid).toBe(OLDER_UID);
+
+    // Settled: more rounds in either order write nothing, and the winner runs.
+    expect(await rounds(h, [LOSER, WINNER])).toEqual([]);
+    expect(await rounds(h, [WINNER, LOSER])).toEqual([]);
+    h.workloadsReady();
+    await h.reconciler().reconcile(WINNER);
+    expect(h.cr(WINNER).status?.phase).toBe('Running');
+    expectOutcome(h);
+  });
+
+  it('the winner by the rule arrived and deployed first: the loser is refused before it writes anything', async () => {
+    const h = harness();
+    h.putCr({}, WINNER, { creationTimestamp: SAME_SECOND });
+    await h.reconciler().reconcile(WINNER);
+    h.workloadsReady();
+    await h.reconciler().reconcile(WINNER);
+    const before = snapshot(h);
+    h.putCr({}, LOSER, { creationTimestamp: SAME_SECOND });
+    expect(await rounds(h, [LOSER, WINNER])).toEqual([`status ${LOSER}`]);
+    expect(snapshot(h)).toBe(before);
+    expectOutcome(h);
+    expect(h.cr(WINNER).status?.phase).toBe('Running');
+    expect(eventsOf(h, WINNER).map(([, reason]) => reason)).toEqual(['NewDeployment', 'Running']);
+  });
+
+  it('both created, the loser reconciled with a cache that lacked the winner: it deploys, then the winner takes everything over', async () => {
+    const h = harness();
+    h.putCr({}, WINNER, { creationTimestamp: SAME_SECOND });
+    h.putCr({}, LOSER, { creationTimestamp: SAME_SECOND });
+    // What happened in issue 32: the loser's reconcile began before the winner's ADDED event.
+    await h.reconciler({ deployments: () => [h.cr(LOSER) as unknown as KubeObject] }).reconcile(LOSER);
+    expect(controlledBy(h, OLDER_UID)).toBe(SHARED);
+    const writesBefore = h.kube.writes.length;
+    await h.reconciler().reconcile(WINNER);
+    expect(h.kube.writes.slice(writesBefore)).toEqual([...TAKEOVER_WRITES, `status ${WINNER}`]);
+    expect(await rounds(h, [LOSER, WINNER])).toEqual([`status ${LOSER}`]);
+    expectOutcome(h);
   });
 });
 

@@ -42,6 +42,7 @@ import {
   nameCollision,
   ownershipConflict,
   summarizeConflicts,
+  takenOverFrom,
   type ConflictFinding,
 } from '../plan/ownership.js';
 import { emulatedPmem } from '../status/emulated-pmem.js';
@@ -93,6 +94,22 @@ interface EffectiveSpec {
 
 /** An apply step with the live object of that name (undefined: none exists). */
 type ResolvedStep = ApplyStep & { readonly current: KubeObject | undefined };
+
+/** An object this reconcile takes from a PmemCSIDeployment that comes later by the ownership rule. */
+interface Takeover {
+  /** "Kind namespace/name". */
+  readonly object: string;
+  /** The name of the deployment that controls it now. */
+  readonly from: string;
+}
+
+/** The objects among `steps` that the reconcile of `cr` takes over (plan/ownership.ts takenOverFrom). */
+function takeoversOf(steps: readonly ResolvedStep[], { cr, deployments }: WriteContext): Takeover[] {
+  return steps.flatMap((step) => {
+    const from = step.current === undefined ? undefined : takenOverFrom(step.current, cr, deployments);
+    return from === undefined ? [] : [{ object: describeRef(refOf(step.object)), from: from.metadata.name }];
+  });
+}
 
 /** What the writes of one reconcile need to know. */
 interface WriteContext {
@@ -163,6 +180,7 @@ export class Reconciler {
       ),
     );
     if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
+    const takeovers = takeoversOf(steps, context);
     let applied: KubeObject[];
     try {
       applied = await this.#execute(steps, plan.delete, context);
@@ -187,6 +205,7 @@ export class Reconciler {
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
       active,
     });
+    await this.#tookOver(takeovers, context);
     const untilCheck = certs.nextCheck.getTime() - clock.now();
     return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
   }
@@ -210,6 +229,24 @@ export class Reconciler {
     const cached = this.#o.leases?.();
     if (cached !== undefined) return cached.find((l) => l.metadata.name === name);
     return this.#o.kube.get({ ...RESOURCES.lease, namespace: this.#o.namespace, name });
+  }
+
+  /** Log and record (Normal event ObjectsTakenOver) the objects this reconcile took from later deployments. */
+  async #tookOver(takeovers: readonly Takeover[], { cr, log }: WriteContext): Promise<void> {
+    for (const from of new Set(takeovers.map((t) => t.from))) {
+      const objects = takeovers.filter((t) => t.from === from);
+      log.info('took over objects of a deployment that comes later by the ownership rule', {
+        from,
+        objects: objects.map((t) => t.object),
+      });
+      await this.#o.events.record(cr, {
+        type: 'Normal',
+        reason: 'ObjectsTakenOver',
+        message:
+          `took over ${objects.length} object(s) controlled by PmemCSIDeployment "${from}" (first: ${objects[0]?.object ?? ''}), ` +
+          `which comes after this deployment by the ownership rule of colliding object names and is refused with Conflict=True (NameCollision)`,
+      });
+    }
   }
 
   /** Refused for a conflict: status (Conflict True, phase Failed) and event; nothing else is written. */

@@ -9,6 +9,7 @@ import {
   ownershipConflict,
   precedence,
   summarizeConflicts,
+  takenOverFrom,
 } from './ownership.js';
 import { TEST_NAMESPACE, testDeployment } from '../testing/fixtures.js';
 
@@ -47,18 +48,22 @@ describe('nameCollision', () => {
       message:
         'object names collide with PmemCSIDeployment "pmem-csi.intel.com": both names give the object-name prefix "pmem-csi-intel-com" ' +
         '(DaemonSet pmem-csi/pmem-csi-intel-com-node, Deployment pmem-csi/pmem-csi-intel-com-controller, ClusterRole pmem-csi-intel-com-external-provisioner-runner and the other objects of that prefix). ' +
-        '"pmem-csi.intel.com" was created first (2026-01-01T00:00:05Z) and keeps them; this deployment writes nothing. ' +
+        '"pmem-csi.intel.com" keeps them by the ownership rule (the deployment with the earliest metadata.creationTimestamp keeps the object names; ' +
+        "of deployments created in the same second (the timestamp has whole seconds) the one whose name sorts first, which is the one with '-' where the names first differ): " +
+        '"pmem-csi.intel.com" was created first (2026-01-01T00:00:05Z; this deployment 2026-01-01T00:00:09Z). ' +
+        'It takes over any of them this deployment created; this deployment writes nothing. ' +
         "Delete one of the two deployments; to run both drivers, recreate this one under a name that still differs from \"pmem-csi.intel.com\" after replacing '.' with '-'.",
     });
   });
 
-  it('decides a tie within one second by name, the same way for both', () => {
+  it('decides a tie within one second by name, the same way for both and whatever the order of the list', () => {
     const dot = cr('pmem-csi.intel.com', '2026-01-01T00:00:09Z');
-    const both = [dot, DASH].map(asObject);
-    expect(nameCollision(DASH, both, TEST_NAMESPACE)).toBeUndefined();
-    expect(nameCollision(dot, both, TEST_NAMESPACE)?.message).toContain(
-      '"pmem-csi-intel-com" was created in the same second (2026-01-01T00:00:09Z), comes first by name, and keeps them;',
-    );
+    for (const both of [[dot, DASH].map(asObject), [DASH, dot].map(asObject)]) {
+      expect(nameCollision(DASH, both, TEST_NAMESPACE)).toBeUndefined();
+      expect(nameCollision(dot, both, TEST_NAMESPACE)?.message).toContain(
+        ': both were created in the same second (2026-01-01T00:00:09Z) and "pmem-csi-intel-com" sorts first. It takes over',
+      );
+    }
   });
 
   it('names the first of several, and ignores the CR itself and CRs of other prefixes', () => {
@@ -89,6 +94,27 @@ describe('ownershipConflict', () => {
     expect(
       ownershipConflict(object([{ ...ownerReference(DOT), controller: false }]), DASH, deployments),
     ).toBeUndefined();
+  });
+
+  it('lets the first of two colliding CRs take over what the later one controls, whichever was deployed first', () => {
+    // DOT was created first: it takes DASH's objects; DASH never takes DOT's.
+    expect(ownershipConflict(object([ownerReference(DASH)]), DOT, deployments)).toBeUndefined();
+    expect(takenOverFrom(object([ownerReference(DASH)]), DOT, deployments)?.metadata.name).toBe('pmem-csi-intel-com');
+    expect(takenOverFrom(object([ownerReference(DOT)]), DASH, deployments)).toBeUndefined();
+    // The same second, in both orders of arrival in the list: the name decides, alike for both.
+    const dot = cr('pmem-csi.intel.com', '2026-01-01T00:00:09Z');
+    for (const both of [[dot, DASH].map(asObject), [DASH, dot].map(asObject)]) {
+      expect(takenOverFrom(object([ownerReference(dot)]), DASH, both)?.metadata.name).toBe('pmem-csi.intel.com');
+      expect(ownershipConflict(object([ownerReference(dot)]), DASH, both)).toBeUndefined();
+      expect(takenOverFrom(object([ownerReference(DASH)]), dot, both)).toBeUndefined();
+      expect(ownershipConflict(object([ownerReference(DASH)]), dot, both)?.reason).toBe('OwnedByOtherDeployment');
+    }
+    // Not taken over: its own, nobody's, a deployment that is gone or whose names do not collide.
+    expect(takenOverFrom(object([ownerReference(DOT)]), DOT, deployments)).toBeUndefined();
+    expect(takenOverFrom(object(undefined), DOT, deployments)).toBeUndefined();
+    expect(takenOverFrom(object([ownerReference(DASH)]), DOT, [DOT].map(asObject))).toBeUndefined();
+    const unrelated = cr('other.example.org', '2026-01-02T00:00:00Z');
+    expect(takenOverFrom(object([ownerReference(unrelated)]), DOT, [DOT, unrelated].map(asObject))).toBeUndefined();
   });
 
   it('refuses objects controlled by another PmemCSIDeployment, saying whether it still exists', () => {

@@ -1,35 +1,39 @@
 // Who may write an object, and which of two PmemCSIDeployments with colliding object names keeps
 // them. Object names derive from the CR name with '.' replaced by '-' (api names.ts), so e.g.
 // `pmem-csi.intel.com` and `pmem-csi-intel-com` map to the same Secrets, ServiceAccounts, RBAC
-// objects, Services, Deployment and DaemonSet. Before this module, each CR saw the other's
-// objects as "missing" (they carry the other's instance label) and applied and recreated them
-// every few seconds. The names themselves stay as they are (existing clusters' objects carry the
-// Go operator's names), and refusing such names by validation would not help CRs that already
-// exist, so the collision is settled at reconcile time, in two layers:
+// objects, Services, Deployment and DaemonSet. Before issue 18, each CR saw the other's objects as
+// "missing" (they carry the other's instance label) and applied and recreated them every few
+// seconds. The names themselves stay as they are (existing clusters' objects carry the Go
+// operator's names), and refusing such names by validation would not help CRs that already exist,
+// so the collision is settled at reconcile time by one total order (`precedence`,
+// OBJECT_NAME_OWNERSHIP_RULE): creationTimestamp, then the name in code-unit order. Both are stored
+// by the API server and never change, so every replica, after every restart, ranks alike.
 //
 // 1. Precedence, before the reconciler reads the CR's objects or writes anything: among all
 //    PmemCSIDeployments that give the same object-name prefix (the operator's informer cache; the
-//    list is small), the one created first keeps the names — by creationTimestamp, and for the
-//    same second (timestamps have whole seconds) by name in code-unit order, so that every
-//    replica and every reconcile picks the same one. A CR being deleted still counts: its objects exist until the garbage
-//    collector removed them. Every other one is refused: Conflict True (NameCollision), phase
-//    Failed, one Warning event, and nothing written — no certificate generated, no object applied.
+//    list is small), the first by the order keeps the names. A CR being deleted still counts: its
+//    objects exist until the garbage collector removed them. Every other one is refused: Conflict
+//    True (NameCollision) naming the first, phase Failed, one Warning event, and nothing written —
+//    no certificate generated, no object applied.
 // 2. Ownership, for every object the reconcile would apply or recreate, checked on the live
 //    object before the first write (obsolete objects are deleted only when controlled by this CR,
-//    object-plan.ts; the 422 path reads the object again): its controller must be this CR (same uid) or
-//    absent (objects made without one, e.g. by a user or a manifest install, are adopted as
-//    before). An object controlled by another PmemCSIDeployment, or by anything else, is never
-//    touched; the reconcile writes nothing and reports Conflict True (OwnedByOtherDeployment or
-//    OwnedByOtherController) naming the object and its controller. This catches what precedence
-//    cannot see: objects of a CR that is gone but not yet garbage-collected (also a CR deleted and
-//    recreated under the same name), objects that an older operator version let the newer CR take
-//    over, and objects of other controllers. After such a fight both CRs may be refused (the older
-//    one finds objects the newer one controls): the running pods stay as they are until an
-//    administrator deletes one of the two, which is what both messages ask for.
+//    object-plan.ts; the 422 path reads the object again): its controller must be this CR (same
+//    uid), absent (objects made without one, e.g. by a user or a manifest install, are adopted),
+//    or a PmemCSIDeployment that still exists, collides with this one and comes after it by the
+//    order — the first one takes over what a later one created (its apply replaces the owner
+//    reference and labels; a workload whose selector names the other CR is recreated). The same
+//    order thus decides whether the objects exist yet or not: with two CRs created within one
+//    second, the later one by the order may have deployed before the first one appeared in the
+//    cache (issue 32: both were refused, one by precedence, the other by the objects' controller).
+//    An object controlled by any other PmemCSIDeployment (one that is gone but not yet
+//    garbage-collected, also a CR deleted and recreated under the same name) or by anything else
+//    is never touched; the reconcile writes nothing and reports Conflict True
+//    (OwnedByOtherDeployment or OwnedByOtherController) naming the object and its controller.
 //
 // Taking over: the operator requeues every CR sharing a prefix with a CR that was added or deleted,
-// or with the controller of a deleted object (loop/control-loop.ts), so a refused CR takes over as soon as
-// the older one and its objects are gone. Objects of other controllers are not watched: such a
+// or with the controller of an object that changed (loop/control-loop.ts), so a refused CR takes
+// over as soon as the first one and its objects are gone, and the first one takes its objects back
+// should a later one write them in a race. Objects of other controllers are not watched: such a
 // conflict is checked again after OWNERSHIP_RECHECK_MS.
 // Clearing: once set, the Conflict condition stays and turns False (reason Resolved) at the first
 // reconcile that is not refused, so that its lastTransitionTime tells when the conflict ended and
@@ -38,6 +42,7 @@ import type { V1OwnerReference } from '@kubernetes/client-node';
 import {
   API_GROUP,
   KIND,
+  OBJECT_NAME_OWNERSHIP_RULE,
   deploymentObjectNames,
   formatTimestamp,
   objectNamePrefix,
@@ -77,7 +82,10 @@ const createdAt = (o: Created): number => {
   return Number.isNaN(ms) ? Infinity : ms;
 };
 
-/** Negative when `a` keeps the object names over `b`: created first, then first by name. */
+/**
+ * Negative when `a` keeps the object names over `b` (OBJECT_NAME_OWNERSHIP_RULE): created first,
+ * then first by name in code-unit order. A total order on CRs (names are unique).
+ */
 export function precedence(a: Created, b: Created): number {
   const byTime = createdAt(a) - createdAt(b);
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime;
@@ -113,18 +121,37 @@ export function nameCollision(
   const other = winner.metadata.name;
   const prefix = objectNamePrefix(cr.metadata.name);
   const names = deploymentObjectNames(other);
-  const first =
+  const why =
     createdAt(winner) === createdAt(cr)
-      ? `was created in the same second (${timestampOf(winner)}), comes first by name,`
-      : `was created first (${timestampOf(winner)})`;
+      ? `both were created in the same second (${timestampOf(winner)}) and "${other}" sorts first`
+      : `"${other}" was created first (${timestampOf(winner)}; this deployment ${timestampOf(cr)})`;
   return {
     reason: CONFLICT_REASONS.nameCollision,
     message:
       `object names collide with PmemCSIDeployment "${other}": both names give the object-name prefix "${prefix}" ` +
       `(DaemonSet ${namespace}/${names.nodeDaemonSet}, Deployment ${namespace}/${names.controllerDeployment}, ClusterRole ${names.provisionerClusterRole} and the other objects of that prefix). ` +
-      `"${other}" ${first} and keeps them; this deployment writes nothing. ` +
+      `"${other}" keeps them by the ownership rule (${OBJECT_NAME_OWNERSHIP_RULE}): ${why}. ` +
+      `It takes over any of them this deployment created; this deployment writes nothing. ` +
       `Delete one of the two deployments; to run both drivers, recreate this one under a name that still differs from "${other}" after replacing '.' with '-'.`,
   };
+}
+
+/**
+ * The PmemCSIDeployment in `deployments` that controls `live` and that `cr` takes the object from:
+ * one that still exists, whose object names collide with `cr`'s, and that `cr` precedes. Undefined
+ * for any other object (controlled by `cr`, by nobody, or by someone `cr` must leave alone).
+ */
+export function takenOverFrom(
+  live: KubeObject,
+  cr: OwnerDeployment,
+  deployments: readonly KubeObject[],
+): KubeObject | undefined {
+  const controller = controllerOf(live);
+  if (controller === undefined || !isDeploymentRef(controller) || controller.uid === cr.metadata.uid) return undefined;
+  const owner = deployments.find((d) => d.metadata.uid === controller.uid);
+  return owner !== undefined && objectNamesCollide(owner.metadata.name, cr.metadata.name) && precedence(cr, owner) < 0
+    ? owner
+    : undefined;
 }
 
 /** An object that `cr` must not write, and who controls it. */
@@ -140,7 +167,7 @@ export interface ObjectConflict {
 /**
  * Why `cr` must not write `live`: it is controlled by another PmemCSIDeployment (`deployments`
  * tells whether that one still exists) or by another controller. Undefined when the controller is
- * `cr` itself or there is none.
+ * `cr` itself, there is none, or `cr` takes the object over (takenOverFrom).
  */
 export function ownershipConflict(
   live: KubeObject,
@@ -149,6 +176,7 @@ export function ownershipConflict(
 ): ObjectConflict | undefined {
   const controller = controllerOf(live);
   if (controller === undefined || (isDeploymentRef(controller) && controller.uid === cr.metadata.uid)) return undefined;
+  if (takenOverFrom(live, cr, deployments) !== undefined) return undefined;
   const object = describeRef(refOf(live));
   if (!isDeploymentRef(controller)) {
     return {

@@ -104,6 +104,7 @@ export interface StatusEvent {
     | 'Failed'
     | 'Conflict'
     | 'ConflictResolved'
+    | 'ObjectsTakenOver'
     | 'NoMatchingNodes'
     | 'PmemOverlap'
     | 'EmulatedPmem';

@@ -3,6 +3,7 @@ import { jest } from '@jest/globals';
 import { KubeApiError } from './kube/kube-errors.js';
 import { OperatorFlagError, parseOperatorFlags } from './binary/flags.js';
 import { listenAddress } from './binary/http-server.js';
+import { watchedKinds } from './loop/control-loop.js';
 import { runOperator } from './main.js';
 import { CR_NAME, NAMES, harness, testCertDeps } from './testing/harness.js';
 
@@ -134,6 +135,81 @@ describe('runOperator', () => {
     expect(h.kube.watchCount).toBe(0);
     expect(lines.some((l) => JSON.parse(l).msg === 'stopping')).toBe(true);
     expect(CR_NAME).toBe('pmem-csi.intel.com');
+  });
+
+  it('counts the routine ends of watches as restarts by reason, never as API access failures (issue 32)', async () => {
+    const h = harness();
+    h.putCr();
+    // As @kubernetes/client-node 1.4 answers an abort the operator asked for (a stalled watch).
+    h.kube.stopRejectsWith = new KubeApiError(0, 'The user aborted a request.');
+    const stop = new AbortController();
+    let port = 0;
+    const exit = runOperator(
+      ['--metrics-address=127.0.0.1:0', '--namespace=pmem-csi', '--driver-image=example.org/driver:B'],
+      {},
+      {
+        kube: h.kube,
+        clock: h.clock,
+        stop: stop.signal,
+        certs: testCertDeps,
+        logSink: () => undefined,
+        onListening: (p) => (port = p),
+      },
+    );
+    const informers = watchedKinds().length + 2; // the CRs and the Leases besides
+    const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const value = (text: string, series: string): number | undefined => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const restarts = (text: string, reason: string): number | undefined =>
+      value(text, `pmem_csi_operator_watch_restarts_total{reason="${reason}"}`);
+    /** Until every informer has restarted its watch `n` times for `reason`. */
+    const restarted = async (reason: string, n: number): Promise<string> => {
+      const deadline = Date.now() + 20_000;
+      let text = await scrape();
+      while ((restarts(text, reason) !== n * informers || h.kube.watchCount !== informers) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 25));
+        text = await scrape();
+      }
+      return text;
+    };
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((h.cr().status?.observedGeneration !== 1 || h.kube.watchCount !== informers) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 25));
+      // The apiserver ends every watch at its timeout, then with 410 Gone; the informers relist.
+      h.kube.breakWatches();
+      await restarted('closed', 1);
+      h.kube.breakWatches(new KubeApiError(410, 'too old resource version: 5 (6)'));
+      await restarted('expired', 1);
+      // No event for three minutes: the informers stop their watches themselves.
+      h.kube.stallWatches();
+      await h.clock.advance(180_000);
+      let text = await restarted('stalled', 1);
+      expect(
+        ['closed', 'expired', 'stalled', 'failed', 'relist'].map((reason) => [reason, restarts(text, reason)]),
+      ).toEqual([
+        ['closed', informers],
+        ['expired', informers],
+        ['stalled', informers],
+        ['failed', 0],
+        ['relist', 0],
+      ]);
+      expect(value(text, 'pmem_csi_operator_api_access_failures_total')).toBe(0);
+      expect(text).not.toContain('result="access_failure"');
+      expect(value(text, 'pmem_csi_operator_api_reachable')).toBe(1);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+      // A watch cut by the connection is trouble: a restart that failed, and a failed request.
+      h.kube.breakWatches(new KubeApiError(0, 'socket hang up'));
+      text = await restarted('failed', 1);
+      expect(restarts(text, 'failed')).toBe(informers);
+      expect(value(text, 'pmem_csi_operator_api_access_failures_total')).toBe(informers);
+    } finally {
+      stop.abort();
+      await expect(exit).resolves.toBe(0);
+    }
   });
 
   it('reports not ready with the reason while the API refuses its credentials, and ready again after a success', async () => {

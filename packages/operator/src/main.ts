@@ -14,6 +14,7 @@ import { kubeEventRecorder } from './status/events.js';
 import { OperatorFlagError, operatorUsage, parseOperatorFlags, type OperatorConfig } from './binary/flags.js';
 import { OperatorMetrics, startHttpServer, type OperatorProbe } from './binary/http-server.js';
 import { ClientKubeApi } from './kube/kube-api.js';
+import { noWatchRestarts, type Informer, type WatchRestartReason, type WatchRestarts } from './kube/informer.js';
 import { loadKubeConfig, operatorUserAgent } from './kube/kube-client.js';
 import type { KubeApi } from './kube/kube-port.js';
 import { LeaderElector } from './loop/leader.js';
@@ -134,6 +135,15 @@ function configOrExit(
   }
 }
 
+/** The restarts of all informers, by reason. */
+function watchRestarts(informers: readonly Informer[]): WatchRestarts {
+  const total = noWatchRestarts();
+  for (const informer of informers)
+    for (const [reason, n] of Object.entries(informer.restartsByReason) as [WatchRestartReason, number][])
+      total[reason] += n;
+  return total;
+}
+
 /** /readyz and /metrics of a running control loop; a standby replica counts as ready while it reaches the API. */
 function probeOf(running: Running, metrics: OperatorMetrics, health: ApiHealth): OperatorProbe {
   const leader = (): boolean => running.elector?.isLeader ?? true;
@@ -143,7 +153,7 @@ function probeOf(running: Running, metrics: OperatorMetrics, health: ApiHealth):
       metrics.render({
         queueDepth: running.operator.queue.pendingCount,
         leader: leader(),
-        watchRestarts: running.operator.informers.reduce((n, i) => n + i.restarts, 0),
+        watchRestarts: watchRestarts(running.operator.informers),
         informersSynced: running.operator.synced,
         apiAccessFailures: health.failuresTotal,
         apiReachable: health.problem() === undefined,

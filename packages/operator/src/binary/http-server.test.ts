@@ -13,7 +13,7 @@ function sample(text: string, series: string): number | undefined {
 const gauges: OperatorGauges = {
   queueDepth: 2,
   leader: true,
-  watchRestarts: 3,
+  watchRestarts: { closed: 3, expired: 1, failed: 0, stalled: 0, relist: 0 },
   informersSynced: true,
   apiAccessFailures: 0,
   apiReachable: true,
@@ -46,7 +46,13 @@ describe('the operator /metrics endpoint (prom-client)', () => {
       expect(sample(first.text, 'pmem_csi_operator_reconciles_total{result="error"}')).toBe(0);
       expect(sample(first.text, 'pmem_csi_operator_queue_depth')).toBe(2);
       expect(sample(first.text, 'pmem_csi_operator_leader')).toBe(1);
-      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total')).toBe(3);
+      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total{reason="closed"}')).toBe(3);
+      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total{reason="expired"}')).toBe(1);
+      // Every reason is exposed from the start, so that rate() and increase() see the first restart.
+      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total{reason="failed"}')).toBe(0);
+      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total{reason="stalled"}')).toBe(0);
+      expect(sample(first.text, 'pmem_csi_operator_watch_restarts_total{reason="relist"}')).toBe(0);
+      expect(sample(first.text, 'pmem_csi_operator_api_access_failures_total')).toBe(0);
       expect(sample(first.text, 'pmem_csi_operator_api_reachable')).toBe(1);
 
       // Two reconciles, one failing; three API requests: one fine, one unanswered, one 409.
@@ -61,7 +67,13 @@ describe('the operator /metrics endpoint (prom-client)', () => {
       health.record('list DaemonSet');
       health.record('apply Deployment', new KubeApiError(0, 'connect ECONNREFUSED'));
       health.record('patch PmemCSIDeployment status', new KubeApiError(409, 'conflict'));
-      current = { ...gauges, queueDepth: 0, leader: false, watchRestarts: 4, apiReachable: false };
+      current = {
+        ...gauges,
+        queueDepth: 0,
+        leader: false,
+        watchRestarts: { ...gauges.watchRestarts, closed: 4 },
+        apiReachable: false,
+      };
 
       const { text } = await scrape();
       expect(sample(text, 'pmem_csi_operator_reconciles_total{result="success"}')).toBe(1);
@@ -86,7 +98,8 @@ describe('the operator /metrics endpoint (prom-client)', () => {
       expect(sample(text, 'pmem_csi_operator_api_access_failures_total')).toBe(1);
       expect(sample(text, 'pmem_csi_operator_queue_depth')).toBe(0);
       expect(sample(text, 'pmem_csi_operator_leader')).toBe(0);
-      expect(sample(text, 'pmem_csi_operator_watch_restarts_total')).toBe(4);
+      expect(sample(text, 'pmem_csi_operator_watch_restarts_total{reason="closed"}')).toBe(4);
+      expect(sample(text, 'pmem_csi_operator_watch_restarts_total{reason="expired"}')).toBe(1);
       expect(sample(text, 'pmem_csi_operator_api_reachable')).toBe(0);
     } finally {
       await new Promise<void>((r) => (server as Server).close(() => r()));

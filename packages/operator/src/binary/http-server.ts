@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { createProcessRegistry, METRICS_CONTENT_TYPE, metricsText } from '@pmem-csi/runtime';
 import { isAccessFailure } from '../kube/api-health.js';
+import { WATCH_RESTART_REASONS, type WatchRestarts } from '../kube/informer.js';
 
 export interface OperatorProbe {
   /** Why the operator is not ready; undefined when it is. */
@@ -20,7 +21,8 @@ export interface OperatorProbe {
 export interface OperatorGauges {
   readonly queueDepth: number;
   readonly leader: boolean;
-  readonly watchRestarts: number;
+  /** Watch restarts of all informers by reason. */
+  readonly watchRestarts: WatchRestarts;
   readonly informersSynced: boolean;
   readonly apiAccessFailures: number;
   readonly apiReachable: boolean;
@@ -41,8 +43,11 @@ export const RECONCILE_BUCKETS: readonly number[] = [0.01, 0.05, 0.1, 0.25, 0.5,
  * several do not share counters). Names kept from the hand-written exposition before prom-client:
  *   pmem_csi_operator_reconciles_total{result}            reconciles of PmemCSIDeployments: success, error
  *   pmem_csi_operator_reconcile_duration_seconds{result}  how long they took
- *   pmem_csi_operator_queue_depth, _leader, _watch_restarts_total, _informers_synced,
- *   pmem_csi_operator_api_access_failures_total, _api_reachable (see README "Operator status")
+ *   pmem_csi_operator_queue_depth, _leader, _informers_synced,
+ *   pmem_csi_operator_watch_restarts_total{reason}       closed and expired: the apiserver ended the watch (routine);
+ *                                                         failed, stalled, relist (kube/informer.ts)
+ *   pmem_csi_operator_api_access_failures_total, _api_reachable (see README "Operator status"): requests
+ *                                                         that failed; a watch's routine end is none
  *   pmem_csi_operator_api_requests_total{verb,kind,result}  every API request: success,
  *                                                         access_failure (no answer, 401, 403), error (any other refusal)
  * plus pmem_csi_build_info{component="operator"} and the default process metrics.
@@ -54,7 +59,7 @@ export class OperatorMetrics {
   readonly #apiRequests: Counter<'verb' | 'kind' | 'result'>;
   readonly #queueDepth: Gauge;
   readonly #leader: Gauge;
-  readonly #watchRestarts: Counter;
+  readonly #watchRestarts: Counter<'reason'>;
   readonly #informersSynced: Gauge;
   readonly #apiAccessFailures: Counter;
   readonly #apiReachable: Gauge;
@@ -101,9 +106,11 @@ export class OperatorMetrics {
     });
     this.#watchRestarts = new Counter({
       name: 'pmem_csi_operator_watch_restarts_total',
-      help: 'Watches restarted after an error, a stall or a relist.',
+      help: 'Watches restarted, by reason: closed (the apiserver ended it at its timeout) and expired (410 Gone) are routine; failed (an error), stalled (no event or bookmark for too long), relist (periodic).',
+      labelNames: ['reason'] as const,
       registers,
     });
+    for (const reason of WATCH_RESTART_REASONS) this.#watchRestarts.inc({ reason }, 0);
     this.#informersSynced = new Gauge({
       name: 'pmem_csi_operator_informers_synced',
       help: '1 when every informer has listed.',
@@ -111,7 +118,7 @@ export class OperatorMetrics {
     });
     this.#apiAccessFailures = new Counter({
       name: 'pmem_csi_operator_api_access_failures_total',
-      help: 'API requests that got no answer or were refused with 401/403.',
+      help: 'API requests that got no answer or were refused with 401/403 (a watch that the apiserver ends at its timeout or with 410 Gone is not one).',
       registers,
     });
     this.#apiReachable = new Gauge({
@@ -156,7 +163,7 @@ export class OperatorMetrics {
     this.#apiReachable.set(gauges.apiReachable ? 1 : 0);
     // Totals kept by the informers and ApiHealth: the counters follow them.
     this.#watchRestarts.reset();
-    this.#watchRestarts.inc(gauges.watchRestarts);
+    for (const reason of WATCH_RESTART_REASONS) this.#watchRestarts.inc({ reason }, gauges.watchRestarts[reason]);
     this.#apiAccessFailures.reset();
     this.#apiAccessFailures.inc(gauges.apiAccessFailures);
     return metricsText(this.registry);

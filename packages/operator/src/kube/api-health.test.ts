@@ -1,5 +1,6 @@
 import { ApiHealth, MonitoredKubeApi, isAccessFailure } from './api-health.js';
 import { KubeApiError } from './kube-errors.js';
+import type { WatchHandle } from './kube-port.js';
 import { RESOURCES } from './resources.js';
 import { FakeKube } from '../testing/fake-kube.js';
 import { ManualClock, settle } from '../testing/manual-clock.js';
@@ -117,5 +118,54 @@ describe('ApiHealth', () => {
     await clean.done;
     await settle();
     expect(health.problem()).toBeUndefined();
+  });
+
+  it('never counts a watch that the apiserver ended routinely or that the operator stopped as a failed request (issue 32)', async () => {
+    const requests: string[] = [];
+    const clock = new ManualClock();
+    const health = new ApiHealth({
+      clock,
+      failures: 1,
+      boundMs: 0,
+      onRequest: (request, error) => requests.push(`${request} ${error === undefined ? 'ok' : 'failed'}`),
+    });
+    const fake = new FakeKube();
+    const kube = new MonitoredKubeApi(fake, health);
+    // As @kubernetes/client-node 1.4 answers an abort the caller asked for: an error without status.
+    fake.stopRejectsWith = new KubeApiError(0, 'The user aborted a request.');
+    const open = (): Promise<WatchHandle> => kube.watch(RESOURCES.secret, { resourceVersion: '1' }, () => undefined);
+
+    // The apiserver's timeout: a clean close.
+    let w = await open();
+    fake.breakWatches();
+    await w.done;
+    // The resourceVersion expired: 410 Gone, then the informer relists.
+    w = await open();
+    fake.breakWatches(new KubeApiError(410, 'too old resource version: 5 (6)'));
+    await expect(w.done).rejects.toMatchObject({ status: 410 });
+    // A stall or a due relist: the operator stops the watch itself.
+    w = await open();
+    w.stop();
+    await expect(w.done).rejects.toThrow('The user aborted a request.');
+    await settle();
+    expect(health.failuresTotal).toBe(0);
+    expect(health.problem()).toBeUndefined();
+    expect(requests).toEqual([
+      'watch Secret ok',
+      'watch Secret ok',
+      'watch Secret ok',
+      'watch Secret ok',
+      'watch Secret ok', // the stopped watch: its opening only
+    ]);
+
+    // A watch cut by the connection is still a failed request.
+    w = await open();
+    fake.breakWatches(new KubeApiError(0, 'socket hang up'));
+    await expect(w.done).rejects.toThrow('socket hang up');
+    expect(health.failuresTotal).toBe(1);
+    expect(requests.slice(-1)).toEqual(['watch Secret failed']);
+    expect(health.problem()).toBe(
+      `${NOT_READY} 1 requests over 0s failed (last: watch Secret: no answer: socket hang up)`,
+    );
   });
 });

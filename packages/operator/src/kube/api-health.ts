@@ -9,13 +9,20 @@
 // has at least `failures` requests and began at least `boundMs` ago: one failed request, or a short
 // apiserver restart, does not take the operator out of its Service. The first success ends the
 // streak, and the operator is ready again at once. Watches count twice: opening one, and how it
-// ends (a watch cut by a connection error or refused with 401/403 is a failure).
+// ends. An end is a failure only when the watch broke: cut by a connection error (status 0) or an
+// ERROR event 401/403. The apiserver ends every watch routinely — at its timeout (a clean close)
+// or with 410 Gone when the resourceVersion expired — and the informer then relists: such an end
+// counts as an answer (a success), and only the relist that follows, a request of its own, can
+// fail. A watch the operator stopped itself (a stall, a due relist, shutting down) does not count
+// at all: the client reports that abort as an error without status, which is no failure of the
+// API (issue 32: every such restart had counted as an access failure).
+// Restarts are counted apart, by reason, in pmem_csi_operator_watch_restarts_total (informer.ts).
 // Limit: the streak is global, so RBAC lost for one kind while the others still answer keeps the
 // operator ready; that shows as reconcile errors in the logs, metrics and the PmemCSIDeployment status.
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import type { Clock } from '../clock.js';
-import { KubeApiError } from './kube-errors.js';
+import { KubeApiError, isExpired } from './kube-errors.js';
 import type {
   KubeApi,
   KubeObject,
@@ -152,14 +159,24 @@ export class MonitoredKubeApi implements KubeApi {
   async watch(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
     const request = `watch ${type.kind}`;
     const handle = await this.#track(request, () => this.#kube.watch(type, options, onEvent));
+    let stopped = false;
     const done = handle.done.then(
-      () => this.#health.record(request),
+      () => {
+        if (!stopped) this.#health.record(request);
+      },
       (e: unknown) => {
-        this.#health.record(request, e);
+        // 410 Gone: the server answered that the watch must relist; its end is routine.
+        if (!stopped) this.#health.record(request, isExpired(e) ? undefined : e);
         throw e;
       },
     );
-    return { stop: () => handle.stop(), done };
+    return {
+      stop: () => {
+        stopped = true;
+        handle.stop();
+      },
+      done,
+    };
   }
 
   createEvent(event: CoreV1Event): Promise<void> {

@@ -7,8 +7,14 @@
 //   is emitted as events, so a missed event is repaired within one interval;
 // - a watch that ends or fails (410 Gone included) is restarted from a fresh list, with capped
 //   exponential backoff while listing fails.
+// Every restart is counted by its reason (WatchRestartReason): `closed` (the apiserver ended the
+// watch at its timeout) and `expired` (410 Gone: the resourceVersion is too old) are the routine
+// life of a watch; `failed` (any other error), `stalled` and `relist` are this module's own
+// decisions or trouble. None of them is an API access failure (api-health.ts): a relist that
+// fails is, as a request of its own.
 import type { Logger } from '@pmem-csi/runtime';
 import { sleep, type Clock, type TimerHandle } from '../clock.js';
+import { isExpired } from './kube-errors.js';
 import type { KubeApi, KubeObject, ResourceType, WatchEvent } from './kube-port.js';
 
 export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -33,7 +39,22 @@ export const INFORMER_DEFAULTS = {
   maxBackoffMs: 60 * 1000,
 } as const;
 
-type WatchEnd = 'closed' | 'failed' | 'stalled' | 'relist' | 'stopped';
+/** Why a watch was restarted (label `reason` of pmem_csi_operator_watch_restarts_total). */
+export const WATCH_RESTART_REASONS = ['closed', 'expired', 'failed', 'stalled', 'relist'] as const;
+export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
+
+/** Restarts by reason, every reason present. */
+export type WatchRestarts = Readonly<Record<WatchRestartReason, number>>;
+
+export const noWatchRestarts = (): Record<WatchRestartReason, number> => ({
+  closed: 0,
+  expired: 0,
+  failed: 0,
+  stalled: 0,
+  relist: 0,
+});
+
+type WatchEnd = WatchRestartReason | 'stopped';
 
 const storeKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -45,7 +66,7 @@ export class Informer {
   readonly #abort = new AbortController();
   #loop: Promise<void> | undefined;
   #synced = false;
-  #restarts = 0;
+  readonly #restarts = noWatchRestarts();
   #wake: ((end: WatchEnd) => void) | undefined;
 
   constructor(kube: KubeApi, options: InformerOptions, handler: InformerHandler) {
@@ -61,7 +82,12 @@ export class Informer {
 
   /** How often the watch was restarted after it ended, failed, stalled or was due for a relist. */
   get restarts(): number {
-    return this.#restarts;
+    return WATCH_RESTART_REASONS.reduce((n, reason) => n + this.#restarts[reason], 0);
+  }
+
+  /** The restarts by reason. */
+  get restartsByReason(): WatchRestarts {
+    return { ...this.#restarts };
   }
 
   get kind(): string {
@@ -92,7 +118,7 @@ export class Informer {
         failures = 0;
         const end = await this.#watch(list.resourceVersion);
         if (end === 'stopped') return;
-        this.#restarts++;
+        this.#restarts[end]++;
         this.#o.log.debug('watch restarting', { kind: this.#o.type.kind, why: end });
         if (end === 'stalled' || end === 'failed')
           this.#o.log.info('watch restarted', { kind: this.#o.type.kind, why: end });
@@ -156,8 +182,8 @@ export class Informer {
     handle.done.then(
       () => wake('closed'),
       (e: unknown) => {
-        this.#o.log.debug('watch failed', { kind: this.#o.type.kind, error: e });
-        wake('failed');
+        this.#o.log.debug('watch ended with an error', { kind: this.#o.type.kind, error: e });
+        wake(isExpired(e) ? 'expired' : 'failed');
       },
     );
     const timers: TimerHandle[] = [

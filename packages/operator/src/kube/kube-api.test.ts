@@ -274,6 +274,43 @@ describe('ClientKubeApi on the wire', () => {
     }
   });
 
+  it('ends a watch it stopped without an error; a close by the server resolves, a cut connection rejects without status', async () => {
+    const ends: Array<'end' | 'destroy' | 'hold'> = ['hold', 'end', 'destroy'];
+    const { api, server } = await stub([
+      (req, _b, res) => {
+        if (req.url?.startsWith('/api/v1/namespaces/ns/secrets?') !== true) return false;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '6' } } })}\n`);
+        const how = ends.shift();
+        if (how === 'end') setTimeout(() => res.end(), 50);
+        if (how === 'destroy') setTimeout(() => req.socket.destroy(), 50);
+        return true;
+      },
+    ]);
+    const watch = async (): Promise<{ done: Promise<void>; stop(): void; events: WatchEvent[] }> => {
+      const events: WatchEvent[] = [];
+      const handle = await api.watch(RESOURCES.secret, { namespace: 'ns', resourceVersion: '5' }, (e) =>
+        events.push(e),
+      );
+      return { done: handle.done, stop: () => handle.stop(), events };
+    };
+    try {
+      // Stopped by the informer (a stall, a due relist): the client aborts and reports the abort
+      // as an error without status, which the adapter must not pass on as a failure.
+      const held = await watch();
+      while (held.events.length === 0) await new Promise((r) => setTimeout(r, 10));
+      held.stop();
+      await expect(held.done).resolves.toBeUndefined();
+      // The apiserver's timeout ends the stream cleanly.
+      await expect((await watch()).done).resolves.toBeUndefined();
+      // A connection cut in the middle of the stream: no answer.
+      await expect((await watch()).done).rejects.toMatchObject({ status: 0, message: 'Premature close' });
+    } finally {
+      server.closeAllConnections();
+      await close(server);
+    }
+  });
+
   it('lists a custom resource kind with a label selector, filling in apiVersion and kind', async () => {
     const { api, seen, server } = await stub([
       (req, _b, res) => {

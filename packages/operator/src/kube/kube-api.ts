@@ -216,6 +216,9 @@ export class ClientKubeApi implements KubeApi {
 
   async watch(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
     let finish: (error?: KubeApiError) => void = () => undefined;
+    // The client reports our own abort as an error ("The user aborted a request.", no status):
+    // after stop() the watch ended as asked, which is no failure of the API.
+    let stopped = false;
     const done = new Promise<void>((resolve, reject) => {
       finish = (error) => (error === undefined ? resolve() : reject(error));
     });
@@ -241,9 +244,15 @@ export class ClientKubeApi implements KubeApi {
           });
         }
       },
-      (err: unknown) => finish(err === null || err === undefined ? undefined : toKubeError(err)),
+      (err: unknown) => finish(stopped || err === null || err === undefined ? undefined : toKubeError(err)),
     );
-    return { stop: () => controller.abort(), done };
+    return {
+      stop: () => {
+        stopped = true;
+        controller.abort();
+      },
+      done,
+    };
   }
 
   async createEvent(event: CoreV1Event): Promise<void> {

@@ -20,6 +20,14 @@ export function isConflict(e: unknown): boolean {
   return e instanceof KubeApiError && e.status === 409;
 }
 
+/**
+ * 410 Gone: the resourceVersion a watch continues from is older than the apiserver keeps (an ERROR
+ * event "too old resource version", reason Expired). The normal end of a long watch: relist.
+ */
+export function isExpired(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 410;
+}
+
 /** 422: the apiserver refused the object itself (e.g. a change of an immutable field). */
 export function isInvalid(e: unknown): boolean {
   return e instanceof KubeApiError && e.status === 422;

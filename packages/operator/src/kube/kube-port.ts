@@ -55,8 +55,12 @@ export interface WatchOptions extends ListOptions {
   readonly resourceVersion: string;
 }
 
-/** A running watch. `done` settles when the stream ends: resolves on a clean close, rejects on an error (410 Gone included). */
+/**
+ * A running watch. `done` settles when the stream ends: resolves on a clean close by the server
+ * and once `stop()` ended it, rejects on an error (410 Gone included: isExpired).
+ */
 export interface WatchHandle {
+  /** End the watch from this side; `done` then resolves (an abort the caller asked for is no error). */
   stop(): void;
   readonly done: Promise<void>;
 }

@@ -116,6 +116,7 @@ describe('Operator', () => {
     expect(op.informers.reduce((n, i) => n + i.restarts, 0)).toBeGreaterThanOrEqual(
       restartsBefore + op.informers.length,
     );
+    expect(op.informers.every((i) => i.restartsByReason.stalled >= 1)).toBe(true);
     await op.stop();
   });
 
@@ -132,6 +133,16 @@ describe('Operator', () => {
     h.kube.breakWatches(new KubeApiError(410, 'too old resource version'));
     await eventually(() => h.kube.watchCount === watches);
     expect(op.informers.every((i) => i.restarts === 1)).toBe(true);
+    expect(op.informers.map((i) => i.restartsByReason)).toEqual(
+      op.informers.map(() => ({ closed: 0, expired: 1, failed: 0, stalled: 0, relist: 0 })),
+    );
+    h.kube.breakWatches(new KubeApiError(500, 'internal error'));
+    await eventually(() => h.kube.watchCount === watches);
+    h.kube.breakWatches();
+    await eventually(() => h.kube.watchCount === watches);
+    expect(op.informers.map((i) => i.restartsByReason)).toEqual(
+      op.informers.map(() => ({ closed: 1, expired: 1, failed: 1, stalled: 0, relist: 0 })),
+    );
     await op.stop();
     expect(h.kube.watchCount).toBe(0);
   });

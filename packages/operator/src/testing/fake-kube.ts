@@ -363,8 +363,15 @@ export class FakeKube implements KubeApi {
     };
     this.#watchers.push(watcher);
     for (const entry of this.#log) if (entry.rv > Number(options.resourceVersion)) this.#deliver(watcher, entry);
-    return { stop: () => watcher.end(), done };
+    return { stop: () => watcher.end(this.stopRejectsWith), done };
   }
+
+  /**
+   * When set, stop() ends a watch with this error instead of cleanly, as @kubernetes/client-node
+   * 1.4 reports an abort the caller asked for ("The user aborted a request.", no status): for tests
+   * of the layers above the adapter, which must not count that as a failure.
+   */
+  stopRejectsWith: Error | undefined;
 
   /** Open watches (tests check restarts). */
   get watchCount(): number {

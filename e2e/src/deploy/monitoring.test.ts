@@ -73,7 +73,7 @@ describe('PromQL of the rules and the dashboard', () => {
     const rules = parse(readFileSync(RULES, 'utf8')) as RuleFile;
     const exprs = rules.groups.flatMap((g) => g.rules.map((r) => ({ alert: r.alert ?? '', expr: r.expr })));
     expect(exprs.map((e) => e.alert)).toEqual([
-      'PmemCsiNodeDriverUnavailable', 'PmemCsiRegistryLeaseExpiries', 'PmemCsiCapacityLow', 'PmemCsiCertificateExpiringSoon', 'PmemCsiOperatorReconcileErrors', 'PmemCsiOperationErrors',
+      'PmemCsiNodeDriverUnavailable', 'PmemCsiRegistryLeaseExpiries', 'PmemCsiCapacityLow', 'PmemCsiCertificateExpiringSoon', 'PmemCsiOperatorReconcileErrors', 'PmemCsiOperatorApiAccessFailures', 'PmemCsiOperationErrors',
     ]);
     for (const { alert, expr } of exprs) {
       const names = seriesOf(expr);
@@ -121,7 +121,7 @@ describe('promtool', () => {
 
   it('check rules: the rules file is valid', async () => {
     const r = await run('check', 'rules', RULES);
-    expect(r).toEqual({ code: 0, out: expect.stringContaining('SUCCESS: 6 rules found') });
+    expect(r).toEqual({ code: 0, out: expect.stringContaining('SUCCESS: 7 rules found') });
   });
 
   it('test rules: every alert fires when it should and not before', async () => {

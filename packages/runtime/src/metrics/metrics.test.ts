@@ -12,6 +12,7 @@ import { TlsFileSource } from '../tls/source.js';
 import { removeDir, testPki, tlsFilesIn, writeTlsFiles } from '../tls/__fixtures__/test-certs.js';
 import { registerCertificateExpiry } from './certificates.js';
 import { CsiOperationMetrics, grpcCodeLabel } from './grpc.js';
+import { Gauge } from 'prom-client';
 import { createProcessRegistry, metricsText, registeredNames } from './registry.js';
 
 /** The value of one sample line `name{labels} value` (labels in the order prom-client writes them). */
@@ -38,6 +39,18 @@ describe('createProcessRegistry', () => {
     );
     expect(registeredNames(b)).toEqual(['pmem_csi_build_info']);
     expect(await metricsText(b)).not.toContain('component="node"');
+  });
+
+  it('writes a NaN value as the format spells it ("NaN"; prom-client says "Nan"), with labels or without', async () => {
+    const registry = createProcessRegistry({ component: 'node', version: '1', processMetrics: false });
+    new Gauge({ name: 'test_nan', help: 'h', registers: [registry] }).set(Number.NaN);
+    new Gauge({ name: 'test_nan_labelled', help: 'h', labelNames: ['x'] as const, registers: [registry] }).set(
+      { x: 'Nan' },
+      Number.NaN,
+    );
+    const lines = (await metricsText(registry)).split('\n');
+    expect(lines).toEqual(expect.arrayContaining(['test_nan NaN', 'test_nan_labelled{x="Nan"} NaN']));
+    expect(lines.filter((l) => l.endsWith(' Nan'))).toEqual([]);
   });
 
   it('refuses an empty component or version', () => {

@@ -37,9 +37,13 @@ export function createProcessRegistry(options: ProcessRegistryOptions): Registry
   return registry;
 }
 
-/** The Prometheus text exposition of `registry`. */
-export function metricsText(registry: Registry): Promise<string> {
-  return registry.metrics();
+/**
+ * The Prometheus text exposition of `registry`. prom-client 15 writes a NaN value as "Nan"; the
+ * format's spelling is "NaN" (Prometheus itself parses either, stricter parsers — OpenMetrics, our
+ * cluster tier — only "NaN"). Seen on nodejs_eventloop_lag_* right after start, before any sample.
+ */
+export async function metricsText(registry: Registry): Promise<string> {
+  return (await registry.metrics()).replace(/ Nan$/gm, ' NaN');
 }
 
 /** Names of every series registered on `registry` (metric family names, as in `# TYPE` lines). */

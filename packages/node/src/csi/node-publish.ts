@@ -8,11 +8,17 @@
 // absolute and no system directory (co-paths.ts); publish refuses a target that already holds other
 // content, and unpublish never unmounts what is not this volume.
 import { isEphemeralVolumeContext } from '@pmem-csi/api';
-import { AlreadyExistsError, FailedPreconditionError, type CallContext, type csi } from '@pmem-csi/runtime';
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  type CallContext,
+  type csi,
+} from '@pmem-csi/runtime';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { bindMount } from '../mount/mount.js';
-import { absolutePath, checkTargetIsFree } from '../mount/paths.js';
+import { absolutePath, checkTargetIsFree, samePathText } from '../mount/paths.js';
 import { ensureDirectory, ensureFile, removeTarget, sameBlockDevice } from '../mount/targets.js';
 import { accessRequest, type AccessMode } from './access-request.js';
 import { coPath, unmountVolumeAt } from './co-paths.js';
@@ -92,6 +98,14 @@ export async function publishVolumeRpc(
   if (isEphemeralVolumeContext(req.volume_context)) return publishEphemeralVolume(deps, { req, access, target }, ctx);
   // Only a bind source, and only once it is a mount of this volume's device (publishFilesystem).
   const staging = absolutePath(req.staging_target_path, 'staging_target_path');
+  if (samePathText(target, staging))
+    throw new InvalidArgumentError(
+      `target_path ${target} is the staging_target_path; a volume is published at a path of its own`,
+    );
+  if (access.kind === 'block' && target.endsWith('/'))
+    throw new InvalidArgumentError(
+      `target_path ${target} ends in "/": a raw block volume is published on a file, not in a directory`,
+    );
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await requireDevice(deps, volumeId, ctx.signal);
     const readonly = req.readonly || readOnlyByMode(access.mode);

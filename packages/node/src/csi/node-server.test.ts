@@ -376,6 +376,25 @@ describe('node service (fake devices, scripted tools, real gRPC)', () => {
       await expect(publish(req)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details });
     });
 
+    it('a target_path that is the staging path (as text) → INVALID_ARGUMENT; a raw block target ending in "/" too; no tool runs', async () => {
+      const staging = join(dir, 'stage');
+      for (const target of [staging, `${staging}/`, `${staging}//`])
+        for (const volume_capability of [mountCapability(), blockCapability()])
+          await expect(
+            publish({ staging_target_path: staging, target_path: target, volume_capability }),
+          ).rejects.toMatchObject({
+            code: grpc.status.INVALID_ARGUMENT,
+            details: `target_path ${target} is the staging_target_path; a volume is published at a path of its own`,
+          });
+      // Found by the node's CSI fuzz test: the block publish answered INTERNAL (EISDIR).
+      const target = `${join(dir, 'pub', 'block-dir')}/`;
+      await expect(publish({ target_path: target, volume_capability: blockCapability() })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `target_path ${target} ends in "/": a raw block volume is published on a file, not in a directory`,
+      });
+      expect(runner.inner.calls).toEqual([]);
+    });
+
     it('unknown volume → NOT_FOUND', async () => {
       await expect(publish({ volume_id: 'nope-2' })).rejects.toMatchObject({
         code: grpc.status.NOT_FOUND,

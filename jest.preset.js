@@ -3,6 +3,8 @@
 // --experimental-vm-modules (see package.json "unit" and nx.json targetDefaults), ts-jest compiles
 // each file in isolation (type checking is the separate `typecheck` target), and workspace packages
 // resolve to their TypeScript sources through the "@pmem-csi/source" export condition.
+// Every project's globalSetup refuses a Node.js of another major than package.json pins
+// (tools/check-node.mjs), however Jest was started (npm run unit, nx test, npx jest, e2e).
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +15,7 @@ export function projectConfig(configUrl, displayName, overrides = {}) {
     displayName,
     rootDir,
     testEnvironment: 'node',
+    globalSetup: fileURLToPath(new URL('./tools/check-node.mjs', import.meta.url)),
     testMatch: ['<rootDir>/src/**/*.test.ts'],
     // *.guest.test.ts need the QEMU guest of the real-PMEM tier (e2e/qemu): only it sets PMEM_CSI_GUEST=1.
     testPathIgnorePatterns: [

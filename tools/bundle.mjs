@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pinnedNodeVersion } from './check-node.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const check = process.argv.includes('--check');
@@ -28,7 +29,8 @@ const result = await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  // The syntax of the Node.js the image runs: the one package.json pins (versions.env says the same).
+  target: `node${pinnedNodeVersion().split('.')[0]}`,
   conditions: ['@pmem-csi/source'],
   outExtension: { '.js': '.mjs' },
   banner: { js: banner },

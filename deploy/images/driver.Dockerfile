@@ -2,7 +2,7 @@
 # The PMEM-CSI driver image, pmem-csi-driver:<version>: one binary for the controller Deployment
 # (--mode controller) and the node DaemonSet (--mode node). See deploy/images/README.md.
 #   docker build -f deploy/images/driver.Dockerfile -t pmem-csi-driver:0.1.0 .      (repository root)
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 # The image's version: its tag, its label and what the binary reports (--version, CSI
 # GetPluginInfo, node registrations); the build stage writes it into the sources it compiles.
 ARG VERSION=0.1.0

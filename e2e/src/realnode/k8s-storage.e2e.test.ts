@@ -33,12 +33,20 @@ import {
   type Definition,
   type SpecRef,
 } from './k8s-storage-specs.js';
-import { countedSpecs, resultsMarkdown, runModeFrom, runStorageSuite, type SuiteRun } from './k8s-storage.js';
+import {
+  countedSpecs,
+  resultsMarkdown,
+  runModeFrom,
+  runStorageSuiteSharded,
+  shardsFrom,
+  type SuiteRun,
+} from './k8s-storage.js';
 import { NODE_NETWORK } from './network.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
 import { podsReady, type Pod } from './workloads.js';
 
 const MODE = runModeFrom(process.env);
+const SHARDS = shardsFrom(process.env, MODE);
 const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
 const RELEASE = 'pmem-csi';
 const OPERATOR_NAMESPACE = 'pmem-csi-operator';
@@ -241,7 +249,7 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
       const focus = MODE === 'full' ? focusExpression('all') : focusExpression(CURATED);
       const skip = skipExpression(SKIPS);
       try {
-        run = await runStorageSuite({
+        run = await runStorageSuiteSharded({
           e2eTest,
           kubeconfig: cluster.kubeconfig,
           repoRoot: REPO_ROOT,
@@ -251,6 +259,7 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
           ...(skip === undefined ? {} : { skip }),
           skips: SKIPS,
           timeoutMs: SUITE_TIMEOUT_MS,
+          shards: SHARDS,
         });
       } catch (e) {
         run = e instanceof Error ? e : new Error(String(e));
@@ -259,7 +268,7 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
       if (run instanceof Error) return;
       const counted = countedSpecs(run.report.specs, MODE === 'full' ? undefined : CURATED);
       process.stdout.write(
-        `\ne2e.test (${MODE}) ran ${(run.ms / 60_000).toFixed(1)} min, exit code ${run.exitCode}; output ${run.outputFile}, JUnit ${run.junitFile}\n`,
+        `\ne2e.test (${MODE}, ${SHARDS} ${SHARDS === 1 ? 'process' : 'processes'}) ran ${(run.ms / 60_000).toFixed(1)} min, exit code ${run.exitCode}; output ${run.outputFile}, JUnit ${run.junitFile}\n`,
       );
       for (const s of counted.filter((x) => x.outcome === 'failed'))
         process.stdout.write(
@@ -276,7 +285,7 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
           RESULTS_FILE,
           resultsMarkdown(run.report.specs, {
             date: new Date().toISOString().slice(0, 10),
-            command: 'bash e2e/k8s-storage/run.sh --full',
+            command: `PMEM_CSI_K8S_STORAGE_SHARDS=${SHARDS} bash e2e/k8s-storage/run.sh --full`,
             minutes: run.ms / 60_000,
             kubernetes,
           }),

@@ -19,7 +19,16 @@ import {
   storageSkips,
   type Definition,
 } from './k8s-storage-specs.js';
-import { countedSpecs, e2eTestArgs, resultsMarkdown, runModeFrom } from './k8s-storage.js';
+import {
+  countedSpecs,
+  dealShards,
+  e2eTestArgs,
+  MAX_ARG_BYTES,
+  mergeReports,
+  resultsMarkdown,
+  runModeFrom,
+  shardsFrom,
+} from './k8s-storage.js';
 
 // The driverDefinition fields and capability names of Kubernetes v1.33.1
 // (test/e2e/storage/external/external.go, test/e2e/storage/framework/testdriver.go).
@@ -453,5 +462,94 @@ describe('RESULTS.md and the command line', () => {
     expect(() => runModeFrom({ PMEM_CSI_K8S_STORAGE: 'all' })).toThrow(
       'PMEM_CSI_K8S_STORAGE="all" is not a run mode; allowed: curated (default), full',
     );
+  });
+
+  it("the dry run adds Ginkgo's -ginkgo.dry-run and nothing else", () => {
+    const o = {
+      kubeconfig: '/k',
+      repoRoot: '/r',
+      dir: '/o',
+      definitions: ['ext4'] as const,
+      focus: 'F',
+      timeoutMs: 300_000,
+    };
+    expect(e2eTestArgs({ ...o, dryRun: true })).toEqual([...e2eTestArgs(o), '-ginkgo.dry-run']);
+  });
+});
+
+describe('the full run in shards', () => {
+  it('PMEM_CSI_K8S_STORAGE_SHARDS: 3 for full and 1 for curated by default, 1-6 on request, anything else refused', () => {
+    expect(shardsFrom({}, 'full')).toBe(3);
+    expect(shardsFrom({}, 'curated')).toBe(1);
+    expect(shardsFrom({ PMEM_CSI_K8S_STORAGE_SHARDS: '5' }, 'full')).toBe(5);
+    expect(shardsFrom({ PMEM_CSI_K8S_STORAGE_SHARDS: '2' }, 'curated')).toBe(2);
+    for (const bad of ['0', '7', '2.5', 'three', '-1'])
+      expect(() => shardsFrom({ PMEM_CSI_K8S_STORAGE_SHARDS: bad }, 'full')).toThrow(
+        `PMEM_CSI_K8S_STORAGE_SHARDS=${JSON.stringify(bad)} is not a shard count; allowed: an integer from 1 to 6 (default 3 for full, 1 for curated)`,
+      );
+  });
+
+  const refs = (n: number): { definition: Definition; spec: string }[] =>
+    Array.from({ length: n }, (_, i) => ({
+      definition: i % 2 === 0 ? ('ext4' as const) : ('xfs' as const),
+      spec: `[Testpattern: Dynamic PV (default fs)] provisioning spec ${String(i).padStart(3, '0')}`,
+    }));
+
+  it('deals every spec to exactly one shard, evenly, the same way for any input order; no empty shard', () => {
+    const specs = refs(10);
+    const parts = dealShards(specs, 3);
+    expect(parts.map((p) => p.length)).toEqual([4, 3, 3]);
+    expect(parts.flat().map(fullSpecText).sort()).toEqual(specs.map(fullSpecText).sort());
+    expect(dealShards([...specs].reverse(), 3)).toEqual(parts);
+    expect(dealShards(refs(2), 3).map((p) => p.length)).toEqual([1, 1]);
+  });
+
+  it("a shard's focus selects its own specs and no other shard's", () => {
+    const specs = refs(9);
+    const parts = dealShards(specs, 3);
+    for (const [i, part] of parts.entries()) {
+      const re = new RegExp(focusExpression(part));
+      for (const [j, other] of parts.entries())
+        for (const s of other) expect([i, j, re.test(fullSpecText(s))]).toEqual([i, j, i === j]);
+    }
+  });
+
+  it('the whole suite (608 specs of both definitions, 200+ characters each) fits one argument per shard with 3 shards', () => {
+    const long = Array.from({ length: 608 }, (_, i) => ({
+      definition: 'xfs' as const,
+      spec: `[Testpattern: Dynamic PV (filesystem volmode)] multiVolume [Slow] should access to two volumes with the same volume mode and retain data across pod recreation on the same node ${i}`,
+    }));
+    const sizes = dealShards(long, 3).map((p) => Buffer.byteLength(focusExpression(p)));
+    expect(Math.max(...sizes)).toBeLessThan(MAX_ARG_BYTES - 100);
+    expect(Math.max(...sizes)).toBeGreaterThan(40_000);
+  });
+
+  it("merges the shards' reports: each spec's outcome from the shard that ran it, listed skips once, failures named by shard", () => {
+    const spec = (s: string, outcome: 'passed' | 'failed' | 'unselected' | 'listed') => ({
+      definition: 'ext4' as const,
+      pattern: 'Dynamic PV (default fs)',
+      suite: 'provisioning',
+      spec: s,
+      outcome,
+      seconds: 1,
+    });
+    const a = {
+      specs: [spec('a', 'passed'), spec('b', 'unselected'), spec('c', 'listed')],
+      otherFailures: [{ name: '[SynchronizedAfterSuite]', message: 'x' }],
+    };
+    const b = {
+      specs: [spec('a', 'unselected'), spec('b', 'failed'), spec('c', 'listed')],
+      otherFailures: [],
+      suiteFailure: 'Suite Timeout Elapsed',
+    };
+    const m = mergeReports([a, b]);
+    expect(m.specs.map((s) => [s.spec, s.outcome])).toEqual([
+      ['a', 'passed'],
+      ['b', 'failed'],
+      ['c', 'listed'],
+    ]);
+    expect(m.otherFailures).toEqual([{ name: 'shard 1: [SynchronizedAfterSuite]', message: 'x' }]);
+    expect(m.suiteFailure).toBe('shard 2: Suite Timeout Elapsed');
+    expect(mergeReports([a])).toEqual(a);
   });
 });

@@ -5,7 +5,14 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runTool, ToolError } from '../cluster/processes.js';
 import { countOutcomes, readStorageReport, type StorageReport, type StorageSpecResult } from './k8s-storage-junit.js';
-import { DEFINITIONS, type Definition, type SpecRef, type StorageSkip } from './k8s-storage-specs.js';
+import {
+  DEFINITIONS,
+  focusExpression,
+  fullSpecText,
+  type Definition,
+  type SpecRef,
+  type StorageSkip,
+} from './k8s-storage-specs.js';
 
 export type StorageRunMode = 'curated' | 'full';
 
@@ -30,6 +37,8 @@ export interface SuiteRunOptions {
   readonly skips: readonly StorageSkip[];
   /** Hard limit of the whole e2e.test run; Ginkgo's own suite timeout is set a minute below. */
   readonly timeoutMs: number;
+  /** List the selected specs (Ginkgo's dry run: every selected spec "passes" without running). */
+  readonly dryRun?: boolean;
 }
 
 export interface SuiteRun {
@@ -55,6 +64,7 @@ export function e2eTestArgs(o: Omit<SuiteRunOptions, 'e2eTest' | 'skips'>): stri
     ...(o.skip === undefined ? [] : [`-ginkgo.skip=${o.skip}`]),
     `-ginkgo.timeout=${ginkgoTimeoutS}s`,
     '-ginkgo.no-color',
+    ...(o.dryRun === true ? ['-ginkgo.dry-run'] : []),
   ];
 }
 
@@ -96,6 +106,103 @@ export async function runStorageSuite(o: SuiteRunOptions): Promise<SuiteRun> {
     });
   }
   return { report, exitCode, ms, outputFile, junitFile };
+}
+
+/** Linux limits one argument to 128 KiB (MAX_ARG_STRLEN); a shard's focus is one argument. */
+export const MAX_ARG_BYTES = 131_072;
+const MAX_SHARDS = 6;
+
+/**
+ * PMEM_CSI_K8S_STORAGE_SHARDS: how many e2e.test processes share the run, each with its own part of
+ * the specs (the suite's specs are parallel-safe apart from [Serial] and [Disruptive], which our skip
+ * list leaves out). Default 3 for the full run (one process ran ~3 spec namespaces a minute, most of
+ * it waiting on pods), 1 for the curated run (CI's budget is measured with one).
+ */
+export function shardsFrom(env: NodeJS.ProcessEnv, mode: StorageRunMode): number {
+  const v = env['PMEM_CSI_K8S_STORAGE_SHARDS'];
+  if (v === undefined || v === '') return mode === 'full' ? 3 : 1;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > MAX_SHARDS)
+    throw new Error(
+      `PMEM_CSI_K8S_STORAGE_SHARDS=${JSON.stringify(v)} is not a shard count; allowed: an integer from 1 to ${MAX_SHARDS} (default 3 for full, 1 for curated)`,
+    );
+  return n;
+}
+
+/** The specs dealt round-robin into at most `shards` non-empty parts (sorted first: the same specs give the same parts). */
+export function dealShards(specs: readonly SpecRef[], shards: number): SpecRef[][] {
+  const sorted = [...specs].sort((a, b) => fullSpecText(a).localeCompare(fullSpecText(b)));
+  const parts: SpecRef[][] = Array.from({ length: Math.min(shards, sorted.length) }, () => []);
+  sorted.forEach((s, i) => parts[i % parts.length]?.push(s));
+  return parts;
+}
+
+/**
+ * One report from the shards' reports: each spec's outcome from the shard that selected it (the
+ * others report it unselected), our listed skips once; suite failures and failed suite nodes named
+ * by their shard.
+ */
+export function mergeReports(reports: readonly StorageReport[]): StorageReport {
+  const key = (s: StorageSpecResult): string => `${s.definition}\n${s.spec}`;
+  const merged = new Map<string, StorageSpecResult>();
+  for (const r of reports)
+    for (const s of r.specs) {
+      const had = merged.get(key(s));
+      if (had === undefined || had.outcome === 'unselected') merged.set(key(s), s);
+    }
+  const named = reports.length > 1;
+  const suiteFailure = reports
+    .map((r, i) => (r.suiteFailure === undefined ? '' : named ? `shard ${i + 1}: ${r.suiteFailure}` : r.suiteFailure))
+    .filter((f) => f !== '')
+    .join('; ');
+  const otherFailures = reports.flatMap((r, i) =>
+    r.otherFailures.map((f) => (named ? { ...f, name: `shard ${i + 1}: ${f.name}` } : f)),
+  );
+  const specs = [...merged.values()];
+  return suiteFailure === '' ? { specs, otherFailures } : { specs, otherFailures, suiteFailure };
+}
+
+/**
+ * The run split over `shards` concurrent e2e.test processes: a dry run lists the specs the focus
+ * and skip select, each shard focuses on its part by exact text, the reports are merged. One shard
+ * is runStorageSuite itself.
+ */
+export async function runStorageSuiteSharded(o: SuiteRunOptions & { readonly shards: number }): Promise<SuiteRun> {
+  if (o.shards === 1) return runStorageSuite(o);
+  const started = Date.now();
+  const dry = await runStorageSuite({ ...o, dir: join(o.dir, 'dry-run'), dryRun: true, timeoutMs: 5 * 60_000 });
+  if (dry.exitCode !== 0)
+    throw new Error(`the dry run of e2e.test exited with ${dry.exitCode} (output: ${dry.outputFile})`);
+  const selected: SpecRef[] = dry.report.specs
+    .filter((s) => s.outcome === 'passed')
+    .map((s) => ({ definition: s.definition, spec: s.spec }));
+  if (selected.length === 0) throw new Error(`the focus selects no spec (dry run: ${dry.outputFile})`);
+  const parts = dealShards(selected, o.shards).map((part) => focusExpression(part));
+  const long = parts.find((f) => Buffer.byteLength(f) > MAX_ARG_BYTES - 100);
+  if (long !== undefined)
+    throw new Error(
+      `a shard's focus (${Buffer.byteLength(long)} bytes, ${selected.length} specs in ${parts.length} shards) exceeds one argument's ${MAX_ARG_BYTES} bytes: raise PMEM_CSI_K8S_STORAGE_SHARDS`,
+    );
+  const remaining = o.timeoutMs - (Date.now() - started);
+  // Every shard to its end before judging: a shard that failed early must not leave the others running unwatched.
+  const settled = await Promise.allSettled(
+    parts.map((focus, i) => runStorageSuite({ ...o, focus, dir: join(o.dir, `shard-${i + 1}`), timeoutMs: remaining })),
+  );
+  const runs: SuiteRun[] = [];
+  for (const [i, r] of settled.entries()) {
+    if (r.status === 'rejected') {
+      const e = r.reason instanceof Error ? r.reason : new Error(String(r.reason));
+      throw new Error(`shard ${i + 1} of ${parts.length}: ${e.message}`, { cause: e });
+    }
+    runs.push(r.value);
+  }
+  return {
+    report: mergeReports(runs.map((r) => r.report)),
+    exitCode: Math.max(...runs.map((r) => r.exitCode)),
+    ms: Date.now() - started,
+    outputFile: runs.map((r) => r.outputFile).join(', '),
+    junitFile: runs.map((r) => r.junitFile).join(', '),
+  };
 }
 
 /**

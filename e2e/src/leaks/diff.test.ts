@@ -44,17 +44,20 @@ describe('findLeaks', () => {
     expect(findLeaks(before, after({ loops: before.loops, mounts: before.mounts }), JEST)).toEqual([]);
   });
 
-  it('a new loop device below a root, with a deleted backing file too; not one outside the roots', () => {
+  it('a new loop device below a root, with a deleted backing file too, and one on a deleted file anywhere; not one outside the roots', () => {
     const loops = [
       ...base().loops,
       { device: '/dev/loop1', backingFile: '/tmp/pmem-csi-e2e-crash/nodes/c1/state/emulated/v1.img' },
       { device: '/dev/loop2', backingFile: '/var/lib/pmem-csi.intel.com/emulated/v2.img (deleted)' },
       { device: '/dev/loop3', backingFile: '/srv/images/not-ours.img' },
       { device: '/dev/loop4', backingFile: '/tmpfoo/not-below-tmp.img' },
+      // Attached in a driver container, file removed after the container was gone: outside every root.
+      { device: '/dev/loop5', backingFile: '/emulated/pvc-91-572e.img (deleted)' },
     ];
     expect(findLeaks(base(), after({ loops }), JEST)).toEqual([
       { kind: 'loop device', what: '/dev/loop1 -> /tmp/pmem-csi-e2e-crash/nodes/c1/state/emulated/v1.img' },
       { kind: 'loop device', what: '/dev/loop2 -> /var/lib/pmem-csi.intel.com/emulated/v2.img (deleted)' },
+      { kind: 'loop device', what: '/dev/loop5 -> /emulated/pvc-91-572e.img (deleted)' },
     ]);
   });
 

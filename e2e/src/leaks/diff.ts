@@ -2,7 +2,10 @@
 // new since the file started counts, so that what the machine had before (another run's leftovers,
 // other work) never fails the file:
 // - a loop device whose backing file lies below a watched root (the temporary directory, kubelet's
-//   or the driver's state directory), not bound to the same file before;
+//   or the driver's state directory), not bound to the same file before; or one bound to a deleted
+//   file wherever its path (a device attached in a container reports its file under that
+//   container's paths once the container is gone, "/emulated/<id>.img"): a device whose file was
+//   removed under it serves nobody;
 // - a mount at or below a watched root that was not there before;
 // - a live process the file started: one whose environment carries the file's tag (inherited by
 //   whatever it started, also after its parent died and init adopted it) or that descends from the
@@ -69,7 +72,7 @@ function leakedProcesses(before: HostSnapshot, after: HostSnapshot, rootPid: num
 export function findLeaks(before: HostSnapshot, after: HostSnapshot, rootPid: number): Leak[] {
   const roots = after.roots;
   const loops = added(before.loops, after.loops, (l) => `${l.device} ${l.backingFile}`)
-    .filter((l) => isBelow(backingPath(l.backingFile), roots))
+    .filter((l) => isBelow(backingPath(l.backingFile), roots) || l.backingFile.endsWith(' (deleted)'))
     .map((l): Leak => ({ kind: 'loop device', what: `${l.device} -> ${l.backingFile}` }));
   const mounts = added(before.mounts, after.mounts, (m) => `${m.target} ${m.source}`)
     .filter((m) => isBelow(m.target, roots))

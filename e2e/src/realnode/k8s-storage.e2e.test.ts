@@ -12,8 +12,6 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_DRIVER_NAME, METRICS_PORT, topologyKey } from '@pmem-csi/api';
-import { listLoopDevices } from '@pmem-csi/node';
-import { HostRunner } from '@pmem-csi/runtime';
 import { REPO_ROOT } from '../cluster/components.js';
 import { clusterHelm, createCluster, printTimings, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
@@ -42,7 +40,7 @@ import {
   type SuiteRun,
 } from './k8s-storage.js';
 import { NODE_NETWORK } from './network.js';
-import { leftovers, startRealNode, type RealNode } from './real-node.js';
+import { leftovers, loopDevicesUnder, startRealNode, type RealNode } from './real-node.js';
 import { podsReady, type Pod } from './workloads.js';
 
 const MODE = runModeFrom(process.env);
@@ -302,10 +300,10 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
     // that node's volumes from under it.
     if (node !== undefined) {
       if (nodeLeft === undefined) nodeLeft = await node.stop().catch((e: Error) => [`stop failed: ${e.message}`]);
-      // A failed run may leave volumes: their loop devices go with the node's clean-up above (and here).
-      for (const l of await listLoopDevices(new HostRunner()).catch(() => []))
-        if (l.backFile.startsWith(`${DRIVER_STATE_DIR}/`))
-          await runTool('losetup', ['--detach', l.name]).catch(() => undefined);
+      // A failed run may leave volumes: their loop devices are detached before their files are
+      // removed (matched by identity too: the driver's container attached them under its own path).
+      for (const l of await loopDevicesUnder(DRIVER_STATE_DIR).catch(() => []))
+        await runTool('losetup', ['--detach', l.name]).catch(() => undefined);
       await rm(DRIVER_STATE_DIR, { recursive: true, force: true }).catch(() => undefined);
     }
     await cluster?.delete().catch(() => undefined);

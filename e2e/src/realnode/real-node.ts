@@ -11,6 +11,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileIdentity, listLoopDevices, type LoopDevice } from '@pmem-csi/node';
+import { HostRunner } from '@pmem-csi/runtime';
 import { pidAlive, type KwokCluster } from '../cluster/harness.js';
 import type { KubeObject } from '../cluster/kube.js';
 import { runTool, type HostProcess } from '../cluster/processes.js';
@@ -91,18 +93,39 @@ function processesMentioning(needle: string): Array<{ pid: number; cmd: string }
   return found;
 }
 
-interface LoopDevice {
-  name: string;
-  'back-file': string | null;
+/** Regular files below `dir` (not through symbolic links), for matching loop devices by identity. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const visit = (d: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) visit(join(d, e.name));
+      else if (e.isFile()) out.push(join(d, e.name));
+    }
+  };
+  visit(dir);
+  return out;
 }
 
-async function loopDevicesUnder(dir: string): Promise<LoopDevice[]> {
-  const { stdout } = await runTool('losetup', ['--json', '--list'], { timeoutMs: 20_000 });
-  if (stdout.trim() === '') return [];
-  const parsed = JSON.parse(stdout) as { loopdevices?: LoopDevice[] };
-  return (parsed.loopdevices ?? []).filter(
-    (d) => d['back-file'] !== null && under(d['back-file'].replace(/ \(deleted\)$/, ''), dir),
-  );
+/**
+ * Loop devices backed by files below `dir`: by path, and by the file's identity (device, inode) —
+ * a device a driver container attached reports its file relative to that container's mount once
+ * the container is gone ("/emulated/<id>.img"), so the path alone misses it, and a clean-up that
+ * then removed the directory left the device attached to a deleted file.
+ */
+export async function loopDevicesUnder(dir: string): Promise<LoopDevice[]> {
+  const loops = await listLoopDevices(new HostRunner());
+  const ids = new Set<string>();
+  for (const f of filesUnder(dir)) {
+    const id = await fileIdentity(f);
+    if (id !== undefined) ids.add(id);
+  }
+  return loops.filter((l) => under(l.backFile, dir) || (!l.deleted && l.backId !== undefined && ids.has(l.backId)));
 }
 
 /** Unmount everything mounted below `dir` and the network namespaces created since `netnsBefore`, deepest first. */
@@ -155,7 +178,8 @@ function processesAndMounts(dirs: readonly string[]): string[] {
 export async function leftovers(dirs: readonly string[]): Promise<string[]> {
   const found = processesAndMounts(dirs);
   for (const dir of dirs)
-    for (const d of await loopDevicesUnder(dir)) found.push(`loop device ${d.name} -> ${d['back-file'] ?? '?'}`);
+    for (const d of await loopDevicesUnder(dir))
+      found.push(`loop device ${d.name} -> ${d.backFile}${d.deleted ? ' (deleted)' : ''}`);
   const link = await runTool('ip', ['link', 'show', 'dev', NODE_NETWORK.bridge], {
     okCodes: [0, 1],
     timeoutMs: 10_000,

@@ -4,5 +4,5 @@
 // and the node's internals for tests are exported by '@pmem-csi/node/testing' (src/testing/index.ts).
 export { startNodeDriver, type NodeDriver, type NodeDriverOptions, type NodeStatus } from './node-driver.js';
 export { releaseHostDir, type ReleasedHostDir } from './mount/host-dir.js';
-export { listLoopDevices, type LoopDevice } from './device/emulated-losetup.js';
+export { fileIdentity, listLoopDevices, type LoopDevice } from './device/emulated-losetup.js';
 export { NodeMetrics, type DeviceOperation } from './metrics.js';

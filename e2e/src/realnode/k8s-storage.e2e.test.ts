@@ -40,16 +40,12 @@ import {
   type SuiteRun,
 } from './k8s-storage.js';
 import { NODE_NETWORK } from './network.js';
+import { CR_NAME, DRIVER_NAMESPACE, helmInstallArgs, uninstallStack } from './install.js';
 import { leftovers, loopDevicesUnder, startRealNode, type RealNode } from './real-node.js';
 import { podsReady, type Pod } from './workloads.js';
 
 const MODE = runModeFrom(process.env);
 const SHARDS = shardsFrom(process.env, MODE);
-const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
-const RELEASE = 'pmem-csi';
-const OPERATOR_NAMESPACE = 'pmem-csi-operator';
-const DRIVER_NAMESPACE = 'pmem-csi';
-const CR_NAME = DEFAULT_DRIVER_NAME;
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 /** Our stack's images, and the test images of the suite's pods (images.sh builds them under the suite's names). */
 const STACK_IMAGES = ['driver', 'operator', 'csi-provisioner', 'csi-resizer', 'registrar', 'pause'] as const;
@@ -104,10 +100,6 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
     if (i?.archive === undefined) throw new Error(`image ${name} missing or without an archive`);
     return i;
   };
-  const splitRef = (ref: string): [string, string] => {
-    const at = ref.lastIndexOf(':');
-    return [ref.slice(0, at), ref.slice(at + 1)];
-  };
   const why = async (): Promise<string> =>
     describeStatus(await cluster.kube.get<PmemDeployment>(crRef(CR_NAME)).catch(() => undefined));
   const result = (): SuiteRun => {
@@ -127,47 +119,9 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
   /** Helm installs the operator; the operator deploys the driver (emulated) with our sidecar images. */
   const install = async (): Promise<void> => {
     const started = Date.now();
-    const [opRepo, opTag] = splitRef(image('operator').ref);
-    const [drvRepo, drvTag] = splitRef(image('driver').ref);
-    const spec = {
-      deviceMode: 'emulated',
-      // Sparse files: the suite's volumes (16 MiB-2 GiB, a few at a time) fit with room to spare.
-      emulatedSize: '8Gi',
-      nodeSelector: { storage: 'pmem' },
-      provisionerImage: image('csi-provisioner').ref,
-      resizerImage: image('csi-resizer').ref,
-      nodeRegistrarImage: image('registrar').ref,
-      imagePullPolicy: 'Never',
-      logLevel: 4,
-    };
+    // Sparse files: the suite's volumes (16 MiB-2 GiB, a few at a time) fit with room to spare.
     await clusterHelm(cluster)(
-      [
-        'install',
-        RELEASE,
-        CHART,
-        '--namespace',
-        OPERATOR_NAMESPACE,
-        '--create-namespace',
-        '--set',
-        `operator.image.repository=${opRepo}`,
-        '--set',
-        `operator.image.tag=${opTag}`,
-        '--set',
-        'operator.image.pullPolicy=Never',
-        '--set',
-        `driver.image.repository=${drvRepo}`,
-        '--set',
-        `driver.image.tag=${drvTag}`,
-        '--set',
-        'deployment.create=true',
-        '--set',
-        `deployment.name=${CR_NAME}`,
-        '--set-json',
-        `deployment.spec=${JSON.stringify(spec)}`,
-        '--wait',
-        '--timeout',
-        '180s',
-      ],
+      helmInstallArgs((n) => image(n).ref, '8Gi'),
       240_000,
     );
     await waitStatus(cluster.kube, CR_NAME, {
@@ -375,18 +329,7 @@ describe(`k8s-storage: Kubernetes External Storage suite (${MODE}) on the real n
   }, 330_000);
 
   it('the teardown leaves no mounts, loop devices, containers, network devices, rules or processes', async () => {
-    await clusterHelm(cluster)(
-      ['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s'],
-      180_000,
-    ).catch(() => '');
-    // The PmemCSIDeployment is kept by helm (resource-policy keep): deleting it removes the driver.
-    await cluster.kube.delete(crRef(CR_NAME)).catch(() => false);
-    await waitFor(
-      'the driver pods to be gone',
-      async () =>
-        (await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined,
-      { timeoutMs: 120_000 },
-    ).catch(() => undefined);
+    await uninstallStack(cluster);
     const started = Date.now();
     nodeLeft = (await node?.stop()) ?? ['no node'];
     timings['node teardown'] = Date.now() - started;

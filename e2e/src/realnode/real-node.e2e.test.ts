@@ -54,6 +54,16 @@ import {
   watcherSizes,
   type ExpandingClaim,
 } from './expansion.js';
+import {
+  CHART,
+  CR_NAME,
+  DRIVER_NAMESPACE,
+  helmInstallArgs,
+  OPERATOR_NAMESPACE,
+  RELEASE,
+  splitRef,
+  uninstallStack,
+} from './install.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
 import { builtImages, type BuiltImage } from './images.js';
 import {
@@ -74,12 +84,7 @@ import {
 } from './rollout.js';
 import { POD_LABEL, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
 
-const CHART = join(REPO_ROOT, 'deploy/helm/pmem-csi');
-const RELEASE = 'pmem-csi';
-const OPERATOR_NAMESPACE = 'pmem-csi-operator';
-const DRIVER_NAMESPACE = 'pmem-csi';
 const APP_NAMESPACE = 'real-node-app';
-const CR_NAME = DEFAULT_DRIVER_NAME;
 /** Where the emulated device mode keeps its backing files on the node (spec's state dir). */
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'csi-resizer', 'registrar', 'pause'] as const;
@@ -141,10 +146,6 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const i = images?.get(name);
     if (i?.archive === undefined) throw new Error(`image ${name} missing or without an archive`);
     return i;
-  };
-  const splitRef = (ref: string): [string, string] => {
-    const at = ref.lastIndexOf(':');
-    return [ref.slice(0, at), ref.slice(at + 1)];
   };
   const cr = (): Promise<PmemDeployment | undefined> => cluster.kube.get<PmemDeployment>(crRef(CR_NAME));
   const why = async (): Promise<string> => describeStatus(await cr());
@@ -333,45 +334,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
 
   it('helm install: the operator pod runs, the driver pods run and are ready, the status reports it', async () => {
     const started = Date.now();
-    const [opRepo, opTag] = splitRef(image('operator').ref);
-    const [drvRepo, drvTag] = splitRef(image('driver').ref);
-    const spec = {
-      deviceMode: 'emulated',
-      emulatedSize: '1Gi',
-      nodeSelector: { storage: 'pmem' },
-      provisionerImage: image('csi-provisioner').ref,
-      resizerImage: image('csi-resizer').ref,
-      nodeRegistrarImage: image('registrar').ref,
-      imagePullPolicy: 'Never',
-      logLevel: 4,
-    };
-    await helm([
-      'install',
-      RELEASE,
-      CHART,
-      '--namespace',
-      OPERATOR_NAMESPACE,
-      '--create-namespace',
-      '--set',
-      `operator.image.repository=${opRepo}`,
-      '--set',
-      `operator.image.tag=${opTag}`,
-      '--set',
-      'operator.image.pullPolicy=Never',
-      '--set',
-      `driver.image.repository=${drvRepo}`,
-      '--set',
-      `driver.image.tag=${drvTag}`,
-      '--set',
-      'deployment.create=true',
-      '--set',
-      `deployment.name=${CR_NAME}`,
-      '--set-json',
-      `deployment.spec=${JSON.stringify(spec)}`,
-      '--wait',
-      '--timeout',
-      '180s',
-    ]);
+    await helm(helmInstallArgs((n) => image(n).ref, '1Gi'));
     timings['helm install --wait (operator ready)'] = Date.now() - started;
     const operatorPods = await podsReady(cluster.kube, {
       namespace: OPERATOR_NAMESPACE,
@@ -1740,17 +1703,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   }, 600_000);
 
   it('the teardown leaves no mounts, loop devices, containers, network devices, rules or processes', async () => {
-    await helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE, '--wait', '--timeout', '120s']).catch(
-      () => '',
-    );
-    // The PmemCSIDeployment is kept by helm (resource-policy keep): delete it, which removes the driver.
-    await cluster.kube.delete(crRef(CR_NAME)).catch(() => false);
-    await waitFor(
-      'the driver pods to be gone',
-      async () =>
-        (await cluster.kube.list('v1', 'Pod', { namespace: DRIVER_NAMESPACE })).length === 0 ? true : undefined,
-      { timeoutMs: 120_000 },
-    ).catch(() => undefined);
+    await uninstallStack(cluster);
     const started = Date.now();
     nodeLeft = (await node?.stop()) ?? ['no node'];
     timings['node teardown'] = Date.now() - started;

@@ -59,7 +59,9 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
     await waitAvailable(ctl, 1, { timeoutMs: 60_000 });
     await sleep(2000);
     const [nodePid, refPid, ctlPid] = [pidOf(node.proc), pidOf(ref.proc), pidOf(ctl.proc)];
-    const idle = { ours: rssMiB(nodePid), go: rssMiB(refPid) };
+    const idle = await ctx.measure(['b3.rss-idle-mib'], () =>
+      Promise.resolve({ ours: rssMiB(nodePid), go: rssMiB(refPid) }),
+    );
     const secs = ['-duration', `${loadSeconds(ctx)}s`];
     const client = goTls(ctx.certs.registry);
     const single: Side[] = [
@@ -71,16 +73,22 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
     const pairs: Record<string, Record<string, Series>> = {};
     for (const c of [1, 32]) {
       ctx.say(`  single hop c=${c}: ours vs Go, ${ctx.rounds} round(s) of ${loadSeconds(ctx)} s`);
-      pairs[`c${c}`] = await alternate(ctx, single, ['-op', 'pairs', '-c', String(c), ...secs]);
+      const ids = [
+        `b1.single-hop.c${c}.pairs-per-s`,
+        ...(c === 32 ? ['b1.single-hop.c32.server-cpu-ms-per-pair'] : []),
+      ];
+      pairs[`c${c}`] = await ctx.measure(ids, () => alternate(ctx, single, ['-op', 'pairs', '-c', String(c), ...secs]));
     }
     ctx.say('  GetPluginInfo c=32 on the CSI sockets');
-    const info = await alternate(
-      ctx,
-      [
-        { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
-        { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
-      ],
-      ['-op', 'info', '-c', '32', ...secs],
+    const info = await ctx.measure(['b1.info.c32.calls-per-s'], () =>
+      alternate(
+        ctx,
+        [
+          { name: 'ours', args: ['-target', `unix://${node.socket}`], pid: nodePid },
+          { name: 'go', args: ['-target', `unix://${ref.socket}`], pid: refPid },
+        ],
+        ['-op', 'info', '-c', '32', ...secs],
+      ),
     );
     // End to end last: the controller answers CreateVolume only after its start-up settle period.
     ctx.say('  end to end: waiting for the controller to settle, then 300 pairs of warm-up');
@@ -100,17 +108,21 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
     for (const c of [1, 32]) {
       ctx.say(`  end to end c=${c}`);
       const runs: LoadRun[] = [];
-      for (let round = 0; round < ctx.rounds; round++) {
-        runs.push(
-          await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', String(c), ...secs], {
-            ours: nodePid,
-            controller: ctlPid,
-          }),
-        );
-      }
+      await ctx.measure([`b1.e2e.c${c}.pairs-per-s`], async () => {
+        for (let round = 0; round < ctx.rounds; round++) {
+          runs.push(
+            await runLoad(ctx, ['-target', `unix://${ctl.socket}`, '-op', 'pairs', '-c', String(c), ...secs], {
+              ours: nodePid,
+              controller: ctlPid,
+            }),
+          );
+        }
+      });
       e2e[`c${c}`] = series(runs, 'ours');
     }
-    const afterLoad = { ours: rssMiB(nodePid), go: rssMiB(refPid) };
+    const afterLoad = await ctx.measure(['b3.rss-after-load-mib'], () =>
+      Promise.resolve({ ours: rssMiB(nodePid), go: rssMiB(refPid) }),
+    );
     return {
       figures: b1Figures({ pairs, e2e, info, idle, afterLoad }),
       details: { pairs, e2e, info, rssMiB: { idle, afterLoad } },

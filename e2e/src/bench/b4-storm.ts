@@ -61,44 +61,50 @@ async function storm(ctx: BenchContext, nodes: number, ctl: Controller): Promise
     ],
     join(ctx.dir, `b4-swarm-${nodes}.log`),
   );
+  // The load of each figure's phase; expiries and renewal latency are the swarm's whole life.
+  const id = (f: string): string => `b4.n${nodes}.${f}`;
+  const whole = [id('lease-expiries'), id('renewal-p99-ms')];
   try {
     const ctlPid = pidOf(ctl.proc);
     const registering = await waitForEvent(swarm, 'registering', 120_000);
     const since = Number(registering['atUnixMs']);
-    await waitAvailable(ctl, nodes, { timeoutMs: 10 * 60_000, pollMs: nodes >= 1000 ? 500 : 100 }).catch(
-      (e: unknown) => {
+    await ctx.measure([...whole, id('all-available-s')], () =>
+      waitAvailable(ctl, nodes, { timeoutMs: 10 * 60_000, pollMs: nodes >= 1000 ? 500 : 100 }).catch((e: unknown) => {
         throw new Error(`${(e as Error).message}\nswarm log:\n${tail(swarm.log())}`);
-      },
+      }),
     );
     const availableMs = Date.now() - since;
     const rssAvailable = rssMiB(ctlPid);
     // Steady renewals: one full lease, without status polling; the settle period may end meanwhile.
     const window = lease;
     const meter = new CpuMeter(ctlPid);
-    await sleep(window * 1000);
+    await ctx.measure([id('renewal-cpu-percent'), id('controller-rss-mib')], () => sleep(window * 1000));
     const cpu = meter.read();
     const rssSteady = rssMiB(ctlPid);
     ctx.say(
       `  ${nodes} nodes: all available after ${availableMs} ms; renewals ${((100 * cpu.cpu) / cpu.wall).toFixed(1)} % of a core`,
     );
-    const load = await runLoad(
-      ctx,
-      [
-        '-target',
-        `unix://${ctl.socket}`,
-        '-op',
-        'pairs',
-        '-c',
-        '32',
-        '-duration',
-        `${loadSeconds(ctx)}s`,
-        '-wait-ready',
-        '300s',
-      ],
-      { controller: ctlPid },
+    const loadIds = [id('create-p50-ms'), id('create-p99-ms'), id('pairs-per-s'), id('controller-rss-mib')];
+    const load = await ctx.measure(loadIds, () =>
+      runLoad(
+        ctx,
+        [
+          '-target',
+          `unix://${ctl.socket}`,
+          '-op',
+          'pairs',
+          '-c',
+          '32',
+          '-duration',
+          `${loadSeconds(ctx)}s`,
+          '-wait-ready',
+          '300s',
+        ],
+        { controller: ctlPid },
+      ),
     );
     const rssAfterLoad = rssMiB(ctlPid);
-    await swarm.stop(30_000);
+    await ctx.measure(whole, () => swarm.stop(30_000));
     const report = jsonLines(swarm.log()).find((l) => l['event'] === 'report') as unknown as SwarmReport | undefined;
     if (report === undefined) throw new Error(`the swarm printed no report:\n${tail(swarm.log())}`);
     return {

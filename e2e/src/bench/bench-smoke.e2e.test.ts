@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runTool } from '../cluster/processes.js';
+import { formatSpan } from './figures.js';
 import type { BenchResult } from './main.js';
 
 const REPO = resolve(import.meta.dirname, '../../..');
@@ -65,7 +66,11 @@ describe('benchmark harness, smoke mode', () => {
       );
       process.stdout.write(`${run.stdout}\n`);
       const result = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-      expect(result.mode).toBe('smoke');
+      expect([result.version, result.mode, result.command]).toEqual([
+        2,
+        'smoke',
+        `npm run bench -- --smoke --out ${out}`,
+      ]);
       expect(result.scenarios.map((s) => [s.scenario, s.error ?? s.skipped ?? 'ran'])).toEqual([
         ['B1', 'ran'],
         ['B2', 'ran'],
@@ -86,9 +91,12 @@ describe('benchmark harness, smoke mode', () => {
         )
         .map((f) => f.id);
       expect(noReference).toEqual([]);
-      // One table row per figure, between the header and the load line.
+      // One table row per figure, between the header and the load line, with the load average
+      // over its measurement in the last column (the JSON keeps the same span).
       const rows = run.stdout.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| figure '));
       expect(rows.map((r) => r.split('|')[1]?.trim())).toEqual(result.figures.map((f) => f.label));
+      expect(rows.map((r) => r.split('|').at(-2)?.trim())).toEqual(result.figures.map((f) => formatSpan(f.load)));
+      expect(result.figures.filter((f) => !(f.load.start >= 0 && f.load.end >= 0)).map((f) => f.id)).toEqual([]);
     },
     10 * 60_000,
   );

@@ -1,8 +1,10 @@
-// Figures of the benchmarks, their targets (from the performance issue) and the printed table:
-//   figure | Go reference | ours | target | ratio | met?
+// Figures of the benchmarks, their targets (from the performance issue) and the table the bench
+// prints and the README shows (tools/gen-perf.ts):
+//   figure | Go reference | ours | target | ratio | met? | load (1 min)
 // The ratio is ours ÷ the reference (the Go server, or the shell script for B2), or ours ÷ a base
 // figure of ours when the target says so (end to end ÷ single hop). Figures are reported, never
 // asserted: a missed target is a finding, not a failure.
+import type { LoadSpan } from './machine.js';
 
 /** A target: on the ratio (ours ÷ reference or base) or on our absolute figure. */
 export type Target =
@@ -78,10 +80,14 @@ export function figure(spec: FigureSpec): Figure {
 const cell = (v: number | null, unit = ''): string => (v === null ? '—' : `${v}${unit === '' ? '' : ` ${unit}`}`);
 const verdict = (m: boolean | null): string => (m === null ? '—' : m ? 'yes' : 'NO');
 
+/** The 1-min load average over a figure's measurement: "start → end", one number for an instant. */
+export const formatSpan = (s: LoadSpan | undefined): string =>
+  s === undefined ? '—' : s.start === s.end ? String(s.start) : `${s.start} → ${s.end}`;
+
 /** The table as text (columns padded; a markdown-style header line). */
-export function renderTable(figures: readonly Figure[]): string {
+export function renderTable(figures: readonly (Figure & { readonly load?: LoadSpan })[]): string {
   const rows = [
-    ['figure', 'Go reference', 'ours', 'target', 'ratio', 'met?'],
+    ['figure', 'Go reference', 'ours', 'target', 'ratio', 'met?', 'load (1 min)'],
     ...figures.map((f) => [
       f.label,
       cell(f.reference, f.unit),
@@ -89,6 +95,7 @@ export function renderTable(figures: readonly Figure[]): string {
       f.targetText,
       cell(f.ratio),
       verdict(f.met),
+      formatSpan(f.load),
     ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];

@@ -2,26 +2,11 @@
 // of the server under load, and waiting for the controller to see its nodes.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fetchStatus } from '@pmem-csi/driver';
-import type { FigureSpec } from './figures.js';
-import type { MachineSample } from './machine.js';
 import { CpuMeter, runBench, tail, type HostProcess } from './procs.js';
 import type { BenchContext } from './setup.js';
 
-export interface ScenarioResult {
-  readonly figures: FigureSpec[];
-  /** Raw measurements for the JSON file. */
-  readonly details: Record<string, unknown>;
-}
-
-export interface ScenarioRecord extends ScenarioResult {
-  readonly scenario: string;
-  readonly seconds: number;
-  readonly before: MachineSample;
-  readonly after: MachineSample;
-  /** Why the scenario did not run, or how it failed. */
-  readonly skipped?: string;
-  readonly error?: string;
-}
+// The result types live in result.ts (no driver imports: the README generator reads them).
+export type { ScenarioRecord, ScenarioResult } from './result.js';
 
 /** One JSON line of `pmem-csi-bench load`. */
 export interface LoadReport {

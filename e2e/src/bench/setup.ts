@@ -30,6 +30,11 @@ export interface BenchContext {
   /** Alternating rounds of ours and the reference per figure. */
   readonly rounds: number;
   say(line: string): void;
+  /**
+   * Run one measurement and record the 1-min load average when it started and ended as the load
+   * of the figures `ids` (printed beside each figure and kept in the JSON; main.ts's LoadLog).
+   */
+  measure<T>(ids: readonly string[], fn: () => Promise<T>): Promise<T>;
 }
 
 /** The driver bundle (production build, tools/bundle.mjs) and the Go tools through bootstrap.sh; returns the tool path. */

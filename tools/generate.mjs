@@ -5,6 +5,7 @@
 //                                    precompiled descriptors the runtime loads: descriptors.ts)
 //   packages/api/src/crd/schema.ts -> packages/api/src/generated/*, deploy/crd/*.yaml
 //   packages/operator/src/render    -> deploy/kustomize/*, deploy/kubernetes/*, deploy/helm/pmem-csi/{crds,values.schema.json,templates/_operator-rules.tpl}
+//   e2e/bench/results/bench.json    -> README.md's Performance table (between its markers)
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
@@ -128,6 +129,12 @@ const deploy = spawnSync(
   { stdio: 'inherit' },
 );
 if (deploy.status !== 0) stale.push('deploy manifests (see above)');
+
+// 4. The README's Performance table from the bench's committed full run (its own --check).
+const perf = spawnSync(process.execPath, ['--import', 'tsx', 'tools/gen-perf.ts', ...(check ? ['--check'] : [])], {
+  stdio: 'inherit',
+});
+if (perf.status !== 0) stale.push('README.md Performance table (see above)');
 
 if (stale.length > 0) {
   console.error(`generated files are stale — run "npm run generate" and commit:\n  ${stale.join('\n  ')}`);

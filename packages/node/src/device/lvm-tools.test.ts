@@ -93,6 +93,16 @@ describe('LvmTools', () => {
       { command: 'pvs', args: [...report, 'pv_name,vg_name'], exact: true, stdout: fixture('pvs.json') },
       { command: 'pvcreate', args: ['-y', '/dev/pmem0'], exact: true },
       { command: 'vgcreate', args: ['ndbus0region0fsdax', '/dev/pmem0'], exact: true },
+      {
+        command: 'vgcreate',
+        args: ['--addtag', 'pmem-csi.intel.com/owner=a.example', 'ndbus0region1fsdax', '/dev/pmem1'],
+        exact: true,
+      },
+      {
+        command: 'vgchange',
+        args: ['--addtag', 'pmem-csi.intel.com/owner=a.example', 'ndbus0region0fsdax'],
+        exact: true,
+      },
       { command: 'vgextend', args: ['ndbus0region0fsdax', '/dev/pmem0.1'], exact: true },
       { command: 'lvcreate', args: ['-Zn', '-y', '-L', '8388608b', '-n', 'vol', 'ndbus0region0fsdax'], exact: true },
       { command: 'lvextend', args: ['-L', '12582912b', 'ndbus0region0fsdax/vol'], exact: true },
@@ -104,6 +114,8 @@ describe('LvmTools', () => {
     expect(await lvm.pvs()).toHaveLength(3);
     await lvm.pvcreate('/dev/pmem0');
     await lvm.vgcreate('ndbus0region0fsdax', ['/dev/pmem0']);
+    await lvm.vgcreate('ndbus0region1fsdax', ['/dev/pmem1'], { tags: ['pmem-csi.intel.com/owner=a.example'] });
+    await lvm.vgAddTag('ndbus0region0fsdax', 'pmem-csi.intel.com/owner=a.example');
     await lvm.vgextend('ndbus0region0fsdax', '/dev/pmem0.1');
     await lvm.lvcreate({ vg: 'ndbus0region0fsdax', name: 'vol', size: 8388608 });
     await lvm.lvextend({ vg: 'ndbus0region0fsdax', name: 'vol', size: 12582912 });

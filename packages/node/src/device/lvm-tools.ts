@@ -164,8 +164,19 @@ export class LvmTools {
     return this.#run('pvcreate', ['-y', device], o);
   }
 
-  vgcreate(vg: string, devices: readonly string[], o: LvmCallOptions = {}): Promise<void> {
-    return this.#run('vgcreate', [vg, ...devices], o);
+  /** Create a VG, with `tags` (--addtag each) from its first moment, so that it is never untagged. */
+  vgcreate(
+    vg: string,
+    devices: readonly string[],
+    o: LvmCallOptions & { tags?: readonly string[] } = {},
+  ): Promise<void> {
+    const tags = (o.tags ?? []).flatMap((t) => ['--addtag', t]);
+    return this.#run('vgcreate', [...tags, vg, ...devices], o);
+  }
+
+  /** Add a tag to an existing VG (adopting one made before the owner tags). */
+  vgAddTag(vg: string, tag: string, o: LvmCallOptions = {}): Promise<void> {
+    return this.#run('vgchange', ['--addtag', tag, vg], o);
   }
 
   vgextend(vg: string, device: string, o: LvmCallOptions = {}): Promise<void> {

@@ -69,6 +69,7 @@ describe('parseNdctlListing', () => {
         mode: 'raw',
         size: 34357641216,
         uuid: undefined,
+        rawUuid: undefined,
         name: undefined,
         blockdev: 'pmem0',
         map: undefined,
@@ -162,6 +163,54 @@ describe('parseNdctlListing', () => {
   });
 });
 
+describe('ndctl list -v (raw_uuid: the namespace uuid that carries the owner mark)', () => {
+  // Shapes per ndctl's util_namespace_to_json: with -v, fsdax/sector/devdax namespaces print the
+  // pfn/btt/dax device's uuid as "uuid" and their own as "raw_uuid"; raw ones print their own as
+  // "uuid" and no raw_uuid; plus numa_node, badblocks and (devdax) a nested daxregion, none of them read.
+  it('reads raw_uuid where ndctl prints it, and nothing nested in a namespace', () => {
+    const listing = [
+      {
+        dev: 'namespace0.1',
+        mode: 'fsdax',
+        map: 'dev',
+        size: 1056964608,
+        uuid: '3e0b5f7a-9c1d-4e2f-8a3b-4c5d6e7f8a9b',
+        raw_uuid: '706d656d-59f0-83d8-8b1e-0123456789ab',
+        sector_size: 512,
+        align: 2097152,
+        blockdev: 'pmem0.1',
+        name: 'pmem-csi',
+        numa_node: 0,
+        badblock_count: 1,
+        badblocks: [{ offset: 8, length: 1, dimms: ['nmem0'] }],
+      },
+      {
+        dev: 'namespace0.2',
+        mode: 'devdax',
+        map: 'dev',
+        size: 4225761280,
+        uuid: '18ae1bbb-bb62-4efc-86df-4a5caacb5dcc',
+        raw_uuid: '915361ad-fe6a-42dd-848f-d6dc9f5af362',
+        daxregion: { id: 0, size: 4225761280, align: 2097152, devices: [{ chardev: 'dax0.0', size: 4225761280 }] },
+      },
+      { dev: 'namespace0.3', mode: 'raw', size: 1073741824, uuid: '706d656d-59f0-83d8-8b1e-ba9876543210' },
+    ];
+    const { regions, namespaces } = parseNdctlListing(listing, 'ndctl list --namespaces --idle -v');
+    expect(regions).toEqual([]);
+    expect(namespaces.map((n) => [n.dev, n.uuid, n.rawUuid])).toEqual([
+      ['namespace0.1', '3e0b5f7a-9c1d-4e2f-8a3b-4c5d6e7f8a9b', '706d656d-59f0-83d8-8b1e-0123456789ab'],
+      ['namespace0.2', '18ae1bbb-bb62-4efc-86df-4a5caacb5dcc', '915361ad-fe6a-42dd-848f-d6dc9f5af362'],
+      ['namespace0.3', '706d656d-59f0-83d8-8b1e-ba9876543210', undefined],
+    ]);
+  });
+
+  it('fails clearly on a raw_uuid that is not text', () => {
+    expect(() => parseNdctlListing([{ dev: 'namespace0.1', mode: 'fsdax', size: 1, raw_uuid: 7 }])).toThrow(
+      new InternalError('ndctl list: unexpected output at [0].raw_uuid: expected a string, got 7'),
+    );
+  });
+});
+
 describe('parseCreatedNamespace', () => {
   it('takes only the device name from the human-readable output', () => {
     expect(parseCreatedNamespace(json('ndctl-create-namespace-fsdax.json'))).toBe('namespace0.1');
@@ -205,13 +254,13 @@ describe('Ndctl commands', () => {
     const runner = new ScriptedRunner([
       {
         command: 'ndctl',
-        args: ['list', '--namespaces', '--idle', '--region=region0'],
+        args: ['list', '--namespaces', '--idle', '-v', '--region=region0'],
         exact: true,
         stdout: fixture('ndctl-list-Ni-labelless.json'),
       },
       {
         command: 'ndctl',
-        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.7'],
+        args: ['list', '--namespaces', '--idle', '-v', '--namespace=namespace0.7'],
         exact: true,
         stdout: '',
       },
@@ -246,7 +295,7 @@ describe('Ndctl commands', () => {
       },
       {
         command: 'ndctl',
-        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.1'],
+        args: ['list', '--namespaces', '--idle', '-v', '--namespace=namespace0.1'],
         exact: true,
         stdout: JSON.stringify(parseNdctlRaw('ndctl-list-Ni-mixed.json', 'namespace0.1')),
       },
@@ -262,6 +311,53 @@ describe('Ndctl commands', () => {
     expect(runner.unused()).toEqual([]);
   });
 
+  it('creates a namespace with the uuid it is given (the owner mark), re-listed with -v', async () => {
+    const uuid = '706d656d-59f0-83d8-8b1e-0123456789ab';
+    const runner = new ScriptedRunner([
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region1',
+          '--mode=fsdax',
+          '--size=2147483648',
+          '--name=pmem-csi',
+          `--uuid=${uuid}`,
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: JSON.stringify({ dev: 'namespace1.0', mode: 'fsdax', size: '1.97 GiB (2.11 GB)', name: 'pmem-csi' }),
+      },
+      {
+        command: 'ndctl',
+        args: ['list', '--namespaces', '--idle', '-v', '--namespace=namespace1.0'],
+        exact: true,
+        stdout: JSON.stringify([
+          {
+            dev: 'namespace1.0',
+            mode: 'fsdax',
+            map: 'dev',
+            size: 2111832064,
+            uuid: '935407b0-4c19-48a9-b072-5df78f1e63bf',
+            raw_uuid: uuid,
+            blockdev: 'pmem1',
+            name: 'pmem-csi',
+          },
+        ]),
+      },
+    ]);
+    const ns = await new Ndctl(runner).createNamespace({
+      region: 'region1',
+      name: 'pmem-csi',
+      size: 2147483648,
+      mode: 'fsdax',
+      map: 'dev',
+      uuid,
+    });
+    expect(ns).toMatchObject({ dev: 'namespace1.0', rawUuid: uuid, uuid: '935407b0-4c19-48a9-b072-5df78f1e63bf' });
+    expect(runner.unused()).toEqual([]);
+  });
+
   it('creates a sector namespace without --map', async () => {
     const runner = new ScriptedRunner([
       {
@@ -272,7 +368,7 @@ describe('Ndctl commands', () => {
       },
       {
         command: 'ndctl',
-        args: ['list', '--namespaces', '--idle', '--namespace=namespace0.2'],
+        args: ['list', '--namespaces', '--idle', '-v', '--namespace=namespace0.2'],
         exact: true,
         stdout: '',
       },

@@ -43,7 +43,10 @@ export interface NdNamespace {
   readonly mode: string;
   /** Usable bytes (for fsdax/sector: after metadata); 0 for idle seeds. */
   readonly size: number;
+  /** What `ndctl list` shows as uuid: of the pfn/btt/dax device on top (fsdax, sector, devdax), else the namespace's. */
   readonly uuid: string | undefined;
+  /** The namespace's own uuid where it differs from `uuid` (`ndctl list -v`'s raw_uuid): the owner mark is there. */
+  readonly rawUuid: string | undefined;
   readonly name: string | undefined;
   /** Block device name without /dev (pmem0, pmem0.1, pmem0.2s); absent for devdax/idle ones. */
   readonly blockdev: string | undefined;
@@ -61,6 +64,8 @@ export interface CreateNamespaceRequest {
   readonly mode: 'fsdax' | 'sector';
   /** Page metadata location for fsdax (we always use "dev"). */
   readonly map?: 'dev' | 'mem';
+  /** The namespace uuid (default: ndctl makes one); the owner's mark goes here (ownership.ts). */
+  readonly uuid?: string;
 }
 
 export interface NdctlCallOptions {
@@ -189,6 +194,7 @@ function parseNamespace(o: Json, ctx: Context, at: At): NdNamespace {
     mode: optString(o, 'mode', at) ?? 'unknown',
     size: size ?? 0,
     uuid: optString(o, 'uuid', at),
+    rawUuid: optString(o, 'raw_uuid', at),
     name: optString(o, 'name', at),
     blockdev: optString(o, 'blockdev', at),
     map: optString(o, 'map', at),
@@ -278,12 +284,16 @@ export class Ndctl {
     return (await this.#list(['--buses', '--regions', '--dimms', '--idle'], o)).regions;
   }
 
-  /** Namespaces, including disabled ones and idle seeds: `ndctl list --namespaces --idle [...]`. */
+  /**
+   * Namespaces, including disabled ones and idle seeds: `ndctl list --namespaces --idle -v [...]`
+   * (-v adds raw_uuid, the namespace's own uuid, which carries the owner mark; also numa_node and
+   * media errors, which are not read).
+   */
   async listNamespaces(
     filter: { region?: string; namespace?: string } = {},
     o: NdctlCallOptions = {},
   ): Promise<NdNamespace[]> {
-    const args = ['--namespaces', '--idle'];
+    const args = ['--namespaces', '--idle', '-v'];
     if (filter.region !== undefined) args.push(`--region=${filter.region}`);
     if (filter.namespace !== undefined) args.push(`--namespace=${filter.namespace}`);
     return (await this.#list(args, o)).namespaces;
@@ -298,6 +308,7 @@ export class Ndctl {
       `--size=${req.size}`,
       `--name=${req.name}`,
     ];
+    if (req.uuid !== undefined) args.push(`--uuid=${req.uuid}`);
     if (req.mode === 'fsdax') args.push(`--map=${req.map ?? 'dev'}`);
     const dev = await runJson(this.#runner, { command: 'ndctl', args, options: { signal: o.signal } }, (v) =>
       parseCreatedNamespace(v),

@@ -106,6 +106,7 @@ describe('QEMU NVDIMMs, blank (label-less)', () => {
         mode: 'raw',
         size: 4 * GiB,
         uuid: undefined,
+        rawUuid: undefined,
         name: undefined,
         blockdev: `pmem${n}`,
         map: undefined,

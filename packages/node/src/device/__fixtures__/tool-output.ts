@@ -22,6 +22,8 @@ export interface NamespaceSpec {
   disabled?: boolean;
   /** Label-less io namespaces have no uuid. */
   uuid?: string | null;
+  /** The namespace's own uuid (`ndctl list -v`'s raw_uuid), e.g. one carrying an owner mark. */
+  rawUuid?: string;
 }
 
 function region(r: RegionSpec): Record<string, unknown> {
@@ -55,6 +57,7 @@ function namespace(n: NamespaceSpec): Record<string, unknown> {
   if (mode === 'fsdax') out['map'] = 'dev';
   out['size'] = n.size;
   if (n.uuid !== null) out['uuid'] = n.uuid ?? '0d4f6a2e-8b1c-4d3e-9f5a-6b7c8d9e0f1a';
+  if (n.rawUuid !== undefined) out['raw_uuid'] = n.rawUuid;
   out['sector_size'] = mode === 'sector' ? 4096 : 512;
   if (mode === 'fsdax') out['align'] = 2097152;
   if (!n.disabled && n.blockdev !== undefined) out['blockdev'] = n.blockdev;
@@ -98,7 +101,7 @@ const REPORT = ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o'];
 /** Scripted replies for the exact LVM report commands. */
 export const reply = {
   regions: (stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'], exact: true, stdout }),
-  namespaces: (filter: string[], stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', ...filter], exact: true, stdout }),
+  namespaces: (filter: string[], stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', '-v', ...filter], exact: true, stdout }),
   vgs: (stdout: string): ScriptedReply => ({ command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'], exact: true, stdout }),
   lvs: (stdout: string): ScriptedReply => ({ command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'], exact: true, stdout }),
   pvs: (stdout: string): ScriptedReply => ({ command: 'pvs', args: [...REPORT, 'pv_name,vg_name'], exact: true, stdout }),
@@ -109,7 +112,7 @@ export type Call = { command: string; args: readonly string[] };
 
 export const calls = {
   regions: { command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'] },
-  namespaces: (...filter: string[]): Call => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', ...filter] }),
+  namespaces: (...filter: string[]): Call => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', '-v', ...filter] }),
   vgs: { command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'] },
   lvs: { command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'] },
   pvs: { command: 'pvs', args: [...REPORT, 'pv_name,vg_name'] },

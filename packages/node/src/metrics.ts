@@ -200,6 +200,10 @@ class MeteredDeviceManager implements DeviceManager {
     return this.#m.time('create', () => this.#dm.createDevice(req, options));
   }
 
+  findDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo | undefined> {
+    return this.#dm.findDevice(volumeId, options);
+  }
+
   getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
     return this.#dm.getDevice(volumeId, options);
   }

@@ -20,7 +20,7 @@ import {
   type csi,
   type Logger,
 } from '@pmem-csi/runtime';
-import { DeviceNotFoundError, type DeviceManager, type PmemDeviceInfo } from '../device/device-manager.js';
+import type { DeviceManager, PmemDeviceInfo } from '../device/device-manager.js';
 import type { VolumeRecord } from '../state/volume-record.js';
 import type { NodeServiceDeps } from './deps.js';
 import { sizeFits, type SizeRange } from '@pmem-csi/csi';
@@ -70,18 +70,13 @@ export async function localVolumeId(deps: Pick<NodeServiceDeps, 'state'>, handle
   return (await deps.state.get(ephemeral))?.ephemeral === true ? ephemeral : handle;
 }
 
-/** The device of a volume, or undefined when there is none. */
-export async function findDevice(
+/** The device of a volume, or undefined when there is none (no error is made for the absence: see DeviceManager.findDevice). */
+export function findDevice(
   dm: DeviceManager,
   volumeId: string,
   signal?: AbortSignal,
 ): Promise<PmemDeviceInfo | undefined> {
-  try {
-    return await dm.getDevice(volumeId, { signal });
-  } catch (e) {
-    if (e instanceof DeviceNotFoundError) return undefined;
-    throw e;
-  }
+  return dm.findDevice(volumeId, { signal });
 }
 
 /** The settings of a record (defaults, erase included, when an old or damaged record lacks them). */

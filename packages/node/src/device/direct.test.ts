@@ -138,9 +138,15 @@ describe('DirectDeviceManager.createDevice', () => {
       reply.namespaces(['--namespace=namespace0.3'], ndctlNamespaces([created])),
       { ...calls.zeroHead('/dev/pmem0.7'), exact: true },
     ]);
-    const info = await setup(runner).dm.createDevice({ volumeId: ID, size: GiB });
+    const { dm, lines } = setup(runner);
+    const info = await dm.createDevice({ volumeId: ID, size: GiB });
     expect(info).toEqual({ volumeId: ID, path: '/dev/pmem0.7', size: GiB + 12 * MiB, dax: true });
     expect(runner.calls.map((c) => c.args[0])).toEqual(['list', 'list', 'create-namespace', 'list', 'if=/dev/zero']);
+    // Per-volume detail at debug: the CSI layer logs the volume at info (csi/volumes.ts).
+    expect(lines.filter((l) => l['level'] !== 'debug')).toEqual([]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'debug', msg: 'volume created', volumeId: ID, namespace: 'namespace0.3' }),
+    );
     expect(runner.unused()).toEqual([]);
   });
 
@@ -275,6 +281,9 @@ describe('DirectDeviceManager queries and deletion', () => {
     expect(await dm.getDevice(ID)).toEqual({ volumeId: ID, path: '/dev/pmem0.1', size: 1056964608, dax: true });
     await expect(dm.getDevice('app-data')).rejects.toThrow(new DeviceNotFoundError('volume app-data not found'));
     await expect(dm.getDevice(ID_DISABLED)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID_DISABLED} not found`));
+    expect(await dm.findDevice(ID)).toEqual({ volumeId: ID, path: '/dev/pmem0.1', size: 1056964608, dax: true });
+    await expect(dm.findDevice('app-data')).resolves.toBeUndefined();
+    await expect(dm.findDevice(ID_DISABLED)).resolves.toBeUndefined();
   });
 
   it('a destroyed namespace (idle seed of size 0 that kept the volume name, as recorded in QEMU) is no volume', async () => {
@@ -307,9 +316,12 @@ describe('DirectDeviceManager queries and deletion', () => {
       { ...calls.zeroAll('/dev/pmem0.1', 1056964608), exact: true },
       { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'], exact: true },
     ]);
-    const { dm, devices } = setup(runner);
+    const { dm, devices, lines } = setup(runner);
     await dm.deleteDevice(ID, true);
     expect(devices.checked).toEqual(['/dev/pmem0.1']);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'debug', msg: 'volume deleted', volumeId: ID, namespace: 'namespace0.1' }),
+    ]);
     expect(runner.calls).toEqual([
       calls.namespaces(),
       calls.zeroAll('/dev/pmem0.1', 1056964608),

@@ -207,7 +207,7 @@ export class DirectDeviceManager implements DeviceManager {
         if (info === undefined)
           throw new InternalError(`namespace ${ns.dev} of volume ${req.volumeId} has no block device`);
         await zeroDevice(this.#runner, { path: info.path }, options.signal);
-        this.#log.info('volume created', { volumeId: req.volumeId, namespace: ns.dev, size: ns.size, mode });
+        this.#log.debug('volume created', { volumeId: req.volumeId, namespace: ns.dev, size: ns.size, mode });
         return info;
       } catch (e) {
         await this.#ndctl.destroyNamespace(ns.dev, options);
@@ -255,9 +255,13 @@ export class DirectDeviceManager implements DeviceManager {
     return (await this.#ndctl.listNamespaces({}, o)).find((ns) => this.#owned(ns) && ns.name === volumeId);
   }
 
-  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+  async findDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo | undefined> {
     const ns = await this.#queue.run(() => this.#find(volumeId, options));
-    const info = ns === undefined ? undefined : toInfo(ns);
+    return ns === undefined ? undefined : toInfo(ns);
+  }
+
+  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    const info = await this.findDevice(volumeId, options);
     if (info === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
     return info;
   }
@@ -276,7 +280,7 @@ export class DirectDeviceManager implements DeviceManager {
     await this.#devices.assertNotInUse(info.path, volumeId);
     await zeroDevice(this.#runner, { path: info.path, bytes: erase ? ns.size : undefined }, options.signal);
     await this.#queue.run(() => this.#ndctl.destroyNamespace(ns.dev, options));
-    this.#log.info('volume deleted', { volumeId, namespace: ns.dev, erased: erase });
+    this.#log.debug('volume deleted', { volumeId, namespace: ns.dev, erased: erase });
   }
 
   /** The volume's namespace, enabled first when it is disabled (its data must be wiped before reuse). */

@@ -145,7 +145,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   let backing = '';
   let loopControl = '';
   const lines: string[] = [];
-  const log = createLogger({ format: 'json', sink: (l) => lines.push(l) });
+  const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(l) });
 
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-emulated-scripted-')));
@@ -228,6 +228,24 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
     await expect(dm.getDevice('v')).rejects.toMatchObject({ kind: 'NotFound' });
     expect(runner.unused()).toEqual([]);
     expect(runner.calls.filter((c) => c.args.includes('--detach'))).toEqual([]);
+  });
+
+  it('create logs its loop device at debug (the CSI layer logs the volume at info); findDevice runs no losetup', async () => {
+    const runner = new ScriptedRunner(
+      [listReply([]), { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' }],
+      ['losetup', 'dd'],
+    );
+    const dm = manager(runner);
+    await dm.setup();
+    lines.length = 0;
+    const dev = await dm.createDevice({ volumeId: 'v', size: 8 * MiB });
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ level: 'debug', msg: 'created emulated device', volumeId: 'v', device: '/dev/loop9' }),
+    ]);
+    const calls = runner.calls.length;
+    expect(await dm.findDevice('v')).toEqual(dev);
+    expect(await dm.findDevice('w')).toBeUndefined();
+    expect(runner.calls.length).toBe(calls);
   });
 
   it('allocationSize: 4 MiB units, never below the size a grown volume has; no losetup call, no file touched', async () => {

@@ -134,7 +134,7 @@ export class EmulatedDeviceManager implements DeviceManager {
     try {
       const path = await this.#materialize(req.volumeId, size, options?.signal);
       this.#devices.set(req.volumeId, path);
-      this.#log.info('created emulated device', { volumeId: req.volumeId, device: path, size });
+      this.#log.debug('created emulated device', { volumeId: req.volumeId, device: path, size });
       return info(req.volumeId, path, size);
     } catch (e) {
       ledger.release(req.volumeId);
@@ -144,13 +144,18 @@ export class EmulatedDeviceManager implements DeviceManager {
     }
   }
 
-  async getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
+  async findDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo | undefined> {
     checkSignal(options);
     const ledger = this.#ready();
     const path = this.#devices.get(volumeId);
     const size = ledger.sizeOf(volumeId);
-    if (path === undefined || size === undefined) throw notFound(volumeId);
-    return info(volumeId, path, size);
+    return path === undefined || size === undefined ? undefined : info(volumeId, path, size);
+  }
+
+  async getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
+    const device = await this.findDevice(volumeId, options);
+    if (device === undefined) throw notFound(volumeId);
+    return device;
   }
 
   async deleteDevice(volumeId: string, erase: boolean, options?: DeviceCallOptions): Promise<void> {
@@ -167,7 +172,7 @@ export class EmulatedDeviceManager implements DeviceManager {
       await rm(file, { force: true });
       this.#devices.delete(volumeId);
       ledger.release(volumeId);
-      this.#log.info('deleted emulated device', { volumeId, devices, erased: erase ? 'all' : 'head' });
+      this.#log.debug('deleted emulated device', { volumeId, devices, erased: erase ? 'all' : 'head' });
     } finally {
       this.#busy.delete(volumeId);
     }

@@ -85,11 +85,16 @@ export class FakeDeviceManager implements DeviceManager {
     return info(req.volumeId, size);
   }
 
-  async getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
+  async findDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo | undefined> {
     checkSignal(options);
     const size = this.#ready().sizeOf(volumeId);
-    if (size === undefined) throw notFound(volumeId);
-    return info(volumeId, size);
+    return size === undefined ? undefined : info(volumeId, size);
+  }
+
+  async getDevice(volumeId: string, options?: DeviceCallOptions): Promise<PmemDeviceInfo> {
+    const device = await this.findDevice(volumeId, options);
+    if (device === undefined) throw notFound(volumeId);
+    return device;
   }
 
   async deleteDevice(volumeId: string, erase: boolean, options?: DeviceCallOptions): Promise<void> {

@@ -378,8 +378,13 @@ describe('LvmDeviceManager.createDevice', () => {
       after.lvs,
       { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
     ]);
-    const info = await setup(runner).dm.createDevice({ volumeId: ID, size: GiB + 1 });
+    const { dm, lines } = setup(runner);
+    const info = await dm.createDevice({ volumeId: ID, size: GiB + 1 });
     expect(info).toEqual({ volumeId: ID, path: `/dev/${VG1}/${ID}`, size: GiB + 4 * MiB, dax: true });
+    // Per-volume detail at debug: the CSI layer logs the volume at info (csi/volumes.ts).
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'debug', msg: 'volume created', volumeId: ID, vg: VG1, size: GiB + 4 * MiB }),
+    ]);
     expect(runner.calls).toEqual([
       calls.vgs,
       calls.lvs,
@@ -455,9 +460,12 @@ describe('LvmDeviceManager.deleteDevice', () => {
       { ...calls.zeroAll(path, GiB), exact: true },
       { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true },
     ]);
-    const { dm, devices } = setup(runner);
+    const { dm, devices, lines } = setup(runner);
     await dm.deleteDevice(ID, true);
     expect(devices.checked).toEqual([path]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'debug', msg: 'volume deleted', volumeId: ID, vg: VG0, erased: true }),
+    ]);
     expect(runner.calls).toEqual([
       calls.vgs,
       calls.lvs,
@@ -535,6 +543,8 @@ describe('LvmDeviceManager queries', () => {
     ]);
     expect(await dm.getDevice(ID2)).toEqual({ volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true });
     await expect(dm.getDevice('root')).rejects.toThrow(new DeviceNotFoundError('volume root not found'));
+    expect(await dm.findDevice(ID2)).toEqual({ volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true });
+    await expect(dm.findDevice('root')).resolves.toBeUndefined();
   });
 
   it('reports capacity from our VGs and all PMEM regions', async () => {

@@ -251,7 +251,7 @@ export class LvmDeviceManager implements DeviceManager {
         await this.#lvm.lvremove(lv.vgName, lv.name, options);
         throw e;
       }
-      this.#log.info('volume created', { volumeId: req.volumeId, vg: lv.vgName, size: lv.size });
+      this.#log.debug('volume created', { volumeId: req.volumeId, vg: lv.vgName, size: lv.size });
       return toInfo(lv);
     });
   }
@@ -260,10 +260,15 @@ export class LvmDeviceManager implements DeviceManager {
     return (await this.#state(o)).lvs.find((lv) => lv.name === volumeId);
   }
 
-  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+  async findDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo | undefined> {
     const lv = await this.#queue.run(() => this.#findLv(volumeId, options));
-    if (lv === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
-    return toInfo(lv);
+    return lv === undefined ? undefined : toInfo(lv);
+  }
+
+  async getDevice(volumeId: string, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
+    const device = await this.findDevice(volumeId, options);
+    if (device === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
+    return device;
   }
 
   async deleteDevice(volumeId: string, erase: boolean, options: DeviceCallOptions = {}): Promise<void> {
@@ -278,7 +283,7 @@ export class LvmDeviceManager implements DeviceManager {
         if (!isLvmNotFound(e)) throw e;
       }
     });
-    this.#log.info('volume deleted', { volumeId, vg: lv.vgName, erased: erase });
+    this.#log.debug('volume deleted', { volumeId, vg: lv.vgName, erased: erase });
   }
 
   async listDevices(options: DeviceCallOptions = {}): Promise<PmemDeviceInfo[]> {

@@ -205,6 +205,7 @@ function registerLifecycleCases(ctx: ContractContext): void {
         expect(created.path).toMatch(/^\/dev\//);
         expect(typeof created.dax).toBe('boolean');
         expect(await ctx.dm.getDevice(id)).toEqual(created);
+        expect(await ctx.dm.findDevice(id)).toEqual(created);
         expect((await ctx.dm.listDevices()).filter((d) => d.volumeId === id)).toEqual([created]);
       });
     },
@@ -246,11 +247,12 @@ function registerLifecycleCases(ctx: ContractContext): void {
   );
 
   it(
-    'get of an unknown id fails with DeviceNotFoundError',
+    'get of an unknown id fails with DeviceNotFoundError; find answers undefined',
     async () => {
       const err = await rejection(ctx.dm.getDevice('ct-unknown'));
       expect(err).toBeInstanceOf(DeviceNotFoundError);
       expect(err).toMatchObject({ kind: 'NotFound' });
+      await expect(ctx.dm.findDevice('ct-unknown')).resolves.toBeUndefined();
     },
     ctx.timeout,
   );
@@ -274,6 +276,7 @@ function registerLifecycleCases(ctx: ContractContext): void {
         await ctx.dm.deleteDevice(id, false);
         expect((await ctx.dm.listDevices()).map((d) => d.volumeId)).not.toContain(id);
         expect(await rejection(ctx.dm.getDevice(id))).toBeInstanceOf(DeviceNotFoundError);
+        await expect(ctx.dm.findDevice(id)).resolves.toBeUndefined();
         expect(await ctx.dm.getCapacity()).toEqual(before);
         await expect(ctx.dm.deleteDevice(id, false)).resolves.toBeUndefined();
       });
@@ -319,6 +322,7 @@ function registerLifecycleCases(ctx: ContractContext): void {
         try {
           await dm2.setup();
           expect(await dm2.getDevice(id)).toEqual(dev);
+          expect(await dm2.findDevice(id)).toEqual(dev);
           expect(await dm2.listDevices()).toEqual(list);
           expect(await dm2.getCapacity()).toEqual(cap);
         } finally {

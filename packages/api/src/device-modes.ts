@@ -31,3 +31,22 @@ export const VOLUME_DEVICE_MODES: readonly VolumeDeviceMode[] = modes;
 export const DEVICE_MODES: readonly OfferedDeviceMode[] = modes.filter((m): m is OfferedDeviceMode => MODES[m].offered);
 /** The device modes whose node driver manages the node's real PMEM (regions, namespaces). */
 export const PMEM_DEVICE_MODES: readonly PmemDeviceMode[] = modes.filter((m): m is PmemDeviceMode => MODES[m].pmem);
+
+/**
+ * One driver per node's PMEM (issue 32): two node drivers in PMEM-managing modes on one node would
+ * both carve namespaces and volume groups out of the same regions. The rule in the words the
+ * operator's PmemOverlap condition, the CRD description and the README use; the order is the one of
+ * OBJECT_NAME_OWNERSHIP_RULE (names.ts), so that every operator replica picks the same deployment.
+ */
+export const PMEM_OVERLAP_RULE =
+  'on a node that the node selectors of several PmemCSIDeployments in a PMEM-managing device mode (lvm, direct) match, only the earliest runs its node driver: ' +
+  'the one with the earliest metadata.creationTimestamp, of those created in the same second the one whose name sorts first';
+
+/**
+ * How many node selector terms the required node affinity of a node DaemonSet may get for keeping
+ * off the nodes of earlier PMEM-managing deployments. Excluding one earlier node selector with n
+ * labels (that the deployment's own node selector lacks) takes n terms, ORed; several earlier ones
+ * multiply (a node matching {a: 1, b: 2} is excluded by "a NotIn [1]" OR "b NotIn [2]"). Disjoint
+ * selectors (the same key, different values) take none. Past this bound the operator refuses.
+ */
+export const PMEM_OVERLAP_MAX_NODE_SELECTOR_TERMS = 32;

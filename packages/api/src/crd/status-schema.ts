@@ -2,6 +2,7 @@
 // the Kubernetes convention (metav1.Condition) and both lists are maps keyed by type/component,
 // so that server-side apply merges entries instead of replacing the whole list.
 import type { JSONSchemaProps } from './json-schema.js';
+import { PMEM_OVERLAP_MAX_NODE_SELECTOR_TERMS, PMEM_OVERLAP_RULE } from '../device-modes.js';
 import { OBJECT_NAME_OWNERSHIP_RULE } from '../names.js';
 import {
   CONDITION_MESSAGE_MAX_LENGTH,
@@ -31,6 +32,21 @@ const CONFLICT_DESCRIPTION =
   "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
   'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.';
 
+/**
+ * What the PmemOverlap condition means: one node driver per node's PMEM (issue 32). The operator
+ * (plan/pmem-overlap.ts) keeps the later deployment's node DaemonSet off the shared nodes.
+ */
+const PMEM_OVERLAP_DESCRIPTION =
+  `PmemOverlap: one driver per node's PMEM: ${PMEM_OVERLAP_RULE}. ` +
+  'True (NodesExcluded) on a deployment in lvm or direct mode when an earlier one in lvm or direct mode has a node selector that can match the same nodes ' +
+  '(the two selectors do not require different values for any common key): its node DaemonSet gets a required node affinity that keeps it off every node an earlier node selector matches, ' +
+  'and the message names the earlier deployments, how many nodes it is kept off now and the first of them by name. It takes those nodes over once the earlier deployment is deleted ' +
+  '(its node pods restart with the new affinity); the earlier deployment is never kept off. ' +
+  `True (TooManyExclusionTerms) when that affinity would need more than ${PMEM_OVERLAP_MAX_NODE_SELECTOR_TERMS} node selector terms (an earlier node selector with n labels this one lacks takes n terms, several earlier ones multiply): ` +
+  'the node driver then runs on no node and the phase is Failed. To run both on separate nodes, give the deployments disjoint node selectors (the same key with different values, ' +
+  'e.g. storage=pmem-a and storage=pmem-b) and label each node for one of them. False (NoOverlap) once no earlier deployment overlaps; absent when there never was one. ' +
+  'Deployments in emulated mode manage no PMEM: they neither keep others off nor are kept off.';
+
 /** What the EmulatedPmem condition means: the driver provides volumes that are not persistent memory. */
 const EMULATED_PMEM_DESCRIPTION =
   "EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are sparse files in /var/lib/<driver name>/emulated on each node's disk, " +
@@ -56,15 +72,13 @@ export const conditionSchema: JSONSchemaProps = {
       enum: CONDITION_TYPES,
       description: [
         'DriverDeployed: True (AllObjectsApplied) when every driver object of the current generation is applied; it says nothing about pods, whose readiness is reported by driverComponents and the phase. ' +
-          'False when the spec could not be applied as written: InvalidSpec, CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the deployed device mode kept), Conflict.',
+          'False when the spec could not be applied as written: InvalidSpec, CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the deployed device mode kept), ' +
+          'TooManyExclusionTerms (everything applied, the node driver on no node: see PmemOverlap), Conflict.',
         'CertsReady: True when the certificate Secrets were applied with valid certificates (OperatorIssued: issued and renewed by the operator; UserSupplied: from the spec, the message says when they expire); False (CertificatesNotVerified) when the certificates in the spec failed verification.',
         'CertsVerified: present only when the spec carries user-supplied certificates; True when they were verified (chain, names, a TLS handshake), False with what is wrong.',
-        'NodesSelected: True when the node driver DaemonSet schedules at least one pod; False (NoMatchingNodes) when no node matches spec.nodeSelector or every matching node has taints the driver does not tolerate: label the nodes with PMEM or change spec.nodeSelector.',
+        'NodesSelected: True when the node driver DaemonSet schedules at least one pod; False (NoMatchingNodes) when no node matches spec.nodeSelector (apart from the nodes kept for earlier PMEM-managing deployments, see PmemOverlap) or every matching node has taints the driver does not tolerate: label the nodes with PMEM or change spec.nodeSelector.',
         CONFLICT_DESCRIPTION,
-        'PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, whose device mode also manages PMEM (lvm or direct), has a node selector that can match the same nodes ' +
-          '(the two selectors do not require different values for any common key), so both node drivers would manage the same PMEM; the message names that deployment and the labels of a node matching both. ' +
-          'A warning: both keep running. To resolve, give the deployments disjoint node selectors (the same key with different values, e.g. storage=pmem-a and storage=pmem-b) and label each node for one of them. ' +
-          'False (NoOverlap) once the overlap is gone; absent when there never was one. Deployments in emulated mode manage no PMEM and never overlap.',
+        PMEM_OVERLAP_DESCRIPTION,
         EMULATED_PMEM_DESCRIPTION,
       ].join(' '),
     },

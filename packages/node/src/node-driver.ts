@@ -30,7 +30,6 @@ import { createNodeControllerService } from './csi/node-controller-server.js';
 import { createNodeService } from './csi/node-server.js';
 import { DRIVER_VERSION, nodeTools, splitHostPortList, type Capacity } from '@pmem-csi/csi';
 import type { DeviceManager, DeviceMode } from './device/device-manager.js';
-import { checkSysWritable } from './device/direct.js';
 import { createDeviceManager } from './device/factory.js';
 import { NodeMetrics } from './metrics.js';
 import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
@@ -118,7 +117,7 @@ async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, lo
   const mode = o.deviceManager?.mode ?? o.deviceMode;
   if (mode === undefined) throw new TypeError('startNodeDriver: give deviceManager or deviceMode');
   requireTools(runner, nodeTools(mode), `the node driver in ${mode} device mode`);
-  if (mode === 'direct') await (o.checkSys ?? (() => checkSysWritable()))();
+  if (mode === 'direct') await (o.checkSys ?? (async () => (await import('./device/direct.js')).checkSysWritable()))();
   if (o.deviceManager !== undefined) return o.deviceManager;
   return createDeviceManager(mode, {
     ...o.deviceOptions,

@@ -7,6 +7,7 @@ import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
 import {
   AlreadyExistsError,
   FailedPreconditionError,
+  InvalidArgumentError,
   NotFoundError,
   ResourceExhaustedError,
   type Capacity,
@@ -71,6 +72,19 @@ export class NotEnoughSpaceToGrowError extends NotEnoughSpaceError {
   ) {
     super(message, options);
   }
+}
+
+/** @throws InvalidArgumentError unless `size` is a positive whole number of bytes (the managers' size check). */
+export function assertVolumeSize(size: number, what = 'size'): void {
+  if (!Number.isSafeInteger(size) || size <= 0)
+    throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
+}
+
+/** The shortage of a create, naming the largest volume that fits now (lvm and direct). */
+export function notEnoughSpace(volumeId: string, size: number, largest: number): NotEnoughSpaceError {
+  return new NotEnoughSpaceError(
+    `not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`,
+  );
 }
 
 export interface DeviceManager {

@@ -21,15 +21,16 @@ import {
 import { MiB, type Capacity } from '@pmem-csi/csi';
 import { FSDAX_PFN_ALIGN, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
 import {
+  assertVolumeSize,
   DeviceExistsError,
   DeviceNotFoundError,
+  notEnoughSpace,
   type AllocationOptions,
   type CreateDeviceRequest,
   type DeviceCallOptions,
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { assertVolumeSize, notEnoughSpace } from './lvm.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
 import { errnoCode, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 

@@ -25,14 +25,14 @@ describe('createDeviceManager', () => {
     ['lvm', LvmDeviceManager],
     ['direct', DirectDeviceManager],
     ['fake', FakeDeviceManager],
-  ] as const)('%s mode → %p', (mode, cls) => {
-    const dm = createDeviceManager(mode, deps);
+  ] as const)('%s mode → %p', async (mode, cls) => {
+    const dm = await createDeviceManager(mode, deps);
     expect(dm).toBeInstanceOf(cls);
     expect(dm.mode).toBe(mode);
   });
 
   it('fake mode uses fakeSize as its pool', async () => {
-    const dm = createDeviceManager('fake', { ...deps, fakeSize: 64 * 1024 ** 2 });
+    const dm = await createDeviceManager('fake', { ...deps, fakeSize: 64 * 1024 ** 2 });
     await dm.setup();
     expect((await dm.getCapacity()).total).toBe(64 * 1024 ** 2);
   });
@@ -41,7 +41,7 @@ describe('createDeviceManager', () => {
     if (process.getuid?.() !== 0) throw new Error('this case needs root (emulated mode refuses to start without it)');
     const stateDir = await mkdtemp(join(tmpdir(), 'pmem-csi-factory-'));
     dirs.push(stateDir);
-    const dm = createDeviceManager('emulated', {
+    const dm = await createDeviceManager('emulated', {
       ...deps,
       runner: new ScriptedRunner(
         [{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }],
@@ -56,12 +56,10 @@ describe('createDeviceManager', () => {
     expect(await readdir(stateDir)).toEqual(['emulated']);
   });
 
-  it('rejects an unknown mode naming the allowed ones', () => {
-    expect(() => createDeviceManager('tape' as DeviceMode, deps)).toThrow(
-      expect.objectContaining({
-        kind: 'InvalidArgument',
-        message: 'device mode "tape" is not one of lvm, direct, emulated, fake',
-      }),
-    );
+  it('rejects an unknown mode naming the allowed ones', async () => {
+    await expect(createDeviceManager('tape' as DeviceMode, deps)).rejects.toMatchObject({
+      kind: 'InvalidArgument',
+      message: 'device mode "tape" is not one of lvm, direct, emulated, fake',
+    });
   });
 });

@@ -1,13 +1,12 @@
 // One place that turns the node's --device-mode into a DeviceManager, so the CSI services never
 // know which implementation they talk to. Constructors check their prerequisites (root, tools,
 // flags) and throw a clear error; setup() is still the caller's job.
+// Each implementation is imported when its mode is asked for: a node runs one mode for its whole
+// life, and the others' code (ndctl and LVM parsing, loop devices) would only take memory on every
+// node of the cluster (the driver's bundle keeps each in its own chunk).
 import { join } from 'node:path';
 import { InvalidArgumentError, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import { DEVICE_MODES, type DeviceManager, type DeviceMode } from './device-manager.js';
-import { DirectDeviceManager } from './direct.js';
-import { EMULATED_DEFAULT_SIZE, EmulatedDeviceManager } from './emulated.js';
-import { FAKE_DEFAULT_SIZE, FakeDeviceManager } from './fake.js';
-import { LvmDeviceManager } from './lvm.js';
 
 export interface DeviceManagerDeps {
   runner: CommandRunner;
@@ -26,22 +25,30 @@ export interface DeviceManagerDeps {
 export const EMULATED_SUBDIR = 'emulated';
 
 /** The device manager for `mode`. @throws InvalidArgumentError for an unknown mode, or the implementation's precondition errors */
-export function createDeviceManager(mode: DeviceMode, deps: DeviceManagerDeps): DeviceManager {
+export async function createDeviceManager(mode: DeviceMode, deps: DeviceManagerDeps): Promise<DeviceManager> {
   const { runner, log } = deps;
   switch (mode) {
-    case 'lvm':
+    case 'lvm': {
+      const { LvmDeviceManager } = await import('./lvm.js');
       return new LvmDeviceManager({ runner, log, pmemPercentage: deps.pmemPercentage });
-    case 'direct':
+    }
+    case 'direct': {
+      const { DirectDeviceManager } = await import('./direct.js');
       return new DirectDeviceManager({ runner, log });
-    case 'emulated':
+    }
+    case 'emulated': {
+      const { EMULATED_DEFAULT_SIZE, EmulatedDeviceManager } = await import('./emulated.js');
       return new EmulatedDeviceManager({
         runner,
         log,
         dir: join(deps.stateDir, EMULATED_SUBDIR),
         totalSize: deps.emulatedSize ?? EMULATED_DEFAULT_SIZE,
       });
-    case 'fake':
+    }
+    case 'fake': {
+      const { FAKE_DEFAULT_SIZE, FakeDeviceManager } = await import('./fake.js');
       return new FakeDeviceManager({ log, totalSize: deps.fakeSize ?? FAKE_DEFAULT_SIZE });
+    }
     default:
       // Reached only from untyped input (flags, config files).
       throw new InvalidArgumentError(

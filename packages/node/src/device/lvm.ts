@@ -14,9 +14,10 @@ import {
 import { GiB, MODE_TOOLS, type Capacity } from '@pmem-csi/csi';
 import { alignDown, alignUp, lcm } from './align.js';
 import {
+  assertVolumeSize,
   DeviceExistsError,
   DeviceNotFoundError,
-  NotEnoughSpaceError,
+  notEnoughSpace,
   NotEnoughSpaceToGrowError,
   type AllocationOptions,
   type CreateDeviceRequest,
@@ -78,17 +79,6 @@ export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: Volum
   if (best === undefined) return undefined;
   const rounded = alignUp(size, best.extentSize);
   return rounded <= best.free ? { vg: best, size: rounded } : undefined;
-}
-
-export function assertVolumeSize(size: number, what = 'size'): void {
-  if (!Number.isSafeInteger(size) || size <= 0)
-    throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
-}
-
-export function notEnoughSpace(volumeId: string, size: number, largest: number): NotEnoughSpaceError {
-  return new NotEnoughSpaceError(
-    `not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`,
-  );
 }
 
 export interface LvmDeviceManagerOptions {

@@ -156,7 +156,7 @@ describe('runOperator', () => {
         onListening: (p) => (port = p),
       },
     );
-    const informers = watchedKinds().length + 2; // the CRs and the Leases besides
+    const informers = watchedKinds().length + 3; // the CRs, the Leases and the Nodes besides
     const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const value = (text: string, series: string): number | undefined => {
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));

@@ -92,6 +92,7 @@ function startControlLoop(
     deployments: () => operator.deployments(),
     owned: (type, crName) => operator.ownedObjects(type, crName),
     leases: () => operator.leases(),
+    nodes: () => operator.nodes(),
   });
   let lostLeadership: () => void = () => undefined;
   const lost = new Promise<number>((resolve) => (lostLeadership = () => resolve(1)));

@@ -30,6 +30,12 @@ export interface InformerOptions {
   readonly stallTimeoutMs?: number;
   readonly baseBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  /**
+   * What of each object the cache keeps (default: all of it), e.g. the names and labels of Nodes,
+   * whose status would take most of the memory. It must keep metadata.resourceVersion: a relist
+   * emits MODIFIED for the objects whose resourceVersion changed.
+   */
+  readonly keep?: (object: KubeObject) => KubeObject;
 }
 
 export const INFORMER_DEFAULTS = {
@@ -143,7 +149,8 @@ export class Informer {
 
   /** Replace the cache with a fresh list, emitting what changed since the last one. */
   #replace(items: readonly KubeObject[]): void {
-    const fresh = new Map(items.map((o) => [storeKey(o), o]));
+    const keep = this.#o.keep ?? ((o: KubeObject) => o);
+    const fresh = new Map(items.map((o) => [storeKey(o), keep(o)]));
     for (const [key, old] of this.#store) {
       if (!fresh.has(key)) {
         this.#store.delete(key);
@@ -160,10 +167,11 @@ export class Informer {
 
   #apply(event: WatchEvent): void {
     if (event.type === 'BOOKMARK') return;
-    const key = storeKey(event.object);
+    const object = this.#o.keep?.(event.object) ?? event.object;
+    const key = storeKey(object);
     if (event.type === 'DELETED') this.#store.delete(key);
-    else this.#store.set(key, event.object);
-    this.#handler(event.type, event.object);
+    else this.#store.set(key, object);
+    this.#handler(event.type, object);
   }
 
   /** Watch from `resourceVersion` until the watch ends, stalls, a relist is due, or stop. */

@@ -25,6 +25,8 @@ export const RESOURCES = {
   daemonSet: type('apps/v1', 'DaemonSet', 'daemonsets', true),
   statefulSet: type('apps/v1', 'StatefulSet', 'statefulsets', true),
   podDisruptionBudget: type('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true),
+  /** Read only: names and labels, for the nodes a deployment is kept off (plan/pmem-overlap.ts). */
+  node: type('v1', 'Node', 'nodes', false),
   /** external-provisioner's leader-election Leases (read only: status.driverComponents[].active). */
   lease: type('coordination.k8s.io/v1', 'Lease', 'leases', true),
   mutatingWebhookConfiguration: type(

@@ -1,5 +1,12 @@
 import { jest } from '@jest/globals';
-import { LABEL_KEYS, getCondition, type DriverComponentStatus } from '@pmem-csi/api';
+import type { V1DaemonSet } from '@kubernetes/client-node';
+import {
+  DEVICE_MODE_ANNOTATION,
+  LABEL_KEYS,
+  deploymentObjectNames,
+  getCondition,
+  type DriverComponentStatus,
+} from '@pmem-csi/api';
 import { nullLogger } from '@pmem-csi/runtime';
 import { KubeApiError } from '../kube/kube-errors.js';
 import type { KubeObject } from '../kube/kube-port.js';
@@ -29,6 +36,7 @@ function start(h: Harness, reconciles: string[] = []): Operator {
     deployments: () => op.deployments(),
     owned: (type, crName) => op.ownedObjects(type, crName),
     leases: () => op.leases(),
+    nodes: () => op.nodes(),
   });
   const op: Operator = new Operator({
     kube: h.kube,
@@ -421,6 +429,93 @@ describe('Operator', () => {
     });
     expect(lists).toEqual([]);
     await op.stop();
+  });
+
+  describe("one driver per node's PMEM (issue 32)", () => {
+    const node = (name: string, labels: Record<string, string>, heartbeat = 0): KubeObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name, labels },
+        status: {
+          conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: `2026-03-01T10:00:0${heartbeat}Z` }],
+        },
+      }) as KubeObject;
+    const overlap = (h: Harness, name: string): { status: string; reason: string; message: string } | undefined =>
+      getCondition(h.cr(name).status?.conditions, 'PmemOverlap');
+    const affinity = (h: Harness, name: string): unknown =>
+      h.object<V1DaemonSet>('daemonSet', deploymentObjectNames(name).nodeDaemonSet)?.spec?.template.spec?.affinity;
+
+    it('keeps the later DaemonSet off the shared nodes, follows node labels (not heartbeats) and drops the exclusion once the earlier one is deleted, listing nothing', async () => {
+      const h = harness();
+      h.kube.put(node('shared-0', { storage: 'pmem', 'pmem-zone': 'z1' }));
+      h.kube.put(node('shared-1', { storage: 'pmem', 'pmem-zone': 'z1' }));
+      h.kube.put(node('lvm-only', { storage: 'pmem' }));
+      h.kube.put(node('direct-only', { 'pmem-zone': 'z1' }));
+      h.putCr({ deviceMode: 'lvm', nodeSelector: { storage: 'pmem' } }, 'pmem-lvm', {
+        creationTimestamp: '2026-03-01T10:00:00Z',
+      });
+      h.putCr({ deviceMode: 'direct', nodeSelector: { 'pmem-zone': 'z1' } }, 'pmem-direct', {
+        creationTimestamp: '2026-03-01T10:05:00Z',
+      });
+      const reconciles: string[] = [];
+      const op = start(h, reconciles);
+      await eventually(() => overlap(h, 'pmem-direct')?.status === 'True' && op.queue.runningCount === 0 && op.synced);
+      expect(overlap(h, 'pmem-direct')?.message).toMatch(/^kept off 2 nodes .* Nodes kept off: shared-0, shared-1\. /);
+      expect(affinity(h, 'pmem-direct')).toEqual({
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'storage', operator: 'NotIn', values: ['pmem'] }] }],
+          },
+        },
+      });
+      expect(affinity(h, 'pmem-lvm')).toBeUndefined();
+      // The cache keeps names and labels only.
+      expect(op.nodes()?.find((n) => n.metadata.name === 'shared-0')).toEqual({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: expect.objectContaining({ name: 'shared-0', labels: { storage: 'pmem', 'pmem-zone': 'z1' } }),
+      });
+      const lists = recordLists(h.kube);
+      await settle();
+      // A heartbeat (same labels) requeues nothing.
+      const n = reconciles.length;
+      h.kube.put(node('shared-0', { storage: 'pmem', 'pmem-zone': 'z1' }, 5));
+      await settle();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(reconciles.slice(n)).toEqual([]);
+      // A node labelled for both now: the CR with PmemOverlap True is requeued and names it.
+      h.kube.put(node('direct-only', { storage: 'pmem', 'pmem-zone': 'z1' }));
+      await eventually(() => overlap(h, 'pmem-direct')?.message.startsWith('kept off 3 nodes') === true);
+      expect(overlap(h, 'pmem-direct')?.message).toContain('Nodes kept off: direct-only, shared-0, shared-1. ');
+      // Only the CR with PmemOverlap True (once more after its own status write), not the earlier one.
+      expect([...new Set(reconciles.slice(n))]).toEqual(['pmem-direct']);
+      // The earlier one goes: the later one takes its nodes over at once (no resync).
+      await h.kube.delete({ ...RESOURCES.pmemCsiDeployment, name: 'pmem-lvm' });
+      await eventually(() => overlap(h, 'pmem-direct')?.status === 'False' && op.queue.runningCount === 0);
+      expect(affinity(h, 'pmem-direct')).toBeUndefined();
+      expect(overlap(h, 'pmem-direct')?.reason).toBe('NoOverlap');
+      expect(lists).toEqual([]);
+      await op.stop();
+    });
+
+    it("drops the exclusion when the earlier driver is redeployed emulated (its DaemonSet's device mode), without a resync", async () => {
+      const h = harness();
+      h.putCr({ deviceMode: 'lvm' }, 'pmem-early', { creationTimestamp: '2026-03-01T10:00:00Z' });
+      h.putCr({ deviceMode: 'direct' }, 'pmem-late', { creationTimestamp: '2026-03-01T10:05:00Z' });
+      const op = start(h);
+      await eventually(() => affinity(h, 'pmem-late') !== undefined && op.queue.runningCount === 0 && op.synced);
+      h.putCr({ deviceMode: 'emulated' }, 'pmem-early');
+      await eventually(
+        () =>
+          h.object<V1DaemonSet>('daemonSet', deploymentObjectNames('pmem-early').nodeDaemonSet)?.metadata
+            ?.annotations?.[DEVICE_MODE_ANNOTATION] === 'emulated' &&
+          affinity(h, 'pmem-late') === undefined &&
+          op.queue.runningCount === 0,
+      );
+      expect(overlap(h, 'pmem-late')).toMatchObject({ status: 'False', reason: 'NoOverlap' });
+      await op.stop();
+    });
   });
 
   it('resyncs every CR periodically', async () => {

@@ -15,20 +15,29 @@
 // external-resizer create (not labelled as ours): a new holder of either Lease of a driver (a
 // controller failover; the two sidecars elect independently) requeues that CR, so that its status
 // names the active replicas; the holders' renewals every few seconds do not.
+// One more holds the Nodes, only their names and labels: a deployment kept off the nodes of earlier
+// PMEM-managing deployments (plan/pmem-overlap.ts) names those nodes in PmemOverlap, so a node that
+// joins, goes or changes its labels requeues the CRs with PmemOverlap True; heartbeats do not. The
+// DaemonSets' device-mode annotations count too: an earlier deployment's driver that really runs
+// lvm or direct keeps the later ones off its nodes, so a change of one requeues every CR.
 import {
   API_GROUP,
+  DEVICE_MODE_ANNOTATION,
   FIELD_MANAGER,
   KIND,
   LABEL_KEYS,
   objectNamesCollide,
   provisionerLeaseName,
   resizerLeaseName,
+  getCondition,
+  type PmemCSIDeploymentStatus,
 } from '@pmem-csi/api';
 import type { Logger } from '@pmem-csi/runtime';
 import type { Clock, TimerHandle } from '../clock.js';
 import { Informer, type InformerOptions } from '../kube/informer.js';
 import type { KubeApi, KubeObject, ResourceType } from '../kube/kube-port.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
+import { canonicalJson } from '../objects/hash.js';
 import { leaseHolderIdentity } from '../status/active-controller.js';
 import { BUILDERS } from '../objects/registry.js';
 import { ReconcileQueue, type HandlerResult, type QueueOptions } from './queue.js';
@@ -60,6 +69,21 @@ export function watchedKinds(): ResourceType[] {
   return [...seen.values()];
 }
 
+/** What the operator keeps of a Node: name, labels and what the informer needs (plan/pmem-overlap.ts). */
+export function nodeNameAndLabels(node: KubeObject): KubeObject {
+  const { name, uid, resourceVersion, labels } = node.metadata;
+  return {
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: {
+      name,
+      ...(uid === undefined ? {} : { uid }),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      ...(labels === undefined ? {} : { labels }),
+    },
+  };
+}
+
 /** The name of the PmemCSIDeployment that controls `object`, if any. */
 export function ownerKey(object: KubeObject): string | undefined {
   const ref = (object.metadata.ownerReferences ?? []).find(
@@ -77,6 +101,11 @@ export class Operator {
   readonly #leaseInformer: Informer;
   /** holderIdentity of every Lease as last seen: only a change requeues its CR. */
   readonly #leaseHolders = new Map<string, string | undefined>();
+  readonly #nodeInformer: Informer;
+  /** The labels of every Node as last seen (canonical JSON): only a change requeues. */
+  readonly #nodeLabels = new Map<string, string>();
+  /** The device-mode annotation of every DaemonSet as last seen: only a change requeues. */
+  readonly #deviceModes = new Map<string, string | undefined>();
   /** metadata.generation of every CR as last seen: a spec change requeues the others. */
   readonly #generations = new Map<string, number | undefined>();
   #resync: TimerHandle | undefined;
@@ -100,11 +129,12 @@ export class Operator {
           labelSelector: `${LABEL_KEYS.managedBy}=${FIELD_MANAGER}`,
           ...(type.namespaced ? { namespace: options.namespace } : {}),
         },
-        (_event, object) => {
+        (event, object) => {
           const key = ownerKey(object);
           if (key === undefined) return;
           this.queue.add(key);
           this.#addColliding(key);
+          if (object.kind === RESOURCES.daemonSet.kind && this.#deviceModeChanged(event, object)) this.#addAll();
         },
       );
       this.#owned.set(typeKey(type), informer);
@@ -115,7 +145,12 @@ export class Operator {
       { ...common, type: RESOURCES.lease, namespace: options.namespace },
       (event, lease) => this.#leaseChanged(event, lease),
     );
-    this.informers = [this.#crInformer, ...owned, this.#leaseInformer];
+    this.#nodeInformer = new Informer(
+      options.kube,
+      { ...common, type: RESOURCES.node, keep: nodeNameAndLabels },
+      (event, node) => this.#nodeChanged(event, node),
+    );
+    this.informers = [this.#crInformer, ...owned, this.#leaseInformer, this.#nodeInformer];
   }
 
   /** All informers have listed once. */
@@ -141,6 +176,35 @@ export class Operator {
   /** The Leases of the namespace in the informer's cache, or undefined until it listed them once. */
   leases(): KubeObject[] | undefined {
     return this.#leaseInformer.synced ? this.#leaseInformer.list() : undefined;
+  }
+
+  /** The Nodes (names and labels) in the informer's cache, or undefined until it listed them once. */
+  nodes(): KubeObject[] | undefined {
+    return this.#nodeInformer.synced ? this.#nodeInformer.list() : undefined;
+  }
+
+  /** Requeue the CRs with PmemOverlap True when a node joined, went or changed its labels. */
+  #nodeChanged(event: 'ADDED' | 'MODIFIED' | 'DELETED', node: KubeObject): void {
+    const name = node.metadata.name;
+    const labels = event === 'DELETED' ? undefined : canonicalJson(node.metadata.labels ?? {});
+    if (labels === this.#nodeLabels.get(name)) return;
+    if (labels === undefined) this.#nodeLabels.delete(name);
+    else this.#nodeLabels.set(name, labels);
+    for (const cr of this.#crInformer.list()) {
+      const status = (cr as { status?: PmemCSIDeploymentStatus }).status;
+      if (getCondition(status?.conditions, 'PmemOverlap')?.status === 'True') this.queue.add(cr.metadata.name);
+    }
+  }
+
+  /** True when DaemonSet `ds` appeared, went or carries another device-mode annotation than last seen. */
+  #deviceModeChanged(event: 'ADDED' | 'MODIFIED' | 'DELETED', ds: KubeObject): boolean {
+    const key = `${ds.metadata.namespace ?? ''}/${ds.metadata.name}`;
+    const mode = ds.metadata.annotations?.[DEVICE_MODE_ANNOTATION];
+    const known = this.#deviceModes.has(key);
+    if (event === 'DELETED') return this.#deviceModes.delete(key);
+    if (known && this.#deviceModes.get(key) === mode) return false;
+    this.#deviceModes.set(key, mode);
+    return true;
   }
 
   /** Requeue the CRs whose provisioner or resizer Lease got another holder (or appeared, or went away). */

@@ -1,6 +1,7 @@
 // One reconcile of one PmemCSIDeployment, level-triggered: read the CR and everything the operator
 // built for it, decide (object-name precedence, validation, device-mode guard, certificates,
-// ownership of every live object it would write: plan/ownership.ts), apply what differs in order
+// ownership of every live object it would write: plan/ownership.ts; the nodes kept for earlier
+// PMEM-managing deployments: plan/pmem-overlap.ts), apply what differs in order
 // (Secrets, identities and RBAC, Services, CSIDriver, workloads), delete obsolete objects, and
 // write the status only when it changed. Errors are thrown after the status says what failed, so
 // the queue retries with backoff. Objects built by another operator version differ in their
@@ -46,12 +47,18 @@ import {
   type ConflictFinding,
 } from '../plan/ownership.js';
 import { emulatedPmem } from '../status/emulated-pmem.js';
-import { pmemOverlap } from '../plan/pmem-overlap.js';
+import { earlierPmemDeployments, placementOf, pmemOverlapPlan, type PmemOverlapPlan } from '../plan/pmem-overlap.js';
 import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from '../plan/object-plan.js';
 import type { HandlerResult } from './queue.js';
 import { RESOURCES } from '../kube/resources.js';
 import { activeReplicas, type ActiveReplicas } from '../status/active-controller.js';
-import { nextStatus, statusEvents, type ReconcileOutcome } from '../status/deployment-status.js';
+import {
+  DEPLOY_REASONS,
+  nextStatus,
+  statusEvents,
+  type ReconcileOutcome,
+  type Refusal,
+} from '../status/deployment-status.js';
 
 export interface ReconcilerOptions {
   readonly kube: KubeApi;
@@ -82,6 +89,12 @@ export interface ReconcilerOptions {
    * until it listed them once (the provisioner's Lease is then read by name).
    */
   readonly leases?: () => readonly KubeObject[] | undefined;
+  /**
+   * The Nodes as the operator's informer holds them (names and labels), or undefined until it
+   * listed them once. Read only by a CR that earlier PMEM-managing deployments overlap (the nodes
+   * it is kept off, in PmemOverlap); without it such a reconcile lists them.
+   */
+  readonly nodes?: () => readonly KubeObject[] | undefined;
 }
 
 const MIN_REQUEUE_MS = 1000;
@@ -89,7 +102,7 @@ const MAX_REQUEUE_MS = 24 * 60 * 60 * 1000;
 
 interface EffectiveSpec {
   readonly spec: DefaultedSpec;
-  readonly refusal?: string;
+  readonly refusal?: Refusal;
 }
 
 /** An apply step with the live object of that name (undefined: none exists). */
@@ -165,12 +178,20 @@ export class Reconciler {
     }
     if (certs.changes.length > 0) log.info('certificates issued', { changes: certs.changes });
     const verified: ConditionUpdate[] = certs.verified === undefined ? [] : [certs.verified];
+    // One driver per node's PMEM: kept off the nodes of earlier PMEM-managing deployments.
+    const overlap = await this.#pmemOverlap(cr, effective.spec, context.deployments);
     const ctx = {
       namespace: this.#o.namespace,
       operatorVersion: this.#o.operatorVersion,
       spec: effective.spec,
       certs: certs.secrets,
+      ...(overlap.nodeExclusion === undefined ? {} : { nodeExclusion: overlap.nodeExclusion }),
     };
+    const refusal: Refusal | undefined =
+      effective.refusal ??
+      (overlap.refusal === undefined
+        ? undefined
+        : { reason: DEPLOY_REASONS.tooManyExclusionTerms, message: overlap.refusal });
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
     const steps = await this.#resolve(plan);
     // Before the first write: every object it would change is ours or nobody's.
@@ -192,15 +213,13 @@ export class Reconciler {
     const workload = <T>(kind: string, name: string): T | undefined =>
       [...applied, ...live].find((o) => o.kind === kind && o.metadata.name === name) as T | undefined;
     const names = deploymentObjectNames(cr.metadata.name);
-    // A warning only: an earlier deployment may run a PMEM-managing driver on the same nodes.
-    const overlap = pmemOverlap(cr, context.deployments);
     // A notice for as long as the driver runs on loop-backed files instead of PMEM.
     const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
     const active = await this.#activeReplicas(cr, clock.now());
     await this.#finish(cr, {
       kind: 'applied',
-      conditions: [...verified, certs.ready, ...[overlap, emulated].filter((c) => c !== undefined)],
-      ...(effective.refusal === undefined ? {} : { refusal: effective.refusal }),
+      conditions: [...verified, certs.ready, ...[overlap.condition, emulated].filter((c) => c !== undefined)],
+      ...(refusal === undefined ? {} : { refusal }),
       deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
       active,
@@ -213,6 +232,27 @@ export class Reconciler {
   /** The PmemCSIDeployments: from the informer once it listed them, else from the apiserver. */
   async #deployments(): Promise<readonly KubeObject[]> {
     return this.#o.deployments?.() ?? (await this.#o.kube.list(RESOURCES.pmemCsiDeployment)).items;
+  }
+
+  /**
+   * The exclusion of earlier PMEM-managing deployments' nodes and PmemOverlap for `cr` deployed
+   * with `spec` (plan/pmem-overlap.ts). The Nodes are read only when some earlier one overlaps.
+   */
+  async #pmemOverlap(
+    cr: OwnerDeployment,
+    spec: DefaultedSpec,
+    deployments: readonly KubeObject[],
+  ): Promise<PmemOverlapPlan> {
+    const mine = placementOf(cr, spec);
+    const earlier = earlierPmemDeployments(mine, deployments, (name) => this.#deployedMode(name));
+    const nodes = earlier.length === 0 ? [] : (this.#o.nodes?.() ?? (await this.#o.kube.list(RESOURCES.node)).items);
+    return pmemOverlapPlan(mine, earlier, nodes, cr.status?.conditions);
+  }
+
+  /** The device mode CR `name`'s node DaemonSet was deployed with, from the informer cache (else unknown). */
+  #deployedMode(name: string): string | undefined {
+    const dsName = deploymentObjectNames(name).nodeDaemonSet;
+    return deployedDeviceMode(this.#o.owned?.(RESOURCES.daemonSet, name)?.find((o) => o.metadata.name === dsName));
   }
 
   /** Who holds external-provisioner's and external-resizer's leader-election Lease of `cr`'s driver. */
@@ -337,7 +377,10 @@ export class Reconciler {
     if (volumes.length === 0) return { spec };
     return {
       spec: { ...spec, deviceMode: deployed },
-      refusal: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes),
+      refusal: {
+        reason: DEPLOY_REASONS.deviceModeRefused,
+        message: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes),
+      },
     };
   }
 

@@ -1,6 +1,7 @@
 // What every builder gets besides the custom resource: the defaulted spec, where namespaced
 // objects go, the operator version and the certificate material. Builders are pure functions of
 // (cr, context), so the same inputs always give byte-identical objects (golden-tested).
+import type { V1NodeSelectorTerm } from '@kubernetes/client-node';
 import type { DefaultedSpec, ObjectMeta, PmemCSIDeployment } from '@pmem-csi/api';
 import type { KubeObject, LooseObject, ResourceType } from '../kube/kube-port.js';
 
@@ -28,6 +29,12 @@ export interface BuildContext {
   /** The CR spec with every default applied (and, when refused, the deployed device mode kept). */
   readonly spec: DefaultedSpec;
   readonly certs: CertificateSecrets;
+  /**
+   * Required node affinity terms (ORed, ANDed with the node selector) that keep the node DaemonSet
+   * off the nodes of earlier PMEM-managing deployments (plan/pmem-overlap.ts); absent when there is
+   * nothing to keep off.
+   */
+  readonly nodeExclusion?: readonly V1NodeSelectorTerm[];
 }
 
 /** A builder kind with `null` meaning "this object is not wanted for this spec". */

@@ -9,7 +9,17 @@
 // <state dir>/emulated (packages/node/src/device/factory.ts) attached to a loop device. The state
 // dir is a hostPath at the same path, so the files are on the node's disk and survive pod restarts
 // and driver upgrades; loop devices come from the host's /dev (mounted) and need privileged (set).
-import type { V1Container, V1DaemonSet, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+// One driver per node's PMEM (issue 32): a DaemonSet in lvm or direct mode is kept off the nodes of
+// earlier PMEM-managing deployments by a required node affinity (plan/pmem-overlap.ts decides).
+import type {
+  V1Affinity,
+  V1Container,
+  V1DaemonSet,
+  V1NodeSelectorTerm,
+  V1PodTemplateSpec,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
 import {
   EMULATED_SIZE_ALLOWED,
   METRICS_PORT,
@@ -169,6 +179,23 @@ function podVolumes(cr: OwnerDeployment, ctx: BuildContext): V1Volume[] {
   ];
 }
 
+/**
+ * One driver per node's PMEM: the nodes of earlier PMEM-managing deployments are excluded by a
+ * required node affinity (ANDed with the nodeSelector), which the DaemonSet controller applies to
+ * every node, also to nodes labelled after the last reconcile. When the exclusion goes, the
+ * template's config hash changes with it, so the plan applies the DaemonSet and server-side apply
+ * removes the affinity it no longer sends.
+ */
+function exclusionAffinity(terms: readonly V1NodeSelectorTerm[]): V1Affinity {
+  return {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: terms.map((t) => structuredClone(t)),
+      },
+    },
+  };
+}
+
 function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec {
   const template: V1PodTemplateSpec = {
     metadata: { labels: { ...ctx.spec.labels, ...selectorLabels(cr.metadata.name, 'node') } },
@@ -177,6 +204,8 @@ function podTemplate(cr: OwnerDeployment, ctx: BuildContext): V1PodTemplateSpec 
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       nodeSelector: { ...ctx.spec.nodeSelector },
+      // Only with an exclusion, so that DaemonSets (and their pods) without one stay as they were.
+      ...(ctx.nodeExclusion === undefined ? {} : { affinity: exclusionAffinity(ctx.nodeExclusion) }),
       containers: [driverContainer(cr, ctx), registrarContainer(cr, ctx)],
       volumes: podVolumes(cr, ctx),
     },

@@ -8,6 +8,8 @@
 // - kinds only older versions made (StatefulSet, MutatingWebhookConfiguration): list and watch
 //   (informers, so that a leftover is found without a list per reconcile) and delete;
 // - PersistentVolumes: list (the device-mode guard counts the driver's volumes);
+// - Nodes: list and watch (an informer of their names and labels: PmemOverlap names the nodes a
+//   deployment is kept off for an earlier PMEM-managing one);
 // - Leases in the driver namespace: its own (leader election: binary/flags.ts puts the Lease in
 //   --namespace), and list/watch of the drivers' provisioner Leases (the active controller replica);
 // - Events: create (in "default", where events of cluster-scoped objects go);
@@ -101,6 +103,8 @@ export function operatorRbacRules(): OperatorRules {
     grant(scope(type), groupOf(type), type.plural, CLEAN_UP);
   grant(cluster, groupOf(RESOURCES.persistentVolume), RESOURCES.persistentVolume.plural, ['list']);
   grant(cluster, '', 'events', ['create']);
+  // The Node informer: the nodes a deployment is kept off for an earlier PMEM-managing one (PmemOverlap).
+  grant(cluster, groupOf(RESOURCES.node), RESOURCES.node.plural, ['list', 'watch']);
   // Its own Lease (leader election); get, list and watch for reading who holds each driver's
   // provisioner and resizer Lease (status.driverComponents[].active and .activeResizer).
   grant(namespaced, 'coordination.k8s.io', 'leases', ['get', 'list', 'watch', 'create', 'update']);

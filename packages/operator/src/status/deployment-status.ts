@@ -6,7 +6,8 @@
 //   applied. It says nothing about pods: their readiness is in driverComponents and the phase.
 //   False when the reconcile could not apply the spec as written: InvalidSpec,
 //   CertificatesInvalid, ApplyFailed, DeviceModeChangeRefused (everything else applied, the old
-//   mode kept), Conflict.
+//   mode kept), TooManyExclusionTerms (everything applied, the node driver on no node:
+//   PmemOverlap), Conflict.
 // - CertsReady: True when the certificate Secrets were applied with valid certificates (issued and
 //   renewed by the operator: OperatorIssued; or the spec's: UserSupplied, the message says when
 //   they expire); False (CertificatesNotVerified) when the spec's certificates failed verification.
@@ -15,12 +16,16 @@
 // - Conflict: present once a conflict was seen (plan/ownership.ts); True while the operator refuses the
 //   deployment because objects it would write belong to someone else, False (Resolved) afterwards.
 // - NodesSelected: True when the node DaemonSet schedules at least one pod, False (NoMatchingNodes)
-//   when no node matches spec.nodeSelector (or every matching node has taints the driver does not
-//   tolerate). Judged whenever the DaemonSet controller has observed the latest DaemonSet.
-// - PmemOverlap: True (OverlappingNodeSelector) when a PmemCSIDeployment created earlier, also in a
-//   PMEM-managing device mode, has a node selector that can match the same nodes (plan/pmem-overlap.ts);
-//   a warning, both keep running. False (NoOverlap) once that ends; absent when never seen.
-//   Emulated deployments manage no PMEM and never overlap.
+//   when no node matches spec.nodeSelector (apart from the nodes kept for earlier PMEM-managing
+//   deployments, which the message then says) or every matching node has taints the driver does
+//   not tolerate. Judged whenever the DaemonSet controller has observed the latest DaemonSet.
+// - PmemOverlap: one driver per node's PMEM (plan/pmem-overlap.ts). True (NodesExcluded) when a
+//   PmemCSIDeployment that comes earlier by the ownership order, also in a PMEM-managing device
+//   mode, has a node selector that can match the same nodes: the node DaemonSet is kept off every
+//   node an earlier selector matches, and the message names the earlier deployments, how many
+//   nodes and which (the first 10 by name). True (TooManyExclusionTerms) when that exclusion would
+//   take too many node selector terms: refused, the node driver on no node. False (NoOverlap) once
+//   that ends; absent when never seen. Emulated deployments manage no PMEM and never overlap.
 // - EmulatedPmem: True (LoopBackedFiles) while the driver runs in emulated device mode: volumes are
 //   sparse files on the node's disk behind loop devices, NOT persistent memory (emulated-pmem.ts);
 //   the driver works. False (PmemDeviceMode) once it runs in lvm or direct mode; absent when never.
@@ -71,6 +76,7 @@ export const DEPLOY_REASONS = {
   invalidSpec: 'InvalidSpec',
   certificatesInvalid: 'CertificatesInvalid',
   deviceModeRefused: 'DeviceModeChangeRefused',
+  tooManyExclusionTerms: 'TooManyExclusionTerms',
   conflict: 'Conflict',
 } as const;
 
@@ -85,13 +91,23 @@ export type ReconcileOutcome =
       readonly kind: 'applied';
       /** Certificate conditions (CertsReady, and CertsVerified for user certificates), PmemOverlap and EmulatedPmem. */
       readonly conditions: readonly ConditionUpdate[];
-      /** Set when a device-mode change was refused (everything else was applied). */
-      readonly refusal?: string;
+      /**
+       * Set when the spec was applied with a refusal: a device-mode change (the deployed mode
+       * kept) or an exclusion of earlier deployments' nodes too large to express (the node driver
+       * on no node). DriverDeployed False with its reason, phase Failed.
+       */
+      readonly refusal?: Refusal;
       readonly deployment: V1Deployment | undefined;
       readonly daemonSet: V1DaemonSet | undefined;
       /** The controller pods that hold the provisioner's and the resizer's Lease (active-controller.ts). */
       readonly active?: ActiveReplicas;
     };
+
+/** Why an applied spec still fails: DriverDeployed's reason and the message. */
+export interface Refusal {
+  readonly reason: (typeof DEPLOY_REASONS)['deviceModeRefused' | 'tooManyExclusionTerms'];
+  readonly message: string;
+}
 
 export const NODES_SELECTED_REASONS = { match: 'NodesMatch', none: 'NoMatchingNodes' } as const;
 
@@ -286,6 +302,10 @@ function describeSelector(daemonSet: V1DaemonSet): string {
   return terms.length === 0 ? '(none)' : terms.join(',');
 }
 
+/** True when the DaemonSet is kept off the nodes of earlier PMEM-managing deployments (objects/node.ts). */
+const keptOffNodes = (daemonSet: V1DaemonSet): boolean =>
+  daemonSet.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution !== undefined;
+
 /** NodesSelected from the DaemonSet, once its controller observed the latest spec. */
 export function nodesSelected(daemonSet: V1DaemonSet | undefined): ConditionUpdate | undefined {
   const counts = daemonSetCounts(daemonSet);
@@ -302,7 +322,11 @@ export function nodesSelected(daemonSet: V1DaemonSet | undefined): ConditionUpda
     status: 'False',
     reason: NODES_SELECTED_REASONS.none,
     message:
-      `no node matches the node selector ${describeSelector(daemonSet)} (or every matching node has taints the driver does not tolerate): the node driver has no pods; ` +
+      `no node matches the node selector ${describeSelector(daemonSet)}` +
+      (keptOffNodes(daemonSet)
+        ? ' apart from the nodes kept for earlier PMEM-managing deployments (PmemOverlap)'
+        : '') +
+      ' (or every matching node has taints the driver does not tolerate): the node driver has no pods; ' +
       'label the nodes with PMEM or change spec.nodeSelector',
   };
 }
@@ -322,9 +346,9 @@ function appliedVerdict(
   const judged = [...outcome.conditions, ...(nodes === undefined ? [] : [nodes])];
   if (outcome.refusal !== undefined) {
     return {
-      updates: [...judged, deployed('False', DEPLOY_REASONS.deviceModeRefused, outcome.refusal)],
+      updates: [...judged, deployed('False', outcome.refusal.reason, outcome.refusal.message)],
       phase: 'Failed',
-      reason: outcome.refusal,
+      reason: outcome.refusal.message,
       components,
     };
   }

@@ -35,6 +35,7 @@ export interface Harness {
     deployments?: () => readonly KubeObject[] | undefined;
     owned?: (type: ResourceType, crName: string) => readonly KubeObject[] | undefined;
     leases?: () => readonly KubeObject[] | undefined;
+    nodes?: () => readonly KubeObject[] | undefined;
   }): Reconciler;
   /**
    * Store a CR (as `kubectl apply` would), bumping its generation on spec changes. A new CR gets
@@ -81,6 +82,7 @@ export function harness(): Harness {
         ...(o.deployments === undefined ? {} : { deployments: o.deployments }),
         ...(o.owned === undefined ? {} : { owned: o.owned }),
         ...(o.leases === undefined ? {} : { leases: o.leases }),
+        ...(o.nodes === undefined ? {} : { nodes: o.nodes }),
       }),
     putCr(spec = {}, name = CR_NAME, meta = {}) {
       const existing = object<OwnerDeployment>('pmemCsiDeployment', name);

@@ -23,8 +23,8 @@
 #   e2e-agnhost      e2e-busybox + /agnhost (bootstrap tool       registry.k8s.io/e2e-test-images/agnhost:2.53
 #                    kubernetes-e2e), entrypoint /agnhost pause
 #   e2e-nginx,       e2e-busybox under the suite's names; their   registry.k8s.io/e2e-test-images/nginx:1.14-4,
-#   e2e-jessie-      default command fails saying so              registry.k8s.io/e2e-test-images/jessie-dnsutils:1.7
-#   dnsutils
+#   e2e-jessie-      default command fails saying so; jessie-     registry.k8s.io/e2e-test-images/jessie-dnsutils:1.7
+#   dnsutils         dnsutils has GNU dd and dash (node-base's)
 #
 # The e2e-* images are the pods' images of Kubernetes' External Storage suite (the k8s-storage tier,
 # e2e/k8s-storage/README.md), under the exact names test/utils/image/manifest.go of the pinned
@@ -34,7 +34,10 @@
 # label); upstream agnhost is Alpine + busybox + agnhost, ours Debian's busybox + agnhost of the
 # pinned release. nginx and jessie-dnsutils are stand-ins: the storage specs only run /bin/sh
 # scripts in them (volumes' exec spec, multiVolume's concurrent-access specs), never nginx or dig,
-# so they are the busybox image whose default command fails naming what it is not.
+# so they are the busybox image whose default command fails naming what it is not. The
+# concurrent-access specs write and read block volumes with `dd oflag=nocache` / `iflag=nocache`,
+# which busybox's dd refuses and upstream's jessie-dnsutils (Debian) has: that stand-in carries GNU
+# dd and dash as /bin/sh (the full run found it: "dd: invalid argument 'nocache' to 'oflag'").
 #
 # Naming. The base images carry the names the Dockerfiles pull by default, so the Dockerfiles
 # build unchanged (no build arguments); <major> is that of NODE_BINARY_VERSION (versions.env), the
@@ -131,7 +134,7 @@ unset _i
 KIND[e2e-busybox]=busybox DEPS[e2e-busybox]=node-base
 KIND[e2e-agnhost]=agnhost DEPS[e2e-agnhost]=e2e-busybox
 KIND[e2e-nginx]=standin DEPS[e2e-nginx]=e2e-busybox
-KIND[e2e-jessie-dnsutils]=standin DEPS[e2e-jessie-dnsutils]=e2e-busybox
+KIND[e2e-jessie-dnsutils]=standin-dd DEPS[e2e-jessie-dnsutils]="e2e-busybox node-base"
 # Images with a binary of a bootstrap.sh tool: "<tool> <binary>" (scratch images: from SCRATCH).
 declare -A TOOLOF=([e2e-agnhost]="kubernetes-e2e agnhost")
 for _i in "${!SCRATCH[@]}"; do read -r _t _b _ <<<"${SCRATCH[$_i]}"; TOOLOF[$_i]="$_t $_b"; done
@@ -210,7 +213,7 @@ manifest_ref() {
   printf '%s' "${ref#localhost/}"
 }
 
-exported() { [[ "${KIND[$1]}" =~ ^(dockerfile|scratch|busybox|agnhost|standin)$ ]]; }
+exported() { [[ "${KIND[$1]}" =~ ^(dockerfile|scratch|busybox|agnhost|standin|standin-dd)$ ]]; }
 dir_of() { printf '%s/%s/%s' "$ICACHE" "$1" "${TAG[$1]}"; }
 
 # --- buildah with the private storage ------------------------------------------------------------
@@ -351,6 +354,7 @@ make_stamp() {
       local tool bin; read -r tool bin <<<"${TOOLOF[$img]}"
       s+="tool: $tool ${TOOLVER[$img]} $bin $(sha_of "${TOOLBIN[$img]}")"$'\n'"entrypoint: /agnhost pause"$'\n' ;;
     standin) s+="stand-in: e2e-busybox, default command fails naming the image"$'\n' ;;
+    standin-dd) s+="stand-in: e2e-busybox + GNU dd and dash as /bin/sh (node-base's, with their ldd libraries), default command fails naming the image"$'\n' ;;
   esac
   STAMP="$s"
 }
@@ -656,6 +660,10 @@ commit_on_busybox() { # <image> <directory to add or ""> [buildah config flags..
   b="$(bah from --pull=never --name "pmem-csi-images-$img-$$" "${REF[e2e-busybox]}")"
   if [[ -n "$add" ]]; then
     mnt="$(bah mount "$b")"
+    # A file of $add replaces an applet symlink (bin/dd -> busybox): remove the link first, or cp
+    # would write through it into /bin/busybox.
+    local f
+    while IFS= read -r f; do [[ -L "$mnt/$f" ]] && rm -f "$mnt/$f"; done < <(cd "$add" && find . ! -type d)
     cp -a "$add/." "$mnt/"
     bah umount "$b" >/dev/null
   fi
@@ -685,11 +693,37 @@ recipe_agnhost() {
 
 # A stand-in: the busybox image under the name of an upstream test image whose own program the
 # storage specs never start. Its default command fails, naming what it is not.
-recipe_standin() {
+recipe_standin() { # <image> [directory to add]
   local img="$1" ref="${REF[$1]}" cmd
   printf -v cmd '["/bin/sh", "-c", "echo %s is a busybox stand-in built by e2e/tools/images.sh, give the container a command >&2; exit 1"]' "$ref"
-  commit_on_busybox "$img" "" --cmd "$cmd" \
+  commit_on_busybox "$img" "${2:-}" --cmd "$cmd" \
     --label org.opencontainers.image.description="Debian's busybox-static under the name $ref, a stand-in for Kubernetes' storage specs (they run /bin/sh scripts in it), built by e2e/tools/images.sh"
+}
+
+# jessie-dnsutils' stand-in: the stand-in plus GNU dd and dash as /bin/sh from node-base (Debian,
+# like upstream's jessie image) and the libraries ldd names for them, at their paths (no
+# ld.so.cache: the loader's built-in directories). multiVolume's concurrent-access specs run
+# `dd ... oflag=nocache` and `iflag=nocache` through /bin/sh: busybox's dd refuses nocache, and
+# busybox's sh runs its own dd applet before any dd on PATH, hence dash.
+recipe_standin_dd() {
+  local img="$1" r="$PWD/rootfs" b mnt bin lib real said
+  b="$(bah from --pull=never --name "pmem-csi-images-dd-$$" "${REF[node-base]}")"
+  mnt="$(bah mount "$b")"
+  mkdir -p "$r/bin"
+  for bin in dd dash; do
+    install -m 755 "$mnt/usr/bin/$bin" "$r/bin/$bin"
+    for lib in $(chroot "$mnt" ldd "/usr/bin/$bin" | grep -o '/[^ ]*'); do
+      real="$(chroot "$mnt" readlink -f "$lib")" # inside the tree: its links may be absolute
+      install -D -m 755 "$mnt$real" "$r$lib"
+    done
+  done
+  ln -s dash "$r/bin/sh"
+  bah umount "$b" >/dev/null; bah rm "$b" >/dev/null
+  said="$(chroot "$r" /bin/dd --help 2>&1 || true)"
+  [[ "$said" == *nocache* ]] || { echo "GNU dd in the stand-in does not run or has no nocache flag: $said"; return 1; }
+  said="$(chroot "$r" /bin/sh -c 'echo dash runs' 2>&1 || true)"
+  [[ "$said" == "dash runs" ]] || { echo "dash in the stand-in does not run: $said"; return 1; }
+  recipe_standin "$img" "$r"
 }
 
 # containerd 1.6 on a throw-away root, state and socket under /tmp: every archive must import
@@ -758,6 +792,7 @@ build_child() { # <image> <tmpdir>
     busybox) recipe_busybox ;;
     agnhost) recipe_agnhost ;;
     standin) recipe_standin "$img" ;;
+    standin-dd) recipe_standin_dd "$img" ;;
   esac
   rm -rf --one-file-system "$out/rootfs" "$out/package"
   { set +x; } 2>/dev/null

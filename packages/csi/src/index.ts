@@ -1,7 +1,7 @@
 // @pmem-csi/csi: the CSI vocabulary that controller, node, driver and operator share (pure, no I/O):
 // domain errors, request plans, byte units, the capacity shape, volume and plugin capabilities,
-// host tools per device mode, the version and the driver's flag schema. Everything public is
-// exported here; other packages import nothing deeper.
+// host tools per device mode, the version, the driver's flag schema and its V8 options per mode.
+// Everything public is exported here; other packages import nothing deeper.
 export * from './errors.js';
 export * from './bytes.js';
 export type * from './capacity.js';
@@ -13,3 +13,4 @@ export * from './fs-minimum.js';
 export * from './host-tools.js';
 export * from './version.js';
 export * from './driver-flags.js';
+export * from './driver-runtime.js';

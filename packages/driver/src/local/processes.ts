@@ -1,18 +1,22 @@
 // Child processes of the local stack: each is the real pmem-csi-driver binary (main.ts under tsx
-// when running from sources, main.js from dist), logging to its own file. Stopping sends SIGTERM and
-// waits, then SIGKILL after a grace period.
+// when running from sources, main.js from dist) with the V8 options of its mode that the pods get
+// in NODE_OPTIONS (@pmem-csi/csi DRIVER_V8_OPTIONS), logging to its own file. Stopping sends
+// SIGTERM and waits, then SIGKILL after a grace period.
 // Each child is told the stack's pid (PMEM_CSI_PARENT_PID) and shuts down when it is adopted by
 // another parent, so even a stack that is killed outright (SIGKILL) leaves no driver running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { DRIVER_V8_OPTIONS, type DriverMode } from '@pmem-csi/csi';
 
 /** How long stop() waits after SIGTERM before it sends SIGKILL. */
 export const STOP_GRACE_MS = 15_000;
 
 export interface DriverProcess {
   readonly name: string;
+  readonly mode: DriverMode;
+  /** The driver's arguments after `--mode <mode>`. */
   readonly args: readonly string[];
   readonly logFile: string;
   readonly child: ChildProcess;
@@ -25,23 +29,33 @@ export interface DriverProcess {
 /** The environment variable that names the stack's pid to its children (read by main.ts). */
 export const PARENT_PID_ENV = 'PMEM_CSI_PARENT_PID';
 
-/** Node.js arguments that run the driver binary: the sources through tsx, or the built file. */
-export function driverCommand(): string[] {
+/**
+ * Node.js arguments that run the driver binary in `mode`: the mode's V8 options, then the sources
+ * through tsx or the built file, then `--mode <mode>`.
+ */
+export function driverCommand(mode: DriverMode): string[] {
   const fromSource = import.meta.url.endsWith('.ts');
   const main = fileURLToPath(new URL(fromSource ? '../main.ts' : '../main.js', import.meta.url));
-  return fromSource ? ['--conditions=@pmem-csi/source', '--import', 'tsx', main] : [main];
+  const binary = fromSource ? ['--conditions=@pmem-csi/source', '--import', 'tsx', main] : [main];
+  return [...DRIVER_V8_OPTIONS[mode], ...binary, '--mode', mode];
 }
 
-/** Start `pmem-csi-driver <args>` as a child process. */
-export function startDriverProcess(name: string, args: readonly string[], logFile: string): DriverProcess {
+/** Start `pmem-csi-driver --mode <mode> <args>` as a child process. */
+export function startDriverProcess(
+  name: string,
+  mode: DriverMode,
+  args: readonly string[],
+  logFile: string,
+): DriverProcess {
   const fd = openSync(logFile, 'a');
   const env = { ...process.env, [PARENT_PID_ENV]: String(process.pid) };
-  const child = spawn(process.execPath, [...driverCommand(), ...args], { stdio: ['ignore', fd, fd], env });
+  const child = spawn(process.execPath, [...driverCommand(mode), ...args], { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
   return {
     name,
+    mode,
     args,
     logFile,
     child,

@@ -150,8 +150,6 @@ interface Wiring {
 
 function controllerArgs(w: Wiring, statusPort: number): string[] {
   return [
-    '--mode',
-    'controller',
     '--endpoint',
     join(w.dir, 'controller', 'csi.sock'),
     ...tlsArgs(w.certs.registry),
@@ -174,9 +172,8 @@ async function startNode(
   const port = await freePort();
   const process = startDriverProcess(
     id,
+    'node',
     [
-      '--mode',
-      'node',
       '--nodeid',
       id,
       '--device-mode',
@@ -284,7 +281,7 @@ async function startParts(
   const w: Wiring = { dir, mode, certs, registryPort };
   await mkdir(join(dir, 'controller'), { recursive: true });
   o.processes.push(
-    startDriverProcess('controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
+    startDriverProcess('controller', 'controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
   );
   const nodes: LocalNode[] = [];
   for (const size of nodeSizes) {
@@ -335,7 +332,7 @@ export async function startLocalStack(
       const old = processes[i];
       if (old === undefined) throw new Error(`no process named ${name} in the local stack`);
       await (how === 'crash' ? old.kill() : old.stop());
-      processes[i] = startDriverProcess(old.name, old.args, old.logFile);
+      processes[i] = startDriverProcess(old.name, old.mode, old.args, old.logFile);
     };
     return {
       dir,

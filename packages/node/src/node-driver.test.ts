@@ -1,7 +1,7 @@
 // startNodeDriver end to end with the fake device manager and insecure credentials: start-up
 // reconcile (dropped records, orphans kept), both servers (unix socket and TCP), registration with
 // the advertised endpoint, unregistration and shutdown on stop; and the fail-fast checks (missing
-// tools, read-only /sys in direct mode).
+// tools, read-only /sys in direct mode, every PMEM region another driver instance's).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import { loadCsi, nullLogger, unary } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { checkSysWritable } from './device/direct.js';
 import { FakeDeviceManager, FakeStore } from './device/fake.js';
+import { lvsReport, ndctlRegions, reply, vgsReport } from './device/__fixtures__/tool-output.js';
 import { mountCapability } from './csi/testing/test-node.js';
 import { startNodeDriver, type NodeDriverOptions } from './node-driver.js';
 import { FakeRegistry } from './registration/testing/fake-registry.js';
@@ -150,6 +151,46 @@ describe('startNodeDriver', () => {
       message:
         'the node driver in emulated device mode needs mkfs.xfs, xfs_growfs, not found on this machine (Debian packages: xfsprogs)',
     });
+  });
+
+  it('does not start when another driver instance owns every PMEM region: its driver name reaches the device manager', async () => {
+    // lvm mode; both regions' VGs carry the owner tag of pmem-csi.intel.com, and this driver is another one.
+    const regions = ndctlRegions([
+      {
+        dev: 'ndbus0',
+        regions: [
+          { dev: 'region0', size: 4 * 1024 * MiB, dimms: ['nmem0'] },
+          { dev: 'region1', size: 4 * 1024 * MiB, dimms: ['nmem1'] },
+        ],
+      },
+    ]);
+    const tag = 'pmem-csi.intel.com/owner=pmem-csi.intel.com';
+    const vgs = vgsReport([
+      { name: 'ndbus0region0fsdax', size: 4000 * MiB, free: 4000 * MiB, tags: tag },
+      { name: 'ndbus0region1fsdax', size: 4000 * MiB, free: 4000 * MiB, tags: tag },
+    ]);
+    const runner = new ScriptedRunner([
+      reply.regions(regions),
+      { ...reply.vgs(vgs), repeat: true },
+      reply.namespaces(['--region=region0'], ''),
+      reply.namespaces(['--region=region1'], ''),
+      reply.lvs(lvsReport([])),
+    ]);
+    await expect(
+      startNodeDriver(options({ driverName: 'second.pmem-csi.example', deviceMode: 'lvm', runner })),
+    ).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message:
+        'no PMEM on this node is left for driver second.pmem-csi.example (owner mark a99c7e08e1): ' +
+        'region0 belongs to driver pmem-csi.intel.com (volume group ndbus0region0fsdax); ' +
+        'region1 belongs to driver pmem-csi.intel.com (volume group ndbus0region1fsdax). ' +
+        "One driver manages a region's PMEM: keep this driver off this node (its node selector), or free the regions " +
+        "by deleting the other driver's volumes, namespaces and volume groups there",
+    });
+    expect(runner.unused()).toEqual([]);
+    expect(
+      runner.calls.every((c) => ['ndctl', 'vgs', 'lvs'].includes(c.command) && c.args[0] !== 'create-namespace'),
+    ).toBe(true);
   });
 
   it('direct mode with a read-only /sys fails fast with the reason', async () => {

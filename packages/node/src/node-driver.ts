@@ -125,6 +125,7 @@ async function openDeviceManager(o: NodeDriverOptions, runner: CommandRunner, lo
     log,
     stateDir: o.stateDir,
     pmemPercentage: o.deviceOptions?.pmemPercentage ?? 0,
+    driverName: o.driverName, // lvm and direct mode mark their PMEM as this driver's (device/ownership.ts)
   });
 }
 

@@ -24,7 +24,7 @@ import { call, mountCapability, startTestNode, testClients, TEST_NODE } from './
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 
-/** LVM in memory: one VG of ours with 4 MiB extents; vgs and lvs report it, lvcreate and lvextend change it. */
+/** LVM in memory: one VG of ours (tagged) with 4 MiB extents; vgs and lvs report it, lvcreate and lvextend change it. */
 class SimLvm implements CommandRunner {
   readonly vg = 'ndbus0region0fsdax';
   readonly lvs = new Map<string, number>();
@@ -41,7 +41,16 @@ class SimLvm implements CommandRunner {
     switch (command) {
       case 'vgs': {
         const used = [...this.lvs.values()].reduce((a, b) => a + b, 0);
-        stdout = vgsReport([{ name: this.vg, size: GiB, free: GiB - used, extent: 4 * MiB }]);
+        // Tagged as the default driver's, as its setup() tags a VG it makes or adopts (device/ownership.ts).
+        stdout = vgsReport([
+          {
+            name: this.vg,
+            size: GiB,
+            free: GiB - used,
+            extent: 4 * MiB,
+            tags: 'pmem-csi.intel.com/owner=pmem-csi.intel.com',
+          },
+        ]);
         break;
       }
       case 'lvs':

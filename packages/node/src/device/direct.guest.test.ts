@@ -11,13 +11,17 @@
 // linear in the namespaces made. So the DeviceManager contract runs here with sizes: 'atLeast'
 // ("at least" the request, capacity restored exactly after delete), and the direct-specific cases
 // below check the arithmetic that can be checked.
+//
+// Issue 32: two driver instances (two driver names) on the same real regions — the second places its
+// volumes only where the first has none, neither lists, finds or deletes the other's, a third finds
+// no region left and does not start; after the power-off (boot 2) the marks are still there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import type { csi } from '@pmem-csi/runtime';
+import { FailedPreconditionError, type csi, type LogFields } from '@pmem-csi/runtime';
 import { call, mountCapability, TEST_NODE } from '../csi/testing/test-node.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { GiB, MiB } from '@pmem-csi/csi';
@@ -31,7 +35,8 @@ import {
 } from './device-manager.js';
 import { DirectDeviceManager, directAlignment, isVolumeIdName, maxVolumeSize, usableInExtent } from './direct.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
-import { labelLessNamespace } from './ndctl.js';
+import { labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { PmemOwner, namespaceMark } from './ownership.js';
 import {
   BOOT,
   MARK,
@@ -39,6 +44,7 @@ import {
   SLOW,
   asJson,
   boot1,
+  capturingLogger,
   countMarks,
   createVolume,
   deleteVolume,
@@ -581,6 +587,107 @@ boot1('CSI node service on direct volumes (real mkfs, mount -o dax, statx)', () 
   }
 });
 
+// ---- two driver instances on the same regions (issue 32) ----------------------------------------
+
+/** Another node driver on this node: another PmemCSIDeployment, or a second install without the operator. */
+const SECOND = 'second.pmem-csi.example'; // owner mark a99c7e08e1
+/** The first one, pmem-csi.intel.com: newDirect() and the suites' node driver. */
+const FIRST_MARK = '5c3f485886';
+const REFUSED = 'region refused: its PMEM belongs to another PMEM-CSI driver, which this one never touches';
+const HINT =
+  "One driver manages a region's PMEM: keep this driver off this node (its node selector), or free the regions " +
+  "by deleting the other driver's volumes, namespaces and volume groups there";
+
+function newNamed(driverName: string, logName: string): { dm: DirectDeviceManager; lines: LogFields[] } {
+  const { log: named, lines } = capturingLogger(logName);
+  return { dm: new DirectDeviceManager({ runner, log: named, owner: new PmemOwner(driverName) }), lines };
+}
+
+const refusedRegions = (lines: readonly LogFields[]): unknown[] =>
+  lines.filter((l) => l['msg'] === REFUSED).map((l) => [l['region'], l['owner'], l['ownerMark'], l['resources']]);
+
+/** The live namespace of a volume. */
+async function namespaceOf(volumeId: string): Promise<NdNamespace> {
+  const ns = liveNamespaces(await ndctl.listNamespaces()).find((n) => n.name === volumeId);
+  if (ns === undefined) throw new Error(`no namespace of ${volumeId}`);
+  return ns;
+}
+
+const sizeOf = (regions: readonly NdRegion[]): number => regions.reduce((sum, r) => sum + r.size, 0);
+
+boot1('two driver instances on the same regions (issue 32)', () => {
+  it(
+    `the second (${SECOND}) places its volume where the first has none; neither lists, finds or deletes the other's; each counts only its region; a third does not start`,
+    async () => {
+      const first = newDirect();
+      await first.setup();
+      expect((await pmemRegions()).every((r) => r.availableSize === r.size)).toBe(true); // the cases before cleaned up
+      const A = vid('owner-first');
+      const B = vid('owner-second');
+      const a = await first.createDevice({ volumeId: A, size: GiB });
+      const second = newNamed(SECOND, 'direct-second');
+      try {
+        const nsA = await namespaceOf(A);
+        expect(namespaceMark(nsA)).toBe(FIRST_MARK);
+        await second.dm.setup(); // the other region is free: it starts
+        expect(refusedRegions(second.lines)).toEqual([
+          [nsA.region, `the driver with owner mark ${FIRST_MARK}`, FIRST_MARK, [`namespace ${nsA.dev} "${A}"`]],
+        ]);
+        // Best fit alone would put it next to A: that region has the smaller free extent now.
+        await second.dm.createDevice({ volumeId: B, size: SMALL });
+        const nsB = await namespaceOf(B);
+        expect(nsB.region).not.toBe(nsA.region);
+        expect(namespaceMark(nsB)).toBe('a99c7e08e1');
+        expect((await first.listDevices()).map((d) => d.volumeId)).toEqual([A]);
+        expect((await second.dm.listDevices()).map((d) => d.volumeId)).toEqual([B]);
+        await expect(second.dm.getDevice(A)).rejects.toThrow(new DeviceNotFoundError(`volume ${A} not found`));
+        await second.dm.deleteDevice(A, true);
+        expect(await first.getDevice(A)).toEqual(a);
+
+        const regions = await pmemRegions();
+        const regionA = regions.find((r) => r.dev === nsA.region)!;
+        const regionB = regions.find((r) => r.dev === nsB.region)!;
+        // The first stays in its region too: a volume that only the second's region could hold is refused.
+        const big = maxVolumeSize([regionA]) + 512 * MiB;
+        expect(big).toBeLessThanOrEqual(maxVolumeSize([regionB]));
+        const bigId = vid('owner-too-big');
+        await expect(first.createDevice({ volumeId: bigId, size: big })).rejects.toThrow(
+          new NotEnoughSpaceError(
+            `not enough PMEM for volume ${bigId} of ${big} bytes: the largest volume this node can create now is ${maxVolumeSize([regionA])} bytes`,
+          ),
+        );
+        for (const [dm, own] of [
+          [first, regionA],
+          [second.dm, regionB],
+        ] as const) {
+          expect(await dm.getCapacity()).toEqual({
+            maxVolumeSize: maxVolumeSize([own]),
+            available: usableInExtent(own, own.availableSize),
+            managed: own.size,
+            total: sizeOf(regions),
+          });
+        }
+
+        const third = newNamed('third.pmem-csi.example', 'direct-third');
+        const claim = (r: NdRegion): string =>
+          r.dev === regionA.dev
+            ? `${r.dev} belongs to the driver with owner mark ${FIRST_MARK} (namespace ${nsA.dev} "${A}")`
+            : `${r.dev} belongs to the driver with owner mark a99c7e08e1 (namespace ${nsB.dev} "${B}")`;
+        await expect(third.dm.setup()).rejects.toThrow(
+          new FailedPreconditionError(
+            `no PMEM on this node is left for driver third.pmem-csi.example (owner mark a369d5e501): ${regions.map(claim).join('; ')}. ${HINT}`,
+          ),
+        );
+        expect(liveNamespaces(await ndctl.listNamespaces()).map((n) => n.name)).toEqual(expect.arrayContaining([A, B]));
+      } finally {
+        await second.dm.deleteDevice(B, false).catch(() => undefined);
+        await first.deleteDevice(A, false);
+      }
+    },
+    SLOW,
+  );
+});
+
 // ---- the DeviceManager contract, sizes 'atLeast' (region1 is filled so every case runs on region0) ----
 if (BOOT === '1') {
   const FILL = 'contract-fill';
@@ -627,6 +734,36 @@ rebootScenario({
   },
   device: 'namespace',
   dataCase: 'each volume stages again with its data, dax as before',
+  afterData: {
+    name: `the marks survived the power-off: a driver named ${SECOND} refuses the regions with the first's volumes and sees, deletes and changes none of them`,
+    check: async (_g, volumes) => {
+      const before = liveNamespaces(await ndctl.listNamespaces());
+      const theirs = volumes.map((v) => before.find((n) => n.name === v.volumeId));
+      expect(theirs.map((n) => (n === undefined ? 'missing' : namespaceMark(n)))).toEqual(
+        volumes.map(() => FIRST_MARK),
+      );
+      const regions = await pmemRegions();
+      const claimed = regions.filter((r) => theirs.some((n) => n?.region === r.dev));
+      const free = regions.filter((r) => !claimed.includes(r));
+      expect(claimed.length).toBeGreaterThan(0);
+      const second = newNamed(SECOND, 'direct-second');
+      const failed = await second.dm.setup().then(
+        () => 'started',
+        (e: unknown) => (e instanceof FailedPreconditionError ? e.message.split(':')[0] : String(e)),
+      );
+      // It starts when a region is left free, else it refuses to (every region is the first's).
+      expect(failed).toBe(
+        free.length > 0 ? 'started' : `no PMEM on this node is left for driver ${SECOND} (owner mark a99c7e08e1)`,
+      );
+      expect(second.lines.filter((l) => l['msg'] === REFUSED).map((l) => l['region'])).toEqual(
+        claimed.map((r) => r.dev),
+      );
+      expect(await second.dm.listDevices()).toEqual([]);
+      expect((await second.dm.getCapacity()).managed).toBe(sizeOf(free));
+      for (const v of volumes) await second.dm.deleteDevice(v.volumeId, true);
+      expect(asJson(liveNamespaces(await ndctl.listNamespaces()))).toEqual(asJson(before));
+    },
+  },
   cleanup: {
     name: 'DeleteVolume removes them; the regions are free again',
     check: async (g) => {

@@ -22,9 +22,11 @@ import {
   isVolumeIdName,
   maxVolumeSize,
   NAMESPACE_NAME_MAX_BYTES,
+  usableInExtent,
 } from './direct.js';
 import type { BlockDeviceAccess } from './wipe.js';
 import type { NdRegion } from './ndctl.js';
+import { PmemOwner } from './ownership.js';
 import { ephemeralVolumeId } from '../csi/volumes.js';
 import { calls, ndctlCreated, ndctlNamespaces, ndctlRegions, reply } from './__fixtures__/tool-output.js';
 
@@ -33,6 +35,19 @@ const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/$
 const ID = 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303';
 const ID_SECTOR = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
 const ID_DISABLED = 'pvc-9b-d82cd557a6efd84c123ebeeb1d119479e378cc8eae34f8edf0fc1db5';
+
+/** An owner whose new namespace uuids are known: the random part fixed. */
+class FixedOwner extends PmemOwner {
+  override namespaceUuid(): string {
+    return super.namespaceUuid('0123456789ab');
+  }
+}
+/** The default driver (pmem-csi.intel.com, owner mark 5c3f485886) and the uuid it gives new namespaces. */
+const OWNER = new FixedOwner();
+const UUID = '706d656d-5c3f-8485-8886-0123456789ab';
+/** Another driver instance on the same node (owner mark a99c7e08e1). */
+const SECOND = new FixedOwner('second.pmem-csi.example');
+const SECOND_UUID = '706d656d-a99c-87e0-88e1-0123456789ab';
 
 class FakeDevices implements BlockDeviceAccess {
   readonly busy = new Set<string>();
@@ -44,11 +59,15 @@ class FakeDevices implements BlockDeviceAccess {
   }
 }
 
-function setup(runner: ScriptedRunner, checkSys: () => Promise<void> = () => Promise.resolve()) {
+function setup(
+  runner: ScriptedRunner,
+  checkSys: () => Promise<void> = () => Promise.resolve(),
+  owner: PmemOwner = OWNER,
+) {
   const lines: LogFields[] = [];
   const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(JSON.parse(l) as LogFields) });
   const devices = new FakeDevices();
-  return { dm: new DirectDeviceManager({ runner, log, blockDevices: devices, checkSys }), lines, devices };
+  return { dm: new DirectDeviceManager({ runner, log, blockDevices: devices, checkSys, owner }), lines, devices };
 }
 
 function region(over: Partial<NdRegion>): NdRegion {
@@ -131,7 +150,15 @@ describe('DirectDeviceManager.createDevice', () => {
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
       {
         command: 'ndctl',
-        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'],
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          `--size=${raw}`,
+          `--name=${ID}`,
+          `--uuid=${UUID}`,
+          '--map=dev',
+        ],
         exact: true,
         stdout: ndctlCreated(created),
       },
@@ -163,7 +190,14 @@ describe('DirectDeviceManager.createDevice', () => {
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
       {
         command: 'ndctl',
-        args: ['create-namespace', '--region=region0', '--mode=sector', `--size=${raw}`, `--name=${ID}`],
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=sector',
+          `--size=${raw}`,
+          `--name=${ID}`,
+          `--uuid=${UUID}`,
+        ],
         exact: true,
         stdout: ndctlCreated(sector),
       },
@@ -187,7 +221,15 @@ describe('DirectDeviceManager.createDevice', () => {
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
       {
         command: 'ndctl',
-        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${raw}`, `--name=${ID}`, '--map=dev'],
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          `--size=${raw}`,
+          `--name=${ID}`,
+          `--uuid=${UUID}`,
+          '--map=dev',
+        ],
         exact: true,
         stdout: ndctlCreated(small),
       },
@@ -195,7 +237,15 @@ describe('DirectDeviceManager.createDevice', () => {
       { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.3'], exact: true },
       {
         command: 'ndctl',
-        args: ['create-namespace', '--region=region0', '--mode=fsdax', `--size=${bigger}`, `--name=${ID}`, '--map=dev'],
+        args: [
+          'create-namespace',
+          '--region=region0',
+          '--mode=fsdax',
+          `--size=${bigger}`,
+          `--name=${ID}`,
+          `--uuid=${UUID}`,
+          '--map=dev',
+        ],
         exact: true,
         stdout: ndctlCreated(created),
       },
@@ -357,7 +407,10 @@ describe('DirectDeviceManager queries and deletion', () => {
   });
 
   it('reports capacity with alignment and fragmentation', async () => {
-    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-two-buses.json')),
+      reply.namespaces([], fixture('ndctl-list-Ni-mixed.json')),
+    ]);
     const r0 = usableForRaw(alignDown(135291469824, 16 * MiB));
     expect(await setup(runner).dm.getCapacity()).toEqual({
       maxVolumeSize: r0,
@@ -379,9 +432,166 @@ describe('DirectDeviceManager queries and deletion', () => {
   });
 });
 
+describe('DirectDeviceManager and other driver instances on the node (issue 32)', () => {
+  const REFUSED = 'region refused: its PMEM belongs to another PMEM-CSI driver, which this one never touches';
+  const HINT =
+    "One driver manages a region's PMEM: keep this driver off this node (its node selector), or free the regions " +
+    "by deleting the other driver's volumes, namespaces and volume groups there";
+  const THEIRS = `pvc-0a-${'a'.repeat(56)}`;
+  const THIRDS = `pvc-0b-${'b'.repeat(56)}`;
+  /** pmem-csi-intel-com, owner mark 03d5953224: a name that collides with the default in object names only. */
+  const THIRD_UUID = new PmemOwner('pmem-csi-intel-com').namespaceUuid('000000000000');
+  const regions = ndctlRegions([
+    {
+      dev: 'ndbus0',
+      regions: [
+        { dev: 'region0', size: 8 * GiB, available: 6 * GiB, dimms: ['nmem0'] },
+        { dev: 'region1', size: 16 * GiB, dimms: ['nmem1'] },
+      ],
+    },
+  ]);
+  const theirs = {
+    dev: 'namespace0.0',
+    size: 2 * GiB - 32 * MiB,
+    name: THEIRS,
+    blockdev: 'pmem0',
+    rawUuid: SECOND_UUID,
+  };
+  const refusals = (lines: LogFields[]) => lines.filter((l) => l['msg'] === REFUSED);
+
+  it('never lists, finds or deletes a namespace another driver marked, though it is named like a volume id', async () => {
+    const listing = ndctlNamespaces([
+      { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1', rawUuid: SECOND_UUID },
+      { dev: 'namespace0.2', size: GiB, name: ID_SECTOR, blockdev: 'pmem0.2s', mode: 'sector', rawUuid: UUID },
+      { dev: 'namespace1.0', size: 2 * GiB, name: ID_DISABLED, blockdev: 'pmem1' }, // unmarked: made before the marks
+    ]);
+    const runner = new ScriptedRunner([{ ...reply.namespaces([], listing), repeat: true }]);
+    const { dm } = setup(runner);
+    expect((await dm.listDevices()).map((d) => d.volumeId)).toEqual([ID_SECTOR, ID_DISABLED]);
+    await expect(dm.getDevice(ID)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID} not found`));
+    await expect(dm.findDevice(ID)).resolves.toBeUndefined();
+    await dm.deleteDevice(ID, true);
+    await expect(dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
+      new DeviceExistsError(
+        `volume ${ID} already exists as namespace namespace0.1 of another PMEM-CSI driver (owner mark a99c7e08e1), which this driver does not touch`,
+      ),
+    );
+    await expect(dm.createDevice({ volumeId: ID_SECTOR, size: GiB })).rejects.toThrow(
+      new DeviceExistsError(`volume ${ID_SECTOR} already exists`),
+    );
+    expect(runner.calls.every((c) => c.args[0] === 'list')).toBe(true);
+  });
+
+  it('places new volumes only in regions no other driver marked (best fit alone would take its region), and counts only those', async () => {
+    const raw = rawForUsable(GiB, 16 * MiB);
+    const created = { dev: 'namespace1.0', size: GiB + 12 * MiB, name: ID, blockdev: 'pmem1', rawUuid: UUID };
+    const runner = new ScriptedRunner([
+      reply.namespaces([], ndctlNamespaces([theirs])),
+      reply.regions(regions),
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region1',
+          '--mode=fsdax',
+          `--size=${raw}`,
+          `--name=${ID}`,
+          `--uuid=${UUID}`,
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: ndctlCreated(created),
+      },
+      reply.namespaces(['--namespace=namespace1.0'], ndctlNamespaces([created])),
+      { ...calls.zeroHead('/dev/pmem1'), exact: true },
+      reply.regions(regions),
+      reply.namespaces([], ndctlNamespaces([theirs])),
+    ]);
+    const { dm, lines } = setup(runner);
+    expect(await dm.createDevice({ volumeId: ID, size: GiB })).toEqual({
+      volumeId: ID,
+      path: '/dev/pmem1',
+      size: GiB + 12 * MiB,
+      dax: true,
+    });
+    const region1 = region({ dev: 'region1', size: 16 * GiB, availableSize: 16 * GiB, maxAvailableExtent: 16 * GiB });
+    expect(await dm.getCapacity()).toEqual({
+      maxVolumeSize: usableInExtent(region1, 16 * GiB),
+      available: usableInExtent(region1, 16 * GiB),
+      managed: 16 * GiB,
+      total: 24 * GiB,
+    });
+    expect(runner.unused()).toEqual([]);
+    expect(refusals(lines)).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        deviceMode: 'direct',
+        region: 'region0',
+        owner: 'the driver with owner mark a99c7e08e1',
+        ownerMark: 'a99c7e08e1',
+        resources: [`namespace namespace0.0 "${THEIRS}"`],
+      }),
+    ]);
+  });
+
+  it('setup fails naming the owners when other drivers own every region and it has no volume; with a volume of its own it starts (it must serve it)', async () => {
+    const thirds = { dev: 'namespace1.0', size: GiB, name: THIRDS, blockdev: 'pmem1', rawUuid: THIRD_UUID };
+    const none = new ScriptedRunner([reply.regions(regions), reply.namespaces([], ndctlNamespaces([theirs, thirds]))]);
+    const a = setup(none);
+    await expect(a.dm.setup()).rejects.toThrow(
+      new FailedPreconditionError(
+        'no PMEM on this node is left for driver pmem-csi.intel.com (owner mark 5c3f485886): ' +
+          `region0 belongs to the driver with owner mark a99c7e08e1 (namespace namespace0.0 "${THEIRS}"); ` +
+          `region1 belongs to the driver with owner mark 03d5953224 (namespace namespace1.0 "${THIRDS}"). ${HINT}`,
+      ),
+    );
+    expect(refusals(a.lines).map((l) => l['region'])).toEqual(['region0', 'region1']);
+
+    const ours = { dev: 'namespace1.1', size: GiB, name: ID, blockdev: 'pmem1.1' }; // unmarked: an older version's
+    const some = new ScriptedRunner([
+      reply.regions(regions),
+      reply.namespaces([], ndctlNamespaces([theirs, thirds, ours])),
+    ]);
+    const b = setup(some);
+    await b.dm.setup();
+    expect(some.calls.every((c) => c.args[0] === 'list')).toBe(true);
+    expect(refusals(b.lines)).toHaveLength(2);
+  });
+
+  it('a region two drivers marked belongs to the first mark: the other stops placing volumes there, each lists only its own', async () => {
+    const both = ndctlNamespaces([
+      theirs,
+      { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1', rawUuid: UUID },
+    ]);
+    const state = () => [
+      {
+        ...reply.regions(
+          ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB, available: 5 * GiB }] }]),
+        ),
+        repeat: true,
+      },
+      { ...reply.namespaces([], both), repeat: true },
+    ];
+    // pmem-csi.intel.com (5c3f485886) sorts before second.pmem-csi.example (a99c7e08e1).
+    const first = setup(new ScriptedRunner(state()));
+    const second = setup(new ScriptedRunner(state()), undefined, SECOND);
+    expect(await first.dm.getCapacity()).toMatchObject({ managed: 8 * GiB });
+    expect(await second.dm.getCapacity()).toMatchObject({ managed: 0, available: 0, maxVolumeSize: 0 });
+    expect((await first.dm.listDevices()).map((d) => d.volumeId)).toEqual([ID]);
+    expect((await second.dm.listDevices()).map((d) => d.volumeId)).toEqual([THEIRS]);
+    expect(refusals(first.lines)).toEqual([]);
+    expect(refusals(second.lines)).toEqual([
+      expect.objectContaining({ region: 'region0', owner: 'the driver with owner mark 5c3f485886' }),
+    ]);
+  });
+});
+
 describe('DirectDeviceManager.allocationSize', () => {
   it('a new volume: the usable bytes our reserve bound leaves in the raw size createDevice would request', async () => {
-    const runner = new ScriptedRunner([{ ...reply.regions(fixture('ndctl-list-BRDi-qemu.json')), repeat: true }]);
+    const runner = new ScriptedRunner([
+      { ...reply.regions(fixture('ndctl-list-BRDi-qemu.json')), repeat: true },
+      { ...reply.namespaces([], ''), repeat: true },
+    ]);
     const { dm } = setup(runner);
     // 1 GiB → 1056 MiB raw, as createDevice above requests; the bound leaves 1036 MiB, what the kernel gave there.
     expect(await dm.allocationSize(GiB)).toBe(usableForRaw(rawForUsable(GiB, 16 * MiB)));
@@ -389,11 +599,14 @@ describe('DirectDeviceManager.allocationSize', () => {
     // 64 MiB → 80 MiB raw: 76 MiB by the bound, below the 78 MiB fsdax (78.9 MiB sector) the kernel
     // gave in the recorded fixtures — a lower bound, so a limit it exceeds is exceeded for certain.
     expect(await dm.allocationSize(64 * MiB)).toBe(76 * MiB);
-    expect(runner.calls.map((c) => c.args[0])).toEqual(['list', 'list', 'list']);
+    expect(runner.calls.every((c) => c.args[0] === 'list')).toBe(true);
   });
 
   it('a volume no region can hold: the size itself (createDevice names the shortage)', async () => {
-    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json'))]);
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-two-buses.json')),
+      reply.namespaces([], ''),
+    ]);
     expect(await setup(runner).dm.allocationSize(200 * GiB)).toBe(200 * GiB);
   });
 

@@ -4,6 +4,11 @@
 // (<up to 6 chars>-<56 hex digits of sha224>) are ours; every other namespace — the lvm mode's
 // "pmem-csi", an application's — is never listed, touched or destroyed. A caller with other
 // records (node state) can widen this with `isOwnedName`.
+// Among driver instances (ownership.ts): every namespace it creates carries its owner mark in the
+// namespace uuid; a namespace another instance marked is not ours whatever its name, and a region
+// that holds another instance's marked namespaces is refused for new volumes and left out of the
+// capacity — judged again at every create and capacity query, since another driver on the node may
+// mark a free region at any time.
 // Namespaces are contiguous, so free space fragments: capacity and placement use each region's
 // max_available_extent, aligned down, minus the fsdax metadata reserve (see align.ts).
 import { constants } from 'node:fs';
@@ -32,6 +37,15 @@ import {
   type PmemDeviceInfo,
 } from './device-manager.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import {
+  PmemOwner,
+  RefusalLog,
+  judgeRegion,
+  namespaceClaim,
+  namespaceMark,
+  pmemOwnedByOthers,
+  type Refusal,
+} from './ownership.js';
 import { errnoCode, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 
 /** Names of namespaces this mode owns: volume ids `<first ≤6 chars of name>-<sha224 hex>`. */
@@ -134,6 +148,8 @@ export interface DirectDeviceManagerOptions {
   readonly isOwnedName?: (name: string) => boolean;
   /** Start-up /sys check (default: `checkSysWritable()`). */
   readonly checkSys?: () => Promise<void>;
+  /** The driver instance whose PMEM this is (default: pmem-csi.intel.com); see ownership.ts. */
+  readonly owner?: PmemOwner;
 }
 
 export class DirectDeviceManager implements DeviceManager {
@@ -145,6 +161,8 @@ export class DirectDeviceManager implements DeviceManager {
   readonly #autoInitLabels: boolean;
   readonly #isOwnedName: (name: string) => boolean;
   readonly #checkSys: () => Promise<void>;
+  readonly #owner: PmemOwner;
+  readonly #refusals: RefusalLog;
   readonly #queue = new SerialQueue();
 
   constructor(options: DirectDeviceManagerOptions) {
@@ -155,19 +173,53 @@ export class DirectDeviceManager implements DeviceManager {
     this.#autoInitLabels = options.autoInitLabels ?? true;
     this.#isOwnedName = options.isOwnedName ?? isVolumeIdName;
     this.#checkSys = options.checkSys ?? (() => checkSysWritable());
+    this.#owner = options.owner ?? new PmemOwner();
+    this.#refusals = new RefusalLog((msg, fields) => this.#log.warn(msg, fields));
   }
 
   #owned(ns: NdNamespace): ns is NdNamespace & { name: string } {
-    return ns.name !== undefined && this.#isOwnedName(ns.name) && !isDestroyed(ns);
+    return ns.name !== undefined && this.#isOwnedName(ns.name) && !isDestroyed(ns) && this.#owner.mayUse(ns);
   }
 
+  /** The regions this driver may create volumes in; the others are refused (and reported once). */
+  #judge(
+    regions: readonly NdRegion[],
+    namespaces: readonly NdNamespace[],
+  ): { usable: NdRegion[]; refusals: Refusal[] } {
+    const refusals = regions.flatMap((r) => {
+      const claims = namespaces.filter((ns) => ns.region === r.dev).flatMap((ns) => namespaceClaim(ns) ?? []);
+      return judgeRegion(this.#owner, r.dev, claims) ?? [];
+    });
+    this.#refusals.report(
+      regions.map((r) => r.dev),
+      refusals,
+    );
+    return { usable: regions.filter((r) => !refusals.some((x) => x.region === r.dev)), refusals };
+  }
+
+  /**
+   * Label initialisation of blank regions, and the ownership check: when other drivers own every
+   * region and this one has no volume on the node, it fails naming them.
+   * @throws FailedPreconditionError (/sys read-only, missing tools, every region another driver's)
+   */
   async setup(options: DeviceCallOptions = {}): Promise<void> {
     await this.#checkSys();
     requireTools(this.#runner, ['ndctl', 'dd', ...(this.#autoInitLabels ? ['blkid'] : [])], 'direct device mode');
     await this.#queue.run(async () => {
       const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
       if (regions.length === 0) this.#log.warn('no PMEM regions found: this node offers no capacity');
+      else
+        this.#log.info('PMEM this driver takes is marked as its own', {
+          driver: this.#owner.driverName,
+          ownerMark: this.#owner.mark,
+        });
       const namespaces = await this.#ndctl.listNamespaces({}, options);
+      const { usable, refusals } = this.#judge(
+        regions.filter((r) => r.enabled),
+        namespaces,
+      );
+      if (refusals.length > 0 && usable.length === 0 && !namespaces.some((ns) => this.#owned(ns)))
+        throw pmemOwnedByOthers(this.#owner, refusals);
       for (const region of regions.filter((r) => r.enabled)) {
         if (labelLessNamespace(namespaces.filter((ns) => ns.region === region.dev)) === undefined) continue;
         const deps = {
@@ -183,8 +235,10 @@ export class DirectDeviceManager implements DeviceManager {
     });
   }
 
-  async #usableRegions(o: DeviceCallOptions): Promise<NdRegion[]> {
-    return (await this.#ndctl.listRegions(o)).filter((r) => r.type === 'pmem' && r.enabled);
+  /** Enabled PMEM regions no other driver owns, judged by the namespaces listed now (or given). */
+  async #usableRegions(o: DeviceCallOptions, listed?: readonly NdNamespace[]): Promise<NdRegion[]> {
+    const regions = (await this.#ndctl.listRegions(o)).filter((r) => r.type === 'pmem' && r.enabled);
+    return this.#judge(regions, listed ?? (await this.#ndctl.listNamespaces({}, o))).usable;
   }
 
   async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
@@ -196,10 +250,10 @@ export class DirectDeviceManager implements DeviceManager {
     assertVolumeSize(req.size);
     const mode = req.usage === 'FileIO' ? 'sector' : 'fsdax';
     return this.#queue.run(async () => {
-      if ((await this.#ndctl.listNamespaces({}, options)).some((ns) => ns.name === req.volumeId && !isDestroyed(ns))) {
-        throw new DeviceExistsError(`volume ${req.volumeId} already exists`);
-      }
-      const regions = await this.#usableRegions(options);
+      const namespaces = await this.#ndctl.listNamespaces({}, options);
+      const existing = namespaces.find((ns) => ns.name === req.volumeId && !isDestroyed(ns));
+      if (existing !== undefined) throw this.#exists(req.volumeId, existing);
+      const regions = await this.#usableRegions(options, namespaces);
       const placement = choosePlacement(regions, req.size);
       if (placement === undefined) throw notEnoughSpace(req.volumeId, req.size, maxVolumeSize(regions));
       const ns = await this.#createVerified(placement, { name: req.volumeId, size: req.size, mode }, options);
@@ -217,6 +271,14 @@ export class DirectDeviceManager implements DeviceManager {
     });
   }
 
+  /** A volume id taken by a namespace: ours, or (named so) another driver's. */
+  #exists(volumeId: string, ns: NdNamespace): DeviceExistsError {
+    if (this.#owner.mayUse(ns)) return new DeviceExistsError(`volume ${volumeId} already exists`);
+    return new DeviceExistsError(
+      `volume ${volumeId} already exists as namespace ${ns.dev} of another PMEM-CSI driver (owner mark ${namespaceMark(ns) ?? ''}), which this driver does not touch`,
+    );
+  }
+
   /**
    * Create the namespace and check the usable size the kernel reports. Our reserve bound should
    * always hold; if a kernel keeps more, retry once with the shortfall (aligned) added.
@@ -230,7 +292,14 @@ export class DirectDeviceManager implements DeviceManager {
     let raw = p.raw;
     for (let attempt = 1; ; attempt++) {
       const ns = await this.#ndctl.createNamespace(
-        { region: p.region.dev, name: req.name, size: raw, mode: req.mode, map: 'dev' },
+        {
+          region: p.region.dev,
+          name: req.name,
+          size: raw,
+          mode: req.mode,
+          map: 'dev',
+          uuid: this.#owner.namespaceUuid(),
+        },
         o,
       );
       if (ns.size >= req.size) return ns;
@@ -292,10 +361,19 @@ export class DirectDeviceManager implements DeviceManager {
     return (await this.#ndctl.listNamespaces({ namespace: ns.dev }, o))[0];
   }
 
+  /** Capacity of the regions this driver may use; `total` counts every PMEM region of the node. */
   async getCapacity(options: DeviceCallOptions = {}): Promise<Capacity> {
-    const all = await this.#queue.run(() => this.#ndctl.listRegions(options));
-    const pmem = all.filter((r) => r.type === 'pmem');
-    const enabled = pmem.filter((r) => r.enabled);
+    const { pmem, enabled } = await this.#queue.run(async () => {
+      const all = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
+      const namespaces = await this.#ndctl.listNamespaces({}, options);
+      return {
+        pmem: all,
+        enabled: this.#judge(
+          all.filter((r) => r.enabled),
+          namespaces,
+        ).usable,
+      };
+    });
     return {
       maxVolumeSize: maxVolumeSize(enabled),
       available: enabled.reduce((sum, r) => sum + usableInExtent(r, r.availableSize), 0),

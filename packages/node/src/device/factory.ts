@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import { DEVICE_MODES, type DeviceManager, type DeviceMode } from './device-manager.js';
+import type { PmemOwner } from './ownership.js';
 
 export interface DeviceManagerDeps {
   runner: CommandRunner;
@@ -19,6 +20,17 @@ export interface DeviceManagerDeps {
   emulatedSize?: number;
   /** fake mode: pool size in bytes (default 1 TiB). */
   fakeSize?: number;
+  /**
+   * The CSI driver name: lvm and direct mode mark the PMEM they take as this driver instance's and
+   * refuse what another one marked (device/ownership.ts). Default: pmem-csi.intel.com.
+   */
+  driverName?: string;
+}
+
+/** The owner of the PMEM an lvm or direct manager takes. */
+async function pmemOwner(deps: DeviceManagerDeps): Promise<PmemOwner> {
+  const { PmemOwner } = await import('./ownership.js');
+  return new PmemOwner(deps.driverName);
 }
 
 /** The subdirectory of the state directory that holds emulated backing files. */
@@ -30,11 +42,11 @@ export async function createDeviceManager(mode: DeviceMode, deps: DeviceManagerD
   switch (mode) {
     case 'lvm': {
       const { LvmDeviceManager } = await import('./lvm.js');
-      return new LvmDeviceManager({ runner, log, pmemPercentage: deps.pmemPercentage });
+      return new LvmDeviceManager({ runner, log, pmemPercentage: deps.pmemPercentage, owner: await pmemOwner(deps) });
     }
     case 'direct': {
       const { DirectDeviceManager } = await import('./direct.js');
-      return new DirectDeviceManager({ runner, log });
+      return new DirectDeviceManager({ runner, log, owner: await pmemOwner(deps) });
     }
     case 'emulated': {
       const { EMULATED_DEFAULT_SIZE, EmulatedDeviceManager } = await import('./emulated.js');

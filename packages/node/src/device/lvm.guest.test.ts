@@ -6,16 +6,23 @@
 // data for boot 2, which checks that namespaces, VGs, node state and data survived the reboot.
 // Outputs of the exact ndctl/LVM commands the code runs are saved under $PMEM_CSI_GUEST_RESULTS/
 // recorded for the host's parser tests (__fixtures__/recorded).
-import { afterAll, expect, it } from '@jest/globals';
+// Issue 32: a second driver instance (another driver name) on the same real regions refuses what the
+// first one marked, in lvm and in direct mode, changes nothing, and says so; an untagged VG is
+// adopted once; after the power-off (boot 2) the marks are still there.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, mountCapability, startTestNode, testClients, TEST_NODE } from '../csi/testing/test-node.js';
 import { GiB, MiB } from '@pmem-csi/csi';
+import { FailedPreconditionError, type LogFields } from '@pmem-csi/runtime';
+import { DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
+import { DirectDeviceManager } from './direct.js';
 import { LvmDeviceManager, MANAGED_VG, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import { LvmTools } from './lvm-tools.js';
 import { labelLessNamespace, type NdRegion } from './ndctl.js';
+import { PmemOwner, namespaceMark } from './ownership.js';
 import { deviceManagerContract, type ContractFixture } from './testing/contract.js';
 import {
   BOOT,
@@ -24,6 +31,7 @@ import {
   SLOW,
   asJson,
   boot1,
+  capturingLogger,
   countMarks,
   createVolume,
   deleteVolume,
@@ -223,6 +231,171 @@ boot1('lvm mode on blank emulated NVDIMMs', () => {
         await dm.deleteDevice('spread-a', false);
         await dm.deleteDevice('spread-b', false);
       }
+    },
+    SLOW,
+  );
+});
+
+// ---- a second driver instance on the regions the first one marked (issue 32) --------------------
+
+/** Another node driver on this node: another PmemCSIDeployment, or a second install without the operator. */
+const SECOND = 'second.pmem-csi.example'; // owner mark a99c7e08e1
+/** The first one: pmem-csi.intel.com (owner mark 5c3f485886), as newLvm() and the suites' node driver. */
+const FIRST = new PmemOwner();
+const REFUSED = 'region refused: its PMEM belongs to another PMEM-CSI driver, which this one never touches';
+const HINT =
+  "One driver manages a region's PMEM: keep this driver off this node (its node selector), or free the regions " +
+  "by deleting the other driver's volumes, namespaces and volume groups there";
+
+function newSecondLvm(name: string): LvmDeviceManager {
+  return new LvmDeviceManager({
+    runner,
+    log: capturingLogger(name).log,
+    pmemPercentage: PCT,
+    owner: new PmemOwner(SECOND),
+  });
+}
+
+/** Start-up's refusal when every region is another driver's: `owner(region)` says whose and by what. */
+function noPmemLeft(regions: readonly NdRegion[], owner: (r: NdRegion) => string): FailedPreconditionError {
+  const parts = regions.map((r) => `${r.dev} belongs to ${owner(r)}`);
+  return new FailedPreconditionError(
+    `no PMEM on this node is left for driver ${SECOND} (owner mark a99c7e08e1): ${parts.join('; ')}. ${HINT}`,
+  );
+}
+
+/** ndctl's and LVM's view of the PMEM: a refusing driver must leave it exactly so. */
+async function pmemState(): Promise<unknown> {
+  return asJson({
+    namespaces: liveNamespaces(await ndctl.listNamespaces()),
+    vgs: await lvmTools.vgs(),
+    lvs: await lvmTools.lvs(),
+  });
+}
+
+const refusedRegions = (lines: readonly LogFields[]): unknown[] =>
+  lines.filter((l) => l['msg'] === REFUSED).map((l) => [l['region'], l['owner'], l['ownerMark'], l['resources']]);
+const vgOf = (r: NdRegion): string => vgNameFor(r.bus!, r.dev);
+const byVg = (r: NdRegion): string => `driver pmem-csi.intel.com (volume group ${vgOf(r)})`;
+
+boot1('a second driver instance on the regions the first one marked (issue 32)', () => {
+  let regions: NdRegion[] = [];
+  /** The first driver's pmem-csi namespace of a region. */
+  let nsOf: (r: NdRegion) => string = () => '';
+
+  beforeAll(async () => {
+    regions = await pmemRegions();
+    const namespaces = liveNamespaces(await ndctl.listNamespaces()).filter((n) => n.name === 'pmem-csi');
+    nsOf = (r) => namespaces.find((n) => n.region === r.dev)?.dev ?? `no pmem-csi namespace in ${r.dev}`;
+  }, SLOW);
+
+  it(
+    'the first driver marked what it took: each VG carries its owner tag, each pmem-csi namespace its owner mark (raw_uuid)',
+    async () => {
+      const vgs = (await lvmTools.vgs()).filter((g) => MANAGED_VG.test(g.name));
+      expect(vgs.map((g) => g.tags)).toEqual([[FIRST.tag], [FIRST.tag]]);
+      const ours = liveNamespaces(await ndctl.listNamespaces()).filter((n) => n.name === 'pmem-csi');
+      expect(ours.map((n) => namespaceMark(n))).toEqual([FIRST.mark, FIRST.mark]);
+      // fsdax: ndctl's "uuid" is the pfn device's; the namespace's own (with the mark) is raw_uuid.
+      for (const n of ours) expect(n.rawUuid).not.toBe(n.uuid);
+    },
+    SLOW,
+  );
+
+  it(
+    `an lvm driver named ${SECOND} refuses both regions: start-up fails naming the owner and its VGs, a warning per region, nothing changed`,
+    async () => {
+      const first = newLvm();
+      await first.setup();
+      const kept = await first.createDevice({ volumeId: 'first-kept', size: 64 * MiB });
+      try {
+        const before = await pmemState();
+        const { log: secondLog, lines } = capturingLogger('lvm-second');
+        const second = new LvmDeviceManager({
+          runner,
+          log: secondLog,
+          pmemPercentage: PCT,
+          owner: new PmemOwner(SECOND),
+        });
+        await expect(second.setup()).rejects.toThrow(noPmemLeft(regions, byVg));
+        expect(refusedRegions(lines)).toEqual(
+          regions.map((r) => [r.dev, 'driver pmem-csi.intel.com', FIRST.mark, [`volume group ${vgOf(r)}`]]),
+        );
+        // Had it started anyway: no pool, no volume of the first, nothing it could delete or create.
+        expect(await second.getCapacity()).toEqual({
+          maxVolumeSize: 0,
+          available: 0,
+          managed: 0,
+          total: regions.reduce((sum, r) => sum + r.size, 0),
+        });
+        expect(await second.listDevices()).toEqual([]);
+        await expect(second.getDevice('first-kept')).rejects.toThrow(
+          new DeviceNotFoundError('volume first-kept not found'),
+        );
+        await second.deleteDevice('first-kept', true);
+        await expect(second.createDevice({ volumeId: 'second-vol', size: 64 * MiB })).rejects.toThrow(
+          new NotEnoughSpaceError(
+            `not enough PMEM for volume second-vol of ${64 * MiB} bytes: the largest volume this node can create now is 0 bytes`,
+          ),
+        );
+        expect(await pmemState()).toEqual(before);
+        expect(await first.getDevice('first-kept')).toEqual(kept);
+        expect(refusedRegions(lines)).toHaveLength(regions.length); // warned once per region, however often it looked
+      } finally {
+        await first.deleteDevice('first-kept', false);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    `a direct-mode driver named ${SECOND} refuses them too (the pmem-csi namespaces carry the mark), though ${100 - PCT} % of each region is free`,
+    async () => {
+      const before = await pmemState();
+      expect(regions.every((r) => r.maxAvailableExtent > 0)).toBe(true);
+      const { log: directLog, lines } = capturingLogger('lvm-direct-second');
+      const direct = new DirectDeviceManager({ runner, log: directLog, owner: new PmemOwner(SECOND) });
+      await expect(direct.setup()).rejects.toThrow(
+        noPmemLeft(regions, (r) => `the driver with owner mark ${FIRST.mark} (namespace ${nsOf(r)} "pmem-csi")`),
+      );
+      expect(refusedRegions(lines)).toEqual(
+        regions.map((r) => [
+          r.dev,
+          `the driver with owner mark ${FIRST.mark}`,
+          FIRST.mark,
+          [`namespace ${nsOf(r)} "pmem-csi"`],
+        ]),
+      );
+      expect(await direct.getCapacity()).toEqual({
+        maxVolumeSize: 0,
+        available: 0,
+        managed: 0,
+        total: regions.reduce((sum, r) => sum + r.size, 0),
+      });
+      expect(await pmemState()).toEqual(before);
+    },
+    SLOW,
+  );
+
+  it(
+    'untagged VGs (as the Go driver or an older version left them): the second driver still refuses (the namespaces are marked) and tags nothing; the first adopts them, once',
+    async () => {
+      const managed = async () => (await lvmTools.vgs()).filter((g) => MANAGED_VG.test(g.name));
+      for (const g of await managed()) await runner.run('vgchange', ['--deltag', FIRST.tag, g.name]);
+      expect((await managed()).map((g) => g.tags)).toEqual([[], []]);
+      await expect(newSecondLvm('lvm-second').setup()).rejects.toThrow(
+        noPmemLeft(regions, (r) => `the driver with owner mark ${FIRST.mark} (namespace ${nsOf(r)} "pmem-csi")`),
+      );
+      expect((await managed()).map((g) => g.tags)).toEqual([[], []]);
+      const adopted = (lines: readonly LogFields[]) =>
+        lines.filter((l) => l['msg'] === 'volume group adopted: tagged as owned by this driver').map((l) => l['vg']);
+      const one = capturingLogger('lvm');
+      await new LvmDeviceManager({ runner, log: one.log, pmemPercentage: PCT }).setup();
+      expect((await managed()).map((g) => g.tags)).toEqual([[FIRST.tag], [FIRST.tag]]);
+      expect(adopted(one.lines).sort()).toEqual(regions.map(vgOf).sort());
+      const again = capturingLogger('lvm');
+      await new LvmDeviceManager({ runner, log: again.log, pmemPercentage: PCT }).setup();
+      expect(adopted(again.lines)).toEqual([]);
     },
     SLOW,
   );
@@ -531,6 +704,18 @@ rebootScenario({
   },
   device: 'LV',
   dataCase: 'each volume stages again (journal replay where it was left mounted), with its data, dax as before',
+  afterData: {
+    name: `the marks survived the power-off: a driver named ${SECOND} refuses both regions and sees, deletes and changes none of the volumes`,
+    check: async (_g, volumes) => {
+      const regions = await pmemRegions();
+      const before = await pmemState();
+      const second = newSecondLvm('lvm-second');
+      await expect(second.setup()).rejects.toThrow(noPmemLeft(regions, byVg));
+      expect(await second.listDevices()).toEqual([]);
+      for (const v of volumes) await second.deleteDevice(v.volumeId, true);
+      expect(await pmemState()).toEqual(before);
+    },
+  },
   cleanup: {
     name: 'DeleteVolume removes them; the VGs are empty again',
     check: async (g) => {

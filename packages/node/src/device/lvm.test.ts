@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  FailedPreconditionError,
   InvalidArgumentError,
   createLogger,
   type CommandRunner,
@@ -11,6 +12,7 @@ import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';
+import { PmemOwner } from './ownership.js';
 import type { BlockDeviceAccess } from './wipe.js';
 import type { NdRegion } from './ndctl.js';
 import {
@@ -31,6 +33,21 @@ const ID2 = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
 const VG0 = 'ndbus0region0fsdax';
 const VG1 = 'ndbus0region1fsdax';
 
+/** An owner whose new namespace uuids are known: the random part fixed. */
+class FixedOwner extends PmemOwner {
+  override namespaceUuid(): string {
+    return super.namespaceUuid('0123456789ab');
+  }
+}
+/** The default driver (pmem-csi.intel.com, owner mark 5c3f485886) and its marks. */
+const OWNER = new FixedOwner();
+const UUID = '706d656d-5c3f-8485-8886-0123456789ab';
+const TAG = 'pmem-csi.intel.com/owner=pmem-csi.intel.com';
+/** Another driver instance on the same node (owner mark a99c7e08e1). */
+const SECOND = new FixedOwner('second.pmem-csi.example');
+const SECOND_UUID = '706d656d-a99c-87e0-88e1-0123456789ab';
+const SECOND_TAG = 'pmem-csi.intel.com/owner=second.pmem-csi.example';
+
 class FakeDevices implements BlockDeviceAccess {
   readonly busy = new Set<string>();
   readonly checked: string[] = [];
@@ -41,11 +58,11 @@ class FakeDevices implements BlockDeviceAccess {
   }
 }
 
-function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = true) {
+function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = true, owner: PmemOwner = OWNER) {
   const lines: LogFields[] = [];
   const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(JSON.parse(l) as LogFields) });
   const devices = new FakeDevices();
-  const dm = new LvmDeviceManager({ runner, log, pmemPercentage, blockDevices: devices, autoInitLabels });
+  const dm = new LvmDeviceManager({ runner, log, pmemPercentage, blockDevices: devices, autoInitLabels, owner });
   return { dm, lines, devices };
 }
 
@@ -136,6 +153,7 @@ describe('LvmDeviceManager.setup', () => {
           },
         ]),
       ),
+      reply.vgs(vgsReport([{ name: 'system', size: 100 * GiB, free: 0 }])),
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'app-data', blockdev: 'pmem0' }]),
@@ -148,6 +166,7 @@ describe('LvmDeviceManager.setup', () => {
           '--mode=fsdax',
           `--size=${32 * GiB}`,
           '--name=pmem-csi',
+          `--uuid=${UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -160,18 +179,20 @@ describe('LvmDeviceManager.setup', () => {
       },
       reply.namespaces(
         ['--namespace=namespace0.1'],
-        ndctlNamespaces([{ dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1' }]),
+        ndctlNamespaces([
+          { dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1', rawUuid: UUID },
+        ]),
       ),
       reply.pvs(pvsReport([{ name: '/dev/sda3', vg: 'system' }])),
-      reply.vgs(vgsReport([{ name: 'system', size: 100 * GiB, free: 0 }])),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
-      { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'], exact: true },
+      { command: 'vgcreate', args: ['--addtag', TAG, VG0, '/dev/pmem0.1'], exact: true },
       reply.namespaces(['--region=region1'], ''),
     ]);
     const { dm, lines } = setup(runner, 50);
     await dm.setup();
     expect(runner.calls).toEqual([
       calls.regions,
+      calls.vgs,
       calls.namespaces('--region=region0'),
       {
         command: 'ndctl',
@@ -181,14 +202,14 @@ describe('LvmDeviceManager.setup', () => {
           '--mode=fsdax',
           '--size=34359738368',
           '--name=pmem-csi',
+          '--uuid=706d656d-5c3f-8485-8886-0123456789ab',
           '--map=dev',
         ],
       },
       calls.namespaces('--namespace=namespace0.1'),
       calls.pvs,
-      calls.vgs,
       { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'] },
-      { command: 'vgcreate', args: [VG0, '/dev/pmem0.1'] },
+      { command: 'vgcreate', args: ['--addtag', 'pmem-csi.intel.com/owner=pmem-csi.intel.com', VG0, '/dev/pmem0.1'] },
       calls.namespaces('--region=region1'),
     ]);
     expect(runner.unused()).toEqual([]);
@@ -200,38 +221,73 @@ describe('LvmDeviceManager.setup', () => {
         pmemPercentage: 50,
       }),
     );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'info',
+        msg: 'PMEM this driver takes is marked as its own',
+        driver: 'pmem-csi.intel.com',
+        ownerMark: '5c3f485886',
+        vgTag: TAG,
+      }),
+    );
+    expect(lines.filter((l) => l['level'] === 'warn' && String(l['msg']).startsWith('region refused'))).toEqual([]);
   });
 
-  it('is idempotent: an existing namespace already in its VG only gets listed', async () => {
+  it('is idempotent: an existing namespace already in its tagged VG only gets listed', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(fixture('vgs.json').replace('"vg_tags":""', `"vg_tags":"${TAG}"`)),
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' },
+          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
           { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1' },
         ]),
       ),
       reply.pvs(fixture('pvs.json')),
-      reply.vgs(fixture('vgs.json')),
     ]);
     const { dm } = setup(runner);
     await dm.setup();
-    expect(runner.calls).toEqual([calls.regions, calls.namespaces('--region=region0'), calls.pvs, calls.vgs]);
+    expect(runner.calls).toEqual([calls.regions, calls.vgs, calls.namespaces('--region=region0'), calls.pvs]);
+  });
+
+  it('adopts the untagged VG of an unmarked pmem-csi namespace (the Go driver’s, or made before the marks): tags it once, logs it', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(fixture('vgs.json')),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([{ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }]),
+      ),
+      reply.pvs(fixture('pvs.json')),
+      { command: 'vgchange', args: ['--addtag', TAG, VG0], exact: true },
+    ]);
+    const { dm, lines } = setup(runner);
+    await dm.setup();
+    expect(runner.unused()).toEqual([]);
+    expect(runner.calls.at(-1)).toEqual({ command: 'vgchange', args: ['--addtag', TAG, VG0] });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'info',
+        msg: 'volume group adopted: tagged as owned by this driver',
+        vg: VG0,
+        tag: TAG,
+      }),
+    );
   });
 
   it('extends the VG with a pmem-csi namespace that is not yet a PV', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(vgsReport([{ name: VG0, size: 2 * GiB, free: GiB, tags: TAG }])),
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' },
+          { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
           { dev: 'namespace0.1', size: GiB, name: 'pmem-csi', blockdev: 'pmem0.1' },
         ]),
       ),
       reply.pvs(fixture('pvs.json')),
-      reply.vgs(fixture('vgs.json')),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0.1'], exact: true },
       { command: 'vgextend', args: [VG0, '/dev/pmem0.1'], exact: true },
     ]);
@@ -246,16 +302,16 @@ describe('LvmDeviceManager.setup', () => {
   it('never moves a pmem-csi namespace out of another VG', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(vgsReport([{ name: 'data', size: 2 * GiB, free: 0 }])),
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([{ dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0' }]),
       ),
       reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: 'data' }])),
-      reply.vgs(vgsReport([{ name: 'data', size: 2 * GiB, free: 0 }])),
     ]);
     const { dm, lines } = setup(runner);
     await dm.setup();
-    expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'ndctl', 'pvs', 'vgs']);
+    expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'vgs', 'ndctl', 'pvs']);
     expect(lines).toContainEqual(
       expect.objectContaining({ level: 'error', device: '/dev/pmem0', vg: 'data', wanted: VG0 }),
     );
@@ -268,6 +324,7 @@ describe('LvmDeviceManager.setup', () => {
     ]);
     const runner = new ScriptedRunner([
       reply.regions(labelless),
+      reply.vgs(fixture('vgs-empty.json')),
       reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
       { command: 'blkid', args: ['-p', '/dev/pmem0'], exact: true, exitCode: 2 },
       { command: 'ndctl', args: ['disable-region', 'region0'], exact: true },
@@ -283,6 +340,7 @@ describe('LvmDeviceManager.setup', () => {
           '--mode=fsdax',
           `--size=${3 * GiB}`,
           '--name=pmem-csi',
+          `--uuid=${UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -290,12 +348,13 @@ describe('LvmDeviceManager.setup', () => {
       },
       reply.namespaces(
         ['--namespace=namespace0.0'],
-        ndctlNamespaces([{ dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0' }]),
+        ndctlNamespaces([
+          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+        ]),
       ),
       reply.pvs(fixture('vgs-empty.json').replace('"vg"', '"pv"')),
-      reply.vgs(fixture('vgs-empty.json')),
       { command: 'pvcreate', args: ['-y', '/dev/pmem0'], exact: true },
-      { command: 'vgcreate', args: [VG0, '/dev/pmem0'], exact: true },
+      { command: 'vgcreate', args: ['--addtag', TAG, VG0, '/dev/pmem0'], exact: true },
     ]);
     const { dm, devices } = setup(runner);
     await dm.setup();
@@ -306,11 +365,12 @@ describe('LvmDeviceManager.setup', () => {
   it('skips a label-less region when automatic label initialization is off', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(fixture('vgs-empty.json')),
       reply.namespaces(['--region=region0'], fixture('ndctl-list-Ni-labelless.json')),
     ]);
     const { dm, lines } = setup(runner, 100, false);
     await dm.setup();
-    expect(runner.calls).toEqual([calls.regions, calls.namespaces('--region=region0')]);
+    expect(runner.calls).toEqual([calls.regions, calls.vgs, calls.namespaces('--region=region0')]);
     expect(lines).toContainEqual(
       expect.objectContaining({ level: 'warn', msg: 'region skipped: it has no namespace labels', region: 'region0' }),
     );
@@ -319,10 +379,11 @@ describe('LvmDeviceManager.setup', () => {
   it('skips disabled regions and reports when there is no PMEM at all', async () => {
     const disabled = new ScriptedRunner([
       reply.regions(ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB, disabled: true }] }])),
+      reply.vgs(fixture('vgs-empty.json')),
     ]);
     const a = setup(disabled);
     await a.dm.setup();
-    expect(disabled.calls).toEqual([calls.regions]);
+    expect(disabled.calls).toEqual([calls.regions, calls.vgs]);
     expect(a.lines).toContainEqual(
       expect.objectContaining({ msg: 'region skipped', reason: 'region disabled', region: 'region0' }),
     );
@@ -341,7 +402,7 @@ describe('LvmDeviceManager.setup', () => {
       ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
     );
     await expect(setup(runner).dm.setup()).rejects.toThrow(
-      /^lvm device mode needs vgextend, blkid, not found on this machine \(Debian packages: /,
+      /^lvm device mode needs vgextend, vgchange, blkid, not found on this machine \(Debian packages: /,
     );
   });
 
@@ -357,14 +418,239 @@ function lvmState(lvs: Array<{ name: string; vg: string; size: number; path?: st
   return {
     vgs: reply.vgs(
       vgsReport([
-        { name: VG0, size: 3170893824, free: 1992294400 },
-        { name: VG1, size: 20 * GiB, free: 10 * GiB },
+        { name: VG0, size: 3170893824, free: 1992294400, tags: TAG },
+        { name: VG1, size: 20 * GiB, free: 10 * GiB, tags: TAG },
         { name: 'system', size: 200 * GiB, free: 100 * GiB },
       ]),
     ),
     lvs: reply.lvs(lvsReport([...lvs, { name: 'root', vg: 'system', size: 100 * GiB }])),
   };
 }
+
+describe('LvmDeviceManager and another driver instance on the node (issue 32)', () => {
+  const REFUSED = 'region refused: its PMEM belongs to another PMEM-CSI driver, which this one never touches';
+  const HINT =
+    "One driver manages a region's PMEM: keep this driver off this node (its node selector), or free the regions " +
+    "by deleting the other driver's volumes, namespaces and volume groups there";
+  const twoRegions = ndctlRegions([
+    {
+      dev: 'ndbus0',
+      regions: [
+        { dev: 'region0', size: 8 * GiB, dimms: ['nmem0'] },
+        { dev: 'region1', size: 8 * GiB, dimms: ['nmem1'] },
+      ],
+    },
+  ]);
+  const oneRegion = ndctlRegions([{ dev: 'ndbus0', regions: [{ dev: 'region0', size: 8 * GiB }] }]);
+  /** region0 as the first driver (pmem-csi.intel.com) left it: its marked namespace in its tagged VG. */
+  const firstsNamespace = reply.namespaces(
+    ['--region=region0'],
+    ndctlNamespaces([
+      { dev: 'namespace0.0', size: 8 * GiB - 128 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+    ]),
+  );
+  const refusals = (lines: LogFields[]) => lines.filter((l) => l['msg'] === REFUSED);
+  const changes = (runner: ScriptedRunner) =>
+    runner.calls.filter((c) => !['vgs', 'lvs', 'pvs'].includes(c.command) && c.args[0] !== 'list');
+
+  it('refuses a region whose VG another driver tagged: nothing created, changed, listed or counted there; with nothing left, start-up fails naming the owner and the VG', async () => {
+    const vgs = reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG }]));
+    const lvs = reply.lvs(lvsReport([{ name: ID, vg: VG0, size: GiB }]));
+    const runner = new ScriptedRunner([
+      reply.regions(oneRegion),
+      { ...vgs, repeat: true },
+      firstsNamespace,
+      { ...lvs, repeat: true },
+    ]);
+    const { dm, lines } = setup(runner, 100, true, SECOND);
+    await expect(dm.setup()).rejects.toThrow(
+      new FailedPreconditionError(
+        'no PMEM on this node is left for driver second.pmem-csi.example (owner mark a99c7e08e1): ' +
+          `region0 belongs to driver pmem-csi.intel.com (volume group ${VG0}). ${HINT}`,
+      ),
+    );
+    expect(runner.calls).toEqual([
+      calls.regions,
+      calls.vgs,
+      calls.namespaces('--region=region0'),
+      calls.vgs,
+      calls.lvs,
+    ]);
+    expect(refusals(lines)).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        deviceMode: 'lvm',
+        region: 'region0',
+        owner: 'driver pmem-csi.intel.com',
+        ownerMark: '5c3f485886',
+        resources: [`volume group ${VG0}`],
+      }),
+    ]);
+    // The manager keeps its word afterwards too: the other driver's VG is no pool and its LV no volume of this one.
+    runner.add({ ...reply.regions(oneRegion), repeat: true });
+    expect(await dm.getCapacity()).toEqual({ maxVolumeSize: 0, available: 0, managed: 0, total: 8 * GiB });
+    expect(await dm.listDevices()).toEqual([]);
+    await expect(dm.getDevice(ID)).rejects.toThrow(new DeviceNotFoundError(`volume ${ID} not found`));
+    await dm.deleteDevice(ID, true);
+    await expect(dm.createDevice({ volumeId: ID2, size: GiB })).rejects.toThrow(
+      new NotEnoughSpaceError(
+        `not enough PMEM for volume ${ID2} of ${GiB} bytes: the largest volume this node can create now is 0 bytes`,
+      ),
+    );
+    expect(changes(runner)).toEqual([]);
+    expect(refusals(lines)).toHaveLength(1); // warned once, however often it looked
+  });
+
+  it('takes a free region (its namespace and VG marked as its own), refuses the other driver’s, and starts', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(twoRegions),
+      reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG }])),
+      firstsNamespace,
+      reply.namespaces(['--region=region1'], ''),
+      {
+        command: 'ndctl',
+        args: [
+          'create-namespace',
+          '--region=region1',
+          '--mode=fsdax',
+          `--size=${8 * GiB}`,
+          '--name=pmem-csi',
+          `--uuid=${SECOND_UUID}`,
+          '--map=dev',
+        ],
+        exact: true,
+        stdout: ndctlCreated({ dev: 'namespace1.0', size: 8 * GiB - 128 * MiB, name: 'pmem-csi', blockdev: 'pmem1' }),
+      },
+      reply.namespaces(
+        ['--namespace=namespace1.0'],
+        ndctlNamespaces([
+          { dev: 'namespace1.0', size: 8 * GiB - 128 * MiB, name: 'pmem-csi', blockdev: 'pmem1', rawUuid: SECOND_UUID },
+        ]),
+      ),
+      reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: VG0 }])),
+      { command: 'pvcreate', args: ['-y', '/dev/pmem1'], exact: true },
+      { command: 'vgcreate', args: ['--addtag', SECOND_TAG, VG1, '/dev/pmem1'], exact: true },
+      reply.vgs(
+        vgsReport([
+          { name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG },
+          { name: VG1, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB, tags: SECOND_TAG },
+        ]),
+      ),
+      reply.lvs(lvsReport([])),
+    ]);
+    const { dm, lines } = setup(runner, 100, true, SECOND);
+    await dm.setup();
+    expect(runner.unused()).toEqual([]);
+    expect(changes(runner).map((c) => c.args[0] ?? c.command)).toEqual(['create-namespace', '-y', '--addtag']);
+    expect(refusals(lines)).toEqual([
+      expect.objectContaining({
+        region: 'region0',
+        owner: 'driver pmem-csi.intel.com',
+        resources: [`volume group ${VG0}`],
+      }),
+    ]);
+  });
+
+  it('without a VG tag the marked pmem-csi namespace decides: an untagged VG in a region another driver marked is neither adopted nor used', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(oneRegion),
+      { ...reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB }])), repeat: true },
+      firstsNamespace,
+      reply.lvs(lvsReport([])),
+    ]);
+    const { dm, lines } = setup(runner, 100, true, SECOND);
+    await expect(dm.setup()).rejects.toThrow(
+      new FailedPreconditionError(
+        'no PMEM on this node is left for driver second.pmem-csi.example (owner mark a99c7e08e1): ' +
+          `region0 belongs to the driver with owner mark 5c3f485886 (namespace namespace0.0 "pmem-csi"). ${HINT}`,
+      ),
+    );
+    expect(changes(runner)).toEqual([]);
+    expect(refusals(lines)).toEqual([
+      expect.objectContaining({
+        region: 'region0',
+        owner: 'the driver with owner mark 5c3f485886',
+        ownerMark: '5c3f485886',
+        resources: ['namespace namespace0.0 "pmem-csi"'],
+      }),
+    ]);
+  });
+
+  it('never puts a pmem-csi namespace another driver marked into its own VG', async () => {
+    const runner = new ScriptedRunner([
+      reply.regions(oneRegion),
+      reply.vgs(vgsReport([{ name: VG0, size: 4 * GiB, free: 4 * GiB, tags: TAG }])),
+      reply.namespaces(
+        ['--region=region0'],
+        ndctlNamespaces([
+          { dev: 'namespace0.0', size: 4 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+          { dev: 'namespace0.1', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0.1', rawUuid: SECOND_UUID },
+        ]),
+      ),
+      reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: VG0 }])),
+    ]);
+    await setup(runner).dm.setup();
+    expect(runner.calls).toEqual([calls.regions, calls.vgs, calls.namespaces('--region=region0'), calls.pvs]);
+  });
+
+  it('a VG tagged by two drivers (both adopted it at once) belongs to the first mark: the other lists its volumes there but creates none', async () => {
+    const state = () => [
+      { ...reply.regions(oneRegion), repeat: true },
+      {
+        ...reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB, free: 6 * GiB, tags: `${SECOND_TAG},${TAG}` }])),
+        repeat: true,
+      },
+      { ...reply.lvs(lvsReport([{ name: ID, vg: VG0, size: 2 * GiB }])), repeat: true },
+    ];
+    // pmem-csi.intel.com (5c3f485886) sorts before second.pmem-csi.example (a99c7e08e1).
+    const first = setup(new ScriptedRunner(state()));
+    expect(await first.dm.getCapacity()).toMatchObject({ managed: 8 * GiB, maxVolumeSize: 6 * GiB });
+    const second = setup(new ScriptedRunner(state()), 100, true, SECOND);
+    expect(await second.dm.getCapacity()).toMatchObject({ managed: 0, maxVolumeSize: 0 });
+    expect((await second.dm.listDevices()).map((d) => d.volumeId)).toEqual([ID]);
+    await expect(second.dm.createDevice({ volumeId: ID2, size: GiB })).rejects.toThrow(NotEnoughSpaceError);
+    expect(refusals(second.lines)).toEqual([
+      expect.objectContaining({ region: 'region0', owner: 'driver pmem-csi.intel.com', ownerMark: '5c3f485886' }),
+    ]);
+    expect(refusals(first.lines)).toEqual([]);
+  });
+
+  it('a VG another driver tagged after start-up is left out at the next call: new volumes go to its own VG, though the other has more room', async () => {
+    const vgs = reply.vgs(
+      vgsReport([
+        { name: VG0, size: 20 * GiB, free: 10 * GiB, tags: SECOND_TAG },
+        { name: VG1, size: 4 * GiB, free: 2 * GiB, tags: TAG },
+      ]),
+    );
+    const theirs = { name: ID2, vg: VG0, size: 10 * GiB };
+    const runner = new ScriptedRunner([
+      { ...vgs, repeat: true },
+      reply.lvs(lvsReport([theirs])),
+      { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB}b`, '-n', ID, VG1], exact: true },
+      { ...reply.lvs(lvsReport([theirs, { name: ID, vg: VG1, size: GiB }])), repeat: true },
+      { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
+      reply.regions(twoRegions),
+    ]);
+    const { dm, lines } = setup(runner);
+    expect(await dm.createDevice({ volumeId: ID, size: GiB })).toMatchObject({ path: `/dev/${VG1}/${ID}` });
+    expect((await dm.listDevices()).map((d) => d.volumeId)).toEqual([ID]);
+    expect(await dm.getCapacity()).toEqual({
+      maxVolumeSize: 2 * GiB,
+      available: 2 * GiB,
+      managed: 4 * GiB,
+      total: 16 * GiB,
+    });
+    expect(refusals(lines)).toEqual([
+      expect.objectContaining({
+        region: 'region0',
+        owner: 'driver second.pmem-csi.example',
+        ownerMark: 'a99c7e08e1',
+        resources: [`volume group ${VG0}`],
+      }),
+    ]);
+    expect(runner.unused()).toEqual([]);
+  });
+});
 
 describe('LvmDeviceManager.createDevice', () => {
   it('rounds up to the extent in the emptiest of our VGs, skips zeroing in lvcreate and zeroes 4 KiB itself', async () => {
@@ -623,8 +909,8 @@ describe('LvmDeviceManager.allocationSize', () => {
   // VG0 has 32 MiB extents, VG1 (the emptiest of ours) 4 MiB; the foreign VG, emptier still, never counts.
   const vgs = reply.vgs(
     vgsReport([
-      { name: VG0, size: 2 * GiB, free: GiB, extent: 32 * MiB },
-      { name: VG1, size: 20 * GiB, free: 10 * GiB, extent: 4 * MiB },
+      { name: VG0, size: 2 * GiB, free: GiB, extent: 32 * MiB, tags: TAG },
+      { name: VG1, size: 20 * GiB, free: 10 * GiB, extent: 4 * MiB, tags: TAG },
       { name: 'system', size: 200 * GiB, free: 100 * GiB, extent: 64 * MiB },
     ]),
   );

@@ -1,6 +1,12 @@
-// LVM device mode: one fsdax namespace named "pmem-csi" per PMEM region (the ownership marker; no
-// other namespace is ever touched), one volume group per region named <bus><region>fsdax, one
-// logical volume per CSI volume (LV name = volume id). Behaviour follows the Go driver's lvm mode.
+// LVM device mode: one fsdax namespace named "pmem-csi" per PMEM region (no other namespace is ever
+// touched), one volume group per region named <bus><region>fsdax, one logical volume per CSI volume
+// (LV name = volume id). Behaviour follows the Go driver's lvm mode.
+// Ownership among driver instances (ownership.ts): the namespace it creates carries its owner mark,
+// its VG the tag pmem-csi.intel.com/owner=<driver name> from vgcreate on; an untagged VG of a region
+// it may use (made by the Go driver or before the tags) is adopted by tagging it. A region whose VG
+// another instance tagged — or, without tags, whose marked namespaces another instance owns — is
+// refused: nothing there is created, changed, listed or counted. New volumes go only to VGs tagged
+// as this driver's (checked at every call: the tags come with the vgs report it reads anyway).
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
 import {
@@ -27,12 +33,24 @@ import {
 } from './device-manager.js';
 import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
 import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import {
+  PmemOwner,
+  RefusalLog,
+  judgeRegion,
+  namespaceClaim,
+  pmemOwnedByOthers,
+  tagOwners,
+  vgClaims,
+  type Refusal,
+} from './ownership.js';
 import { hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 
 /** Name of the namespace that lvm mode creates and owns in each region. */
 export const LVM_NAMESPACE_NAME = 'pmem-csi';
 /** Volume groups this mode manages: <bus><region>fsdax. */
 export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
+/** LVM tools of this mode beyond MODE_TOOLS.lvm: vgchange tags a VG made before the owner tags. */
+export const LVM_EXTRA_TOOLS = ['vgchange'] as const;
 /** Smallest namespace worth turning into a volume group (as in the Go driver). */
 export const MIN_LVM_NAMESPACE = 2 * GiB;
 /** Namespace size granularity per interleave way (1 GiB proved reliable with the Go driver). */
@@ -89,6 +107,23 @@ export interface LvmDeviceManagerOptions {
   readonly blockDevices?: BlockDeviceAccess;
   /** Initialize labels of label-less regions when provably unused (default true). */
   readonly autoInitLabels?: boolean;
+  /** The driver instance whose PMEM this is (default: pmem-csi.intel.com); see ownership.ts. */
+  readonly owner?: PmemOwner;
+}
+
+/** The VGs of this mode as one driver sees them. */
+interface LvmState {
+  /** VGs it may create volumes in: tagged as its own (the first owner tag, if several). */
+  readonly vgs: VolumeGroup[];
+  /** VGs whose volumes it lists, finds, grows and deletes: its own and untagged ones. */
+  readonly listed: VolumeGroup[];
+  /** The volumes in `listed`. */
+  readonly lvs: LogicalVolume[];
+}
+
+/** The region of a managed VG name (ndbus0region1fsdax → region1). */
+function regionOfVg(vg: string): string {
+  return /^ndbus\d+(region\d+)fsdax$/.exec(vg)?.[1] ?? vg;
 }
 
 export class LvmDeviceManager implements DeviceManager {
@@ -100,6 +135,8 @@ export class LvmDeviceManager implements DeviceManager {
   readonly #lvm: LvmTools;
   readonly #devices: BlockDeviceAccess;
   readonly #autoInitLabels: boolean;
+  readonly #owner: PmemOwner;
+  readonly #refusals: RefusalLog;
   readonly #queue = new SerialQueue();
 
   constructor(options: LvmDeviceManagerOptions) {
@@ -114,47 +151,106 @@ export class LvmDeviceManager implements DeviceManager {
     this.#lvm = new LvmTools(options.runner);
     this.#devices = options.blockDevices ?? hostBlockDevices;
     this.#autoInitLabels = options.autoInitLabels ?? true;
+    this.#owner = options.owner ?? new PmemOwner();
+    this.#refusals = new RefusalLog((msg, fields) => this.#log.warn(msg, fields));
   }
 
+  /**
+   * Namespaces and VGs of every region this driver may use. Regions another driver owns are left as
+   * they are; when that leaves this driver no VG and no volume at all, it fails naming the owners.
+   * @throws FailedPreconditionError (missing tools, every region another driver's)
+   */
   async setup(options: DeviceCallOptions = {}): Promise<void> {
-    requireTools(this.#runner, [...MODE_TOOLS.lvm, ...(this.#autoInitLabels ? ['blkid'] : [])], 'lvm device mode');
+    const tools = [...MODE_TOOLS.lvm, ...LVM_EXTRA_TOOLS, ...(this.#autoInitLabels ? ['blkid'] : [])];
+    requireTools(this.#runner, tools, 'lvm device mode');
     await this.#queue.run(async () => {
       const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');
-      if (regions.length === 0) this.#log.warn('no PMEM regions found: this node offers no capacity');
-      for (const region of regions) await this.#setupRegion(region, regions, options);
+      if (regions.length === 0) {
+        this.#log.warn('no PMEM regions found: this node offers no capacity');
+        return;
+      }
+      this.#log.info('PMEM this driver takes is marked as its own', {
+        driver: this.#owner.driverName,
+        ownerMark: this.#owner.mark,
+        vgTag: this.#owner.tag,
+      });
+      const ctx = { all: regions, vgs: await this.#lvm.vgs(options) };
+      const refusals: Refusal[] = [];
+      for (const region of regions) {
+        const refusal = await this.#setupRegion(region, ctx, options);
+        if (refusal !== undefined) refusals.push(refusal);
+      }
+      this.#refusals.report(
+        regions.map((r) => r.dev),
+        refusals,
+      );
+      if (refusals.length > 0 && isEmpty(await this.#state(options))) throw pmemOwnedByOthers(this.#owner, refusals);
     });
   }
 
-  async #setupRegion(region: NdRegion, all: readonly NdRegion[], o: DeviceCallOptions): Promise<void> {
+  /** Set up one region; the refusal when another driver owns it. */
+  async #setupRegion(
+    region: NdRegion,
+    ctx: { all: readonly NdRegion[]; vgs: readonly VolumeGroup[] },
+    o: DeviceCallOptions,
+  ): Promise<Refusal | undefined> {
     const log = this.#log.child({ region: region.dev });
     if (!region.enabled || region.bus === undefined) {
       log.warn('region skipped', { reason: region.enabled ? 'bus unknown' : 'region disabled' });
-      return;
+      return undefined;
     }
-    const usable = await this.#regionNamespaces(region, all, o);
-    if (usable === undefined) return;
-    let ours = usable.namespaces.filter((ns) => ns.name === LVM_NAMESPACE_NAME);
+    const usable = await this.#regionNamespaces(region, ctx.all, o);
+    if (usable === undefined) return undefined;
+    const vgName = vgNameFor(region.bus, region.dev);
+    const vg = { name: vgName, existing: ctx.vgs.find((g) => g.name === vgName) };
+    const refusal = this.#judge(region.dev, usable.namespaces, vg.existing);
+    if (refusal !== undefined) return refusal;
+    // A pmem-csi namespace another driver marked (it lost this region) is never put into our VG.
+    let ours = usable.namespaces.filter((ns) => ns.name === LVM_NAMESPACE_NAME && this.#owner.mayUse(ns));
     if (ours.length === 0) {
-      const size = lvmNamespaceSize(usable.region, this.#pct);
-      if (size === 0) {
-        log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', {
-          size: region.size,
-          pmemPercentage: this.#pct,
-        });
-        return;
-      }
-      log.info('creating the pmem-csi namespace', { size });
-      ours = [
-        await this.#ndctl.createNamespace(
-          { region: region.dev, name: LVM_NAMESPACE_NAME, size, mode: 'fsdax', map: 'dev' },
-          o,
-        ),
-      ];
+      const created = await this.#createNamespace(usable.region, log, o);
+      if (created === undefined) return undefined;
+      ours = [created];
     }
     const devices = ours.flatMap((ns) => (ns.enabled && ns.blockdev ? [`/dev/${ns.blockdev}`] : []));
     if (devices.length < ours.length)
       log.warn('disabled pmem-csi namespace left out of the volume group', { namespaces: ours.map((n) => n.dev) });
-    await this.#ensureVg(vgNameFor(region.bus, region.dev), devices, o);
+    await this.#ensureVg(vg, devices, o);
+    return undefined;
+  }
+
+  /**
+   * Who owns a region: its VG's owner tags where it has any (a VG name exists once per host, so a VG
+   * another driver tagged can never be ours), else the marked namespaces in it.
+   */
+  #judge(region: string, namespaces: readonly NdNamespace[], vg: VolumeGroup | undefined): Refusal | undefined {
+    const tagged = vg === undefined ? [] : vgClaims(vg);
+    const claims = tagged.length > 0 ? tagged : namespaces.flatMap((ns) => namespaceClaim(ns) ?? []);
+    return judgeRegion(this.#owner, region, claims);
+  }
+
+  /** The marked pmem-csi namespace of a region; undefined when the region is too small (logged). */
+  async #createNamespace(region: NdRegion, log: Logger, o: DeviceCallOptions): Promise<NdNamespace | undefined> {
+    const size = lvmNamespaceSize(region, this.#pct);
+    if (size === 0) {
+      log.warn('region skipped: less than 2 GiB usable for the pmem-csi namespace', {
+        size: region.size,
+        pmemPercentage: this.#pct,
+      });
+      return undefined;
+    }
+    log.info('creating the pmem-csi namespace', { size });
+    return this.#ndctl.createNamespace(
+      {
+        region: region.dev,
+        name: LVM_NAMESPACE_NAME,
+        size,
+        mode: 'fsdax',
+        map: 'dev',
+        uuid: this.#owner.namespaceUuid(),
+      },
+      o,
+    );
   }
 
   /**
@@ -189,33 +285,54 @@ export class LvmDeviceManager implements DeviceManager {
     return { region: relisted, namespaces: await this.#ndctl.listNamespaces({ region: region.dev }, o) };
   }
 
-  async #ensureVg(vg: string, devices: readonly string[], o: DeviceCallOptions): Promise<void> {
+  /** The VG of a region with our namespaces in it, tagged as ours (new, or adopted when untagged). */
+  async #ensureVg(
+    vg: { name: string; existing: VolumeGroup | undefined },
+    devices: readonly string[],
+    o: DeviceCallOptions,
+  ): Promise<void> {
     const pvs = await this.#lvm.pvs(o);
-    let exists = (await this.#lvm.vgs(o)).some((g) => g.name === vg);
+    let exists = vg.existing !== undefined;
     for (const device of devices) {
       const pv = pvs.find((p) => p.name === device);
-      if (pv?.vgName === vg) continue;
+      if (pv?.vgName === vg.name) continue;
       if (pv !== undefined && pv.vgName !== '') {
         this.#log.error('pmem-csi namespace belongs to another volume group, left alone', {
           device,
           vg: pv.vgName,
-          wanted: vg,
+          wanted: vg.name,
         });
         continue;
       }
       if (pv === undefined) await this.#lvm.pvcreate(device, o);
-      if (exists) await this.#lvm.vgextend(vg, device, o);
-      else await this.#lvm.vgcreate(vg, [device], o);
+      if (exists) await this.#lvm.vgextend(vg.name, device, o);
+      else await this.#lvm.vgcreate(vg.name, [device], { ...o, tags: [this.#owner.tag] });
       exists = true;
-      this.#log.info('volume group ready', { vg, device });
+      this.#log.info('volume group ready', { vg: vg.name, device });
+    }
+    if (vg.existing !== undefined && !vg.existing.tags.includes(this.#owner.tag)) {
+      await this.#lvm.vgAddTag(vg.name, this.#owner.tag, o);
+      this.#log.info('volume group adopted: tagged as owned by this driver', { vg: vg.name, tag: this.#owner.tag });
     }
   }
 
-  async #state(o: DeviceCallOptions): Promise<{ vgs: VolumeGroup[]; lvs: LogicalVolume[] }> {
-    const vgs = (await this.#lvm.vgs(o)).filter((g) => MANAGED_VG.test(g.name));
-    const names = new Set(vgs.map((g) => g.name));
+  /** Our VGs and volumes now; VGs another driver tagged are left out (and reported once). */
+  async #state(o: DeviceCallOptions): Promise<LvmState> {
+    const managed = (await this.#lvm.vgs(o)).filter((g) => MANAGED_VG.test(g.name));
+    const tagged = managed.filter((g) => tagOwners(g.tags).length > 0);
+    const refusals = tagged.flatMap((g) => judgeRegion(this.#owner, regionOfVg(g.name), vgClaims(g)) ?? []);
+    this.#refusals.report(
+      tagged.map((g) => regionOfVg(g.name)),
+      refusals,
+    );
+    const vgs = tagged.filter((g) => !refusals.some((r) => r.region === regionOfVg(g.name)));
+    const listed = managed.filter((g) => {
+      const owners = tagOwners(g.tags);
+      return owners.length === 0 || owners.includes(this.#owner.driverName);
+    });
+    const names = new Set(listed.map((g) => g.name));
     const lvs = (await this.#lvm.lvs(o)).filter((lv) => names.has(lv.vgName) && lv.path !== '');
-    return { vgs, lvs };
+    return { vgs, listed, lvs };
   }
 
   async createDevice(req: CreateDeviceRequest, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
@@ -301,25 +418,25 @@ export class LvmDeviceManager implements DeviceManager {
   async allocationSize(size: number, options: AllocationOptions = {}): Promise<number> {
     assertVolumeSize(size);
     return this.#queue.run(async () => {
-      const { vgs, lvs } = await this.#state(options);
+      const { vgs, listed, lvs } = await this.#state(options);
       if (options.grow === undefined) {
         const vg = emptiestVg(vgs);
         return vg === undefined ? size : alignUp(size, vg.extentSize);
       }
       const lv = lvs.find((l) => l.name === options.grow);
       if (lv === undefined) throw new DeviceNotFoundError(`volume ${options.grow} not found`);
-      return Math.max(lv.size, alignUp(size, vgOf(vgs, lv).extentSize));
+      return Math.max(lv.size, alignUp(size, vgOf(listed, lv).extentSize));
     });
   }
 
   async resizeDevice(volumeId: string, size: number, options: DeviceCallOptions = {}): Promise<PmemDeviceInfo> {
     assertVolumeSize(size);
     return this.#queue.run(async () => {
-      const { vgs, lvs } = await this.#state(options);
+      const { listed, lvs } = await this.#state(options);
       const lv = lvs.find((l) => l.name === volumeId);
       if (lv === undefined) throw new DeviceNotFoundError(`volume ${volumeId} not found`);
       if (lv.size >= size) return toInfo(lv);
-      const vg = vgOf(vgs, lv);
+      const vg = vgOf(listed, lv);
       const target = alignUp(size, vg.extentSize);
       if (target - lv.size > vg.free) {
         const maxSize = lv.size + alignDown(vg.free, vg.extentSize);
@@ -339,6 +456,11 @@ export class LvmDeviceManager implements DeviceManager {
   async close(): Promise<void> {
     // Nothing held: every call runs its own tool processes.
   }
+}
+
+/** Whether a driver has nothing in lvm mode: no VG to create volumes in, no volume. */
+function isEmpty(state: LvmState): boolean {
+  return state.vgs.length === 0 && state.lvs.length === 0;
 }
 
 /** The VG of an LV. @throws InternalError when lvs and vgs disagree */

@@ -10,6 +10,7 @@ import {
   HostRunner,
   createLogger,
   type CommandRunner,
+  type LogFields,
   type Logger,
   type RunOptions,
   type RunResult,
@@ -76,6 +77,20 @@ export function guestLogger(mode: string): Logger {
     sink: (line) =>
       void appendFile(join(RESULTS, `driver-${mode}-boot${BOOT}.log`), `${line}\n`).catch(() => undefined),
   });
+}
+
+/** A driver log that also keeps its lines, for cases that assert what a driver logged. */
+export function capturingLogger(mode: string): { log: Logger; lines: LogFields[] } {
+  const lines: LogFields[] = [];
+  const log = createLogger({
+    format: 'json',
+    level: 'debug',
+    sink: (line) => {
+      lines.push(JSON.parse(line) as LogFields);
+      void appendFile(join(RESULTS, `driver-${mode}-boot${BOOT}.log`), `${line}\n`).catch(() => undefined);
+    },
+  });
+  return { log, lines };
 }
 
 /** Save the tool timings of this boot for the harness's report. */

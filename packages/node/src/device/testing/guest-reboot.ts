@@ -142,6 +142,11 @@ export interface RebootScenario<D> {
   /** What the start-up reconcile matches each record with ("namespace", "LV"). */
   readonly device: string;
   readonly dataCase: string;
+  /** Boot 2, after the data case, while boot 1's volumes still exist (e.g. another driver instance meets them). */
+  readonly afterData?: {
+    readonly name: string;
+    readonly check: (g: GuestDriver, volumes: readonly PersistedVolume[]) => Promise<void>;
+  };
   /** Boot 2, last: delete every volume and check the PMEM is free again. */
   readonly cleanup: { readonly name: string; readonly check: (g: GuestDriver) => Promise<void> };
 }
@@ -214,6 +219,11 @@ export function rebootScenario<D>(s: RebootScenario<D>): void {
       },
       SLOW,
     );
+
+    if (s.afterData !== undefined) {
+      const { name, check } = s.afterData;
+      it(name, () => check(driver(), persisted.volumes), SLOW);
+    }
 
     it(
       s.cleanup.name,

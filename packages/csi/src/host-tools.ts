@@ -21,7 +21,21 @@ export const FILESYSTEM_TOOLS = [
 
 /** The device tools of each mode (the device managers check them again in setup()). */
 export const MODE_TOOLS: Readonly<Record<DeviceMode, readonly string[]>> = {
-  lvm: ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'vgextend', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
+  lvm: [
+    'ndctl',
+    'vgs',
+    'lvs',
+    'pvs',
+    'pvcreate',
+    'vgcreate',
+    'vgextend',
+    // Tags a volume group made before owner tags (issue 32) with this driver's owner tag.
+    'vgchange',
+    'lvcreate',
+    'lvremove',
+    'lvextend',
+    'dd',
+  ],
   direct: ['ndctl', 'dd'],
   emulated: ['losetup', 'dd'],
   // Fake devices exist only in memory: nothing to run, nothing to mount.

@@ -73,6 +73,7 @@ export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   lvremove: 'lvm2',
   vgcreate: 'lvm2',
   vgextend: 'lvm2',
+  vgchange: 'lvm2',
   pvcreate: 'lvm2',
   lvextend: 'lvm2',
   'mkfs.ext4': 'e2fsprogs',

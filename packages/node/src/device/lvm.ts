@@ -49,8 +49,6 @@ import { hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from '
 export const LVM_NAMESPACE_NAME = 'pmem-csi';
 /** Volume groups this mode manages: <bus><region>fsdax. */
 export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
-/** LVM tools of this mode beyond MODE_TOOLS.lvm: vgchange tags a VG made before the owner tags. */
-export const LVM_EXTRA_TOOLS = ['vgchange'] as const;
 /** Smallest namespace worth turning into a volume group (as in the Go driver). */
 export const MIN_LVM_NAMESPACE = 2 * GiB;
 /** Namespace size granularity per interleave way (1 GiB proved reliable with the Go driver). */
@@ -161,7 +159,7 @@ export class LvmDeviceManager implements DeviceManager {
    * @throws FailedPreconditionError (missing tools, every region another driver's)
    */
   async setup(options: DeviceCallOptions = {}): Promise<void> {
-    const tools = [...MODE_TOOLS.lvm, ...LVM_EXTRA_TOOLS, ...(this.#autoInitLabels ? ['blkid'] : [])];
+    const tools = [...MODE_TOOLS.lvm, ...(this.#autoInitLabels ? ['blkid'] : [])];
     requireTools(this.#runner, tools, 'lvm device mode');
     await this.#queue.run(async () => {
       const regions = (await this.#ndctl.listRegions(options)).filter((r) => r.type === 'pmem');

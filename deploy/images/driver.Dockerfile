@@ -63,4 +63,8 @@ ENV NODE_ENV=production
 # it privileged), and the controller shares the image. The controller Deployment drops every
 # capability and mounts a read-only root filesystem (packages/operator/src/objects/controller.ts).
 USER 0:0
+# No V8 options here: the controller and the node run this one entrypoint and want different heap
+# limits, which only the pod knows; the operator sets NODE_OPTIONS per mode on the driver container
+# (DRIVER_V8_OPTIONS in packages/csi/src/driver-runtime.ts; node: a young generation of a few MiB
+# and a 64 MiB old space). By hand: docker run -e NODE_OPTIONS="..." ... --mode node.
 ENTRYPOINT ["node", "/app/pmem-csi-driver.mjs"]

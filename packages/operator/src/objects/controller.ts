@@ -37,6 +37,7 @@ import {
   certsVolume,
   commonDriverConfig,
   driverContainerBase,
+  driverRuntimeEnv,
   podResources,
   withConfigHash,
 } from './pod-common.js';
@@ -66,6 +67,7 @@ export const RESIZER_TIMEOUT = PROVISIONER_TIMEOUT;
 const RETRY_INTERVAL_MAX = '30s';
 
 function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
+  const env = driverRuntimeEnv('controller');
   return {
     name: CONTAINER_NAMES.driver,
     ...driverContainerBase(ctx),
@@ -75,6 +77,7 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
       registryListen: `0.0.0.0:${REGISTRY_PORT}`,
       metricsListen: `0.0.0.0:${METRICS_PORT}`,
     }),
+    ...(env.length > 0 ? { env } : {}),
     ports: [
       { name: REGISTRY_PORT_NAME, containerPort: REGISTRY_PORT, protocol: 'TCP' },
       { name: METRICS_PORT_NAME, containerPort: METRICS_PORT, protocol: 'TCP' },

@@ -43,6 +43,7 @@ import {
   certsVolume,
   commonDriverConfig,
   driverContainerBase,
+  driverRuntimeEnv,
   podResources,
   withConfigHash,
 } from './pod-common.js';
@@ -115,6 +116,7 @@ function driverContainer(cr: OwnerDeployment, ctx: BuildContext): V1Container {
     env: [
       { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      ...driverRuntimeEnv('node'),
     ],
     ports: [
       { name: NODE_CONTROLLER_PORT_NAME, containerPort: NODE_CONTROLLER_PORT, protocol: 'TCP' },

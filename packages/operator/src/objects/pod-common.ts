@@ -1,15 +1,17 @@
 // Pieces shared by the controller and node pod templates: resource conversion, hardened container
 // security, the driver's configuration common to both modes (rendered as arguments by the flag schema of @pmem-csi/csi),
-// and the config-hash annotation that rolls pods when their Secret's certificates change.
+// the driver's V8 options per mode (NODE_OPTIONS), and the config-hash annotation that rolls pods
+// when their Secret's certificates change.
 import type {
   V1Container,
+  V1EnvVar,
   V1PodTemplateSpec,
   V1ResourceRequirements,
   V1SecurityContext,
 } from '@kubernetes/client-node';
 import { SECRET_KEYS, type ResourceRequirements } from '@pmem-csi/api';
 import { CERTS_MOUNT_PATH, CONFIG_HASH_ANNOTATION } from '@pmem-csi/api';
-import type { ControllerConfig } from '@pmem-csi/csi';
+import { driverNodeOptions, type ControllerConfig, type DriverMode } from '@pmem-csi/csi';
 import type { BuildContext, TlsMaterial } from './context.js';
 import type { KubeObject } from '../kube/kube-port.js';
 import { canonicalJson, contentHash } from './hash.js';
@@ -60,6 +62,17 @@ export function driverContainerBase(
     imagePullPolicy: ctx.spec.imagePullPolicy,
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
+}
+
+/**
+ * The driver container's NODE_OPTIONS: the V8 heap limits of its mode (@pmem-csi/csi
+ * DRIVER_V8_OPTIONS), none when the mode has none. The pod carries them, not the image: the
+ * controller and the node run the same image and entrypoint, and only the pod knows its mode;
+ * NODE_OPTIONS also reaches the node whatever path an image (a pinned older one too) starts it by.
+ */
+export function driverRuntimeEnv(mode: DriverMode): V1EnvVar[] {
+  const options = driverNodeOptions(mode);
+  return options === '' ? [] : [{ name: 'NODE_OPTIONS', value: options }];
 }
 
 export const certsMount = { name: CERTS_VOLUME, mountPath: CERTS_MOUNT_PATH, readOnly: true };

@@ -6,6 +6,7 @@
 //   packages/api/src/crd/schema.ts -> packages/api/src/generated/*, deploy/crd/*.yaml
 //   packages/operator/src/render    -> deploy/kustomize/*, deploy/kubernetes/*, deploy/helm/pmem-csi/{crds,values.schema.json,templates/_operator-rules.tpl}
 //   e2e/bench/results/bench.json    -> README.md's Performance table (between its markers)
+//   e2e/results/ci-times.json       -> README.md's CI times (between their markers)
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
@@ -135,6 +136,14 @@ const perf = spawnSync(process.execPath, ['--import', 'tsx', 'tools/gen-perf.ts'
   stdio: 'inherit',
 });
 if (perf.status !== 0) stale.push('README.md Performance table (see above)');
+
+// 5. The README's CI times from the committed timing of a whole .ci/run (its own --check).
+const ciTimes = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', 'tools/gen-ci-times.ts', ...(check ? ['--check'] : [])],
+  { stdio: 'inherit' },
+);
+if (ciTimes.status !== 0) stale.push('README.md CI times (see above)');
 
 if (stale.length > 0) {
   console.error(`generated files are stale — run "npm run generate" and commit:\n  ${stale.join('\n  ')}`);

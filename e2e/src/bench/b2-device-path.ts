@@ -74,7 +74,8 @@ export async function runB2(ctx: BenchContext): Promise<ScenarioResult> {
         unit: 'ms',
         reference: median(shell.map((s) => s.msPerVolume)),
         ours: Number.isFinite(oursMs) ? oursMs : null,
-        note: 'reference = the same host commands in a shell script; no target in the issue',
+        note: 'reference = the same host commands in a shell script',
+        target: { kind: 'ratio-max', value: 1.2, of: 'shell' },
       },
     ];
     return { figures, details: { volumeBytes: VOLUME_BYTES, perRound: count, ours, script: shell } };

@@ -75,7 +75,7 @@ export async function runB3(ctx: BenchContext): Promise<ScenarioResult> {
       unit: 'ms',
       reference: median(go),
       ours: median(ours),
-      target: { kind: 'max', value: 300 },
+      target: { kind: 'max', value: 100 },
     },
   ];
   return { figures, details: { startsMs: { ours, go } } };

@@ -133,7 +133,7 @@ function stormFigures(r: StormRun): FigureSpec[] {
       label: `B4 ${n} nodes: all available`,
       unit: 's',
       ours: r.availableMs / 1000,
-      target: { kind: 'max', value: 10 },
+      target: { kind: 'max', value: 5 },
     },
     {
       ...base,

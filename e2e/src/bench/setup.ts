@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DRIVER_V8_OPTIONS } from '@pmem-csi/csi';
 import { freePort, makeLocalCerts } from '@pmem-csi/driver';
 import { DEFAULT_KEY_BITS, type TlsFiles } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
@@ -88,6 +89,8 @@ export async function startController(ctx: BenchContext, name: string, leaseSeco
     name,
     process.execPath,
     [
+      // The V8 options the operator gives the controller's pod (none yet).
+      ...DRIVER_V8_OPTIONS.controller,
       ctx.driverMain,
       '--mode',
       'controller',
@@ -130,6 +133,8 @@ export async function startNode(ctx: BenchContext, spec: NodeSpec): Promise<Node
   const registryPort = spec.registryPort ?? (await freePort());
   const socket = join(dir, 'csi.sock');
   const args = [
+    // Measured as the pods run it: the heap limits the operator puts into the node's NODE_OPTIONS.
+    ...DRIVER_V8_OPTIONS.node,
     ctx.driverMain,
     '--mode',
     'node',

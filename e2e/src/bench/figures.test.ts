@@ -50,3 +50,21 @@ describe('renderTable', () => {
     ]);
   });
 });
+
+describe('figure', () => {
+  it('a measurement that produced nothing (undefined, NaN) is no figure ("—") and no verdict, not a crash', () => {
+    const spec = {
+      id: 'b4.n5000.renewal-p99-ms',
+      scenario: 'B4',
+      label: 'B4 5000 nodes: renewal p99',
+      unit: 'ms',
+      reference: null,
+      target: { kind: 'max', value: 20 },
+    } as const;
+    for (const ours of [undefined as unknown as number, Number.NaN]) {
+      const f = figure({ ...spec, ours });
+      expect([f.ours, f.ratio, f.met]).toEqual([null, null, null]);
+    }
+    expect(figure({ ...spec, ours: 12.34567 }).ours).toBe(12.35);
+  });
+});

@@ -63,8 +63,14 @@ function judge(t: Target | undefined, ours: number | null, ratio: number | null)
   }
 }
 
+const measured = (v: number | null | undefined): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : null;
+
 /** A figure with its ratio and verdict. */
-export function figure(spec: FigureSpec): Figure {
+export function figure(raw: FigureSpec): Figure {
+  // A measurement that produced nothing (undefined or NaN from a scenario's record) is shown as "—",
+  // never a crash of the whole run after the scenarios (the second bench of 2026-12-03 ended so).
+  const spec = { ...raw, ours: measured(raw.ours), reference: measured(raw.reference) };
   const denominator = spec.base ?? spec.reference;
   const ratio = spec.ours === null || denominator === null || denominator === 0 ? null : round(spec.ours / denominator);
   return {

@@ -10,6 +10,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ReadmeMarkersError, readVersionedResult, spliceBlock as spliceBetween } from '../e2e/src/generated-block.js';
 
 export const CI_TIMES_RESULT = 'e2e/results/ci-times.json';
 export const README_FILE = 'README.md';
@@ -61,13 +62,7 @@ export class CiTimesResultError extends Error {
   }
 }
 
-/** README.md lacks the markers, or has them more than once or out of order. */
-export class ReadmeMarkersError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ReadmeMarkersError';
-  }
-}
+export { ReadmeMarkersError };
 
 /** What the line shows, in .ci/run's order: a label and the phases (of phase.mjs's chain) it adds up. */
 const SHOWN: readonly { readonly label: string; readonly phases: readonly string[] }[] = [
@@ -129,40 +124,16 @@ export function renderCiTimes(r: CiTimesResult | undefined): string {
 
 /** `readme` with the text between the markers replaced by `block`. */
 export function spliceBlock(readme: string, block: string): string {
-  const begin = readme.split(BEGIN_MARKER).length - 1;
-  const end = readme.split(END_MARKER).length - 1;
-  const from = readme.indexOf(BEGIN_MARKER);
-  const to = readme.indexOf(END_MARKER);
-  if (begin !== 1 || end !== 1 || to < from)
-    throw new ReadmeMarkersError(
-      `${README_FILE} must hold the line ${BEGIN_MARKER} once, followed by ${END_MARKER} once ` +
-        `(found ${begin} and ${end}${begin === 1 && end === 1 ? ', in the wrong order' : ''})`,
-    );
-  return `${readme.slice(0, from + BEGIN_MARKER.length)}\n${block}\n${readme.slice(to)}`;
+  return spliceBetween(readme, block, { file: README_FILE, begin: BEGIN_MARKER, end: END_MARKER });
 }
 
 /** The committed result under `root`, or undefined when there is none. */
 export async function readCiTimes(root: string): Promise<CiTimesResult | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(root, CI_TIMES_RESULT), 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new CiTimesResultError(`${CI_TIMES_RESULT}: not JSON: ${(e as Error).message}`);
-  }
-  const version = (value as { version?: unknown } | null)?.version;
-  if (version !== RESULT_VERSION)
-    throw new CiTimesResultError(
-      `${CI_TIMES_RESULT}: version is ${JSON.stringify(version)}, this generator reads version ${RESULT_VERSION} ` +
-        '(write it with `node tools/phase.mjs --record`)',
-    );
-  return value as CiTimesResult;
+  return (await readVersionedResult(root, CI_TIMES_RESULT, {
+    version: RESULT_VERSION,
+    writer: '`node tools/phase.mjs --record`',
+    fail: (m) => new CiTimesResultError(m),
+  })) as CiTimesResult | undefined;
 }
 
 async function main(check: boolean, root: string): Promise<number> {

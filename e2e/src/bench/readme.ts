@@ -4,6 +4,7 @@
 // only on the committed JSON (no clock, no machine of the reader), so the check is exact.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ReadmeMarkersError, readVersionedResult, spliceBlock as spliceBetween } from '../generated-block.js';
 import { formatSpan, renderTable } from './figures.js';
 import { describeBusy, describeThreshold } from './busy.js';
 import { COMMITTED_RESULT, type BenchResult, type ScenarioRecord } from './result.js';
@@ -20,13 +21,7 @@ export class BenchResultError extends Error {
   }
 }
 
-/** README.md lacks the markers, or has them more than once or out of order. */
-export class ReadmeMarkersError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ReadmeMarkersError';
-  }
-}
+export { ReadmeMarkersError };
 
 const NO_RESULT = [
   `No full run is committed yet: \`npm run bench\` on a quiet machine writes \`${COMMITTED_RESULT}\`;`,
@@ -89,39 +84,16 @@ export function renderPerformance(r: BenchResult | undefined): string {
 
 /** `readme` with the text between the markers replaced by `block`. */
 export function spliceBlock(readme: string, block: string): string {
-  const begin = readme.split(BEGIN_MARKER).length - 1;
-  const end = readme.split(END_MARKER).length - 1;
-  const from = readme.indexOf(BEGIN_MARKER);
-  const to = readme.indexOf(END_MARKER);
-  if (begin !== 1 || end !== 1 || to < from)
-    throw new ReadmeMarkersError(
-      `${README_FILE} must hold the line ${BEGIN_MARKER} once, followed by ${END_MARKER} once ` +
-        `(found ${begin} and ${end}${begin === 1 && end === 1 ? ', in the wrong order' : ''})`,
-    );
-  return `${readme.slice(0, from + BEGIN_MARKER.length)}\n${block}\n${readme.slice(to)}`;
+  return spliceBetween(readme, block, { file: README_FILE, begin: BEGIN_MARKER, end: END_MARKER });
 }
 
 /** The committed result under `root`, or undefined when there is none. */
 export async function readCommittedResult(root: string): Promise<BenchResult | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(root, COMMITTED_RESULT), 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new BenchResultError(`${COMMITTED_RESULT}: not JSON: ${(e as Error).message}`);
-  }
-  const version = (value as { version?: unknown } | null)?.version;
-  if (version !== 2)
-    throw new BenchResultError(
-      `${COMMITTED_RESULT}: version is ${JSON.stringify(version)}, this generator reads version 2 (write it with \`npm run bench\`)`,
-    );
-  return value as BenchResult;
+  return (await readVersionedResult(root, COMMITTED_RESULT, {
+    version: 2,
+    writer: '`npm run bench`',
+    fail: (m) => new BenchResultError(m),
+  })) as BenchResult | undefined;
 }
 
 /** README.md under `root` as it is, and as the committed result says it should be. */

@@ -148,6 +148,7 @@ function stormFigures(r: StormRun): FigureSpec[] {
       id: `b4.n${n}.renewal-cpu-percent`,
       label: `B4 ${n} nodes: controller CPU, renewals (lease ${r.swarm.maxLeaseSeconds} s)`,
       unit: '%',
+      ours: r.renewalCpuPercent,
       // Issue 28 (round 3): ≤ 5 % of a core.
       target: { kind: 'max', value: 5 },
     },

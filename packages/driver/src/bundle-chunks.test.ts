@@ -2,7 +2,9 @@
 // bundle at every dynamic import, so a module reached only through one is loaded only when that
 // import runs. A node loads neither the controller nor the device managers of the modes it does not
 // run (each mode's manager is imported by createDeviceManager when asked for), and the controller
-// loads no node code: code loaded and never run costs memory on every node of the cluster.
+// loads no node code: code loaded and never run costs memory on every node of the cluster. The
+// entry itself loads nothing before it has turned the compile cache on (compile-cache.ts): every
+// other module is compiled after that, so every other module can come from the cache.
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { build, type Metafile } from 'esbuild';
 import { fileURLToPath } from 'node:url';
@@ -65,9 +67,15 @@ describe('the bundled driver loads per mode only what that mode runs', () => {
     entry = chunkOf(outputs, 'packages/driver/src/main.ts');
   }, 60_000);
 
-  /** What a process in a driver mode has loaded: the entry, modes.ts and the mode's package, each with its static imports. */
+  /** What a process in a driver mode has loaded: the entry, the command line, modes.ts and the mode's package, each with its static imports. */
   function loaded(pkgIndex: string, ...more: string[]): Set<string> {
-    const files = [entry, chunkOf(outputs, 'packages/driver/src/modes.ts'), chunkOf(outputs, pkgIndex), ...more];
+    const files = [
+      entry,
+      chunkOf(outputs, 'packages/driver/src/run-cli.ts'),
+      chunkOf(outputs, 'packages/driver/src/modes.ts'),
+      chunkOf(outputs, pkgIndex),
+      ...more,
+    ];
     return inputsOf(
       outputs,
       files.flatMap((f) => [...staticClosure(outputs, f)]),
@@ -96,5 +104,17 @@ describe('the bundled driver loads per mode only what that mode runs', () => {
       expect([...mode].filter((f) => f.includes('node_modules/node-forge/'))).toEqual([]);
       expect([...mode].filter((f) => f.startsWith('packages/driver/src/local/'))).toEqual([]);
     }
+  });
+
+  it('the entry loads only itself and compile-cache.ts before the compile cache is on; the command line is a dynamic import', () => {
+    // Compiled before the cache is on, so never from it: keep it to a few KiB.
+    const before = staticClosure(outputs, entry);
+    expect([...inputsOf(outputs, before)].sort()).toEqual([
+      'packages/driver/src/compile-cache.ts',
+      'packages/driver/src/main.ts',
+    ]);
+    expect([...before].reduce((n, f) => n + (outputs[f]?.bytes ?? 0), 0)).toBeLessThan(8 * 1024);
+    const dynamic = (outputs[entry]?.imports ?? []).filter((i) => i.kind === 'dynamic-import').map((i) => i.path);
+    expect(dynamic).toEqual([chunkOf(outputs, 'packages/driver/src/run-cli.ts')]);
   });
 });

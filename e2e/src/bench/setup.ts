@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DRIVER_V8_OPTIONS } from '@pmem-csi/csi';
 import { freePort, makeLocalCerts } from '@pmem-csi/driver';
-import { DEFAULT_KEY_BITS, type TlsFiles } from '@pmem-csi/runtime';
+import { DEFAULT_KEY_TYPE, type KeyType, type TlsFiles } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
 import { start, waitForEvent, type HostProcess } from './procs.js';
 
@@ -58,9 +58,9 @@ export async function buildAll(
   return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };
 }
 
-/** A CA and the two identities, issued like the operator does (the runtime's default key size). */
-export function makeCerts(dir: string): Promise<BenchCerts> {
-  return makeLocalCerts(dir, { keyBits: DEFAULT_KEY_BITS, validityDays: 2, commonName: 'pmem-csi bench CA' });
+/** A CA and the two identities, issued like the operator does (the runtime's default key type unless told). */
+export function makeCerts(dir: string, keyType: KeyType = DEFAULT_KEY_TYPE): Promise<BenchCerts> {
+  return makeLocalCerts(dir, { keyType, validityDays: 2, commonName: 'pmem-csi bench CA' });
 }
 
 /** -ca/-cert/-key flags of the Go tools. */

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import {
   createCa,
@@ -30,8 +30,7 @@ const deps: CertDeps = {
     leafValidityDays: 5,
     renewAtFraction: 0.8,
     propagationMs: 10 * MIN,
-    keyBits: 2048,
-    handshakeTimeoutMs: 10_000,
+    handshakeTimeoutMs: 10_000, // keys: the default type (ECDSA P-256)
   },
   issuer,
   verify: verifyByHandshake,
@@ -108,6 +107,43 @@ describe('planCertificates with the operator CA', () => {
     expect(renewed.secrets.registry.certPem).not.toBe(first.secrets.registry.certPem);
     expect(await handshake(renewed.secrets.registry.caBundlePem, renewed.secrets.registry, renewed.secrets.node)).toBe(
       true,
+    );
+  });
+
+  it('issues ECDSA P-256 keys by default and RSA when the policy says so', async () => {
+    const ecdsa = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, deps)).secrets;
+    const rsaDeps = { ...deps, policy: { ...deps.policy, keyType: 'rsa-2048' as const } };
+    const rsa = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, rsaDeps)).secrets;
+    for (const pem of [ecdsa.ca?.certPem, ecdsa.registry.certPem, ecdsa.node.certPem]) {
+      expect(new X509Certificate(pem ?? '').publicKey.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+    }
+    expect(createPrivateKey(ecdsa.registry.keyPem).asymmetricKeyType).toBe('ec');
+    for (const pem of [rsa.ca?.certPem, rsa.registry.certPem, rsa.node.certPem]) {
+      expect(new X509Certificate(pem ?? '').publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    }
+    expect(await handshake(rsa.registry.caBundlePem, rsa.registry, rsa.node)).toBe(true);
+  });
+
+  it('moves RSA leaves to the policy key type under the same CA at once; old and new leaves shake hands', async () => {
+    const rsaDeps = { ...deps, policy: { ...deps.policy, keyBits: 2048 as const } };
+    const old = ok(await planCertificates({ cr: testDeployment(), existing: {}, now }, rsaDeps)).secrets;
+    const moved = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(old), now }, deps));
+    expect(moved.changes).toEqual([
+      'registry reissued (key rsa-2048, policy ecdsa-p256)',
+      'node-controller reissued (key rsa-2048, policy ecdsa-p256)',
+    ]);
+    expect(moved.secrets.ca).toEqual(old.ca); // the CA keeps its RSA key until it is renewed
+    expect(issuerOf(moved.secrets.registry.certPem, old.ca?.certPem ?? '')).toBe(true);
+    const { registry, node } = moved.secrets;
+    expect(new X509Certificate(registry.certPem).publicKey.asymmetricKeyType).toBe('ec');
+    // While the Secrets propagate, one side may still hold the old RSA leaf.
+    expect(await handshake(registry.caBundlePem, registry, old.node)).toBe(true);
+    expect(await handshake(registry.caBundlePem, old.registry, node)).toBe(true);
+    const again = ok(await planCertificates({ cr: testDeployment(), existing: asExisting(moved.secrets), now }, deps));
+    expect(again.changes).toEqual([]);
+    const both = { ...deps, policy: { ...deps.policy, keyType: 'ecdsa-p256' as const, keyBits: 2048 as const } };
+    await expect(planCertificates({ cr: testDeployment(), existing: {}, now }, both)).rejects.toThrow(
+      'keyBits: 2048 means keyType rsa-2048, but keyType is ecdsa-p256',
     );
   });
 
@@ -215,6 +251,24 @@ describe('planCertificates with user-supplied certificates', () => {
   async function plan(spec: Record<string, string | undefined>): Promise<CertPlan> {
     return planCertificates({ cr: testDeployment(spec), existing: {}, now: new Date() }, deps);
   }
+
+  it('verifies a user-supplied ECDSA set as it does an RSA one', async () => {
+    const eca = await createCa({ commonName: 'user EC CA', validityDays: 30, keyType: 'ecdsa-p256' });
+    const [ereg, enode] = await Promise.all([
+      createLeaf({ ca: eca, dnsName: 'pmem-registry', validityDays: 20, keyType: 'ecdsa-p256' }),
+      createLeaf({ ca: eca, dnsName: 'pmem-node-controller', validityDays: 10, keyType: 'ecdsa-p256' }),
+    ]);
+    const spec = {
+      caCert: eca.certPem,
+      registryCert: ereg.certPem,
+      registryKey: ereg.keyPem,
+      nodeControllerCert: enode.certPem,
+      nodeControllerKey: enode.keyPem,
+    };
+    expect(ok(await plan(spec)).verified).toMatchObject({ status: 'True', reason: 'HandshakeSucceeded' });
+    const mixed = await plan({ ...spec, registryKey: registry.keyPem });
+    expect(mixed.ok).toBe(false);
+  });
 
   it('verifies a good set and uses it as is, without a CA Secret', async () => {
     const p = ok(await plan(userSpec()));

@@ -7,7 +7,13 @@
 //   not signed by a CA of the bundle; it is renewed when `renewAtFraction` of its life has passed;
 //   and it moves to a new CA only after the new CA has been in the bundles for `propagationMs`
 //   (kubelet refreshes mounted Secrets within about a minute and the driver reloads them), so that
-//   no peer ever meets a certificate of a CA it does not trust yet.
+//   no peer ever meets a certificate of a CA it does not trust yet;
+// - keys are ECDSA P-256 unless the policy says otherwise (the registry's key signs once per node
+//   connection: see the runtime's certs/generate.ts). A leaf whose key is of another type than the
+//   policy's is reissued under the active CA at the next reconcile (after an upgrade from RSA
+//   leaves: one Secret update each, which the driver reloads; its CA stays trusted, so no
+//   propagation wait). The CA keeps its key type until it is renewed: its key only signs leaves,
+//   and peers verify an RSA signature as cheaply as an ECDSA one.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import {
   CLOCK_SKEW_ALLOWANCE_MS,
@@ -20,6 +26,10 @@ import {
   type CertificateInfo,
   type CreateCaOptions,
   type CreateLeafOptions,
+  keyTypeOf,
+  keyTypeOfKey,
+  type KeyType,
+  type RsaKeyBits,
 } from '@pmem-csi/runtime';
 import type { TlsMaterial } from '../objects/context.js';
 
@@ -31,8 +41,10 @@ export interface CertificatePolicy {
   readonly renewAtFraction: number;
   /** How long a new CA sits in the trust bundles before leaves are signed by it. */
   readonly propagationMs: number;
-  /** RSA key size; undefined = the runtime's default (3072). Tests use 2048 for speed. */
-  readonly keyBits?: 2048 | 3072 | 4096;
+  /** Key type of new certificates; undefined = the runtime's default (ECDSA P-256). */
+  readonly keyType?: KeyType;
+  /** Older form of keyType for RSA: `rsa-<keyBits>`. */
+  readonly keyBits?: RsaKeyBits;
   /** Upper bound of the verification handshake of user-supplied certificates. */
   readonly handshakeTimeoutMs: number;
 }
@@ -109,8 +121,13 @@ function issuedBy(leaf: Cert, ca: Cert): boolean {
   return leaf.x509.checkIssued(ca.x509) && leaf.x509.verify(ca.x509.publicKey);
 }
 
-const keyBits = (policy: CertificatePolicy): { keyBits?: 2048 | 3072 | 4096 } =>
-  policy.keyBits === undefined ? {} : { keyBits: policy.keyBits };
+/** The key type the policy asks for (throws InvalidArgumentError naming keyType/keyBits when they disagree). */
+const keyTypeFor = (policy: CertificatePolicy): { keyType: KeyType } => ({
+  keyType: keyTypeOf({
+    ...(policy.keyType === undefined ? {} : { keyType: policy.keyType }),
+    ...(policy.keyBits === undefined ? {} : { keyBits: policy.keyBits }),
+  }),
+});
 
 async function activeCa(input: OwnCaInput, changes: string[]): Promise<ActiveCa> {
   const cert = parseCert(input.ca.certPem);
@@ -123,7 +140,7 @@ async function activeCa(input: OwnCaInput, changes: string[]): Promise<ActiveCa>
     commonName: CA_COMMON_NAME,
     validityDays: input.policy.caValidityDays,
     now: input.now,
-    ...keyBits(input.policy),
+    ...keyTypeFor(input.policy),
   });
   return { ...(parseCert(pair.certPem) as Cert), keyPem: pair.keyPem };
 }
@@ -167,6 +184,14 @@ interface LeafOutcome {
   readonly nextCheck: Date;
 }
 
+/** Why a usable leaf of the active CA is replaced now: renewal, or a key type other than the policy's. */
+function dueReason(leaf: Cert, label: string, policy: CertificatePolicy, now: Date): string | undefined {
+  if (needsRenewal(leaf.info, { now, renewAtFraction: policy.renewAtFraction })) return `${label} renewed`;
+  const wanted = keyTypeFor(policy).keyType;
+  const actual = keyTypeOfKey(leaf.x509.publicKey) ?? 'another key type';
+  return actual === wanted ? undefined : `${label} reissued (key ${actual}, policy ${wanted})`;
+}
+
 async function planLeaf(
   label: string,
   request: OwnCaInput['registry'],
@@ -190,12 +215,7 @@ async function planLeaf(
     }
     why = `${label} moved to the new CA`;
   }
-  if (
-    why === undefined &&
-    leaf !== undefined &&
-    needsRenewal(leaf.info, { now: input.now, renewAtFraction: input.policy.renewAtFraction })
-  )
-    why = `${label} renewed`;
+  if (why === undefined && leaf !== undefined) why = dueReason(leaf, label, input.policy, input.now);
   if (why === undefined && leaf !== undefined) {
     const material = { caBundlePem: bundlePem, certPem: leaf.pem, keyPem: request.existing.keyPem as string };
     return { material, notAfter: leaf.info.notAfter, nextCheck: renewalTime(leaf.info, input.policy.renewAtFraction) };
@@ -206,7 +226,7 @@ async function planLeaf(
     dnsName: request.identity,
     validityDays: input.policy.leafValidityDays,
     now: input.now,
-    ...keyBits(input.policy),
+    ...keyTypeFor(input.policy),
   });
   const issued = parseCert(pair.certPem) as Cert;
   return {

@@ -1,5 +1,6 @@
 // The pmem-csi-driver binary: its command line, production modes, and the local stack (also used by e2e).
 export { driverProgram, type CliActions, type LocalFlags, type StatusFlags } from './cli.js';
+export { COMPILE_CACHE_ENV } from './compile-cache.js';
 export * from './modes.js';
 export * from './status-table.js';
 export {

@@ -1,24 +1,33 @@
 // The CSI and registry services for grpc-js, built from precompiled descriptors. `npm run generate`
-// turns proto/csi.proto and proto/registry.proto into protobufjs JSON (generated/descriptors.ts)
-// next to their TypeScript types; here protobufjs/light (no .proto parser) reads that JSON and
-// each method gets serialisers with the conversions the generated types describe: field names as
-// in the .proto (keepCase), 64-bit integers and enums as strings, defaults filled in, the name of
-// the set oneof member. @grpc/proto-loader did the same from .proto text at start-up, and also
-// converted every type to descriptor protos that nothing here uses: ~150 ms of CPU per start.
+// turns proto/csi.proto and proto/registry.proto into protobufjs JSON (generated/descriptors.ts:
+// one JSON per service with the messages and enums its methods carry) next to their TypeScript
+// types; here protobufjs/light (no .proto parser) reads a service's JSON the first time the
+// service is used, and each method gets serialisers with the conversions the generated types
+// describe: field names as in the .proto (keepCase), 64-bit integers and enums as strings,
+// defaults filled in, the name of the set oneof member. @grpc/proto-loader did the same from
+// .proto text at start-up, and also converted every type to descriptor protos that nothing here
+// uses: ~150 ms of CPU per start. Parsing per service keeps a process from paying for services
+// it never builds, and the node's CSI socket from waiting for the Controller service's ~60 types.
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
 import type { ProtoGrpcType as CsiProto } from '../generated/csi.js';
-import { PROTO_DESCRIPTORS_JSON } from '../generated/descriptors.js';
+import { SERVICE_DESCRIPTORS, type ServiceName } from '../generated/descriptors.js';
 import type { ProtoGrpcType as RegistryProto } from '../generated/registry.js';
 
 /** The same conversions as the type generator's flags (--longs=String --enums=String --defaults --oneofs). */
 const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, oneofs: true };
 
-let root: protobuf.Root | undefined;
+function isServiceName(name: string): name is ServiceName {
+  return Object.hasOwn(SERVICE_DESCRIPTORS, name);
+}
 
-function descriptors(): protobuf.Root {
-  root ??= protobuf.Root.fromJSON(JSON.parse(PROTO_DESCRIPTORS_JSON) as protobuf.INamespace);
-  return root;
+/** The protobufjs root of one service: the service and the types it reaches. */
+function serviceRoot(fullName: string): protobuf.Root {
+  if (!isServiceName(fullName))
+    throw new TypeError(
+      `serviceDefinition: unknown service ${JSON.stringify(fullName)}; known: ${Object.keys(SERVICE_DESCRIPTORS).join(', ')}`,
+    );
+  return protobuf.Root.fromJSON(JSON.parse(SERVICE_DESCRIPTORS[fullName]) as protobuf.INamespace);
 }
 
 function serializer(type: protobuf.Type): (value: object) => Buffer {
@@ -29,9 +38,20 @@ function deserializer(type: protobuf.Type): (bytes: Buffer) => object {
   return (bytes) => type.toObject(type.decode(bytes), TO_OBJECT);
 }
 
-/** The grpc-js definition of one service (unary and streaming methods alike). */
+const definitions = new Map<string, grpc.ServiceDefinition>();
+
+/** The grpc-js definition of one service (unary and streaming methods alike), built once. */
 export function serviceDefinition(fullName: string): grpc.ServiceDefinition {
-  const service = descriptors().lookupService(fullName);
+  let definition = definitions.get(fullName);
+  if (definition === undefined) {
+    definition = buildDefinition(fullName);
+    definitions.set(fullName, definition);
+  }
+  return definition;
+}
+
+function buildDefinition(fullName: string): grpc.ServiceDefinition {
+  const service = serviceRoot(fullName).lookupService(fullName);
   const definition: Record<string, grpc.MethodDefinition<object, object>> = {};
   for (const method of service.methodsArray) {
     method.resolve();
@@ -53,24 +73,38 @@ export function serviceDefinition(fullName: string): grpc.ServiceDefinition {
   return definition;
 }
 
-/** A package definition with the services of `names` (what grpc.loadPackageDefinition takes). */
-function packageOf(names: readonly string[]): grpc.GrpcObject {
-  const definition: Record<string, grpc.ServiceDefinition> = {};
-  for (const name of names) definition[name] = serviceDefinition(name);
-  return grpc.loadPackageDefinition(definition);
+/**
+ * What grpc.loadPackageDefinition makes of `services` (their full names: package.Service): nested
+ * package objects whose service clients are made on first access, so that only the services a
+ * process touches are parsed.
+ */
+function lazyPackage(services: readonly string[]): Record<string, unknown> {
+  const top: Record<string, unknown> = {};
+  for (const fullName of services) {
+    const path = fullName.split('.');
+    const name = path.pop() ?? fullName;
+    let ns = top;
+    for (const part of path) ns = (ns[part] ??= {}) as Record<string, unknown>;
+    let client: grpc.ServiceClientConstructor | undefined;
+    Object.defineProperty(ns, name, {
+      enumerable: true,
+      get: () => (client ??= grpc.makeClientConstructor(serviceDefinition(fullName), name, {})),
+    });
+  }
+  return top;
 }
 
 let csi: CsiProto | undefined;
 let registry: RegistryProto | undefined;
 
-/** The CSI v1 services (Identity, Controller, Node), loaded once. Message types are not included. */
+/** The CSI v1 services (Identity, Controller, Node), each built on first use. Message types are not included. */
 export function loadCsi(): CsiProto {
-  csi ??= packageOf(['csi.v1.Identity', 'csi.v1.Controller', 'csi.v1.Node']) as unknown as CsiProto;
+  csi ??= lazyPackage(['csi.v1.Identity', 'csi.v1.Controller', 'csi.v1.Node']) as unknown as CsiProto;
   return csi;
 }
 
-/** The controller<->node registry service, loaded once. */
+/** The controller<->node registry service, built on first use. */
 export function loadRegistry(): RegistryProto {
-  registry ??= packageOf(['pmemcsi.registry.v1.Registry']) as unknown as RegistryProto;
+  registry ??= lazyPackage(['pmemcsi.registry.v1.Registry']) as unknown as RegistryProto;
   return registry;
 }

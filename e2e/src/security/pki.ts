@@ -1,15 +1,26 @@
 // The certificates of the mutual-TLS campaign, made with the project's own certificate code
-// (@pmem-csi/runtime createCa/createLeaf, node-forge + OpenSSL keys): the trusted CA and the two
+// (@pmem-csi/runtime createCa/createLeaf, OpenSSL keys of the default type, ECDSA P-256, as the
+// operator issues them; PMEM_CSI_CAMPAIGN_KEY_TYPE=rsa-2048 runs it with RSA): the trusted CA and the two
 // identities the driver uses, a second CA for rotation, and the hostile ones — a foreign CA, an
 // expired certificate, one not valid yet, one with a wrong identity. Files are replaced atomically
 // (temporary file + rename), as a Kubernetes secret update would appear to a polling reader.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { createCa, createLeaf, type CertificateAndKey, type TlsFiles } from '@pmem-csi/runtime';
+import {
+  createCa,
+  createLeaf,
+  keyTypeOf,
+  type CertificateAndKey,
+  type KeyType,
+  type TlsFiles,
+} from '@pmem-csi/runtime';
 
 const DAY = 24 * 60 * 60 * 1000;
-const keyBits = 2048 as const;
+/** The key type of every campaign certificate (default: what the operator issues). */
+export const campaignKeyType = (): KeyType =>
+  keyTypeOf({ keyType: process.env['PMEM_CSI_CAMPAIGN_KEY_TYPE'] as KeyType | undefined });
+const keyType = campaignKeyType();
 
 export interface CampaignPki {
   readonly ca: CertificateAndKey;
@@ -42,14 +53,14 @@ export const leaf = (
   dnsName: string,
   o: { now?: Date; validityDays?: number } = {},
 ): Promise<CertificateAndKey> =>
-  createLeaf({ ca, dnsName, validityDays: o.validityDays ?? 30, keyBits, ...(o.now ? { now: o.now } : {}) });
+  createLeaf({ ca, dnsName, validityDays: o.validityDays ?? 30, keyType, ...(o.now ? { now: o.now } : {}) });
 
 /** Make the campaign's PKI (about 2 s of key generation off the event loop). */
 export async function makeCampaignPki(): Promise<CampaignPki> {
   const [ca, ca2, foreignCa] = await Promise.all([
-    createCa({ commonName: 'campaign CA', validityDays: 30, keyBits }),
-    createCa({ commonName: 'campaign CA 2', validityDays: 30, keyBits }),
-    createCa({ commonName: 'foreign CA', validityDays: 30, keyBits }),
+    createCa({ commonName: 'campaign CA', validityDays: 30, keyType }),
+    createCa({ commonName: 'campaign CA 2', validityDays: 30, keyType }),
+    createCa({ commonName: 'foreign CA', validityDays: 30, keyType }),
   ]);
   const [registry, nodeController, registry2, nodeController2] = await Promise.all([
     leaf(ca, REGISTRY_SAN),

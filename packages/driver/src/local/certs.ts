@@ -2,7 +2,7 @@
 // certificate (SAN pmem-registry) for the controller and a node-controller certificate (SAN
 // pmem-node-controller) shared by the node drivers. Keys are written with mode 0600.
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
-import { createCa, createLeaf, type RsaKeyBits, type TlsFiles } from '@pmem-csi/runtime';
+import { createCa, createLeaf, type KeyType, type TlsFiles } from '@pmem-csi/runtime';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -21,19 +21,20 @@ async function writeSet(dir: string, caPem: string, leaf: { certPem: string; key
 }
 
 export interface LocalCertsOptions {
-  /** RSA modulus size (default 2048: a throw-away local CA; the benchmarks use the operator's size). */
-  readonly keyBits?: RsaKeyBits;
+  /** Key type of all three certificates (default: the runtime's, ECDSA P-256, as the operator issues). */
+  readonly keyType?: KeyType;
   readonly validityDays?: number;
   readonly commonName?: string;
 }
 
 /** Create a fresh CA and both leaf certificates under `dir`. */
 export async function makeLocalCerts(dir: string, options: LocalCertsOptions = {}): Promise<LocalCerts> {
-  const { keyBits = 2048, validityDays = 7, commonName = 'pmem-csi local CA' } = options;
-  const ca = await createCa({ commonName, validityDays, keyBits });
+  const { keyType, validityDays = 7, commonName = 'pmem-csi local CA' } = options;
+  const key = keyType === undefined ? {} : { keyType };
+  const ca = await createCa({ commonName, validityDays, ...key });
   const [registry, nodeController] = await Promise.all([
-    createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays, keyBits }),
-    createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays, keyBits }),
+    createLeaf({ ca, dnsName: REGISTRY_SAN, validityDays, ...key }),
+    createLeaf({ ca, dnsName: NODE_CONTROLLER_SAN, validityDays, ...key }),
   ]);
   return {
     registry: await writeSet(join(dir, 'registry'), ca.certPem, registry),

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DRIVER_V8_OPTIONS } from '@pmem-csi/csi';
 import { freePort, makeLocalCerts } from '@pmem-csi/driver';
-import { DEFAULT_KEY_TYPE, type KeyType, type TlsFiles } from '@pmem-csi/runtime';
+import { DEFAULT_KEY_TYPE, keyTypeOf, type KeyType, type TlsFiles } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
 import { start, waitForEvent, type HostProcess } from './procs.js';
 
@@ -58,9 +58,23 @@ export async function buildAll(
   return { bench: m[1].replace(/^'(.*)'$/, '$1'), driverMain };
 }
 
-/** A CA and the two identities, issued like the operator does (the runtime's default key type unless told). */
-export function makeCerts(dir: string, keyType: KeyType = DEFAULT_KEY_TYPE): Promise<BenchCerts> {
+/**
+ * A CA and the two identities, issued like the operator does: the runtime's default key type, or
+ * PMEM_CSI_BENCH_KEY_TYPE (e.g. rsa-3072, to compare; see the README's "Controller at 5,000 nodes").
+ */
+export function makeCerts(dir: string, keyType: KeyType = benchKeyType()): Promise<BenchCerts> {
   return makeLocalCerts(dir, { keyType, validityDays: 2, commonName: 'pmem-csi bench CA' });
+}
+
+/** The key type of the bench's certificates; an unknown PMEM_CSI_BENCH_KEY_TYPE is refused naming it. */
+export function benchKeyType(env: NodeJS.ProcessEnv = process.env): KeyType {
+  const wanted = env['PMEM_CSI_BENCH_KEY_TYPE'];
+  if (wanted === undefined || wanted === '') return DEFAULT_KEY_TYPE;
+  try {
+    return keyTypeOf({ keyType: wanted as KeyType });
+  } catch (e) {
+    throw new Error(`PMEM_CSI_BENCH_KEY_TYPE: ${(e as Error).message}`);
+  }
 }
 
 /** -ca/-cert/-key flags of the Go tools. */

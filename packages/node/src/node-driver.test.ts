@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeTools } from '@pmem-csi/csi';
@@ -138,6 +139,35 @@ describe('startNodeDriver', () => {
       code: grpc.status.UNAVAILABLE,
     });
     after.close();
+  });
+
+  it('an unbindable node-controller address fails the start, naming it, and takes the CSI socket down', async () => {
+    // Probe answers ready as soon as the CSI socket serves the Node service (CSI spec), before the
+    // node-controller server binds; its bind failing must still end the start loudly and leave
+    // no socket that a CO could find ready.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const socket = join(dir, 'plugin-unbindable', 'csi.sock');
+    try {
+      const err = await startNodeDriver(
+        options({
+          deviceManager: new FakeDeviceManager({ store: new FakeStore(), totalSize: 64 * MiB }),
+          stateDir: join(dir, 'state-unbindable'),
+          csiEndpoint: `unix://${socket}`,
+          nodeControllerAddress: `127.0.0.1:${port}`,
+        }),
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).message).toContain(`127.0.0.1:${port}`);
+      const identity = new (loadCsi().csi.v1.Identity)(`unix://${socket}`, grpc.credentials.createInsecure());
+      await expect(unary(identity, identity.Probe, {}, { timeoutMs: 1000 })).rejects.toMatchObject({
+        code: grpc.status.UNAVAILABLE,
+      });
+      identity.close();
+    } finally {
+      taken.close();
+    }
   });
 
   it('fails fast naming every missing tool and its package', async () => {

@@ -1,10 +1,11 @@
 // Start-up wiring of the node driver: check the host (tools; /sys writable in direct mode), set up
 // the device manager, reconcile the volume records against the devices (records without a device
 // are dropped, orphaned devices logged and kept), then serve the CSI Identity+Node services on the
-// kubelet's unix socket and the node-controller service on TCP (mutual TLS; credentials and peer
-// check injected), and finally register with the controller — with every replica its registry
-// endpoint resolves to (registration/registrar-set.ts), pushing the volume inventory to all of
-// them after each create, delete and expansion. stop() undoes it in reverse.
+// kubelet's unix socket (Probe ready from then on), the node-controller service on TCP (mutual
+// TLS; credentials and peer check injected), and finally register with the controller — with
+// every replica its registry endpoint resolves to (registration/registrar-set.ts), pushing the
+// volume inventory to all of them after each create, delete and expansion. stop() undoes it in
+// reverse.
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { mkdir } from 'node:fs/promises';
@@ -158,6 +159,11 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     let ready = false;
     const csiServer = await serveCsi(o, deps, () => ready, metrics);
     cleanup.unshift(() => shutdownServer(csiServer, 2000));
+    // Probe's ready (CSI spec: "ready to service calls to its Controller and/or Node services") is
+    // the Node service on this socket, the one the CO calls here. The node-controller server and
+    // registration serve the pmem-csi controller, not the CO: they start next, and if either fails
+    // the start still fails (startNodeDriver rejects, the CSI server is shut down on the way).
+    ready = true;
     // The registrar starts once the port is known; volume changes before that are in its first registration.
     const pushTo: { registrar?: RegistrarSet } = {};
     const { server: ncServer, port } = await serveNodeController(o, deps, metrics, () =>
@@ -168,7 +174,6 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     pushTo.registrar = registrar;
     if (registrar !== undefined) cleanup.unshift(() => registrar.stop());
     await warnAboutCapabilities(deps);
-    ready = true;
     log.info('node driver started', {
       deviceMode: dm.mode,
       csiEndpoint: o.csiEndpoint,

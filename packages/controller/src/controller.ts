@@ -41,6 +41,8 @@ export interface ControllerOptions {
   readonly registryAddress: string;
   /** Registry server credentials (mTLS in production). */
   readonly registryCredentials: grpc.ServerCredentials;
+  /** Listen backlog of the registry port (default REGISTRY_BACKLOG; Linux caps it at net.core.somaxconn). */
+  readonly registryBacklog?: number;
   /** Peer check of registry callers (the node-controller certificate's SAN). */
   readonly registryAuthorize?: AdaptOptions['authorize'];
   /** Channel credentials for node-controller connections (mTLS in production); required unless `nodePort` is given. */
@@ -176,6 +178,14 @@ function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetr
   };
 }
 
+/**
+ * The registry's listen backlog: as many connections as the kernel allows (net.core.somaxconn, 4096 by
+ * default since Linux 5.4; Go's listeners take the same). After a controller start every node dials at
+ * once; with Node's default of 511 the queue stayed full for seconds of a 5,000-node storm and the
+ * nodes whose half-open connections the kernel pruned got a reset for their ClientHello and retried.
+ */
+export const REGISTRY_BACKLOG = 65_535;
+
 /** Start the registry and CSI servers; resolves once both listen. */
 export async function startController(opts: ControllerOptions): Promise<RunningController> {
   const log = (opts.log ?? nullLogger).child({ component: 'controller' });
@@ -212,7 +222,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   csiServer.addService(loadCsi().csi.v1.Identity.service, identity);
   csiServer.addService(loadCsi().csi.v1.Controller.service, createControllerService(deps, log));
 
-  const registryPort = await bindServer(registryServer, opts.registryAddress, opts.registryCredentials);
+  const registryBacklog = opts.registryBacklog ?? REGISTRY_BACKLOG;
+  const registryPort = await bindServer(registryServer, opts.registryAddress, opts.registryCredentials, {
+    backlog: registryBacklog,
+    log,
+  });
   try {
     await bindServer(csiServer, grpcAddress(opts.csiEndpoint), grpc.ServerCredentials.createInsecure());
   } catch (err) {
@@ -226,6 +240,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     driver: deps.driverName,
     csiEndpoint: opts.csiEndpoint,
     registryPort,
+    registryBacklog,
     leaseSeconds: deps.registry.baseLeaseSeconds,
     maxLeaseSeconds: deps.registry.maxLeaseSeconds,
     settleMs: deps.settle.settleMs,

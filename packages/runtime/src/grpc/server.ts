@@ -4,8 +4,10 @@
 // line per call (failures at warn, successes at debug) and error mapping through status.ts.
 // Unimplemented methods answer UNIMPLEMENTED.
 import * as grpc from '@grpc/grpc-js';
+import { lookup } from 'node:dns/promises';
 import { existsSync, rmSync } from 'node:fs';
-import { UnimplementedError } from '../errors.js';
+import { createServer as createTcpServer, isIP, type AddressInfo, type Server as TcpServer } from 'node:net';
+import { InvalidArgumentError, UnimplementedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { REFUSAL_LOG, type TlsRefusalLog, type TlsServerEvents } from '../tls/refusal-log.js';
 import { codeName, toServiceError } from './status.js';
@@ -163,19 +165,96 @@ function watchRefusals(server: grpc.Server, refusals: TlsRefusalLog): void {
   }
 }
 
+/** Options of bindServer. */
+export interface BindOptions {
+  /**
+   * Listen backlog of a TCP address: connections the kernel has completed and holds until the event
+   * loop accepts them (Linux caps it at net.core.somaxconn). Without it grpc-js listens with Node's
+   * default, 511: when the queue is full Linux drops the client's handshake ACK, and a client whose
+   * half-open connection is pruned meanwhile gets a reset for its TLS ClientHello. Ignored for unix sockets.
+   */
+  readonly backlog?: number;
+  /** Where accept errors of a listener with our backlog are logged (grpc-js's own listeners do not report them). */
+  readonly log?: Logger;
+}
+
+/** TCP listeners bindServer opened itself (for a backlog of ours); shutdownServer closes them first. */
+const ownListeners = new WeakMap<grpc.Server, TcpServer[]>();
+
 /**
  * Bind `server` to `address` ("unix:///path", "unix:path" or "host:port"); returns the bound port.
- * With mutual-TLS credentials (serverCredentialsFromSource), refused handshakes are logged.
+ * With mutual-TLS credentials (serverCredentialsFromSource), refused handshakes are logged. With a
+ * `backlog`, a TCP address is listened on by a server of ours that hands each accepted connection to
+ * grpc-js (its connection injector: the same TLS, HTTP/2 and handlers as a bound port).
  */
-export async function bindServer(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
+export async function bindServer(
+  server: grpc.Server,
+  address: string,
+  creds: grpc.ServerCredentials,
+  options: BindOptions = {},
+): Promise<number> {
   const socketPath = unixSocketPath(address);
   if (socketPath !== undefined && existsSync(socketPath)) rmSync(socketPath); // stale socket of a previous run
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, creds, (err, p) => (err ? reject(err) : resolve(p)));
-  });
+  const port =
+    socketPath === undefined && options.backlog !== undefined
+      ? await listenWithBacklog(server, address, creds, { ...options, backlog: options.backlog })
+      : await new Promise<number>((resolve, reject) => {
+          server.bindAsync(address, creds, (err, p) => (err ? reject(err) : resolve(p)));
+        });
   const refusals = (creds as grpc.ServerCredentials & { [REFUSAL_LOG]?: TlsRefusalLog })[REFUSAL_LOG];
   if (refusals !== undefined) watchRefusals(server, refusals);
   return port;
+}
+
+/** "host:port", "[v6]:port" or ":port" (all interfaces) split; anything else is refused naming the address. */
+function splitListenAddress(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(address);
+  const port = Number(m?.[3]);
+  if (m === null || port > 65535)
+    throw new InvalidArgumentError(`listen address "${address}" must be host:port ([v6]:port) with a port in 0..65535`);
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+function listen(listener: TcpServer, host: string | undefined, port: number, backlog: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen({ host, port, backlog }, () => {
+      listener.off('error', reject);
+      resolve((listener.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Listen on every address of the host (as grpc-js does; port 0: the first one's port for all) with `backlog`. */
+async function listenWithBacklog(
+  server: grpc.Server,
+  address: string,
+  creds: grpc.ServerCredentials,
+  options: BindOptions & { readonly backlog: number },
+): Promise<number> {
+  const { backlog, log } = options;
+  if (!Number.isInteger(backlog) || backlog < 1)
+    throw new InvalidArgumentError(`backlog ${backlog} of ${address} must be a positive integer`);
+  const { host, port } = splitListenAddress(address);
+  const hosts =
+    host === '' ? [undefined] : isIP(host) !== 0 ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  const injector = server.createConnectionInjector(creds);
+  const listeners: TcpServer[] = [];
+  let bound = port;
+  try {
+    for (const h of hosts) {
+      const listener = createTcpServer((socket) => injector.injectConnection(socket));
+      bound = await listen(listener, h, bound, backlog);
+      listener.on('error', (err) => log?.warn('accepting a connection failed', { address, error: err.message }));
+      listeners.push(listener);
+    }
+  } catch (err) {
+    for (const l of listeners) l.close();
+    injector.destroy();
+    throw err;
+  }
+  ownListeners.set(server, [...(ownListeners.get(server) ?? []), ...listeners]);
+  return bound;
 }
 
 /** The file path of a unix socket address, or undefined for TCP addresses. */
@@ -194,6 +273,9 @@ export function grpcAddress(endpoint: string): string {
 
 /** Stop accepting calls and wait up to `graceMs` for running ones, then force. */
 export function shutdownServer(server: grpc.Server, graceMs = 5000): Promise<void> {
+  // Our listeners first: grpc-js closes only the servers it listens with.
+  for (const l of ownListeners.get(server) ?? []) l.close();
+  ownListeners.delete(server);
   return new Promise((resolve) => {
     const t = setTimeout(() => {
       server.forceShutdown();

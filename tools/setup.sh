@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One-time set-up of a fresh machine for development and tests: npm packages and the host tools
-# that the emulated device mode and the tests run (mkfs, mount, losetup, blkid, findmnt, xfs_io).
+# that the emulated device mode and the tests run (mkfs, mount, losetup, blkid, findmnt, xfs_io;
+# ss reads a listener's backlog in runtime's server-backlog test).
 # Idempotent: what is already there costs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
-for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs xfs_io:xfsprogs losetup:mount blkid:util-linux findmnt:util-linux; do
+for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs xfs_io:xfsprogs losetup:mount blkid:util-linux findmnt:util-linux ss:iproute2; do
   tool=${pair%%:*}; pkg=${pair##*:}
   command -v "$tool" >/dev/null 2>&1 || need_pkgs+=("$pkg")
 done

@@ -653,7 +653,10 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         );
         expect(refusal.text).toContain('NodeExpandVolume');
         expect(quantityBytes((await claimOf(claim)).status?.capacity?.storage)).toBe(64 * MiB);
-        // Another pod on the node (ReadWriteOnce: one node) tells the watcher to stop.
+        // Another pod on the node (ReadWriteOnce: one node) tells the watcher to stop. From here on
+        // both pods may end, and the kubelet unstages the volume as soon as neither uses it — often
+        // before the test gets to delete them — so the unstage looked for is any one after this mark.
+        const stopping = Date.now();
         await kube.create(
           scriptPod({
             name: 'grow-ext4-stop',
@@ -674,14 +677,14 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
         // ext4 before mounting it (offline: no capability needed), the NodeExpandVolume that follows
         // has nothing left to do, and the claim reaches 128Mi. The data stays; the new space is usable.
         const { handle } = await volumeOf(claim);
-        const deleted = Date.now();
         for (const name of ['grow-ext4', 'grow-ext4-stop']) await kube.delete(podRef(name, APP_NAMESPACE));
         for (const name of ['grow-ext4', 'grow-ext4-stop']) await waitGone(kube, podRef(name, APP_NAMESPACE), 120_000);
-        // The kubelet unstages the volume a moment after the pods are gone; a pod started before that
-        // would find it still staged (and the mounted ext4 still small).
+        // The kubelet unstages the volume once no pod uses it (a moment after the pods are gone, or
+        // already when they completed); a pod started before that would find it still staged (and
+        // the mounted ext4 still small).
         await driverLogLine(
           'the kubelet to unstage the claim (NodeUnstageVolume in the node driver log)',
-          (l) => l.at >= deleted && l.text.includes('volume unstaged') && l.text.includes(handle),
+          (l) => l.at >= stopping && l.text.includes('volume unstaged') && l.text.includes(handle),
           120_000,
         );
         const t1 = Date.now();

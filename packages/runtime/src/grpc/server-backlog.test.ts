@@ -12,7 +12,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
 import { InvalidArgumentError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
+import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
 import { serverCredentials } from '../tls/server-credentials.js';
 import { bindServer, createServer, shutdownServer } from './server.js';
 
@@ -37,17 +37,7 @@ function tcpAccepts(port: number): Promise<boolean> {
   });
 }
 
-const echo: grpc.ServiceDefinition = {
-  ping: {
-    path: '/t.T/Ping',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (b: Buffer) => b,
-    responseDeserialize: (b: Buffer) => b,
-  },
-};
+const echo = PING_SERVICE;
 
 interface Line {
   msg: string;

@@ -10,7 +10,7 @@ import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
 import type { CertificateAndKey } from '../certs/generate.js';
 import { bindServer, createServer } from '../grpc/server.js';
 import { createLogger } from '../logger.js';
-import { removeDir, testPki, tlsFilesIn, type TestPki } from './__fixtures__/test-certs.js';
+import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from './__fixtures__/test-certs.js';
 import { serverCredentials } from './server-credentials.js';
 import { TlsRefusalLog } from './refusal-log.js';
 
@@ -69,22 +69,9 @@ describe('refused mutual-TLS peers are logged by the server', () => {
       },
     });
     server = createServer();
-    server.addService(
-      {
-        ping: {
-          path: '/t.T/Ping',
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: (b: Buffer) => b,
-          requestDeserialize: (b: Buffer) => b,
-          responseSerialize: (b: Buffer) => b,
-          responseDeserialize: (b: Buffer) => b,
-        },
-      },
-      {
-        ping: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, call.request),
-      },
-    );
+    server.addService(PING_SERVICE, {
+      ping: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, call.request),
+    });
     port = await bindServer(
       server,
       '127.0.0.1:0',

@@ -1,5 +1,6 @@
 // Test PKI for the certs and tls suites, generated once per test file with the certs module
 // (RSA 2048 to keep key generation cheap), plus helpers to write TLS file sets.
+import type * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,3 +87,19 @@ export async function writeTlsFiles(dir: string, caPem: string, pair: Certificat
 export async function tlsFilesIn(caPem: string, pair: CertificateAndKey): Promise<TlsFileSet> {
   return writeTlsFiles(await tempDir(), caPem, pair);
 }
+
+/**
+ * A one-method gRPC service of raw bytes ('/t.T/Ping', no protobuf), for tests of transport and
+ * TLS that need a real call but no message types.
+ */
+export const PING_SERVICE: grpc.ServiceDefinition = {
+  ping: {
+    path: '/t.T/Ping',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (b: Buffer) => b,
+    responseDeserialize: (b: Buffer) => b,
+  },
+};

@@ -3,17 +3,10 @@
 // registration storm and nodes got resets for their TLS ClientHello. `ss` (iproute2) reports a
 // listening socket's backlog as its Send-Q; Linux caps a requested backlog at net.core.somaxconn.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+import { listenBacklog } from '@pmem-csi/runtime/testing';
 import { readFileSync } from 'node:fs';
 import { REGISTRY_BACKLOG } from '../controller.js';
 import { startTestController, type TestController } from '../testing/harness.js';
-
-function listenBacklog(port: number): number {
-  const out = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
-  const line = out.split('\n').find((l) => l.includes(`127.0.0.1:${port}`));
-  if (line === undefined) throw new Error(`ss lists no listener on 127.0.0.1:${port}:\n${out}`);
-  return Number(line.trim().split(/\s+/)[2]);
-}
 
 describe('registry listen backlog', () => {
   let t: TestController;

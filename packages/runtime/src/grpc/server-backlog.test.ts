@@ -6,7 +6,7 @@
 // reports a listening socket's backlog as its Send-Q.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { execFileSync } from 'node:child_process';
+import { listenBacklog } from '../testing/listen-backlog.js';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
@@ -15,15 +15,6 @@ import { createLogger } from '../logger.js';
 import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
 import { serverCredentials } from '../tls/server-credentials.js';
 import { bindServer, createServer, shutdownServer } from './server.js';
-
-/** The backlog of the socket listening on 127.0.0.1:port, as the kernel reports it. */
-function listenBacklog(port: number): number {
-  const out = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
-  const line = out.split('\n').find((l) => l.includes(`127.0.0.1:${port}`));
-  if (line === undefined) throw new Error(`ss lists no listener on 127.0.0.1:${port}:\n${out}`);
-  // State Recv-Q Send-Q Local Peer: Send-Q of a listener is its backlog.
-  return Number(line.trim().split(/\s+/)[2]);
-}
 
 /** Whether a plain TCP connection to the port is accepted. */
 function tcpAccepts(port: number): Promise<boolean> {

@@ -28,7 +28,7 @@ import type { NodePort } from './nodes/node-port.js';
 import { NodeRegistry, settleMsFor, type NodeState } from './registry/node-registry.js';
 import { VolumeReconciler } from './volumes/volume-reconciler.js';
 import { ControllerMetrics } from './metrics.js';
-import { createRegistrationService } from './registry/registration-service.js';
+import { createRegistrationService } from './registration/registration-service.js';
 import { SettleClock, VolumeIndex } from './volumes/volume-index.js';
 
 export interface ControllerOptions {

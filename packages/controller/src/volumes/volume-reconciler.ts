@@ -38,7 +38,7 @@ export interface VolumeReconcilerDeps {
 
 export const DEFAULT_MAX_CONCURRENT_LISTINGS = 16;
 
-/** The volumes a node sent with its registration (validated at the edge, registry/registration-service.ts). */
+/** The volumes a node sent with its registration (validated at the edge, registration/registration-service.ts). */
 export interface Inventory {
   /** How many volumes the node holds. */
   readonly count: number;

@@ -14,7 +14,7 @@ import {
   type registry,
   type RegistryHandlers,
 } from '@pmem-csi/runtime';
-import type { NodeRegistry } from './node-registry.js';
+import type { NodeRegistry } from '../registry/node-registry.js';
 import { recordFromVolume, type Inventory, type VolumeReconciler } from '../volumes/volume-reconciler.js';
 import { formatBytes, parseBytes, type Capacity } from '@pmem-csi/csi';
 

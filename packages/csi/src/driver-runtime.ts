@@ -19,12 +19,17 @@ import type { DriverMode } from './driver-flags.js';
  * 110 with both; idle 77 (48 of them the node binary's file-backed pages). A node that outgrows
  * 64 MiB of old generation stops with "JavaScript heap out of memory" and its pod restarts.
  *
- * controller: none yet; its heap grows with the cluster (~600 MiB at 5,000 nodes), and its limits
- * belong with the measurements of that scale.
+ * controller: its live heap grows with the cluster (registrations, volumes, one HTTP/2 session
+ * per node), so it gets no old-generation limit — a limit sized for one cluster would stop a
+ * larger one with "JavaScript heap out of memory". Its young generation, though, is sized by
+ * throughput, not by the cluster: under CreateVolume load V8 grows each semi-space to its default
+ * maximum (64 MiB here, 128 MiB of new space) and keeps it. `--max-semi-space-size=4` bounds the
+ * new space to 8-12 MiB; the cost is more frequent scavenges of a smaller space. Measurements:
+ * e2e/bench/README.md ("Controller memory: the young generation").
  */
 export const DRIVER_V8_OPTIONS: Readonly<Record<DriverMode, readonly string[]>> = {
   node: ['--max-semi-space-size=2', '--max-old-space-size=64'],
-  controller: [],
+  controller: ['--max-semi-space-size=4'],
 };
 
 /** The NODE_OPTIONS value of a driver container in `mode` ('' when the mode has none). */

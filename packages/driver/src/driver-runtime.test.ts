@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DRIVER_MODES, DRIVER_V8_OPTIONS, DRIVER_VERSION, driverNodeOptions } from '@pmem-csi/csi';
+import { DRIVER_MODES, DRIVER_V8_OPTIONS, driverNodeOptions } from '@pmem-csi/csi';
 import { driverCommand, startDriverProcess } from './local/processes.js';
 
 const MiB = 1024 ** 2;
@@ -30,13 +30,13 @@ function heapLimitMiB(options: string): { status: number | null; limit: number; 
 }
 
 describe('the V8 options of the driver process', () => {
-  it('node mode: a young generation of a few MiB and an old space of 64 MiB; controller: none yet', () => {
+  it('node mode: a young generation of a few MiB and an old space of 64 MiB; controller: a young generation of a few MiB', () => {
     expect(DRIVER_V8_OPTIONS).toEqual({
       node: ['--max-semi-space-size=2', '--max-old-space-size=64'],
-      controller: [],
+      controller: ['--max-semi-space-size=4'],
     });
     expect(driverNodeOptions('node')).toBe('--max-semi-space-size=2 --max-old-space-size=64');
-    expect(driverNodeOptions('controller')).toBe('');
+    expect(driverNodeOptions('controller')).toBe('--max-semi-space-size=4');
   });
 
   it.each(DRIVER_MODES)('%s mode: the pinned Node.js accepts them in NODE_OPTIONS and applies them', (mode) => {
@@ -50,7 +50,12 @@ describe('the V8 options of the driver process', () => {
       expect(withOptions.limit).toBeLessThanOrEqual(72);
       expect(defaults.limit).toBeGreaterThan(256);
     } else {
-      expect(withOptions.limit).toBe(defaults.limit);
+      // The old generation keeps V8's machine-sized default (no limit of ours); the young generation
+      // shrinks from V8's default semi-spaces (64 MiB each on a large machine) to 4 MiB, which
+      // lowers the heap limit by three times the difference (V8 counts the young generation so).
+      expect(withOptions.limit).toBeLessThan(defaults.limit);
+      expect(withOptions.limit).toBeGreaterThan(512);
+      expect(defaults.limit - withOptions.limit).toBeLessThanOrEqual(3 * 64);
     }
   });
 
@@ -58,16 +63,21 @@ describe('the V8 options of the driver process', () => {
     for (const mode of DRIVER_MODES) {
       const command = driverCommand(mode);
       expect(command.slice(0, DRIVER_V8_OPTIONS[mode].length)).toEqual([...DRIVER_V8_OPTIONS[mode]]);
-      expect(command.slice(-2)).toEqual(['--mode', mode]);
+      expect(command.at(-1)).toMatch(/[/\\]main\.[jt]s$/);
     }
     const dir = mkdtempSync(join(tmpdir(), 'pmem-driver-runtime-'));
     dirs.push(dir);
     const log = join(dir, 'node.log');
-    const p = startDriverProcess('node-a', 'node', ['--version'], log);
+    // The mode and a node id only: the driver reads both from the rendered flags and refuses to start without the rest.
+    const p = startDriverProcess('node-a', { mode: 'node', nodeId: 'node-a' }, log);
     const exited = new Promise<number | null>((resolve) => p.child.once('exit', (code) => resolve(code)));
-    expect(p.child.spawnargs).toEqual([process.execPath, ...driverCommand('node'), '--version']);
+    expect(p.child.spawnargs).toEqual([process.execPath, ...driverCommand('node'), '--mode=node', '--nodeid=node-a']);
     expect(p.mode).toBe('node');
-    expect(await exited).toBe(0);
-    expect(readFileSync(log, 'utf8')).toBe(`pmem-csi-driver ${DRIVER_VERSION}\n`);
+    expect(p.flags).toEqual({ mode: 'node', nodeId: 'node-a' });
+    expect(await exited).toBe(2);
+    const out = readFileSync(log, 'utf8');
+    expect(out).toContain('--endpoint is required');
+    expect(out).not.toContain('--mode');
+    expect(out).not.toContain('--nodeid');
   }, 60_000);
 });

@@ -1,7 +1,8 @@
 // The driver's V8 options reach its pods (issue 28): the node DaemonSet's driver container carries
 // the node mode's options in NODE_OPTIONS (@pmem-csi/csi DRIVER_V8_OPTIONS; the image runs both
 // modes, so the pod says which limits apply), for every device mode; the registrar sidecar gets
-// none, and the controller Deployment gets NODE_OPTIONS only when its mode has options (none yet).
+// none, and the controller Deployment's driver container carries the controller mode's options (a
+// young-generation bound and no old-generation limit); its sidecars get none.
 import { DEVICE_MODES } from '@pmem-csi/api';
 import { driverNodeOptions } from '@pmem-csi/csi';
 import type { KubeObject } from '../kube/kube-port.js';
@@ -34,12 +35,21 @@ describe('NODE_OPTIONS of the driver containers', () => {
     expect(nodeOptions(driver)).toEqual([driverNodeOptions('node')]);
     expect(driver?.env?.map((e) => e.name)).toEqual(['NODE_NAME', 'POD_IP', 'NODE_OPTIONS']);
     for (const sidecar of sidecars) expect(nodeOptions(sidecar)).toEqual([]);
-    for (const c of containers(objects, 'Deployment')) expect(nodeOptions(c)).toEqual([]);
   });
 
-  it('a mode without options gets no NODE_OPTIONS at all (the controller now)', () => {
-    expect(driverNodeOptions('controller')).toBe('');
-    expect(driverRuntimeEnv('controller')).toEqual([]);
+  it('the controller driver gets a bounded young generation and no old-generation limit', () => {
+    const cr = testDeployment({});
+    const objects = buildDesiredObjects(cr, testContext(cr)).map((d) => d.object);
+    const [driver, ...sidecars] = containers(objects, 'Deployment');
+    expect(driver?.name).toBe('pmem-driver');
+    expect(nodeOptions(driver)).toEqual(['--max-semi-space-size=4']);
+    expect(nodeOptions(driver)).toEqual([driverNodeOptions('controller')]);
+    expect(sidecars.length).toBeGreaterThan(0);
+    for (const sidecar of sidecars) expect(nodeOptions(sidecar)).toEqual([]);
+  });
+
+  it("each mode's options are one NODE_OPTIONS variable", () => {
+    expect(driverRuntimeEnv('controller')).toEqual([{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=4' }]);
     expect(driverRuntimeEnv('node')).toEqual([
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2 --max-old-space-size=64' },
     ]);

@@ -43,8 +43,8 @@ import {
   DEFAULT_MAX_LEASE_FACTOR,
   DEFAULT_RENEWALS_PER_SECOND,
   leaseSecondsFor,
-  NodeRegistry,
-} from '../src/registry/node-registry.js';
+} from '../src/registry/lease-policy.js';
+import { NodeRegistry } from '../src/registry/node-registry.js';
 import type { Capacity } from '@pmem-csi/csi';
 import { VolumeReconciler } from '../src/volumes/volume-reconciler.js';
 import { VolumeIndex } from '../src/volumes/volume-index.js';

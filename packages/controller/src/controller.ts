@@ -25,7 +25,9 @@ import type { ControllerDeps } from './csi/controller-deps.js';
 import { createControllerService } from './csi/controller-server.js';
 import { GrpcNodePort, type NodeCredentialsFactory } from './nodes/grpc-node-port.js';
 import type { NodePort } from './nodes/node-port.js';
-import { NodeRegistry, settleMsFor, type NodeState } from './registry/node-registry.js';
+import { settleMsFor } from './registry/lease-policy.js';
+import { NodeRegistry } from './registry/node-registry.js';
+import type { NodeState } from './registry/node-view.js';
 import { VolumeReconciler } from './volumes/volume-reconciler.js';
 import { ControllerMetrics } from './metrics.js';
 import { createRegistrationService } from './registration/registration-service.js';
@@ -54,7 +56,7 @@ export interface ControllerOptions {
    */
   readonly nodePort?: NodePort;
   readonly log?: Logger;
-  /** Registration lease of a small cluster (default 30 s); see registry/node-registry.ts. */
+  /** Registration lease of a small cluster (default 30 s); see registry/lease-policy.ts. */
   readonly leaseSeconds?: number;
   /** Longest lease, granted to big clusters (default 4 × leaseSeconds = 120 s; leaseSeconds = a fixed lease). */
   readonly maxLeaseSeconds?: number;

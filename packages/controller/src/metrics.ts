@@ -13,7 +13,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { createProcessRegistry, CsiOperationMetrics } from '@pmem-csi/runtime';
 import type { ControllerStatus } from './controller.js';
-import type { NodeState } from './registry/node-registry.js';
+import type { NodeState } from './registry/node-view.js';
 
 const NODE_STATES: readonly NodeState[] = ['available', 'syncing', 'unavailable', 'unregistered'];
 const CAPACITY_KINDS = ['total', 'managed', 'available', 'used', 'maxVolumeSize'] as const;

@@ -5,7 +5,8 @@
 import { NotFoundError, UnavailableError, type csi, type KeyedLocks, type Logger } from '@pmem-csi/runtime';
 import type { CapacityRefresher } from '../placement/capacity-refresh.js';
 import type { NodePort } from '../nodes/node-port.js';
-import type { NodeRegistry, NodeView } from '../registry/node-registry.js';
+import type { NodeRegistry } from '../registry/node-registry.js';
+import type { NodeView } from '../registry/node-view.js';
 import { absenceDoubt, type SettleClock, type VolumeIndex, type VolumeRecord } from '../volumes/volume-index.js';
 
 export interface ControllerDeps {

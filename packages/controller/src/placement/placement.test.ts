@@ -1,4 +1,4 @@
-import type { NodeView } from '../registry/node-registry.js';
+import type { NodeView } from '../registry/node-view.js';
 import { NodeRegistry } from '../registry/node-registry.js';
 import {
   candidates,

@@ -14,11 +14,11 @@
 //    another node), naming the largest volume any allowed node could still hold.
 //
 // Cost: candidates are produced lazily from the registry's order by maximum volume size
-// (registry/node-registry.ts), so a CreateVolume that the first candidate accepts looks at a handful of
+// (registry/capacity-order.ts), so a CreateVolume that the first candidate accepts looks at a handful of
 // nodes whatever the cluster size; the requisite list (external-provisioner may send every node
 // of the cluster) is read once into a set. Only a failing placement walks every allowed node.
 import type { csi } from '@pmem-csi/runtime';
-import type { NodeView } from '../registry/node-registry.js';
+import type { NodeView } from '../registry/node-view.js';
 import { formatBytes } from '@pmem-csi/csi';
 
 /** What placement needs to know about the nodes; NodeRegistry implements it. */

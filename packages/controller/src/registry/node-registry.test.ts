@@ -1,6 +1,6 @@
 import type { Capacity } from '@pmem-csi/csi';
 import { NotFoundError } from '@pmem-csi/runtime';
-import { adjustCapacity, leaseSecondsFor, NodeRegistry, settleMsFor } from './node-registry.js';
+import { NodeRegistry } from './node-registry.js';
 
 const cap = (max: number): Capacity => ({ maxVolumeSize: max, available: max, managed: max, total: max });
 
@@ -169,23 +169,11 @@ describe('NodeRegistry', () => {
     expect(r.availableCapacity()).toEqual({ available: 9, maxVolumeSize: 4 });
   });
 
-  describe('lease scaling', () => {
-    const o = { leaseSeconds: 30, maxLeaseSeconds: 120, renewalsPerSecond: 200 };
-
-    it('keeps renewals at the configured rate between the base and the longest lease', () => {
-      expect([1, 2000, 2001, 5000, 8000, 100_000].map((n) => leaseSecondsFor(n, o))).toEqual([
-        30, 30, 31, 75, 120, 120,
-      ]);
-      expect(leaseSecondsFor(5000, { ...o, maxLeaseSeconds: 30 })).toBe(30);
+  describe('lease scaling (lease-policy.ts)', () => {
+    it('grants the default policy: 30 s base, 120 s at most, 100 s at 5,000 nodes', () => {
       const defaults = new NodeRegistry({ now: () => now });
       for (let i = 0; i < 5000; i++) defaults.register({ ...input, nodeId: `n${i}` });
       expect([defaults.leaseSeconds, defaults.baseLeaseSeconds, defaults.maxLeaseSeconds]).toEqual([100, 30, 120]);
-    });
-
-    it('the settle period covers the renewal interval of the longest lease', () => {
-      expect(settleMsFor(30, 30)).toBe(45_000);
-      expect(settleMsFor(30, 120)).toBe(75_000);
-      expect(settleMsFor(1, 120)).toBe(1500 + (119 * 1000) / 3);
     });
 
     it('grants the lease of the current cluster size and expires by the lease it granted', () => {
@@ -203,31 +191,6 @@ describe('NodeRegistry', () => {
       expect(r.view('n1')?.state).toBe('unavailable');
       expect(r.register({ ...input, nodeId: 'n3' }).leaseSeconds).toBe(90);
       expect(r.register({ ...input, nodeId: 'n4' }).leaseSeconds).toBe(90); // capped
-    });
-  });
-
-  describe('adjustCapacity', () => {
-    const c = (maxVolumeSize: number, available: number, managed = 100): Capacity => ({
-      maxVolumeSize,
-      available,
-      managed,
-      total: 200,
-    });
-
-    it('moves the free bytes by the volume size, clamped to [0, managed]', () => {
-      expect(adjustCapacity(c(40, 40), -10)).toEqual(c(30, 30));
-      expect(adjustCapacity(c(40, 40), -50)).toEqual(c(0, 0));
-      expect(adjustCapacity(c(40, 40), 10)).toEqual(c(50, 50));
-      expect(adjustCapacity(c(95, 95), 10)).toEqual(c(100, 100));
-      expect(adjustCapacity(c(10, 10, 0), 5)).toEqual(c(15, 15, 0)); // managed unknown: no ceiling
-    });
-
-    it('on a fragmented node takes the lower bound of the largest volume', () => {
-      expect(adjustCapacity(c(20, 50), -5)).toEqual(c(15, 45)); // may have come out of the largest extent
-      expect(adjustCapacity(c(20, 50), -45)).toEqual(c(5, 5)); // did not fit the largest extent; clamped to the free bytes
-      expect(adjustCapacity(c(20, 50), -25)).toEqual(c(20, 25));
-      expect(adjustCapacity(c(20, 50), 5)).toEqual(c(20, 55)); // freed a smaller extent, perhaps
-      expect(adjustCapacity(c(20, 50), 30)).toEqual(c(30, 80)); // freed at least 30 in one piece
     });
   });
 });

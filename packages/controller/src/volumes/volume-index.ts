@@ -23,7 +23,7 @@
 //   a long-running controller does not remember every volume it ever deleted.
 // - Lookups on the CreateVolume path are O(1): by id, by name (a name → ids map) and the number of
 //   volumes per node; only ListVolumes and a node's listing walk the whole index.
-import type { NodeView } from '../registry/node-registry.js';
+import type { NodeView } from '../registry/node-view.js';
 
 export interface VolumeRecord {
   readonly volumeId: string;

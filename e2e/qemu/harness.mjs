@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The real-PMEM test tier: builds (once, cached) the QEMU guest image, then per device mode boots
 // the guest twice on the same two emulated 4 GiB NVDIMMs and the same state disk:
-//   boot 1  blank NVDIMMs: the *.guest.test.ts suite of the mode (PMEM_CSI_GUEST_BOOT=1), which
+//   boot 1  blank NVDIMMs: the guest suite, packages/node/src/device/pmem.guest.test.ts, for the
+//           mode (PMEM_CSI_GUEST_MODE=<mode>, PMEM_CSI_GUEST_BOOT=1), which
 //           ends by leaving volumes with data,
 //   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2).
 // Brings the Jest JSON results back, writes a JUnit file, prints per-case and per-boot timings and
@@ -70,9 +71,9 @@ function buildImage() {
   return { dir, ms: Date.now() - t0 };
 }
 
-/** The guest's test file of a mode. */
-function guestTestFile(mode) {
-  const file = join(REPO, 'packages/node/src/device', `${mode}.guest.test.ts`);
+/** The guest's test file: one suite for every mode, which reads the mode from PMEM_CSI_GUEST_MODE. */
+function guestTestFile() {
+  const file = join(REPO, 'packages/node/src/device/pmem.guest.test.ts');
   if (!existsSync(file)) throw new Error(`no ${relative(REPO, file)}`);
   return relative(REPO, file);
 }
@@ -115,9 +116,9 @@ async function boot(image, m, n, timeoutS, prefix) {
     join(HERE, 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
     '--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img'),
     '--cache', join(CACHE, 'guest-cache'),
-    '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results', '--', ...jest,
+    '--env', `PMEM_CSI_GUEST_MODE=${m.mode}`, '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results', '--', ...jest,
   ];
-  say(`${m.mode} boot ${n}: ${m.testFile} (limit ${timeoutS} s)`);
+  say(`${m.mode} boot ${n}: ${m.testFile} with PMEM_CSI_GUEST_MODE=${m.mode} (limit ${timeoutS} s)`);
   const t0 = Date.now();
   const code = await runPrefixed('bash', args, prefix ? `[${m.mode}] ` : '');
   const ms = Date.now() - t0;
@@ -202,7 +203,7 @@ async function main() {
   const modes = o.modes.map((mode) => {
     const dir = join(work, mode);
     rmSync(dir, { recursive: true, force: true }); // blank NVDIMMs and state disk for boot 1
-    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode) };
+    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile() };
     mkdirSync(m.results, { recursive: true });
     return m;
   });

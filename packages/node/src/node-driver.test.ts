@@ -8,18 +8,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeTools } from '@pmem-csi/csi';
+import { nodeTools, MiB } from '@pmem-csi/csi';
 import { loadCsi, nullLogger, unary } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { checkSysWritable } from './device/direct.js';
 import { FakeDeviceManager, FakeStore } from './device/fake.js';
 import { lvsReport, ndctlRegions, reply, vgsReport } from './device/__fixtures__/tool-output.js';
-import { mountCapability } from './csi/testing/test-node.js';
+import { mountCapability } from './testing/test-node.js';
 import { startNodeDriver, type NodeDriverOptions } from './node-driver.js';
 import { FakeRegistry } from './registration/testing/fake-registry.js';
 import { VolumeStateStore } from './state/volume-store.js';
-
-const MiB = 1024 ** 2;
 
 describe('startNodeDriver', () => {
   let dir: string;

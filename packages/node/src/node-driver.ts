@@ -24,11 +24,11 @@ import {
   type ControllerHandlers,
   type Logger,
 } from '@pmem-csi/runtime';
-import { canExpand, type NodeServiceDeps } from './csi/deps.js';
-import type { VolumeHooks } from './csi/hooks.js';
-import { volumeInventory } from './csi/controller-list.js';
-import { createNodeControllerService } from './csi/node-controller-server.js';
-import { createNodeService } from './csi/node-server.js';
+import { canExpand, type NodeServiceDeps } from './volumes/deps.js';
+import type { VolumeHooks } from './volumes/hooks.js';
+import { volumeInventory } from './node-controller/controller-list.js';
+import { createNodeControllerService } from './node-controller/node-controller-server.js';
+import { createNodeService } from './csi-node/node-server.js';
 import { DRIVER_VERSION, nodeTools, splitHostPortList, type Capacity } from '@pmem-csi/csi';
 import type { DeviceManager, DeviceMode } from './device/device-manager.js';
 import { createDeviceManager } from './device/factory.js';

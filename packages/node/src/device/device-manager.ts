@@ -2,12 +2,11 @@
 // (lvm, direct, emulated, fake), chosen by `createDeviceManager(mode)`. Every method lists the
 // errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
 // Implementations log what they did to one volume (its VG, namespace, loop device) at debug: the
-// CSI layer logs each volume created or deleted at info once, with its device (csi/volumes.ts).
+// CSI layer logs each volume created or deleted at info once, with its device (volumes/volumes.ts).
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
 import {
   AlreadyExistsError,
   FailedPreconditionError,
-  InvalidArgumentError,
   NotFoundError,
   ResourceExhaustedError,
   type Capacity,
@@ -72,19 +71,6 @@ export class NotEnoughSpaceToGrowError extends NotEnoughSpaceError {
   ) {
     super(message, options);
   }
-}
-
-/** @throws InvalidArgumentError unless `size` is a positive whole number of bytes (the managers' size check). */
-export function assertVolumeSize(size: number, what = 'size'): void {
-  if (!Number.isSafeInteger(size) || size <= 0)
-    throw new InvalidArgumentError(`${what} must be a positive number of bytes, got ${size}`);
-}
-
-/** The shortage of a create, naming the largest volume that fits now (lvm and direct). */
-export function notEnoughSpace(volumeId: string, size: number, largest: number): NotEnoughSpaceError {
-  return new NotEnoughSpaceError(
-    `not enough PMEM for volume ${volumeId} of ${size} bytes: the largest volume this node can create now is ${largest} bytes`,
-  );
 }
 
 export interface DeviceManager {

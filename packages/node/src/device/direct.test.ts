@@ -11,7 +11,7 @@ import {
 } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB } from '@pmem-csi/csi';
-import { alignDown, rawForUsable, usableForRaw } from './align.js';
+import { alignDown, rawForUsable, usableForRaw } from './sizes.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {
   DirectDeviceManager,
@@ -24,10 +24,9 @@ import {
   NAMESPACE_NAME_MAX_BYTES,
   usableInExtent,
 } from './direct.js';
-import type { BlockDeviceAccess } from './wipe.js';
-import type { NdRegion } from './ndctl.js';
 import { PmemOwner } from './ownership.js';
-import { ephemeralVolumeId } from '../csi/volumes.js';
+import { ephemeralVolumeId } from '../volumes/volumes.js';
+import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';
 import { calls, ndctlCreated, ndctlNamespaces, ndctlRegions, reply } from './__fixtures__/tool-output.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -35,29 +34,6 @@ const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/$
 const ID = 'pvc-8a-933e210faec20ae105ba0ee4eacbb67925ecb09fb3bede2edd23c303';
 const ID_SECTOR = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
 const ID_DISABLED = 'pvc-9b-d82cd557a6efd84c123ebeeb1d119479e378cc8eae34f8edf0fc1db5';
-
-/** An owner whose new namespace uuids are known: the random part fixed. */
-class FixedOwner extends PmemOwner {
-  override namespaceUuid(): string {
-    return super.namespaceUuid('0123456789ab');
-  }
-}
-/** The default driver (pmem-csi.intel.com, owner mark 5c3f485886) and the uuid it gives new namespaces. */
-const OWNER = new FixedOwner();
-const UUID = '706d656d-5c3f-8485-8886-0123456789ab';
-/** Another driver instance on the same node (owner mark a99c7e08e1). */
-const SECOND = new FixedOwner('second.pmem-csi.example');
-const SECOND_UUID = '706d656d-a99c-87e0-88e1-0123456789ab';
-
-class FakeDevices implements BlockDeviceAccess {
-  readonly busy = new Set<string>();
-  readonly checked: string[] = [];
-  async assertNotInUse(path: string, volumeId: string): Promise<void> {
-    this.checked.push(path);
-    if (this.busy.has(path))
-      throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
-  }
-}
 
 function setup(
   runner: ScriptedRunner,
@@ -68,24 +44,6 @@ function setup(
   const log = createLogger({ format: 'json', level: 'debug', sink: (l) => lines.push(JSON.parse(l) as LogFields) });
   const devices = new FakeDevices();
   return { dm: new DirectDeviceManager({ runner, log, blockDevices: devices, checkSys, owner }), lines, devices };
-}
-
-function region(over: Partial<NdRegion>): NdRegion {
-  return {
-    dev: 'region0',
-    bus: 'ndbus0',
-    provider: 'ACPI.NFIT',
-    size: 64 * GiB,
-    availableSize: 64 * GiB,
-    maxAvailableExtent: 64 * GiB,
-    align: 16 * MiB,
-    type: 'pmem',
-    isetId: undefined,
-    interleaveWays: 1,
-    dimms: ['nmem0'],
-    enabled: true,
-    ...over,
-  };
 }
 
 describe('direct-mode alignment and placement', () => {
@@ -156,7 +114,7 @@ describe('DirectDeviceManager.createDevice', () => {
           '--mode=fsdax',
           `--size=${raw}`,
           `--name=${ID}`,
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -169,7 +127,7 @@ describe('DirectDeviceManager.createDevice', () => {
     const info = await dm.createDevice({ volumeId: ID, size: GiB });
     expect(info).toEqual({ volumeId: ID, path: '/dev/pmem0.7', size: GiB + 12 * MiB, dax: true });
     expect(runner.calls.map((c) => c.args[0])).toEqual(['list', 'list', 'create-namespace', 'list', 'if=/dev/zero']);
-    // Per-volume detail at debug: the CSI layer logs the volume at info (csi/volumes.ts).
+    // Per-volume detail at debug: the CSI layer logs the volume at info (volumes/volumes.ts).
     expect(lines.filter((l) => l['level'] !== 'debug')).toEqual([]);
     expect(lines).toContainEqual(
       expect.objectContaining({ level: 'debug', msg: 'volume created', volumeId: ID, namespace: 'namespace0.3' }),
@@ -196,7 +154,7 @@ describe('DirectDeviceManager.createDevice', () => {
           '--mode=sector',
           `--size=${raw}`,
           `--name=${ID}`,
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
         ],
         exact: true,
         stdout: ndctlCreated(sector),
@@ -227,7 +185,7 @@ describe('DirectDeviceManager.createDevice', () => {
           '--mode=fsdax',
           `--size=${raw}`,
           `--name=${ID}`,
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -243,7 +201,7 @@ describe('DirectDeviceManager.createDevice', () => {
           '--mode=fsdax',
           `--size=${bigger}`,
           `--name=${ID}`,
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -462,7 +420,7 @@ describe('DirectDeviceManager and other driver instances on the node (issue 32)'
   it('never lists, finds or deletes a namespace another driver marked, though it is named like a volume id', async () => {
     const listing = ndctlNamespaces([
       { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1', rawUuid: SECOND_UUID },
-      { dev: 'namespace0.2', size: GiB, name: ID_SECTOR, blockdev: 'pmem0.2s', mode: 'sector', rawUuid: UUID },
+      { dev: 'namespace0.2', size: GiB, name: ID_SECTOR, blockdev: 'pmem0.2s', mode: 'sector', rawUuid: OWNER_UUID },
       { dev: 'namespace1.0', size: 2 * GiB, name: ID_DISABLED, blockdev: 'pmem1' }, // unmarked: made before the marks
     ]);
     const runner = new ScriptedRunner([{ ...reply.namespaces([], listing), repeat: true }]);
@@ -484,7 +442,7 @@ describe('DirectDeviceManager and other driver instances on the node (issue 32)'
 
   it('places new volumes only in regions no other driver marked (best fit alone would take its region), and counts only those', async () => {
     const raw = rawForUsable(GiB, 16 * MiB);
-    const created = { dev: 'namespace1.0', size: GiB + 12 * MiB, name: ID, blockdev: 'pmem1', rawUuid: UUID };
+    const created = { dev: 'namespace1.0', size: GiB + 12 * MiB, name: ID, blockdev: 'pmem1', rawUuid: OWNER_UUID };
     const runner = new ScriptedRunner([
       reply.namespaces([], ndctlNamespaces([theirs])),
       reply.regions(regions),
@@ -496,7 +454,7 @@ describe('DirectDeviceManager and other driver instances on the node (issue 32)'
           '--mode=fsdax',
           `--size=${raw}`,
           `--name=${ID}`,
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -561,7 +519,7 @@ describe('DirectDeviceManager and other driver instances on the node (issue 32)'
   it('a region two drivers marked belongs to the first mark: the other stops placing volumes there, each lists only its own', async () => {
     const both = ndctlNamespaces([
       theirs,
-      { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1', rawUuid: UUID },
+      { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1', rawUuid: OWNER_UUID },
     ]);
     const state = () => [
       {
@@ -620,7 +578,7 @@ describe('DirectDeviceManager.allocationSize', () => {
     );
     await expect(dm.allocationSize(GiB, { grow: ID_DISABLED })).rejects.toThrow(DeviceNotFoundError);
     await expect(dm.allocationSize(0)).rejects.toThrow(
-      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+      new InvalidArgumentError('size must be a positive whole number of bytes, got 0'),
     );
   });
 });

@@ -10,7 +10,7 @@
 // capacity — judged again at every create and capacity query, since another driver on the node may
 // mark a free region at any time.
 // Namespaces are contiguous, so free space fragments: capacity and placement use each region's
-// max_available_extent, aligned down, minus the fsdax metadata reserve (see align.ts).
+// max_available_extent, aligned down, minus the fsdax metadata reserve (see sizes.ts).
 import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import {
@@ -24,12 +24,19 @@ import {
   type Logger,
 } from '@pmem-csi/runtime';
 import { MiB, type Capacity } from '@pmem-csi/csi';
-import { FSDAX_PFN_ALIGN, alignDown, alignUp, lcm, rawForUsable, usableForRaw } from './align.js';
 import {
+  FSDAX_PFN_ALIGN,
+  alignDown,
+  alignUp,
   assertVolumeSize,
+  lcm,
+  notEnoughSpace,
+  rawForUsable,
+  usableForRaw,
+} from './sizes.js';
+import {
   DeviceExistsError,
   DeviceNotFoundError,
-  notEnoughSpace,
   type AllocationOptions,
   type CreateDeviceRequest,
   type DeviceCallOptions,

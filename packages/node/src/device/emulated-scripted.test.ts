@@ -9,8 +9,8 @@ import { CommandFailedError, createLogger, nullLogger } from '@pmem-csi/runtime'
 import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
 import { EmulatedDeviceManager } from './emulated.js';
 import { boundTo, decodeLoopDevices, fileIdentity, type LoopDevice } from './emulated-losetup.js';
+import { MiB } from '@pmem-csi/csi';
 
-const MiB = 1024 * 1024;
 const LIST = ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN,BACK-INO'];
 
 function listReply(devices: Array<[string, string | null]>): ScriptedReply {

@@ -24,8 +24,8 @@ import { blockDeviceIo, deviceManagerContract, type ObservedErasure } from './te
 import { DeviceInUseError } from './device-manager.js';
 import { EMULATED_GRANULARITY, EmulatedDeviceManager } from './emulated.js';
 import { attachLoopDevice, detachLoopDevice, fileIdentity, listLoopDevices } from './emulated-losetup.js';
+import { MiB } from '@pmem-csi/csi';
 
-const MiB = 1024 * 1024;
 const TOTAL = 256 * MiB;
 const host = new HostRunner();
 // Loop devices, dd and mount are slow when the machine is busy; the default 5 s is too tight.

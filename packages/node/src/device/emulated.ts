@@ -39,12 +39,12 @@ import {
   refreshLoopDevice,
   type LoopDevice,
 } from './emulated-losetup.js';
-import { formatBytes, type Capacity } from '@pmem-csi/csi';
+import { formatBytes, GiB, MiB, type Capacity } from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 
-export const EMULATED_DEFAULT_SIZE = 4 * 1024 ** 3;
-export const EMULATED_GRANULARITY = 4 * 1024 ** 2;
+export const EMULATED_DEFAULT_SIZE = 4 * GiB;
+export const EMULATED_GRANULARITY = 4 * MiB;
 const SUFFIX = '.img';
 /** Scratch name of a backing file being created: `.<volumeId>.img.creating` (never a volume id: ids do not start with a dot). */
 const CREATING = '.creating';

@@ -11,6 +11,7 @@ import { EmulatedDeviceManager } from './emulated.js';
 import { createDeviceManager } from './factory.js';
 import { FakeDeviceManager } from './fake.js';
 import { LvmDeviceManager } from './lvm.js';
+import { MiB } from '@pmem-csi/csi';
 
 const runner = new ScriptedRunner([], undefined); // every tool "installed"
 const deps = { runner, log: nullLogger, stateDir: '/var/lib/pmem-csi.intel.com', pmemPercentage: 100 };
@@ -32,9 +33,9 @@ describe('createDeviceManager', () => {
   });
 
   it('fake mode uses fakeSize as its pool', async () => {
-    const dm = await createDeviceManager('fake', { ...deps, fakeSize: 64 * 1024 ** 2 });
+    const dm = await createDeviceManager('fake', { ...deps, fakeSize: 64 * MiB });
     await dm.setup();
-    expect((await dm.getCapacity()).total).toBe(64 * 1024 ** 2);
+    expect((await dm.getCapacity()).total).toBe(64 * MiB);
   });
 
   it('emulated mode keeps its files under <stateDir>/emulated and uses emulatedSize', async () => {
@@ -48,11 +49,11 @@ describe('createDeviceManager', () => {
         ['losetup', 'dd'],
       ),
       stateDir,
-      emulatedSize: 128 * 1024 ** 2,
+      emulatedSize: 128 * MiB,
     });
     expect(dm).toBeInstanceOf(EmulatedDeviceManager);
     await dm.setup();
-    expect((await dm.getCapacity()).total).toBe(128 * 1024 ** 2);
+    expect((await dm.getCapacity()).total).toBe(128 * MiB);
     expect(await readdir(stateDir)).toEqual(['emulated']);
   });
 

@@ -4,8 +4,8 @@ import { describe, expect, it } from '@jest/globals';
 import { deviceManagerContract } from './testing/contract.js';
 import { NotEnoughSpaceError } from './device-manager.js';
 import { FAKE_DEFAULT_GRANULARITY, FAKE_DEFAULT_SIZE, FAKE_ERASURE_LOG, FakeDeviceManager, FakeStore } from './fake.js';
+import { MiB } from '@pmem-csi/csi';
 
-const MiB = 1024 * 1024;
 const TOTAL = 256 * MiB;
 
 deviceManagerContract(

@@ -13,12 +13,12 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import type { Capacity } from '@pmem-csi/csi';
+import { GiB, MiB, type Capacity } from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 
 export const FAKE_DEVICE_DIR = '/dev/fake';
-export const FAKE_DEFAULT_SIZE = 1024 ** 4; // 1 TiB: room for scale tests
-export const FAKE_DEFAULT_GRANULARITY = 4 * 1024 ** 2;
+export const FAKE_DEFAULT_SIZE = 1024 * GiB; // 1 TiB: room for scale tests
+export const FAKE_DEFAULT_GRANULARITY = 4 * MiB;
 
 /** The "backing store" of fake volumes (id → size); share it between managers to simulate a restart. */
 export class FakeStore {

@@ -12,9 +12,8 @@ import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';
-import { PmemOwner } from './ownership.js';
-import type { BlockDeviceAccess } from './wipe.js';
-import type { NdRegion } from './ndctl.js';
+import type { PmemOwner } from './ownership.js';
+import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';
 import {
   calls,
   lvsReport,
@@ -33,30 +32,8 @@ const ID2 = 'pvc-1f-af6f31a22c859d4ca1474db88e5ba1bc04a6ffe5327cd1ec0e127e14';
 const VG0 = 'ndbus0region0fsdax';
 const VG1 = 'ndbus0region1fsdax';
 
-/** An owner whose new namespace uuids are known: the random part fixed. */
-class FixedOwner extends PmemOwner {
-  override namespaceUuid(): string {
-    return super.namespaceUuid('0123456789ab');
-  }
-}
-/** The default driver (pmem-csi.intel.com, owner mark 5c3f485886) and its marks. */
-const OWNER = new FixedOwner();
-const UUID = '706d656d-5c3f-8485-8886-0123456789ab';
 const TAG = 'pmem-csi.intel.com/owner=pmem-csi.intel.com';
-/** Another driver instance on the same node (owner mark a99c7e08e1). */
-const SECOND = new FixedOwner('second.pmem-csi.example');
-const SECOND_UUID = '706d656d-a99c-87e0-88e1-0123456789ab';
 const SECOND_TAG = 'pmem-csi.intel.com/owner=second.pmem-csi.example';
-
-class FakeDevices implements BlockDeviceAccess {
-  readonly busy = new Set<string>();
-  readonly checked: string[] = [];
-  async assertNotInUse(path: string, volumeId: string): Promise<void> {
-    this.checked.push(path);
-    if (this.busy.has(path))
-      throw new DeviceInUseError(`device ${path} of volume ${JSON.stringify(volumeId)} is in use (mounted or open)`);
-  }
-}
 
 function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = true, owner: PmemOwner = OWNER) {
   const lines: LogFields[] = [];
@@ -64,24 +41,6 @@ function setup(runner: CommandRunner, pmemPercentage = 100, autoInitLabels = tru
   const devices = new FakeDevices();
   const dm = new LvmDeviceManager({ runner, log, pmemPercentage, blockDevices: devices, autoInitLabels, owner });
   return { dm, lines, devices };
-}
-
-function region(over: Partial<NdRegion>): NdRegion {
-  return {
-    dev: 'region0',
-    bus: 'ndbus0',
-    provider: 'ACPI.NFIT',
-    size: 64 * GiB,
-    availableSize: 64 * GiB,
-    maxAvailableExtent: 64 * GiB,
-    align: 16 * MiB,
-    type: 'pmem',
-    isetId: undefined,
-    interleaveWays: 1,
-    dimms: ['nmem0'],
-    enabled: true,
-    ...over,
-  };
 }
 
 describe('lvmNamespaceSize', () => {
@@ -166,7 +125,7 @@ describe('LvmDeviceManager.setup', () => {
           '--mode=fsdax',
           `--size=${32 * GiB}`,
           '--name=pmem-csi',
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -180,7 +139,13 @@ describe('LvmDeviceManager.setup', () => {
       reply.namespaces(
         ['--namespace=namespace0.1'],
         ndctlNamespaces([
-          { dev: 'namespace0.1', size: 32 * GiB - 512 * MiB, name: 'pmem-csi', blockdev: 'pmem0.1', rawUuid: UUID },
+          {
+            dev: 'namespace0.1',
+            size: 32 * GiB - 512 * MiB,
+            name: 'pmem-csi',
+            blockdev: 'pmem0.1',
+            rawUuid: OWNER_UUID,
+          },
         ]),
       ),
       reply.pvs(pvsReport([{ name: '/dev/sda3', vg: 'system' }])),
@@ -240,7 +205,7 @@ describe('LvmDeviceManager.setup', () => {
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: OWNER_UUID },
           { dev: 'namespace0.1', size: GiB, name: ID, blockdev: 'pmem0.1' },
         ]),
       ),
@@ -283,7 +248,7 @@ describe('LvmDeviceManager.setup', () => {
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+          { dev: 'namespace0.0', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: OWNER_UUID },
           { dev: 'namespace0.1', size: GiB, name: 'pmem-csi', blockdev: 'pmem0.1' },
         ]),
       ),
@@ -340,7 +305,7 @@ describe('LvmDeviceManager.setup', () => {
           '--mode=fsdax',
           `--size=${3 * GiB}`,
           '--name=pmem-csi',
-          `--uuid=${UUID}`,
+          `--uuid=${OWNER_UUID}`,
           '--map=dev',
         ],
         exact: true,
@@ -349,7 +314,7 @@ describe('LvmDeviceManager.setup', () => {
       reply.namespaces(
         ['--namespace=namespace0.0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+          { dev: 'namespace0.0', size: 3 * GiB - 48 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: OWNER_UUID },
         ]),
       ),
       reply.pvs(fixture('vgs-empty.json').replace('"vg"', '"pv"')),
@@ -446,7 +411,7 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
   const firstsNamespace = reply.namespaces(
     ['--region=region0'],
     ndctlNamespaces([
-      { dev: 'namespace0.0', size: 8 * GiB - 128 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+      { dev: 'namespace0.0', size: 8 * GiB - 128 * MiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: OWNER_UUID },
     ]),
   );
   const refusals = (lines: LogFields[]) => lines.filter((l) => l['msg'] === REFUSED);
@@ -583,7 +548,7 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
       reply.namespaces(
         ['--region=region0'],
         ndctlNamespaces([
-          { dev: 'namespace0.0', size: 4 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: UUID },
+          { dev: 'namespace0.0', size: 4 * GiB, name: 'pmem-csi', blockdev: 'pmem0', rawUuid: OWNER_UUID },
           { dev: 'namespace0.1', size: 2 * GiB, name: 'pmem-csi', blockdev: 'pmem0.1', rawUuid: SECOND_UUID },
         ]),
       ),
@@ -667,7 +632,7 @@ describe('LvmDeviceManager.createDevice', () => {
     const { dm, lines } = setup(runner);
     const info = await dm.createDevice({ volumeId: ID, size: GiB + 1 });
     expect(info).toEqual({ volumeId: ID, path: `/dev/${VG1}/${ID}`, size: GiB + 4 * MiB, dax: true });
-    // Per-volume detail at debug: the CSI layer logs the volume at info (csi/volumes.ts).
+    // Per-volume detail at debug: the CSI layer logs the volume at info (volumes/volumes.ts).
     expect(lines).toEqual([
       expect.objectContaining({ level: 'debug', msg: 'volume created', volumeId: ID, vg: VG1, size: GiB + 4 * MiB }),
     ]);
@@ -723,7 +688,7 @@ describe('LvmDeviceManager.createDevice', () => {
   it('rejects a size that is not a positive byte count, and ids LVM cannot name', async () => {
     const { dm } = setup(new ScriptedRunner());
     await expect(dm.createDevice({ volumeId: ID, size: 0 })).rejects.toThrow(
-      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+      new InvalidArgumentError('size must be a positive whole number of bytes, got 0'),
     );
     for (const bad of ['-abc', '..', 'a/b', 'x'.repeat(128)]) {
       await expect(dm.createDevice({ volumeId: bad, size: GiB })).rejects.toThrow(
@@ -937,7 +902,7 @@ describe('LvmDeviceManager.allocationSize', () => {
     const { dm } = setup(runner);
     expect(await dm.allocationSize(GiB + 1)).toBe(GiB + 1);
     await expect(dm.allocationSize(0)).rejects.toThrow(
-      new InvalidArgumentError('size must be a positive number of bytes, got 0'),
+      new InvalidArgumentError('size must be a positive whole number of bytes, got 0'),
     );
     expect(runner.unused()).toEqual([]);
   });

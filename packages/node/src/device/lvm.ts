@@ -18,12 +18,10 @@ import {
   type Logger,
 } from '@pmem-csi/runtime';
 import { GiB, MODE_TOOLS, type Capacity } from '@pmem-csi/csi';
-import { alignDown, alignUp, lcm } from './align.js';
+import { alignDown, alignUp, assertVolumeSize, lcm, notEnoughSpace } from './sizes.js';
 import {
-  assertVolumeSize,
   DeviceExistsError,
   DeviceNotFoundError,
-  notEnoughSpace,
   NotEnoughSpaceToGrowError,
   type AllocationOptions,
   type CreateDeviceRequest,

@@ -2,27 +2,13 @@
 // handed out in granularity-sized units, like an LVM volume group. Reservations are checked and
 // taken in one synchronous call, so concurrent creates can never over-commit the pool (no await
 // between the check and the take), and a failed create gives its space back exactly.
-import { formatBytes, InvalidArgumentError, type Capacity } from '@pmem-csi/csi';
+import { formatBytes, type Capacity } from '@pmem-csi/csi';
 import { NotEnoughSpaceError, NotEnoughSpaceToGrowError } from './device-manager.js';
+import { alignDown, alignUp, assertVolumeSize } from './sizes.js';
 
 /** "4294967296 bytes (4 GiB)": exact bytes for machines, the unit for people. */
 function exactBytes(n: number): string {
   return n < 1024 ? `${n} bytes` : `${n} bytes (${formatBytes(n)})`;
-}
-
-/** Throws InvalidArgumentError unless `size` is a positive safe integer number of bytes. */
-export function assertValidSize(size: number, field = 'size'): void {
-  if (!Number.isSafeInteger(size) || size <= 0) {
-    throw new InvalidArgumentError(`${field} must be a positive whole number of bytes, got ${String(size)}`);
-  }
-}
-
-export function roundUp(n: number, granularity: number): number {
-  return Math.ceil(n / granularity) * granularity;
-}
-
-export function roundDown(n: number, granularity: number): number {
-  return Math.floor(n / granularity) * granularity;
 }
 
 /** A pool of `total` bytes allocated per volume id in multiples of `granularity`. */
@@ -34,13 +20,13 @@ export class SpaceLedger {
     readonly total: number,
     readonly granularity: number,
   ) {
-    assertValidSize(total, 'total size');
-    assertValidSize(granularity, 'granularity');
+    assertVolumeSize(total, 'total size');
+    assertVolumeSize(granularity, 'granularity');
   }
 
   /** Requested size rounded up to the granularity. */
   round(size: number): number {
-    return roundUp(size, this.granularity);
+    return alignUp(size, this.granularity);
   }
 
   has(volumeId: string): boolean {
@@ -58,7 +44,7 @@ export class SpaceLedger {
 
   /** Largest single volume that fits now (the pool does not fragment). */
   get maxVolumeSize(): number {
-    return roundDown(this.available, this.granularity);
+    return alignDown(this.available, this.granularity);
   }
 
   capacity(): Capacity {
@@ -70,13 +56,13 @@ export class SpaceLedger {
    * (`grow` given), without taking anything or checking free space.
    */
   sizeFor(size: number, grow?: string): number {
-    assertValidSize(size);
+    assertVolumeSize(size);
     return Math.max(this.round(size), grow === undefined ? 0 : (this.#used.get(grow) ?? 0));
   }
 
   /** Take `size` (rounded up) for a new volume. @throws NotEnoughSpaceError */
   reserve(volumeId: string, size: number): number {
-    assertValidSize(size);
+    assertVolumeSize(size);
     const rounded = this.round(size);
     if (rounded > this.maxVolumeSize) throw this.#notEnough(volumeId, size, rounded);
     this.#set(volumeId, rounded);
@@ -85,7 +71,7 @@ export class SpaceLedger {
 
   /** Grow a volume to at least `size` (rounded up); returns the new size. @throws NotEnoughSpaceToGrowError */
   grow(volumeId: string, size: number): number {
-    assertValidSize(size);
+    assertVolumeSize(size);
     const current = this.#used.get(volumeId) ?? 0;
     const rounded = this.round(size);
     if (rounded <= current) return current;

@@ -4,7 +4,7 @@
 // a mounted one (online), or an unmounted ext4 before it is mounted (offline, which needs no
 // CAP_SYS_RESOURCE: hosts and containers without it can still grow ext4 volumes that are expanded
 // while no pod uses them). Parameters follow the Go driver, so volumes it formatted look the same.
-import { XFS_MIN_BYTES, type FsType } from '@pmem-csi/csi';
+import { GiB, XFS_MIN_BYTES, type FsType } from '@pmem-csi/csi';
 import { InternalError, OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
@@ -16,7 +16,7 @@ export { XFS_MIN_BYTES };
  * below 1 GiB those get too small for the 64 MiB minimum log and mkfs fails ("Log size must be at
  * least 64MB"). Four groups, the single-disk default, fit from 300 MiB on.
  */
-const XFS_SMALL_DEVICE = 1024 ** 3;
+const XFS_SMALL_DEVICE = GiB;
 
 /** What blkid found on a device. */
 export interface DeviceSignature {

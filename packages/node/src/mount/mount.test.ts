@@ -2,7 +2,7 @@
 // validation, and the rollback of a read-only bind mount whose remount fails.
 import { describe, expect, it } from '@jest/globals';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import { fsTypeOf } from '@pmem-csi/csi';
+import { fsTypeOf, MiB } from '@pmem-csi/csi';
 import {
   checkFilesystemFits,
   makeFilesystem,
@@ -14,8 +14,6 @@ import {
 import { decodeFindmnt, findMountAt, findMountsUnder, isWholeFilesystem, sourceDevice } from './findmnt.js';
 import { bindMount, mountArgs, unmountAll } from './mount.js';
 import { filesystemMountOptions, validateMountFlags } from './mount-options.js';
-
-const MiB = 1024 ** 2;
 
 function findmntJson(...entries: Array<Record<string, string>>): string {
   return JSON.stringify({ filesystems: entries });

@@ -8,8 +8,8 @@ import { FakeDeviceManager } from '../device/fake.js';
 import { reconcile } from './reconcile.js';
 import type { VolumeRecord } from './volume-record.js';
 import { VolumeStateStore } from './volume-store.js';
+import { MiB } from '@pmem-csi/csi';
 
-const MiB = 1024 * 1024;
 const rec = (volumeId: string, extra: Partial<VolumeRecord> = {}): VolumeRecord => ({
   volumeId,
   name: `pvc-${volumeId}`,

@@ -11,11 +11,12 @@ import { deleteFrame, frame, headerFrame, parseJournal, putFrame } from './journ
 import { readVolumeState } from './state-loader.js';
 import type { VolumeRecord } from './volume-record.js';
 import { VolumeStateStore } from './volume-store.js';
+import { MiB } from '@pmem-csi/csi';
 
 const rec = (volumeId: string, extra: Partial<VolumeRecord> = {}): VolumeRecord => ({
   volumeId,
   name: `pvc-${volumeId}`,
-  size: 8 * 1024 * 1024,
+  size: 8 * MiB,
   deviceMode: 'fake',
   parameters: {},
   createdAt: '2026-11-30T01:00:00.000Z',

@@ -14,12 +14,13 @@ import { headerFrame, putFrame } from './journal-format.js';
 import { readVolumeState } from './state-loader.js';
 import { encodeVolumeRecordFile, type VolumeRecord } from './volume-record.js';
 import { VolumeStateStore, type VolumeStateStoreOptions } from './volume-store.js';
+import { MiB } from '@pmem-csi/csi';
 
 const STEPS: AtomicStep[] = ['write-temp', 'fsync-temp', 'rename', 'fsync-dir'];
 const rec = (volumeId: string, extra: Partial<VolumeRecord> = {}): VolumeRecord => ({
   volumeId,
   name: `pvc-${volumeId}`,
-  size: 8 * 1024 * 1024,
+  size: 8 * MiB,
   deviceMode: 'lvm',
   parameters: { eraseafter: 'false' },
   createdAt: '2026-11-30T01:00:00.000Z',

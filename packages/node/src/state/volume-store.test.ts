@@ -12,11 +12,12 @@ import type { AtomicStep } from './atomic-file.js';
 import { readVolumeState } from './state-loader.js';
 import { validateVolumeRecord, type VolumeRecord } from './volume-record.js';
 import { VolumeStateStore, type VolumeStateStoreOptions } from './volume-store.js';
+import { MiB } from '@pmem-csi/csi';
 
 const rec = (volumeId: string, extra: Partial<VolumeRecord> = {}): VolumeRecord => ({
   volumeId,
   name: `pvc-${volumeId}`,
-  size: 8 * 1024 * 1024,
+  size: 8 * MiB,
   deviceMode: 'emulated',
   parameters: { eraseafter: 'true' },
   createdAt: '2026-11-30T01:00:00.000Z',
@@ -103,12 +104,12 @@ describe('VolumeStateStore', () => {
 
   it('records survive a restart, an update included (create and later update both work)', async () => {
     await store.put(rec('a'));
-    await store.put(rec('a', { size: 16 * 1024 * 1024 }));
+    await store.put(rec('a', { size: 16 * MiB }));
     await store.put(rec('b'));
     await store.delete('b');
     const again = await reopen();
-    expect(await again.list()).toEqual([rec('a', { size: 16 * 1024 * 1024 })]);
-    expect((await readVolumeState(dir)).records).toEqual([rec('a', { size: 16 * 1024 * 1024 })]);
+    expect(await again.list()).toEqual([rec('a', { size: 16 * MiB })]);
+    expect((await readVolumeState(dir)).records).toEqual([rec('a', { size: 16 * MiB })]);
   });
 
   it('get and list never touch the disk; a put never reads first', async () => {

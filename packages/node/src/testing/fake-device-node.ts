@@ -21,14 +21,14 @@ import {
   type registry,
   type RunResult,
 } from '@pmem-csi/runtime';
-import { volumeInventory } from '../csi/controller-list.js';
-import type { NodeServiceDeps } from '../csi/deps.js';
+import { volumeInventory } from '../node-controller/controller-list.js';
+import type { NodeServiceDeps } from '../volumes/deps.js';
 import {
   createNodeControllerService,
   nodeControllerCalls,
   type NodeControllerCalls,
-} from '../csi/node-controller-server.js';
-import { TEST_DRIVER, TEST_NODE } from '../csi/testing/test-node.js';
+} from '../node-controller/node-controller-server.js';
+import { TEST_DRIVER, TEST_NODE } from './test-node.js';
 import { FakeDeviceManager, type FakeStore } from '../device/fake.js';
 import { VolumeStateStore } from '../state/volume-store.js';
 

@@ -12,9 +12,9 @@ export {
 } from './fake-device-node.js';
 export { FakeDeviceManager, FakeStore, type FakeDeviceManagerOptions } from '../device/fake.js';
 // One node's CSI services on a unix socket, scripted mounts, host clean-up after root tests.
-export * from '../csi/testing/test-node.js';
-export * from '../csi/testing/scripted-mounts.js';
-export * from '../csi/testing/host-cleanup.js';
+export * from './test-node.js';
+export * from './scripted-mounts.js';
+export * from './host-cleanup.js';
 // The controller's side of the registry protocol, for registration tests.
 export * from '../registration/testing/fake-registry.js';
 // One contract suite for every DeviceManager implementation.

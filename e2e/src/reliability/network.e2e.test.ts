@@ -85,8 +85,8 @@ const nodeProcess = (name: string) => {
   if (p?.child.pid === undefined) throw new Error(`no running process ${name}`);
   return p;
 };
-const flag = (args: readonly string[], name: string): string => args[args.indexOf(name) + 1] ?? '';
-const portOf = (address: string): string => address.split(':').pop() ?? '';
+/** The port of a HOST:PORT flag value ('' without one). */
+const portOf = (address: string | undefined): string => address?.split(':').pop() ?? '';
 const ids = async (): Promise<string[]> =>
   (await ctl.listVolumes()).entries.map((e) => e.volume?.volume_id ?? '').sort();
 const state = async (node: string): Promise<string | undefined> =>
@@ -155,7 +155,8 @@ describe('R2: network faults between controller and node', () => {
     const kept = await whileSettling(() => ctl.createVolume(request('r2-bh-kept', 'n2')));
     const keptId = kept.volume?.volume_id ?? '';
     const before = await ids();
-    const restore = await blackhole(portOf(flag(nodeProcess('n2').args, '--node-controller-listen')));
+    const n2 = nodeProcess('n2').flags;
+    const restore = await blackhole(portOf(n2.mode === 'node' ? n2.nodeControllerListen : undefined));
     try {
       expectRetriable('blackholed node port: CreateVolume on n2', await create(request('r2-bh', 'n2')));
       expectRetriable('blackholed node port: DeleteVolume of a volume on n2', await remove(keptId));
@@ -171,7 +172,8 @@ describe('R2: network faults between controller and node', () => {
   it('registry port blackholed for a node: its lease runs out, it is unavailable, and it registers again by itself', async () => {
     const kept = await whileSettling(() => ctl.createVolume(request('r2-lease', 'n1')));
     const keptId = kept.volume?.volume_id ?? '';
-    const registryPort = portOf(flag(nodeProcess('controller').args, '--registry-listen'));
+    const controller = nodeProcess('controller').flags;
+    const registryPort = portOf(controller.mode === 'controller' ? controller.registryListen : undefined);
     // Both node drivers run on this host: every renewal to the registry port is dropped.
     const restore = await blackhole(registryPort);
     const started = Date.now();

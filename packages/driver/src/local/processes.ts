@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { DRIVER_V8_OPTIONS, type DriverMode } from '@pmem-csi/csi';
+import { DRIVER_V8_OPTIONS, renderDriverArgs, type DriverArgs, type DriverMode } from '@pmem-csi/csi';
 
 /** How long stop() waits after SIGTERM before it sends SIGKILL. */
 export const STOP_GRACE_MS = 15_000;
@@ -16,8 +16,8 @@ export const STOP_GRACE_MS = 15_000;
 export interface DriverProcess {
   readonly name: string;
   readonly mode: DriverMode;
-  /** The driver's arguments after `--mode <mode>`. */
-  readonly args: readonly string[];
+  /** The driver's flags, by configuration key; the command line renders them (renderDriverArgs). */
+  readonly flags: DriverArgs;
   readonly logFile: string;
   readonly child: ChildProcess;
   /** SIGTERM, then SIGKILL after a grace period; resolves when the process is gone. */
@@ -31,32 +31,31 @@ export const PARENT_PID_ENV = 'PMEM_CSI_PARENT_PID';
 
 /**
  * Node.js arguments that run the driver binary in `mode`: the mode's V8 options, then the sources
- * through tsx or the built file, then `--mode <mode>`.
+ * through tsx or the built file (the driver's flags follow).
  */
 export function driverCommand(mode: DriverMode): string[] {
   const fromSource = import.meta.url.endsWith('.ts');
   const main = fileURLToPath(new URL(fromSource ? '../main.ts' : '../main.js', import.meta.url));
   const binary = fromSource ? ['--conditions=@pmem-csi/source', '--import', 'tsx', main] : [main];
-  return [...DRIVER_V8_OPTIONS[mode], ...binary, '--mode', mode];
+  return [...DRIVER_V8_OPTIONS[mode], ...binary];
 }
 
-/** Start `pmem-csi-driver --mode <mode> <args>` as a child process. */
-export function startDriverProcess(
-  name: string,
-  mode: DriverMode,
-  args: readonly string[],
-  logFile: string,
-): DriverProcess {
+/** Start `pmem-csi-driver <flags>` (rendered from DRIVER_FLAGS, --mode first) as a child process. */
+export function startDriverProcess(name: string, flags: DriverArgs, logFile: string): DriverProcess {
+  const { mode } = flags;
   const fd = openSync(logFile, 'a');
   const env = { ...process.env, [PARENT_PID_ENV]: String(process.pid) };
-  const child = spawn(process.execPath, [...driverCommand(mode), ...args], { stdio: ['ignore', fd, fd], env });
+  const child = spawn(process.execPath, [...driverCommand(mode), ...renderDriverArgs(flags)], {
+    stdio: ['ignore', fd, fd],
+    env,
+  });
   closeSync(fd);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
   return {
     name,
     mode,
-    args,
+    flags,
     logFile,
     child,
     kill: async () => {

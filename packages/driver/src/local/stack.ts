@@ -6,6 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControllerStatus } from '@pmem-csi/controller';
+import type { DriverArgs } from '@pmem-csi/csi';
 import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner, type Logger } from '@pmem-csi/runtime';
 import { makeLocalCerts, type LocalCerts } from './certs.js';
@@ -81,10 +82,6 @@ export function chooseDeviceMode(forceFake: boolean): { mode: 'emulated' | 'fake
   return { mode: 'emulated', why: 'root with loop devices' };
 }
 
-function tlsArgs(f: LocalCerts['registry']): string[] {
-  return ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
-}
-
 /** The last lines of a log file (or why it cannot be read). */
 async function logTail(file: string, lines = 15): Promise<string> {
   try {
@@ -148,18 +145,18 @@ interface Wiring {
   readonly registryPort: number;
 }
 
-function controllerArgs(w: Wiring, statusPort: number): string[] {
-  return [
-    '--endpoint',
-    join(w.dir, 'controller', 'csi.sock'),
-    ...tlsArgs(w.certs.registry),
-    '--registry-listen',
-    `127.0.0.1:${w.registryPort}`,
-    '--metrics-listen',
-    `127.0.0.1:${statusPort}`,
-    '--lease-seconds',
-    '6',
-  ];
+function controllerFlags(w: Wiring, statusPort: number): DriverArgs {
+  const { caFile, certFile, keyFile } = w.certs.registry;
+  return {
+    mode: 'controller',
+    csiEndpoint: join(w.dir, 'controller', 'csi.sock'),
+    caFile,
+    certFile,
+    keyFile,
+    registryListen: `127.0.0.1:${w.registryPort}`,
+    metricsListen: `127.0.0.1:${statusPort}`,
+    leaseSeconds: 6,
+  };
 }
 
 async function startNode(
@@ -170,30 +167,22 @@ async function startNode(
   await mkdir(nodeDir, { recursive: true });
   const socket = join(nodeDir, 'csi.sock');
   const port = await freePort();
-  const process = startDriverProcess(
-    id,
-    'node',
-    [
-      '--nodeid',
-      id,
-      '--device-mode',
-      w.mode,
-      '--endpoint',
-      socket,
-      ...tlsArgs(w.certs.nodeController),
-      '--state-dir',
-      join(nodeDir, 'state'),
-      '--emulated-size',
-      String(size),
-      '--node-controller-listen',
-      `127.0.0.1:${port}`,
-      '--advertised-endpoint',
-      `127.0.0.1:${port}`,
-      '--registry-endpoint',
-      `127.0.0.1:${w.registryPort}`,
-    ],
-    join(w.dir, 'logs', `${id}.log`),
-  );
+  const { caFile, certFile, keyFile } = w.certs.nodeController;
+  const flags: DriverArgs = {
+    mode: 'node',
+    nodeId: id,
+    deviceMode: w.mode,
+    csiEndpoint: socket,
+    caFile,
+    certFile,
+    keyFile,
+    stateDir: join(nodeDir, 'state'),
+    emulatedSize: size,
+    nodeControllerListen: `127.0.0.1:${port}`,
+    advertisedEndpoint: `127.0.0.1:${port}`,
+    registryEndpoint: `127.0.0.1:${w.registryPort}`,
+  };
+  const process = startDriverProcess(id, flags, join(w.dir, 'logs', `${id}.log`));
   return { node: { id, socket, sizeBytes: size }, process };
 }
 
@@ -281,7 +270,7 @@ async function startParts(
   const w: Wiring = { dir, mode, certs, registryPort };
   await mkdir(join(dir, 'controller'), { recursive: true });
   o.processes.push(
-    startDriverProcess('controller', 'controller', controllerArgs(w, statusPort), join(dir, 'logs', 'controller.log')),
+    startDriverProcess('controller', controllerFlags(w, statusPort), join(dir, 'logs', 'controller.log')),
   );
   const nodes: LocalNode[] = [];
   for (const size of nodeSizes) {
@@ -332,7 +321,7 @@ export async function startLocalStack(
       const old = processes[i];
       if (old === undefined) throw new Error(`no process named ${name} in the local stack`);
       await (how === 'crash' ? old.kill() : old.stop());
-      processes[i] = startDriverProcess(old.name, old.mode, old.args, old.logFile);
+      processes[i] = startDriverProcess(old.name, old.flags, old.logFile);
     };
     return {
       dir,

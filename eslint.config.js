@@ -101,6 +101,63 @@ const CONTROLLER_TEST_CONSTRAINTS = depConstraints.map((c) =>
   c.sourceTag === 'scope:controller' ? { ...c, onlyDependOnLibsWithTags: [...SHARED, 'scope:node'] } : c,
 );
 
+// ---------------------------------------------------------------------------------------------
+// The layer rules inside a package, written once for packages/{controller,node,operator}/eslint.config.js
+// (they import these helpers from here). A package lists its folders lowest first and, for each, what
+// it never imports and which port it must go through; each folder becomes one
+// `@typescript-eslint/no-restricted-imports` rule object on its production files (tests, test kits and
+// fixtures assemble from any parts). One object per folder: a later object for the same files would
+// replace an earlier one's options, not add to them. Kept in this file because Nx counts it as an
+// input of every package's lint target. Each package's src/layers.test.ts proves its rules.
+
+/** Files the layer rules never apply to: tests, test kits and fixtures wire any parts. */
+export const TEST_FILES = ['**/*.test.ts', '**/testing/**', '**/__fixtures__/**'];
+
+/** A folder is restricted as all of its files; a top-level file by its import name (`main.js`). */
+const glob = (target) => (target.endsWith('.js') ? `**/${target}` : `**/${target}/*`);
+/** How a message names a target: a folder as `folder/`, a file by its source name (`main.ts`). */
+const shown = (target) => (target.endsWith('.js') ? target.replace(/\.js$/, '.ts') : `${target}/`);
+
+/**
+ * The helpers of one package's layer config; `config` (e.g. 'packages/node/eslint.config.js') is
+ * named in every message, so that whoever hits a rule finds where the layers are described.
+ */
+export function layerRules(config) {
+  return {
+    /**
+     * `layer` never imports the `targets` (folders such as 'csi', or top-level files such as
+     * 'main.js'), except the files in `except` (paths below src/, such as 'binary/flags.js').
+     */
+    never(layer, targets, except = []) {
+      const but = except.length > 0 ? ` (except ${except.map(shown).join(', ')})` : '';
+      return {
+        group: [...targets.map(glob), ...except.map((e) => `!**/${e}`)],
+        message: `${layer} never imports ${targets.map(shown).join(', ')}${but} (layers: ${config}).`,
+      };
+    },
+
+    /**
+     * `layer` reaches `folder` only through its files `allowed` (the port); `says` completes the
+     * message: what the port is and who picks the implementation.
+     */
+    onlyThrough(layer, folder, allowed, says) {
+      return {
+        group: [`**/${folder}/*`, ...allowed.map((f) => `!**/${folder}/${f}`)],
+        message: `${layer} ${says}`,
+      };
+    },
+
+    /** The rule object of the production files in src/<folder>: restricted `paths` and `patterns`. */
+    layer(folder, { paths = [], patterns }) {
+      return {
+        files: [`src/${folder}/**/*.ts`],
+        ignores: TEST_FILES,
+        rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] },
+      };
+    },
+  };
+}
+
 export default tseslint.config(
   {
     ignores: [

@@ -1,45 +1,18 @@
 // Proves that the package boundaries of CONTRIBUTING.md are enforced by lint, not by habit: ESLint
 // with the workspace config reports @nx/enforce-module-boundaries errors for forbidden imports
 // and none for an allowed one. The probe files exist only in memory (lintText).
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { readCachedProjectGraph } from '@nx/devkit';
-import { ESLint } from 'eslint';
-import tseslint from 'typescript-eslint';
+import { ensureProjectGraph, lintProbe, WORKSPACE_ROOT } from './testing/lint-probe.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RULE = '@nx/enforce-module-boundaries';
 const PROBE = '__boundary_probe__.ts';
+const probe = lintProbe(WORKSPACE_ROOT, PROBE);
 
-// The rule silently skips itself when Nx has no cached project graph, which would make every
-// case below pass vacuously for the control and fail confusingly for the others: build it first.
-function ensureProjectGraph(): void {
-  try {
-    readCachedProjectGraph();
-    return;
-  } catch {
-    const res = spawnSync('npx', ['nx', 'show', 'projects'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, NX_DAEMON: 'false' },
-    });
-    if (res.status !== 0) throw new Error(`could not create the Nx project graph: ${res.stderr}`);
-  }
-  readCachedProjectGraph();
-}
-
+/** The boundary rule's messages (first lines) for a probe in packages/<pkg>/src; any other rule's is a failure. */
 async function boundaryMessages(pkg: string, code: string): Promise<string[]> {
-  // The probe file is not in any tsconfig, so type-aware parsing is switched off for it alone; the
-  // boundary rule needs no type information.
-  const eslint = new ESLint({
-    cwd: ROOT,
-    overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}`] }],
-  });
-  const [result] = await eslint.lintText(code, { filePath: `${ROOT}packages/${pkg}/src/${PROBE}` });
-  const messages = result?.messages ?? [];
-  const other = messages.filter((m) => m.ruleId !== RULE);
+  const messages = await probe.lint(`packages/${pkg}/src/${PROBE}`, code);
+  const other = messages.filter((m) => !m.startsWith(`${RULE}: `));
   if (other.length > 0) throw new Error(`unexpected lint messages: ${JSON.stringify(other)}`);
-  return messages.map((m) => m.message);
+  return messages.map((m) => m.slice(RULE.length + 2));
 }
 
 describe('package boundaries (@nx/enforce-module-boundaries)', () => {
@@ -69,9 +42,7 @@ describe('package boundaries (@nx/enforce-module-boundaries)', () => {
       "import * as node from '@pmem-csi/node';\nexport const probe = node;\n",
     );
     expect(messages).toHaveLength(1);
-    expect(messages[0]?.split('\n')[0]).toBe(
-      'Circular dependency between "api" and "node" detected: api -> node -> api',
-    );
+    expect(messages[0]).toBe('Circular dependency between "api" and "node" detected: api -> node -> api');
   }, 60_000);
 
   it('forbids the api package to import the Kubernetes client', async () => {

@@ -3,40 +3,14 @@
 // controller's tests and test kit may use the node's test kit '@pmem-csi/node/testing' — so that
 // they run on the real node — but not its production entry; the node never imports the controller,
 // and the Nx project graph has no cycle. Probe files exist only in memory (lintText).
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { createProjectGraphAsync, readCachedProjectGraph, type ProjectGraph } from '@nx/devkit';
-import { ESLint } from 'eslint';
-import tseslint from 'typescript-eslint';
+import { createProjectGraphAsync, type ProjectGraph } from '@nx/devkit';
+import { ensureProjectGraph, lintProbe, WORKSPACE_ROOT } from '@pmem-csi/api/testing/lint';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PROBE = '__controller_boundary_probe__';
-
-// The boundary rule skips itself without a cached project graph; build it first.
-function ensureProjectGraph(): void {
-  try {
-    readCachedProjectGraph();
-    return;
-  } catch {
-    const res = spawnSync('npx', ['nx', 'show', 'projects'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, NX_DAEMON: 'false' },
-    });
-    if (res.status !== 0) throw new Error(`could not create the Nx project graph: ${res.stderr}`);
-  }
-  readCachedProjectGraph();
-}
+const probe = lintProbe(WORKSPACE_ROOT, PROBE);
 
 /** The lint messages ("rule: first line") for a probe at `path` (below packages/) with `code`. */
-async function lintProbe(path: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({
-    cwd: ROOT,
-    overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}*`] }],
-  });
-  const [result] = await eslint.lintText(code, { filePath: `${ROOT}packages/${path}` });
-  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message.split('\n')[0]}`);
-}
+const lintProbeAt = (path: string, code: string): Promise<string[]> => probe.lint(`packages/${path}`, code);
 
 const NODE_MAIN = "import { startNodeDriver } from '@pmem-csi/node';\nexport const probe = startNodeDriver;\n";
 const NODE_KIT =
@@ -76,18 +50,18 @@ describe('controller → node boundary', () => {
   ])(
     'refuses the node in production controller code (%s, %#)',
     async (dir, code) => {
-      await expect(lintProbe(`${dir}${PROBE}.ts`, code)).resolves.toEqual([REFUSED]);
+      await expect(lintProbeAt(`${dir}${PROBE}.ts`, code)).resolves.toEqual([REFUSED]);
     },
     60_000,
   );
 
   it('lets controller tests and the controller test kit use the node test kit (controls)', async () => {
-    await expect(lintProbe(`controller/src/csi/${PROBE}.test.ts`, NODE_KIT)).resolves.toEqual([]);
-    await expect(lintProbe(`controller/src/testing/${PROBE}.ts`, NODE_KIT)).resolves.toEqual([]);
+    await expect(lintProbeAt(`controller/src/csi/${PROBE}.test.ts`, NODE_KIT)).resolves.toEqual([]);
+    await expect(lintProbeAt(`controller/src/testing/${PROBE}.ts`, NODE_KIT)).resolves.toEqual([]);
   }, 60_000);
 
   it("refuses the node's production entry in controller tests", async () => {
-    await expect(lintProbe(`controller/src/csi/${PROBE}.test.ts`, NODE_MAIN)).resolves.toEqual([
+    await expect(lintProbeAt(`controller/src/csi/${PROBE}.test.ts`, NODE_MAIN)).resolves.toEqual([
       "no-restricted-imports: '@pmem-csi/node' import is restricted from being used. controller tests use the node only through its test kit: import from '@pmem-csi/node/testing'.",
     ]);
   }, 60_000);
@@ -95,7 +69,7 @@ describe('controller → node boundary', () => {
   it('refuses the controller in the node, tests included', async () => {
     const code = "import { startController } from '@pmem-csi/controller';\nexport const probe = startController;\n";
     for (const file of [`node/src/csi/${PROBE}.ts`, `node/src/csi/${PROBE}.test.ts`]) {
-      const messages = await lintProbe(file, code);
+      const messages = await lintProbeAt(file, code);
       expect(messages).toHaveLength(1);
       expect(messages[0]).toMatch(
         /^@nx\/enforce-module-boundaries: (Circular dependency between "node" and "controller"|A project tagged with "scope:node" can only depend on libs tagged with "scope:api", "scope:csi", "scope:shared")/,

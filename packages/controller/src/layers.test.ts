@@ -2,25 +2,10 @@
 // (ESLint run from the package directory): every folder reaches nodes only through the NodePort, never
 // an adapter; nodes/ imports no other folder; nothing below csi/ imports it; no folder imports the
 // composition root; tests may assemble anything. Probe files exist only in memory (lintText).
-import { fileURLToPath } from 'node:url';
-import { ESLint } from 'eslint';
-import tseslint from 'typescript-eslint';
+import { lintProbe, packageDir, refusedByPattern as refused } from '@pmem-csi/api/testing/lint';
 
-const PKG = fileURLToPath(new URL('../', import.meta.url));
 const PROBE = '__layer_probe__';
-const RULE = '@typescript-eslint/no-restricted-imports';
-
-let eslint: ESLint;
-
-/** The lint messages (rule: message) of a probe at src/<path> that imports `spec`. */
-async function lintImport(path: string, spec: string): Promise<string[]> {
-  const code = `import { probe } from '${spec}';\nexport const used = probe;\n`;
-  const [result] = await eslint.lintText(code, { filePath: `${PKG}src/${path}` });
-  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`);
-}
-
-const refused = (spec: string, why: string): string =>
-  `${RULE}: '${spec}' import is restricted from being used by a pattern. ${why}`;
+const { lintImport } = lintProbe(packageDir('controller'), PROBE);
 
 const PORT_ONLY = (layer: string): string =>
   `${layer} reaches nodes only through the NodePort (nodes/node-port.ts, nodes/node-errors.ts), never an ` +
@@ -29,13 +14,6 @@ const NEVER = (layer: string, folders: string): string =>
   `${layer} never imports ${folders} (layers: packages/controller/eslint.config.js).`;
 
 describe('layer rules inside @pmem-csi/controller', () => {
-  beforeAll(() => {
-    eslint = new ESLint({
-      cwd: PKG,
-      overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}*.ts`] }],
-    });
-  });
-
   it.each([
     ['csi', 'grpc-node-port'],
     ['csi', 'in-process-node-port'],
@@ -46,7 +24,7 @@ describe('layer rules inside @pmem-csi/controller', () => {
     '%s/ may not import the node adapter %s',
     async (folder, adapter) => {
       const spec = `../nodes/${adapter}.js`;
-      await expect(lintImport(`${folder}/${PROBE}.ts`, spec)).resolves.toEqual([
+      await expect(lintImport(`src/${folder}/${PROBE}.ts`, spec)).resolves.toEqual([
         refused(spec, PORT_ONLY(`src/${folder}`)),
       ]);
     },
@@ -67,21 +45,21 @@ describe('layer rules inside @pmem-csi/controller', () => {
   ])(
     '%s/ may not import %s',
     async (folder, spec, why) => {
-      await expect(lintImport(`${folder}/${PROBE}.ts`, spec)).resolves.toEqual([refused(spec, why)]);
+      await expect(lintImport(`src/${folder}/${PROBE}.ts`, spec)).resolves.toEqual([refused(spec, why)]);
     },
     60_000,
   );
 
   it('allows what the layers use: the port and its errors, the registry, the index, placement from csi/', async () => {
-    await expect(lintImport(`csi/${PROBE}.ts`, '../nodes/node-port.js')).resolves.toEqual([]);
-    await expect(lintImport(`csi/sub/${PROBE}.ts`, '../../nodes/node-errors.js')).resolves.toEqual([]);
-    await expect(lintImport(`csi/${PROBE}.ts`, '../placement/placement.js')).resolves.toEqual([]);
-    await expect(lintImport(`volumes/${PROBE}.ts`, '../registry/node-registry.js')).resolves.toEqual([]);
-    await expect(lintImport(`nodes/${PROBE}.ts`, './node-port.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/csi/${PROBE}.ts`, '../nodes/node-port.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/csi/sub/${PROBE}.ts`, '../../nodes/node-errors.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/csi/${PROBE}.ts`, '../placement/placement.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/volumes/${PROBE}.ts`, '../registry/node-registry.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/nodes/${PROBE}.ts`, './node-port.js')).resolves.toEqual([]);
   }, 60_000);
 
   it('leaves tests and test kits free to assemble a controller from any parts', async () => {
-    await expect(lintImport(`csi/${PROBE}.test.ts`, '../nodes/in-process-node-port.js')).resolves.toEqual([]);
-    await expect(lintImport(`testing/${PROBE}.ts`, '../nodes/grpc-node-port.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/csi/${PROBE}.test.ts`, '../nodes/in-process-node-port.js')).resolves.toEqual([]);
+    await expect(lintImport(`src/testing/${PROBE}.ts`, '../nodes/grpc-node-port.js')).resolves.toEqual([]);
   }, 60_000);
 });

@@ -1,44 +1,16 @@
 // Proves that @pmem-csi/csi stays pure (CONTRIBUTING.md): lint refuses Node built-ins that do I/O,
 // gRPC and the Kubernetes client in its sources, and any package of ours but the api; it allows the
 // api, and every package above lets the csi package in. Probe files exist only in memory (lintText).
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { readCachedProjectGraph } from '@nx/devkit';
-import { ESLint } from 'eslint';
-import tseslint from 'typescript-eslint';
+import { ensureProjectGraph, lintProbe as probeFrom, packageDir } from '@pmem-csi/api/testing/lint';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PROBE = '__csi_boundary_probe__.ts';
 
-// The boundary rule skips itself without a cached project graph; build it first.
-function ensureProjectGraph(): void {
-  try {
-    readCachedProjectGraph();
-    return;
-  } catch {
-    const res = spawnSync('npx', ['nx', 'show', 'projects'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, NX_DAEMON: 'false' },
-    });
-    if (res.status !== 0) throw new Error(`could not create the Nx project graph: ${res.stderr}`);
-  }
-  readCachedProjectGraph();
-}
-
 /**
- * The lint messages (rule: message) for a probe file with `code` in package `pkg`, linted from the
- * package's directory as `nx lint <pkg>` does (ESLint matches `files` patterns against the directory
- * of the config it finds there: a rule that only applies from the root would prove nothing).
+ * The lint messages (rule: first line) for a probe file with `code` in package `pkg`, linted from the
+ * package's directory as `nx lint <pkg>` does (a rule that only applies from the root would prove nothing).
  */
-async function lintProbe(pkg: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({
-    cwd: `${ROOT}packages/${pkg}/`,
-    overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}`] }],
-  });
-  const [result] = await eslint.lintText(code, { filePath: `${ROOT}packages/${pkg}/src/${PROBE}` });
-  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message.split('\n')[0]}`);
-}
+const lintProbe = (pkg: string, code: string): Promise<string[]> =>
+  probeFrom(packageDir(pkg), PROBE).lint(`src/${PROBE}`, code);
 
 const PURE = '@pmem-csi/csi is pure (no I/O): keep Node built-ins in the packages that do I/O.';
 

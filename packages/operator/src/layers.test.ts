@@ -3,27 +3,19 @@
 // are pure builders (types of the Kubernetes client only, no I/O, the KubeApi port only), certs/,
 // plan/ and status/ stay below the loop, the loop reaches Kubernetes through the port, binary/
 // never imports the loop, and tests may wire anything. Probe files exist only in memory.
-import { fileURLToPath } from 'node:url';
-import { ESLint } from 'eslint';
-import tseslint from 'typescript-eslint';
+import { lintProbe, packageDir } from '@pmem-csi/api/testing/lint';
 
-const PKG = fileURLToPath(new URL('../', import.meta.url));
 const PROBE = '__layer_probe__';
 const RULE = '@typescript-eslint/no-restricted-imports';
-
-let eslint: ESLint;
+const probe = lintProbe(packageDir('operator'), PROBE);
 
 /** The lint messages (rule: message) of a probe at src/<path> with the import statement `line`. */
-async function lint(path: string, line: string): Promise<string[]> {
-  const [result] = await eslint.lintText(`${line}\nexport const used = probe;\n`, {
-    filePath: `${PKG}src/${path}`,
-  });
-  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`);
-}
+const lint = (path: string, line: string): Promise<string[]> =>
+  probe.lint(`src/${path}`, `${line}\nexport const used = probe;\n`);
 
 /** The messages of `import { probe } from '<spec>'` in a probe file in src/<folder>. */
 const lintImport = (folder: string, spec: string): Promise<string[]> =>
-  lint(`${folder}/${PROBE}.ts`, `import { probe } from '${spec}';`);
+  probe.lintImport(`src/${folder}/${PROBE}.ts`, spec);
 
 /** The one message a refused pattern gives: the import, then the layer's reason. */
 function refusedBy(spec: string, reason: RegExp): RegExp {
@@ -38,13 +30,6 @@ async function expectRefused(folder: string, spec: string, reason: RegExp): Prom
 }
 
 describe('layer rules inside @pmem-csi/operator', () => {
-  beforeAll(() => {
-    eslint = new ESLint({
-      cwd: PKG,
-      overrideConfig: [{ ...tseslint.configs.disableTypeChecked, files: [`**/${PROBE}*.ts`] }],
-    });
-  });
-
   it.each([
     '../loop/queue.js',
     '../plan/object-plan.js',
@@ -102,7 +87,7 @@ describe('layer rules inside @pmem-csi/operator', () => {
     await expectRefused(
       'render',
       '../binary/http-server.js',
-      /src\/render never imports .*\(except binary\/flags\.js\)/,
+      /src\/render never imports .*\(except binary\/flags\.ts\)/,
     );
   }, 60_000);
 
@@ -119,8 +104,8 @@ describe('layer rules inside @pmem-csi/operator', () => {
       '../kube/kube-api.js',
       /src\/loop reaches Kubernetes only through the KubeApi port .*main\.ts picks the adapter/,
     ],
-    ['loop', '../binary/flags.js', /src\/loop never imports render\/, binary\/, main\.js/],
-    ['loop', '../main.js', /src\/loop never imports render\/, binary\/, main\.js/],
+    ['loop', '../binary/flags.js', /src\/loop never imports render\/, binary\/, main\.ts/],
+    ['loop', '../main.js', /src\/loop never imports render\/, binary\/, main\.ts/],
     ['binary', '../loop/control-loop.js', /src\/binary never imports loop\//],
   ])(
     '%s/ may not import %s',

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DRIVER_V8_OPTIONS } from '@pmem-csi/csi';
+import { DRIVER_V8_OPTIONS, renderDriverArgs } from '@pmem-csi/csi';
 import { freePort, makeLocalCerts } from '@pmem-csi/driver';
 import { DEFAULT_KEY_TYPE, keyTypeOf, type KeyType, type TlsFiles } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
@@ -82,10 +82,6 @@ export function goTls(f: TlsFiles): string[] {
   return ['-ca', f.caFile, '-cert', f.certFile, '-key', f.keyFile];
 }
 
-function driverTls(f: TlsFiles): string[] {
-  return ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
-}
-
 export interface Controller {
   readonly proc: HostProcess;
   readonly socket: string;
@@ -106,17 +102,16 @@ export async function startController(ctx: BenchContext, name: string, leaseSeco
       // The V8 options the operator gives the controller's pod (none yet).
       ...DRIVER_V8_OPTIONS.controller,
       ctx.driverMain,
-      '--mode',
-      'controller',
-      '--endpoint',
-      `unix://${socket}`,
-      ...driverTls(ctx.certs.registry),
-      '--registry-listen',
-      `127.0.0.1:${registryPort}`,
-      '--metrics-listen',
-      `127.0.0.1:${statusPort}`,
-      '--lease-seconds',
-      String(leaseSeconds),
+      ...renderDriverArgs({
+        mode: 'controller',
+        csiEndpoint: `unix://${socket}`,
+        caFile: ctx.certs.registry.caFile,
+        certFile: ctx.certs.registry.certFile,
+        keyFile: ctx.certs.registry.keyFile,
+        registryListen: `127.0.0.1:${registryPort}`,
+        metricsListen: `127.0.0.1:${statusPort}`,
+        leaseSeconds,
+      }),
     ],
     join(dir, 'driver.log'),
   );
@@ -150,25 +145,20 @@ export async function startNode(ctx: BenchContext, spec: NodeSpec): Promise<Node
     // Measured as the pods run it: the heap limits the operator puts into the node's NODE_OPTIONS.
     ...DRIVER_V8_OPTIONS.node,
     ctx.driverMain,
-    '--mode',
-    'node',
-    '--nodeid',
-    spec.name,
-    '--device-mode',
-    spec.deviceMode,
-    '--endpoint',
-    `unix://${socket}`,
-    ...driverTls(ctx.certs.nodeController),
-    '--state-dir',
-    join(dir, 'state'),
-    '--emulated-size',
-    String(spec.sizeBytes),
-    '--node-controller-listen',
-    `127.0.0.1:${port}`,
-    '--advertised-endpoint',
-    `127.0.0.1:${port}`,
-    '--registry-endpoint',
-    `127.0.0.1:${registryPort}`,
+    ...renderDriverArgs({
+      mode: 'node',
+      nodeId: spec.name,
+      deviceMode: spec.deviceMode,
+      csiEndpoint: `unix://${socket}`,
+      caFile: ctx.certs.nodeController.caFile,
+      certFile: ctx.certs.nodeController.certFile,
+      keyFile: ctx.certs.nodeController.keyFile,
+      stateDir: join(dir, 'state'),
+      emulatedSize: spec.sizeBytes,
+      nodeControllerListen: `127.0.0.1:${port}`,
+      advertisedEndpoint: `127.0.0.1:${port}`,
+      registryEndpoint: `127.0.0.1:${registryPort}`,
+    }),
   ];
   const startedAt = Date.now();
   const proc = start(spec.name, process.execPath, args, join(dir, 'driver.log'));

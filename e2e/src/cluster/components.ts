@@ -5,6 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderDriverArgs, type DriverArgs } from '@pmem-csi/csi';
 import { freePort } from '@pmem-csi/driver';
 import { toolPath } from '../tools.js';
 import type { KwokCluster } from './harness.js';
@@ -133,12 +134,16 @@ export function startProvisioner(cluster: KwokCluster, options: ProvisionerOptio
   );
 }
 
-/** Run pmem-csi-driver from its sources (as `npm start` does), logging to `<logDir>/<name>.log`. */
-export function startDriver(cluster: KwokCluster, name: string, args: readonly string[]): HostProcess {
+/**
+ * Run pmem-csi-driver from its sources (as `npm start` does) with `flags` (rendered from the flag
+ * schema, DRIVER_FLAGS), logging to `<logDir>/<name>.log`.
+ */
+export function startDriver(cluster: KwokCluster, name: string, flags: DriverArgs): HostProcess {
+  const main = join(REPO_ROOT, 'packages/driver/src/main.ts');
   return startHostProcess(
     name,
     process.execPath,
-    ['--conditions=@pmem-csi/source', '--import', 'tsx', join(REPO_ROOT, 'packages/driver/src/main.ts'), ...args],
+    ['--conditions=@pmem-csi/source', '--import', 'tsx', main, ...renderDriverArgs(flags)],
     { logFile: join(cluster.logDir, `${name}.log`), cwd: REPO_ROOT },
   );
 }

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { NODE_CONTROLLER_SAN } from '@pmem-csi/api';
 import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
 import { provisionerClientLimitArgs } from '@pmem-csi/operator';
-import { channelCredentials, loadCsi, unary, type TlsFiles } from '@pmem-csi/runtime';
+import { channelCredentials, loadCsi, unary } from '@pmem-csi/runtime';
 import { startDriver, startProvisioner } from './components.js';
 import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
@@ -50,8 +50,6 @@ const ELECTION_FLAGS = [
 ];
 const timings: Record<string, number> = {};
 
-const tlsArgs = (f: TlsFiles): string[] => ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
-
 /** A controller pod: our controller and its external-provisioner, restarted like containers while the pod lives. */
 class Replica {
   readonly identity: string;
@@ -77,21 +75,19 @@ class Replica {
   }
 
   startController(): void {
-    this.controller = startDriver(this.cluster, `controller-${this.name}`, [
-      '--mode',
-      'controller',
-      '--endpoint',
-      this.socket,
-      ...tlsArgs(this.certs.registry),
-      '--registry-listen',
-      `127.0.0.1:${this.home.registryPort}`,
-      '--metrics-listen',
-      `127.0.0.1:${this.home.statusPort}`,
+    const tls = this.certs.registry;
+    this.controller = startDriver(this.cluster, `controller-${this.name}`, {
+      mode: 'controller',
+      csiEndpoint: this.socket,
+      caFile: tls.caFile,
+      certFile: tls.certFile,
+      keyFile: tls.keyFile,
+      registryListen: `127.0.0.1:${this.home.registryPort}`,
+      metricsListen: `127.0.0.1:${this.home.statusPort}`,
       // Settle period 15 s (registry/node-registry.ts settleMsFor): a restarted replica's sidecar waits that
       // long for Probe, well past the 6 s Lease, so the warm standby wins the Lease.
-      '--lease-seconds',
-      '6',
-    ]);
+      leaseSeconds: 6,
+    });
   }
 
   startSidecar(): void {
@@ -203,27 +199,20 @@ describe('cluster: controller failover (two replicas, leader election, nodes reg
       const nodeDir = join(dir, 'nodes', id);
       await mkdir(nodeDir, { recursive: true });
       const port = await freePort();
-      const proc = startDriver(cluster, `node-${id}`, [
-        '--mode',
-        'node',
-        '--nodeid',
-        id,
-        '--device-mode',
-        'fake',
-        '--endpoint',
-        join(nodeDir, 'csi.sock'),
-        ...tlsArgs(certs.nodeController),
-        '--state-dir',
-        join(nodeDir, 'state'),
-        '--emulated-size',
-        String(512 * MiB),
-        '--node-controller-listen',
-        `127.0.0.1:${port}`,
-        '--advertised-endpoint',
-        `127.0.0.1:${port}`,
-        '--registry-endpoint',
+      const proc = startDriver(cluster, `node-${id}`, {
+        mode: 'node',
+        nodeId: id,
+        deviceMode: 'fake',
+        csiEndpoint: join(nodeDir, 'csi.sock'),
+        caFile: certs.nodeController.caFile,
+        certFile: certs.nodeController.certFile,
+        keyFile: certs.nodeController.keyFile,
+        stateDir: join(nodeDir, 'state'),
+        emulatedSize: 512 * MiB,
+        nodeControllerListen: `127.0.0.1:${port}`,
+        advertisedEndpoint: `127.0.0.1:${port}`,
         registryEndpoint,
-      ]);
+      });
       nodes.push({ id, port, process: proc });
     }
     const { kube } = cluster;

@@ -12,14 +12,14 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deploymentObjectNames } from '@pmem-csi/api';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
-import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
+import { fetchStatus, freePort, makeLocalCerts } from '@pmem-csi/driver';
 import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner } from '@pmem-csi/runtime';
-import { DRIVER_NAMESPACE, REPO_ROOT, startOperator, startProvisioner, type OperatorRun } from './components.js';
+import { DRIVER_NAMESPACE, startDriver, startOperator, startProvisioner, type OperatorRun } from './components.js';
 import { createCluster, ensureNamespace, printTimings, type KwokCluster } from './harness.js';
 import { helmTemplate, parseManifests, RELEASE_NAMESPACE } from '../deploy/render.js';
 import type { KubeObject } from './kube.js';
-import { startHostProcess, tail, type HostProcess } from './processes.js';
+import { tail, type HostProcess } from './processes.js';
 import { conditionIs, installCrd, pmemDeployment, waitStatus, workloadRefs } from './pmem-deployment.js';
 import {
   affinityNodes,
@@ -148,24 +148,6 @@ interface MetricsStack {
   readonly nodes: readonly DriverRun[];
 }
 
-const tlsArgs = (f: LocalCerts['registry']): string[] => [
-  '--ca-file',
-  f.caFile,
-  '--cert-file',
-  f.certFile,
-  '--key-file',
-  f.keyFile,
-];
-
-function startDriver(cluster: KwokCluster, name: string, args: readonly string[]): HostProcess {
-  return startHostProcess(
-    name,
-    process.execPath,
-    ['--conditions=@pmem-csi/source', '--import', 'tsx', join(REPO_ROOT, 'packages/driver/src/main.ts'), ...args],
-    { logFile: join(cluster.logDir, `${name}.log`), cwd: REPO_ROOT },
-  );
-}
-
 async function startMetricsStack(cluster: KwokCluster, dir: string): Promise<MetricsStack> {
   const certs = await makeLocalCerts(join(dir, 'certs'));
   const registryPort = await freePort();
@@ -175,19 +157,16 @@ async function startMetricsStack(cluster: KwokCluster, dir: string): Promise<Met
   const controller: DriverRun = {
     name: 'controller',
     metricsUrl: `http://127.0.0.1:${controllerMetrics}`,
-    process: startDriver(cluster, 'driver-controller', [
-      '--mode',
-      'controller',
-      '--endpoint',
-      controllerSocket,
-      ...tlsArgs(certs.registry),
-      '--registry-listen',
-      `127.0.0.1:${registryPort}`,
-      '--metrics-listen',
-      `127.0.0.1:${controllerMetrics}`,
-      '--lease-seconds',
-      '6',
-    ]),
+    process: startDriver(cluster, 'driver-controller', {
+      mode: 'controller',
+      csiEndpoint: controllerSocket,
+      caFile: certs.registry.caFile,
+      certFile: certs.registry.certFile,
+      keyFile: certs.registry.keyFile,
+      registryListen: `127.0.0.1:${registryPort}`,
+      metricsListen: `127.0.0.1:${controllerMetrics}`,
+      leaseSeconds: 6,
+    }),
   };
   const nodes: DriverRun[] = [];
   for (const id of cluster.nodes) {
@@ -197,29 +176,21 @@ async function startMetricsStack(cluster: KwokCluster, dir: string): Promise<Met
     nodes.push({
       name: id,
       metricsUrl: `http://127.0.0.1:${metrics}`,
-      process: startDriver(cluster, `driver-${id}`, [
-        '--mode',
-        'node',
-        '--nodeid',
-        id,
-        '--device-mode',
-        'emulated',
-        '--endpoint',
-        join(nodeDir, 'csi.sock'),
-        ...tlsArgs(certs.nodeController),
-        '--state-dir',
-        join(nodeDir, 'state'),
-        '--emulated-size',
-        String(NODE_BYTES),
-        '--node-controller-listen',
-        `127.0.0.1:${port}`,
-        '--advertised-endpoint',
-        `127.0.0.1:${port}`,
-        '--registry-endpoint',
-        `127.0.0.1:${registryPort}`,
-        '--metrics-listen',
-        `127.0.0.1:${metrics}`,
-      ]),
+      process: startDriver(cluster, `driver-${id}`, {
+        mode: 'node',
+        nodeId: id,
+        deviceMode: 'emulated',
+        csiEndpoint: join(nodeDir, 'csi.sock'),
+        caFile: certs.nodeController.caFile,
+        certFile: certs.nodeController.certFile,
+        keyFile: certs.nodeController.keyFile,
+        stateDir: join(nodeDir, 'state'),
+        emulatedSize: NODE_BYTES,
+        nodeControllerListen: `127.0.0.1:${port}`,
+        advertisedEndpoint: `127.0.0.1:${port}`,
+        registryEndpoint: `127.0.0.1:${registryPort}`,
+        metricsListen: `127.0.0.1:${metrics}`,
+      }),
     });
   }
   const stack = { dir, controllerSocket, controller, nodes };

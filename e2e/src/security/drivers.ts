@@ -5,6 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderDriverArgs, type DriverArgs } from '@pmem-csi/csi';
 import { fetchStatus, freePort, waitUntil } from '@pmem-csi/driver';
 import type { TlsFiles } from '@pmem-csi/runtime';
 import { startHostProcess, type HostProcess } from '../cluster/processes.js';
@@ -26,8 +27,6 @@ export interface CampaignDrivers {
   stop(): Promise<void>;
 }
 
-const tls = (f: TlsFiles): string[] => ['--ca-file', f.caFile, '--cert-file', f.certFile, '--key-file', f.keyFile];
-
 /** Start the controller and one node (fake devices) in `dir`; resolves once the node is registered. */
 export async function startCampaignDrivers(dir: string, pki: CampaignPki): Promise<CampaignDrivers> {
   await mkdir(join(dir, 'logs'), { recursive: true });
@@ -36,59 +35,39 @@ export async function startCampaignDrivers(dir: string, pki: CampaignPki): Promi
     node: await writeTlsSet(join(dir, 'tls', 'node'), pki.ca.certPem, pki.nodeController),
   };
   const [registryPort, nodeControllerPort, statusPort] = [await freePort(), await freePort(), await freePort()];
-  const node_ = (args: string[]): string[] => [
-    '--conditions=@pmem-csi/source',
-    '--import',
-    'tsx',
-    MAIN,
-    ...args,
-    '--log-format',
-    'json',
-  ];
-  const controller = startHostProcess(
-    'controller',
-    process.execPath,
-    node_([
-      '--mode',
-      'controller',
-      '--endpoint',
-      `unix://${join(dir, 'controller.sock')}`,
-      ...tls(files.controller),
-      '--registry-listen',
-      `127.0.0.1:${registryPort}`,
-      '--metrics-listen',
-      `127.0.0.1:${statusPort}`,
-      '--lease-seconds',
-      '6',
-    ]),
-    { logFile: join(dir, 'logs', 'controller.log') },
-  );
-  const node = startHostProcess(
-    'node',
-    process.execPath,
-    node_([
-      '--mode',
-      'node',
-      '--nodeid',
-      NODE_ID,
-      '--device-mode',
-      'fake',
-      '--endpoint',
-      `unix://${join(dir, 'node.sock')}`,
-      ...tls(files.node),
-      '--state-dir',
-      join(dir, 'node-state'),
-      '--emulated-size',
-      String(1024 ** 3),
-      '--node-controller-listen',
-      `127.0.0.1:${nodeControllerPort}`,
-      '--advertised-endpoint',
-      `127.0.0.1:${nodeControllerPort}`,
-      '--registry-endpoint',
-      `127.0.0.1:${registryPort}`,
-    ]),
-    { logFile: join(dir, 'logs', 'node.log') },
-  );
+  const start = (name: string, flags: DriverArgs): HostProcess =>
+    startHostProcess(
+      name,
+      process.execPath,
+      ['--conditions=@pmem-csi/source', '--import', 'tsx', MAIN, ...renderDriverArgs(flags)],
+      { logFile: join(dir, 'logs', `${name}.log`) },
+    );
+  const controller = start('controller', {
+    mode: 'controller',
+    csiEndpoint: `unix://${join(dir, 'controller.sock')}`,
+    caFile: files.controller.caFile,
+    certFile: files.controller.certFile,
+    keyFile: files.controller.keyFile,
+    logFormat: 'json',
+    registryListen: `127.0.0.1:${registryPort}`,
+    metricsListen: `127.0.0.1:${statusPort}`,
+    leaseSeconds: 6,
+  });
+  const node = start('node', {
+    mode: 'node',
+    nodeId: NODE_ID,
+    deviceMode: 'fake',
+    csiEndpoint: `unix://${join(dir, 'node.sock')}`,
+    caFile: files.node.caFile,
+    certFile: files.node.certFile,
+    keyFile: files.node.keyFile,
+    logFormat: 'json',
+    stateDir: join(dir, 'node-state'),
+    emulatedSize: 1024 ** 3,
+    nodeControllerListen: `127.0.0.1:${nodeControllerPort}`,
+    advertisedEndpoint: `127.0.0.1:${nodeControllerPort}`,
+    registryEndpoint: `127.0.0.1:${registryPort}`,
+  });
   const statusUrl = `http://127.0.0.1:${statusPort}`;
   const stop = async (): Promise<void> => {
     await node.stop();

@@ -4,17 +4,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import type { csi } from '@pmem-csi/csi';
 import {
   bindServer,
   createLogger,
   createServer,
   grpcAddress,
+  type IdentityClient,
   loadCsi,
+  type NodeClient,
   shutdownServer,
   unary,
-  type IdentityClient,
-  type NodeClient,
-  type csi,
 } from '@pmem-csi/runtime';
 import { mergePluginCapabilities, startPluginShim, type PluginShim } from './plugin-shim.js';
 

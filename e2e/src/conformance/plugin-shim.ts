@@ -11,18 +11,18 @@
 // through --csi.controllerendpoint. Every forwarded call has a deadline (the caller's, or
 // callTimeoutMs when the caller set none, as csi-sanity does) and a timeout names what it waited for.
 import * as grpc from '@grpc/grpc-js';
+import type { csi } from '@pmem-csi/csi';
 import {
   bindServer,
   createServer,
   grpcAddress,
+  type IdentityClient,
+  type IdentityHandlers,
   loadCsi,
+  type Logger,
   serviceDefinition,
   shutdownServer,
   unary,
-  type IdentityClient,
-  type IdentityHandlers,
-  type Logger,
-  type csi,
 } from '@pmem-csi/runtime';
 
 export interface PluginShimOptions {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { fetchStatus, mountCapability, waitUntil, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
-import { isServiceError, loadCsi, unary, grpcAddress, type ControllerClient, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { type ControllerClient, grpcAddress, isServiceError, loadCsi, unary } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
 import { useStack, whileSettling } from '../local-stack.js';
 

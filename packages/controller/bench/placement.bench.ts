@@ -8,14 +8,14 @@
 // Run: node --expose-gc --conditions=@pmem-csi/source --import tsx packages/controller/bench/placement.bench.ts [creates per size]
 //      (default 2000)
 import { performance } from 'node:perf_hooks';
-import { KeyedLocks, nullLogger, type CallContext, type csi } from '@pmem-csi/runtime';
+import { type CallContext, KeyedLocks, nullLogger } from '@pmem-csi/runtime';
 import { CapacityRefresher } from '../src/placement/capacity-refresh.js';
 import type { ControllerDeps } from '../src/csi/controller-deps.js';
 import { createVolumeLocked, planCreate } from '../src/csi/create-volume.js';
 import type { NodePort } from '../src/nodes/node-port.js';
 import { NodeRegistry } from '../src/registry/node-registry.js';
 import { candidates, type PlacementRequest } from '../src/placement/placement.js';
-import { GiB } from '@pmem-csi/csi';
+import { type csi, GiB } from '@pmem-csi/csi';
 import { SettleClock, VolumeIndex } from '../src/volumes/volume-index.js';
 
 const CREATES = Number(process.argv[2] ?? 2000);

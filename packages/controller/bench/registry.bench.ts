@@ -23,18 +23,17 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { NODE_CONTROLLER_SAN, REGISTRY_SAN } from '@pmem-csi/api';
 import {
+  type CertificateAndKey,
   channelCredentials,
   createCa,
   createLeaf,
   HostRunner,
   loadRegistry,
   nullLogger,
-  serverCredentials,
-  unary,
-  type CertificateAndKey,
-  type registry,
   type RegistryClient,
+  serverCredentials,
   type TlsFiles,
+  unary,
 } from '@pmem-csi/runtime';
 import { startController } from '../src/controller.js';
 import type { NodePort } from '../src/nodes/node-port.js';
@@ -45,7 +44,7 @@ import {
   leaseSecondsFor,
 } from '../src/registry/lease-policy.js';
 import { NodeRegistry } from '../src/registry/node-registry.js';
-import type { Capacity } from '@pmem-csi/csi';
+import type { Capacity, registry } from '@pmem-csi/csi';
 import { VolumeReconciler } from '../src/volumes/volume-reconciler.js';
 import { VolumeIndex } from '../src/volumes/volume-index.js';
 

@@ -7,19 +7,18 @@ import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import {
+  type AdaptOptions,
   bindServer,
   createIdentityService,
   grpcAddress,
-  InvalidArgumentError,
   KeyedLocks,
   loadCsi,
   loadRegistry,
+  type Logger,
   nullLogger,
   shutdownServer,
-  type AdaptOptions,
-  type Logger,
 } from '@pmem-csi/runtime';
-import { DEFAULT_VOLUME_SIZE, DRIVER_VERSION, type Capacity } from '@pmem-csi/csi';
+import { type Capacity, DEFAULT_VOLUME_SIZE, DRIVER_VERSION, InvalidArgumentError } from '@pmem-csi/csi';
 import { CapacityRefresher } from './placement/capacity-refresh.js';
 import type { ControllerDeps } from './csi/controller-deps.js';
 import { createControllerService } from './csi/controller-server.js';

@@ -1,8 +1,8 @@
 // pmem-csi-driver's command line run to its end (main.ts, the entry point, loads this once the
 // compile cache is on; the command line is cli.ts, generated from the flag schema of @pmem-csi/csi).
 // Exit codes: 0 done (also --help, --version), 2 a bad command line or a failed command.
-import { FlagError, type DriverConfig } from '@pmem-csi/csi';
-import { createLogger, errorMessage, levelFromVerbosity } from '@pmem-csi/runtime';
+import { type DriverConfig, errorMessage, FlagError } from '@pmem-csi/csi';
+import { createLogger, levelFromVerbosity } from '@pmem-csi/runtime';
 import { CommanderError } from 'commander';
 import { driverProgram } from './cli.js';
 import type { CompileCacheState } from './compile-cache.js';

@@ -15,14 +15,8 @@ import {
 } from '@pmem-csi/controller/testing';
 import type { ScriptedNode } from '@pmem-csi/controller/testing';
 import type { NodeDriver, NodeStatus } from '@pmem-csi/node';
-import {
-  createLogger,
-  createProcessRegistry,
-  loadCsi,
-  unary,
-  type ControllerClient,
-  type csi,
-} from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { type ControllerClient, createLogger, createProcessRegistry, loadCsi, unary } from '@pmem-csi/runtime';
 import { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer } from './status-http.js';
 
 const GiB = 1024 ** 3;

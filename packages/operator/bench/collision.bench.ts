@@ -7,7 +7,7 @@
 //      (default 6; one round = one reconcile of each deployment)
 import { performance } from 'node:perf_hooks';
 import { deploymentObjectNames, getCondition } from '@pmem-csi/api';
-import { errorMessage } from '@pmem-csi/runtime';
+import { errorMessage } from '@pmem-csi/csi';
 import { CR_NAME, harness, type Harness } from '../src/testing/harness.js';
 
 const ROUNDS = Number(process.argv[2] ?? 6);

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { DomainError, type ErrorKind } from './errors.js';
+import { DomainError, type ErrorKind } from '@pmem-csi/csi';
 
 export interface RunOptions {
   /** Hard limit for the process; it is killed (TERM, then KILL) when exceeded. Default 60 s. */

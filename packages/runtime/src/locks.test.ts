@@ -1,4 +1,4 @@
-import { AbortedError } from './errors.js';
+import { AbortedError } from '@pmem-csi/csi';
 import { KeyedLocks, SerialQueue } from './locks.js';
 
 describe('KeyedLocks', () => {

@@ -1,7 +1,7 @@
 // Per-key locks for CSI operations. The check and the take happen in the same synchronous call,
 // so two concurrent requests for one key can never both pass (no await between check and set).
 // A conflicting caller gets AbortedError, as the CSI spec asks ("operation pending for volume").
-import { AbortedError } from './errors.js';
+import { AbortedError } from '@pmem-csi/csi';
 
 /** A set of held keys; `tryAcquire` either takes the key now or reports it busy. */
 export class KeyedLocks {

@@ -3,8 +3,6 @@
 // secrets are redacted, and PEM private-key blocks inside any string are replaced.
 import type { LogFormat } from '@pmem-csi/csi';
 
-/** text or json (the one list: @pmem-csi/api LOG_FORMATS, typed in @pmem-csi/csi). */
-export type { LogFormat };
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 

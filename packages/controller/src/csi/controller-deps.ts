@@ -2,7 +2,8 @@
 // the settle clock and the per-key locks, plus the two helpers every method needs — turning an
 // index record into a CSI Volume (with accessible topology) and looking a volume up so that
 // "not found" is only said when the volume is provably absent.
-import { NotFoundError, UnavailableError, type csi, type KeyedLocks, type Logger } from '@pmem-csi/runtime';
+import { type csi, NotFoundError, UnavailableError } from '@pmem-csi/csi';
+import type { KeyedLocks, Logger } from '@pmem-csi/runtime';
 import type { CapacityRefresher } from '../placement/capacity-refresh.js';
 import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry } from '../registry/node-registry.js';

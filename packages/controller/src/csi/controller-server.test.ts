@@ -1,5 +1,5 @@
 import { volumeIdForName } from '@pmem-csi/api';
-import { unary, type csi } from '@pmem-csi/runtime';
+import { unary } from '@pmem-csi/runtime';
 import type { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
@@ -9,7 +9,7 @@ import {
   startTestController,
   type TestController,
 } from '../testing/harness.js';
-import { GiB } from '@pmem-csi/csi';
+import { type csi, GiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
 const mount: csi.VolumeCapability = { mount: { fs_type: 'xfs' }, access_mode: { mode: 'SINGLE_NODE_MULTI_WRITER' } };

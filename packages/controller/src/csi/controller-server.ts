@@ -5,14 +5,14 @@
 // adaptService. No PUBLISH_UNPUBLISH_VOLUME: PMEM volumes need no attach (attachRequired: false).
 // EXPAND_VOLUME: growth is routed to the owner node (expand-volume.ts); a node whose device mode
 // cannot grow (direct) answers for itself.
-import { adaptService, loadCsi, type ControllerHandlers, type csi, type Logger } from '@pmem-csi/runtime';
+import { adaptService, type ControllerHandlers, loadCsi, type Logger } from '@pmem-csi/runtime';
 import { getCapacity } from './get-capacity.js';
 import type { ControllerDeps } from './controller-deps.js';
 import { createVolumeLocked, planCreate } from './create-volume.js';
 import { deleteVolumeLocked } from './delete-volume.js';
 import { expandVolumeLocked, planExpand } from './expand-volume.js';
 import { listVolumes } from './list-volumes.js';
-import { requireField } from '@pmem-csi/csi';
+import { type csi, requireField } from '@pmem-csi/csi';
 import { controllerGetVolume, validateVolumeCapabilities } from './volume-queries.js';
 
 /** Controller capabilities; SINGLE_NODE_MULTI_WRITER because every SINGLE_NODE_* mode is supported. */

@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import type { csi } from '@pmem-csi/runtime';
 import { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
@@ -13,7 +12,7 @@ import {
   waitFor,
   type TestController,
 } from '../testing/harness.js';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { type csi, GiB, MiB } from '@pmem-csi/csi';
 
 const KEY = 'pmem-csi.intel.com/node';
 const topo = (...ids: string[]): csi.Topology[] => ids.map((id) => ({ segments: { [KEY]: id } }));

@@ -7,14 +7,18 @@
 // capacity estimate is adjusted locally and a refresh is left to the background (placement/capacity-refresh.ts):
 // no call besides the forwarded CreateVolume happens under the locks.
 import { PARAMETER_KEYS } from '@pmem-csi/api';
-import { describeRange, formatBytes, planCreateVolume, sizeFits, type CreateVolumePlan } from '@pmem-csi/csi';
 import {
   AlreadyExistsError,
-  ResourceExhaustedError,
-  UnavailableError,
-  type CallContext,
+  type CreateVolumePlan,
   type csi,
-} from '@pmem-csi/runtime';
+  describeRange,
+  formatBytes,
+  planCreateVolume,
+  ResourceExhaustedError,
+  sizeFits,
+  UnavailableError,
+} from '@pmem-csi/csi';
+import type { CallContext } from '@pmem-csi/runtime';
 import { toCsiVolume, type ControllerDeps } from './controller-deps.js';
 import { isDefinitiveFailure } from '../nodes/node-errors.js';
 import { candidates, noRoomMessage, segmentNode, type PlacementRequest } from '../placement/placement.js';

@@ -4,7 +4,8 @@
 // unknown volume → OK only after the settle period with every known node available; the owner
 // answering NOT_FOUND counts as gone. Runs under the per-id lock (controller-server.ts); the node's
 // capacity estimate is adjusted locally and refreshed in the background (placement/capacity-refresh.ts).
-import { UnavailableError, type CallContext } from '@pmem-csi/runtime';
+import { UnavailableError } from '@pmem-csi/csi';
+import type { CallContext } from '@pmem-csi/runtime';
 import { isReachable, ownerUnreachable, unreachableReason, type ControllerDeps } from './controller-deps.js';
 import { NodeUnreachableError } from '../nodes/node-errors.js';
 import { absenceDoubt } from '../volumes/volume-index.js';

@@ -4,8 +4,7 @@
 // new size from the node's push.
 import * as grpc from '@grpc/grpc-js';
 import { volumeIdForName } from '@pmem-csi/api';
-import { GiB, MiB } from '@pmem-csi/csi';
-import type { csi } from '@pmem-csi/runtime';
+import { type csi, GiB, MiB } from '@pmem-csi/csi';
 import {
   call,
   createRequest,

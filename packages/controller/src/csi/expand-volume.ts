@@ -14,15 +14,19 @@
 // current size → OUT_OF_RANGE (volumes never shrink); no room on the owner → OUT_OF_RANGE (the
 // table has no RESOURCE_EXHAUSTED row for expansion); the node's other answers keep their code.
 // Runs under the per-id lock (controller-server.ts).
-import { capabilityProblem, formatBytes, requireField, sizeRange, type SizeRange } from '@pmem-csi/csi';
 import {
+  capabilityProblem,
+  type csi,
+  formatBytes,
   InvalidArgumentError,
   OutOfRangeError,
+  requireField,
   ResourceExhaustedError,
+  sizeRange,
+  type SizeRange,
   UnavailableError,
-  type CallContext,
-  type csi,
-} from '@pmem-csi/runtime';
+} from '@pmem-csi/csi';
+import type { CallContext } from '@pmem-csi/runtime';
 import {
   isReachable,
   lookupVolume,

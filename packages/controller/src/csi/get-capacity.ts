@@ -3,10 +3,9 @@
 // the scheduler needs, since PMEM space fragments. Without a segment the answer covers all
 // available nodes: the sum of the free bytes and the largest maximum volume size. Unknown or
 // unavailable nodes (and segments with foreign keys) have no capacity.
-import type { csi } from '@pmem-csi/runtime';
 import type { ControllerDeps } from './controller-deps.js';
 import { segmentNode } from '../placement/placement.js';
-import { checkCapabilities, checkParameters } from '@pmem-csi/csi';
+import { checkCapabilities, checkParameters, type csi } from '@pmem-csi/csi';
 
 function answer(available: number, maximum: number): csi.GetCapacityResponse {
   return { available_capacity: String(available), maximum_volume_size: { value: String(maximum) } };

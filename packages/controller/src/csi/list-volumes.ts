@@ -2,7 +2,7 @@
 // after this id", so pages stay consistent while volumes come and go (a deleted last entry does
 // not invalidate the token, a new volume shows up in its place in the order). Tokens are opaque
 // (base64url of a versioned string); one we did not issue is ABORTED, as the CSI spec asks.
-import { AbortedError, InvalidArgumentError, type csi } from '@pmem-csi/runtime';
+import { AbortedError, type csi, InvalidArgumentError } from '@pmem-csi/csi';
 import { toCsiVolume, volumeCondition, type ControllerDeps } from './controller-deps.js';
 
 const TOKEN_PREFIX = 'after:';

@@ -1,7 +1,8 @@
 // Probe answers ready only once the start-up settle period has passed: external-provisioner probes
 // until ready before it joins leader election, so a restarted replica (whose sidecar restarts with it
 // under the same identity) cannot take the Lease back while it still has to answer UNAVAILABLE.
-import { unary, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { unary } from '@pmem-csi/runtime';
 import { startTestController, TestClock, type TestController } from '../testing/index.js';
 
 async function probe(tc: TestController): Promise<boolean | undefined> {

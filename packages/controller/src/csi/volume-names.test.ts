@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { volumeIdForName, volumeIdProblem, volumeNameProblem } from '@pmem-csi/api';
-import { InvalidArgumentError, type csi } from '@pmem-csi/runtime';
+import { type csi, InvalidArgumentError } from '@pmem-csi/csi';
 import { planCreate } from './create-volume.js';
 
 function request(name: string): csi.CreateVolumeRequest__Output {

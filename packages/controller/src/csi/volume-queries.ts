@@ -2,9 +2,8 @@
 // the index in one synchronous step (no await), so they need no lock. An unknown volume is
 // NOT_FOUND only when provably absent (controller-deps.ts lookupVolume), else UNAVAILABLE.
 import { parseVolumeParameters } from '@pmem-csi/api';
-import { InvalidArgumentError, type csi } from '@pmem-csi/runtime';
 import { lookupVolume, toCsiVolume, volumeCondition, type ControllerDeps } from './controller-deps.js';
-import { capabilitiesProblem, requireField } from '@pmem-csi/csi';
+import { capabilitiesProblem, type csi, InvalidArgumentError, requireField } from '@pmem-csi/csi';
 
 function validationProblem(req: csi.ValidateVolumeCapabilitiesRequest__Output): string | undefined {
   const caps = capabilitiesProblem(req.volume_capabilities);

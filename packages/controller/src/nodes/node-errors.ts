@@ -7,10 +7,11 @@ import {
   AbortedError,
   AlreadyExistsError,
   DeadlineExceededError,
+  type DomainError,
+  errorMessage,
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
-  isServiceError,
   NotFoundError,
   OutOfRangeError,
   PermissionDeniedError,
@@ -18,9 +19,8 @@ import {
   UnauthenticatedError,
   UnavailableError,
   UnimplementedError,
-  errorMessage,
-  type DomainError,
-} from '@pmem-csi/runtime';
+} from '@pmem-csi/csi';
+import { isServiceError } from '@pmem-csi/runtime';
 
 type DomainErrorClass = new (message: string, options?: ErrorOptions) => DomainError;
 

@@ -8,7 +8,7 @@
 // Errors are domain errors that name the node (node-errors.ts): the node's own answers keep their
 // CSI code; a node that cannot be reached is NodeUnreachableError (UNAVAILABLE). Whether a failed
 // CreateVolume proves the volume was not made is isDefinitiveFailure(err), whatever the adapter.
-import type { csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
 
 /** Free space of a node as its GetCapacity reports it (what placement needs). */
 export interface NodeCapacityAnswer {

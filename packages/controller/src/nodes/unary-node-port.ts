@@ -4,7 +4,8 @@
 // a node's volumes decides if the inventory the node sends when it registers can replace a listing
 // (volumes/volume-reconciler.ts). An adapter supplies only the connection bookkeeping and one
 // call: run the node's RPCs and turn their errors into domain errors naming the node.
-import { NotFoundError, type csi, type UnaryCallOptions } from '@pmem-csi/runtime';
+import { type csi, NotFoundError } from '@pmem-csi/csi';
+import type { UnaryCallOptions } from '@pmem-csi/runtime';
 import { fromNodeError } from './node-errors.js';
 import type { NodeCapacityAnswer, NodeExpansionAnswer, NodeMutations, NodePort } from './node-port.js';
 

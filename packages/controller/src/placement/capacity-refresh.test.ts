@@ -1,5 +1,5 @@
-import type { Capacity } from '@pmem-csi/csi';
-import { nullLogger, UnavailableError } from '@pmem-csi/runtime';
+import { type Capacity, UnavailableError } from '@pmem-csi/csi';
+import { nullLogger } from '@pmem-csi/runtime';
 import { CapacityRefresher } from './capacity-refresh.js';
 import { NodeRegistry } from '../registry/node-registry.js';
 

@@ -10,7 +10,8 @@
 // An answer is dropped when a local adjustment happened while it was on its way (the node may
 // have computed it before that create/delete took effect); the adjustment scheduled another
 // refresh, which brings the figure that includes it.
-import { errorMessage, type Logger } from '@pmem-csi/runtime';
+import { errorMessage } from '@pmem-csi/csi';
+import type { Logger } from '@pmem-csi/runtime';
 import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry } from '../registry/node-registry.js';
 

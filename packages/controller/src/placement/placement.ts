@@ -17,9 +17,8 @@
 // (registry/capacity-order.ts), so a CreateVolume that the first candidate accepts looks at a handful of
 // nodes whatever the cluster size; the requisite list (external-provisioner may send every node
 // of the cluster) is read once into a set. Only a failing placement walks every allowed node.
-import type { csi } from '@pmem-csi/runtime';
 import type { NodeView } from '../registry/node-view.js';
-import { formatBytes } from '@pmem-csi/csi';
+import { type csi, formatBytes } from '@pmem-csi/csi';
 
 /** What placement needs to know about the nodes; NodeRegistry implements it. */
 export interface PlacementNodes {

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadRegistry, PermissionDeniedError, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import { loadRegistry, type RegistryClient, unary } from '@pmem-csi/runtime';
 import { ScriptedNode } from '../testing/scripted-node.js';
 import {
   call,
@@ -10,7 +10,7 @@ import {
   waitFor,
   type TestController,
 } from '../testing/harness.js';
-import { GiB } from '@pmem-csi/csi';
+import { GiB, PermissionDeniedError, type registry } from '@pmem-csi/csi';
 
 type RegisterReq = registry.RegisterControllerRequest;
 const nodeOf = (res: { volume: { accessible_topology: Array<{ segments: Record<string, string> }> } | null }) =>

@@ -6,17 +6,10 @@
 // create or delete, possibly made through another controller replica), which the reconciler then takes in. The peer check (client cert SAN
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
-import {
-  adaptService,
-  InvalidArgumentError,
-  loadRegistry,
-  type Logger,
-  type registry,
-  type RegistryHandlers,
-} from '@pmem-csi/runtime';
+import { adaptService, loadRegistry, type Logger, type RegistryHandlers } from '@pmem-csi/runtime';
 import type { NodeRegistry } from '../registry/node-registry.js';
 import { recordFromVolume, type Inventory, type VolumeReconciler } from '../volumes/volume-reconciler.js';
-import { formatBytes, parseBytes, type Capacity } from '@pmem-csi/csi';
+import { type Capacity, formatBytes, InvalidArgumentError, parseBytes, type registry } from '@pmem-csi/csi';
 
 export interface RegistrationServiceDeps {
   readonly registry: NodeRegistry;

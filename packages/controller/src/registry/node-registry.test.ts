@@ -1,5 +1,4 @@
-import type { Capacity } from '@pmem-csi/csi';
-import { NotFoundError } from '@pmem-csi/runtime';
+import { type Capacity, NotFoundError } from '@pmem-csi/csi';
 import { NodeRegistry } from './node-registry.js';
 
 const cap = (max: number): Capacity => ({ maxVolumeSize: max, available: max, managed: max, total: max });

@@ -11,8 +11,8 @@
 // nodes it hands out; whether every node's volumes are known is a counter (CreateVolume asks on every
 // call); a renewal touches one record.
 import { randomUUID } from 'node:crypto';
-import type { Capacity } from '@pmem-csi/csi';
-import { NotFoundError, nullLogger, type Logger } from '@pmem-csi/runtime';
+import { type Capacity, NotFoundError } from '@pmem-csi/csi';
+import { type Logger, nullLogger } from '@pmem-csi/runtime';
 import { adjustCapacity } from './capacity-estimate.js';
 import { CapacityOrder } from './capacity-order.js';
 import { leasePolicy, leaseSecondsFor, type LeaseOptions, type LeasePolicy } from './lease-policy.js';

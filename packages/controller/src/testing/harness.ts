@@ -6,7 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCsi, unary, type ControllerClient, type csi, type IdentityClient } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { type ControllerClient, type IdentityClient, loadCsi, unary } from '@pmem-csi/runtime';
 import { startController, type ControllerOptions, type RunningController } from '../controller.js';
 import { ScriptedNode, type ScriptedNodeOptions } from './scripted-node.js';
 

@@ -9,12 +9,12 @@ import { volumeIdForName } from '@pmem-csi/api';
 import {
   AbortedError,
   AlreadyExistsError,
+  type csi,
   InvalidArgumentError,
   NotFoundError,
   OutOfRangeError,
   ResourceExhaustedError,
-  type csi,
-} from '@pmem-csi/runtime';
+} from '@pmem-csi/csi';
 import { isDefinitiveFailure, NodeUnreachableError } from '../nodes/node-errors.js';
 import type { NodePort } from '../nodes/node-port.js';
 

@@ -3,7 +3,8 @@
 // renewal after a change (registry.proto RenewControllerRequest.inventory) — what lets a standby
 // replica know the volumes the leader made, deleted or grown.
 import * as grpc from '@grpc/grpc-js';
-import { loadRegistry, unary, type registry, type RegistryClient } from '@pmem-csi/runtime';
+import type { registry } from '@pmem-csi/csi';
+import { loadRegistry, type RegistryClient, unary } from '@pmem-csi/runtime';
 import type { TestController } from './harness.js';
 import type { ScriptedNode } from './scripted-node.js';
 

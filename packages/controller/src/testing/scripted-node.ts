@@ -9,21 +9,19 @@
 // like a node's state across restarts.
 import * as grpc from '@grpc/grpc-js';
 import type { Capacity } from '@pmem-csi/csi';
-import { GiB } from '@pmem-csi/csi';
+import { type csi, GiB, type registry } from '@pmem-csi/csi';
 import { createFakeDeviceNode, type FakeDeviceNode, type ServedNodeController } from '@pmem-csi/node/testing';
 import {
   bindServer,
+  type CallContext,
+  type ControllerHandlers,
   isServiceError,
   loadCsi,
   loadRegistry,
+  type Logger,
+  type RegistryClient,
   shutdownServer,
   unary,
-  type CallContext,
-  type ControllerHandlers,
-  type csi,
-  type Logger,
-  type registry,
-  type RegistryClient,
 } from '@pmem-csi/runtime';
 import { InProcessNodePort, type InProcessNodeCalls } from '../nodes/in-process-node-port.js';
 

@@ -3,7 +3,8 @@
 // once when it never changed the node itself (a standby), list the node instead when it did (the
 // inventory may predate its own change) or while the node is being listed, and never make the
 // node unavailable.
-import { nullLogger, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { nullLogger } from '@pmem-csi/runtime';
 import type { NodeMutations } from '../nodes/node-port.js';
 import { NodeRegistry, type Registration } from '../registry/node-registry.js';
 import { VolumeReconciler, type Inventory } from './volume-reconciler.js';

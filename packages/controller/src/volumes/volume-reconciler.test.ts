@@ -1,4 +1,5 @@
-import { nullLogger, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { nullLogger } from '@pmem-csi/runtime';
 import type { NodeMutations } from '../nodes/node-port.js';
 import { NodeRegistry } from '../registry/node-registry.js';
 import { VolumeReconciler } from './volume-reconciler.js';

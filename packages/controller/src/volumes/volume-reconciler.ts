@@ -21,10 +21,10 @@
 // → one more listing, with the node staying available. So a standby knows every volume within
 // moments and, once it leads, never places a name again on another node.
 import { PARAMETER_KEYS } from '@pmem-csi/api';
-import { errorMessage, type csi, type Logger } from '@pmem-csi/runtime';
+import type { Logger } from '@pmem-csi/runtime';
 import type { NodePort } from '../nodes/node-port.js';
 import type { NodeRegistry, Registration } from '../registry/node-registry.js';
-import { parseBytes } from '@pmem-csi/csi';
+import { type csi, errorMessage, parseBytes } from '@pmem-csi/csi';
 import type { VolumeIndex, VolumeRecord } from './volume-index.js';
 
 export interface VolumeReconcilerDeps {

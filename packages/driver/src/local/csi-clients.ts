@@ -1,7 +1,8 @@
 // CSI clients of the local stack's demonstration: the controller socket (as external-provisioner
 // uses it) and each node's socket (as kubelet uses it). Every call has a deadline.
 import * as grpc from '@grpc/grpc-js';
-import { grpcAddress, loadCsi, unary, type ControllerClient, type NodeClient, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { type ControllerClient, grpcAddress, loadCsi, type NodeClient, unary } from '@pmem-csi/runtime';
 
 /** The deadline of every call (named in the demonstration's progress lines). */
 export const CSI_CALL_TIMEOUT_MS = 120_000;

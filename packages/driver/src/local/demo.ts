@@ -6,7 +6,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { topologyKey } from '@pmem-csi/api';
-import { isServiceError, codeName, type csi } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
+import { codeName, isServiceError } from '@pmem-csi/runtime';
 import { humanSize, renderStatus } from '../status-table.js';
 import { ControllerCsi, CSI_CALL_TIMEOUT_MS, NodeCsi, mountCapability } from './csi-clients.js';
 import { silentProgress, type Progress, type Say } from './progress.js';

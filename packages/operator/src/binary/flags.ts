@@ -2,7 +2,8 @@
 // and --version answer without side effects; an unknown option is refused; every problem of the
 // values is reported at once, naming the flag and what is allowed.
 import { isImageReference } from '@pmem-csi/api';
-import type { LogFormat, LogLevel } from '@pmem-csi/runtime';
+import type { LogFormat } from '@pmem-csi/csi';
+import type { LogLevel } from '@pmem-csi/runtime';
 import { Command, CommanderError } from 'commander';
 import { OPERATOR_VERSION } from '../version.js';
 

@@ -19,7 +19,8 @@ import {
   type ConditionUpdate,
   type DefaultedSpec,
 } from '@pmem-csi/api';
-import { errorMessage, type Logger } from '@pmem-csi/runtime';
+import { errorMessage } from '@pmem-csi/csi';
+import type { Logger } from '@pmem-csi/runtime';
 import { planCertificates, type CertDeps, type ExistingCertSecrets } from '../certs/certificates.js';
 import type { Clock } from '../clock.js';
 import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from '../plan/device-mode-guard.js';

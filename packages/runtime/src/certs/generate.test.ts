@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import forge from 'node-forge';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 import { testPki } from '../tls/__fixtures__/test-certs.js';
 import { generateKeyPairSync } from 'node:crypto';
 import {

@@ -26,7 +26,7 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import type forge from 'node-forge';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 
 type Forge = typeof forge;
 type Asn1 = forge.asn1.Asn1;

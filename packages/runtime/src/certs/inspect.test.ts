@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 import { testPki } from '../tls/__fixtures__/test-certs.js';
 import {
   hasDnsName,

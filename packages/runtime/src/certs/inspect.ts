@@ -3,7 +3,7 @@
 // X509Certificate, not node-forge, so certificates with any key type (RSA, EC, Ed25519) that a
 // user supplies can be inspected; node-forge only understands RSA keys.
 import { X509Certificate } from 'node:crypto';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 
 /** What the driver needs to know about one certificate. */
 export interface CertificateInfo {

@@ -10,7 +10,7 @@ import { listenBacklog } from '../testing/listen-backlog.js';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 import { createLogger } from '../logger.js';
 import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
 import { serverCredentials } from '../tls/server-credentials.js';

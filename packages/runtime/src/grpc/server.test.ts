@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '@pmem-csi/csi';
 import { createLogger } from '../logger.js';
 import type { IdentityClient, IdentityHandlers } from '../generated/csi/v1/Identity.js';
 import { unary } from './client.js';

@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { lookup } from 'node:dns/promises';
 import { existsSync, rmSync } from 'node:fs';
 import { createServer as createTcpServer, isIP, type AddressInfo, type Server as TcpServer } from 'node:net';
-import { InvalidArgumentError, UnimplementedError } from '../errors.js';
+import { InvalidArgumentError, UnimplementedError } from '@pmem-csi/csi';
 import type { Logger } from '../logger.js';
 import { REFUSAL_LOG, type TlsRefusalLog, type TlsServerEvents } from '../tls/refusal-log.js';
 import { codeName, toServiceError } from './status.js';

@@ -1,7 +1,7 @@
 // The one place where errors become gRPC statuses. Domain errors carry their code as `kind`;
 // anything else is an internal error whose message is passed on but whose stack never leaves.
 import * as grpc from '@grpc/grpc-js';
-import { DomainError, asError, type ErrorKind } from '../errors.js';
+import { asError, DomainError, type ErrorKind } from '@pmem-csi/csi';
 
 const CODES: Record<ErrorKind, grpc.status> = {
   InvalidArgument: grpc.status.INVALID_ARGUMENT,

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '@pmem-csi/csi';
 import { nullLogger } from '../logger.js';
 import type { IdentityClient, IdentityHandlers } from '../generated/csi/v1/Identity.js';
 import { unary } from '../grpc/client.js';

@@ -5,7 +5,7 @@ import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'n
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import { describeX509, splitPemCertificates, type CertificateInfo } from '../certs/inspect.js';
-import { FailedPreconditionError, InvalidArgumentError } from '../errors.js';
+import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 
 /** Paths of a TLS file set, e.g. a mounted Kubernetes Secret (`ca.crt`, `tls.crt`, `tls.key`). */
 export interface TlsFiles {

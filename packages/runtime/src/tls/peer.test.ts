@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
-import { PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import { PermissionDeniedError, UnauthenticatedError } from '@pmem-csi/csi';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
 import { testPki } from './__fixtures__/test-certs.js';
 import { connectionOf, peerDnsNames, peerIdentityCheck, type AuthContext } from './peer.js';

@@ -23,7 +23,7 @@ import * as grpc from '@grpc/grpc-js';
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 import { hasDnsName, parseDnsSans } from '../certs/inspect.js';
-import { PermissionDeniedError, UnauthenticatedError } from '../errors.js';
+import { PermissionDeniedError, UnauthenticatedError } from '@pmem-csi/csi';
 import { toServiceError } from '../grpc/status.js';
 
 /** grpc-js's AuthContext (not exported by name from the package root). */

@@ -1,6 +1,6 @@
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FailedPreconditionError, InvalidArgumentError } from '../errors.js';
+import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 import { createLogger } from '../logger.js';
 import { loadTlsMaterial } from './material.js';
 import { TlsFileSource } from './source.js';

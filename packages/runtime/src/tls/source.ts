@@ -6,7 +6,7 @@
 // key matches the certificate; otherwise the old material stays in use and a warning is logged
 // (after the state has persisted for one poll, so a multi-file update in progress stays quiet).
 import { stat } from 'node:fs/promises';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '@pmem-csi/csi';
 import { nullLogger, type Logger } from '../logger.js';
 import {
   digestOf,

@@ -1,15 +1,24 @@
 // Original file: proto/csi.proto
 
+import type { csi } from '@pmem-csi/csi';
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
-import type { CreateVolumeGroupSnapshotRequest as _csi_v1_CreateVolumeGroupSnapshotRequest, CreateVolumeGroupSnapshotRequest__Output as _csi_v1_CreateVolumeGroupSnapshotRequest__Output } from '../../csi/v1/CreateVolumeGroupSnapshotRequest.js';
-import type { CreateVolumeGroupSnapshotResponse as _csi_v1_CreateVolumeGroupSnapshotResponse, CreateVolumeGroupSnapshotResponse__Output as _csi_v1_CreateVolumeGroupSnapshotResponse__Output } from '../../csi/v1/CreateVolumeGroupSnapshotResponse.js';
-import type { DeleteVolumeGroupSnapshotRequest as _csi_v1_DeleteVolumeGroupSnapshotRequest, DeleteVolumeGroupSnapshotRequest__Output as _csi_v1_DeleteVolumeGroupSnapshotRequest__Output } from '../../csi/v1/DeleteVolumeGroupSnapshotRequest.js';
-import type { DeleteVolumeGroupSnapshotResponse as _csi_v1_DeleteVolumeGroupSnapshotResponse, DeleteVolumeGroupSnapshotResponse__Output as _csi_v1_DeleteVolumeGroupSnapshotResponse__Output } from '../../csi/v1/DeleteVolumeGroupSnapshotResponse.js';
-import type { GetVolumeGroupSnapshotRequest as _csi_v1_GetVolumeGroupSnapshotRequest, GetVolumeGroupSnapshotRequest__Output as _csi_v1_GetVolumeGroupSnapshotRequest__Output } from '../../csi/v1/GetVolumeGroupSnapshotRequest.js';
-import type { GetVolumeGroupSnapshotResponse as _csi_v1_GetVolumeGroupSnapshotResponse, GetVolumeGroupSnapshotResponse__Output as _csi_v1_GetVolumeGroupSnapshotResponse__Output } from '../../csi/v1/GetVolumeGroupSnapshotResponse.js';
-import type { GroupControllerGetCapabilitiesRequest as _csi_v1_GroupControllerGetCapabilitiesRequest, GroupControllerGetCapabilitiesRequest__Output as _csi_v1_GroupControllerGetCapabilitiesRequest__Output } from '../../csi/v1/GroupControllerGetCapabilitiesRequest.js';
-import type { GroupControllerGetCapabilitiesResponse as _csi_v1_GroupControllerGetCapabilitiesResponse, GroupControllerGetCapabilitiesResponse__Output as _csi_v1_GroupControllerGetCapabilitiesResponse__Output } from '../../csi/v1/GroupControllerGetCapabilitiesResponse.js';
+type _csi_v1_CreateVolumeGroupSnapshotRequest = csi.CreateVolumeGroupSnapshotRequest;
+type _csi_v1_CreateVolumeGroupSnapshotRequest__Output = csi.CreateVolumeGroupSnapshotRequest__Output;
+type _csi_v1_CreateVolumeGroupSnapshotResponse = csi.CreateVolumeGroupSnapshotResponse;
+type _csi_v1_CreateVolumeGroupSnapshotResponse__Output = csi.CreateVolumeGroupSnapshotResponse__Output;
+type _csi_v1_DeleteVolumeGroupSnapshotRequest = csi.DeleteVolumeGroupSnapshotRequest;
+type _csi_v1_DeleteVolumeGroupSnapshotRequest__Output = csi.DeleteVolumeGroupSnapshotRequest__Output;
+type _csi_v1_DeleteVolumeGroupSnapshotResponse = csi.DeleteVolumeGroupSnapshotResponse;
+type _csi_v1_DeleteVolumeGroupSnapshotResponse__Output = csi.DeleteVolumeGroupSnapshotResponse__Output;
+type _csi_v1_GetVolumeGroupSnapshotRequest = csi.GetVolumeGroupSnapshotRequest;
+type _csi_v1_GetVolumeGroupSnapshotRequest__Output = csi.GetVolumeGroupSnapshotRequest__Output;
+type _csi_v1_GetVolumeGroupSnapshotResponse = csi.GetVolumeGroupSnapshotResponse;
+type _csi_v1_GetVolumeGroupSnapshotResponse__Output = csi.GetVolumeGroupSnapshotResponse__Output;
+type _csi_v1_GroupControllerGetCapabilitiesRequest = csi.GroupControllerGetCapabilitiesRequest;
+type _csi_v1_GroupControllerGetCapabilitiesRequest__Output = csi.GroupControllerGetCapabilitiesRequest__Output;
+type _csi_v1_GroupControllerGetCapabilitiesResponse = csi.GroupControllerGetCapabilitiesResponse;
+type _csi_v1_GroupControllerGetCapabilitiesResponse__Output = csi.GroupControllerGetCapabilitiesResponse__Output;
 
 /**
  * Operations on groups of volumes (group snapshots).

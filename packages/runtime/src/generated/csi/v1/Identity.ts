@@ -1,13 +1,20 @@
 // Original file: proto/csi.proto
 
+import type { csi } from '@pmem-csi/csi';
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
-import type { GetPluginCapabilitiesRequest as _csi_v1_GetPluginCapabilitiesRequest, GetPluginCapabilitiesRequest__Output as _csi_v1_GetPluginCapabilitiesRequest__Output } from '../../csi/v1/GetPluginCapabilitiesRequest.js';
-import type { GetPluginCapabilitiesResponse as _csi_v1_GetPluginCapabilitiesResponse, GetPluginCapabilitiesResponse__Output as _csi_v1_GetPluginCapabilitiesResponse__Output } from '../../csi/v1/GetPluginCapabilitiesResponse.js';
-import type { GetPluginInfoRequest as _csi_v1_GetPluginInfoRequest, GetPluginInfoRequest__Output as _csi_v1_GetPluginInfoRequest__Output } from '../../csi/v1/GetPluginInfoRequest.js';
-import type { GetPluginInfoResponse as _csi_v1_GetPluginInfoResponse, GetPluginInfoResponse__Output as _csi_v1_GetPluginInfoResponse__Output } from '../../csi/v1/GetPluginInfoResponse.js';
-import type { ProbeRequest as _csi_v1_ProbeRequest, ProbeRequest__Output as _csi_v1_ProbeRequest__Output } from '../../csi/v1/ProbeRequest.js';
-import type { ProbeResponse as _csi_v1_ProbeResponse, ProbeResponse__Output as _csi_v1_ProbeResponse__Output } from '../../csi/v1/ProbeResponse.js';
+type _csi_v1_GetPluginCapabilitiesRequest = csi.GetPluginCapabilitiesRequest;
+type _csi_v1_GetPluginCapabilitiesRequest__Output = csi.GetPluginCapabilitiesRequest__Output;
+type _csi_v1_GetPluginCapabilitiesResponse = csi.GetPluginCapabilitiesResponse;
+type _csi_v1_GetPluginCapabilitiesResponse__Output = csi.GetPluginCapabilitiesResponse__Output;
+type _csi_v1_GetPluginInfoRequest = csi.GetPluginInfoRequest;
+type _csi_v1_GetPluginInfoRequest__Output = csi.GetPluginInfoRequest__Output;
+type _csi_v1_GetPluginInfoResponse = csi.GetPluginInfoResponse;
+type _csi_v1_GetPluginInfoResponse__Output = csi.GetPluginInfoResponse__Output;
+type _csi_v1_ProbeRequest = csi.ProbeRequest;
+type _csi_v1_ProbeRequest__Output = csi.ProbeRequest__Output;
+type _csi_v1_ProbeResponse = csi.ProbeResponse;
+type _csi_v1_ProbeResponse__Output = csi.ProbeResponse__Output;
 
 /**
  * Plugin identity and readiness; served by every plugin endpoint.

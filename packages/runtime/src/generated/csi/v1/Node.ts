@@ -1,23 +1,40 @@
 // Original file: proto/csi.proto
 
+import type { csi } from '@pmem-csi/csi';
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
-import type { NodeExpandVolumeRequest as _csi_v1_NodeExpandVolumeRequest, NodeExpandVolumeRequest__Output as _csi_v1_NodeExpandVolumeRequest__Output } from '../../csi/v1/NodeExpandVolumeRequest.js';
-import type { NodeExpandVolumeResponse as _csi_v1_NodeExpandVolumeResponse, NodeExpandVolumeResponse__Output as _csi_v1_NodeExpandVolumeResponse__Output } from '../../csi/v1/NodeExpandVolumeResponse.js';
-import type { NodeGetCapabilitiesRequest as _csi_v1_NodeGetCapabilitiesRequest, NodeGetCapabilitiesRequest__Output as _csi_v1_NodeGetCapabilitiesRequest__Output } from '../../csi/v1/NodeGetCapabilitiesRequest.js';
-import type { NodeGetCapabilitiesResponse as _csi_v1_NodeGetCapabilitiesResponse, NodeGetCapabilitiesResponse__Output as _csi_v1_NodeGetCapabilitiesResponse__Output } from '../../csi/v1/NodeGetCapabilitiesResponse.js';
-import type { NodeGetInfoRequest as _csi_v1_NodeGetInfoRequest, NodeGetInfoRequest__Output as _csi_v1_NodeGetInfoRequest__Output } from '../../csi/v1/NodeGetInfoRequest.js';
-import type { NodeGetInfoResponse as _csi_v1_NodeGetInfoResponse, NodeGetInfoResponse__Output as _csi_v1_NodeGetInfoResponse__Output } from '../../csi/v1/NodeGetInfoResponse.js';
-import type { NodeGetVolumeStatsRequest as _csi_v1_NodeGetVolumeStatsRequest, NodeGetVolumeStatsRequest__Output as _csi_v1_NodeGetVolumeStatsRequest__Output } from '../../csi/v1/NodeGetVolumeStatsRequest.js';
-import type { NodeGetVolumeStatsResponse as _csi_v1_NodeGetVolumeStatsResponse, NodeGetVolumeStatsResponse__Output as _csi_v1_NodeGetVolumeStatsResponse__Output } from '../../csi/v1/NodeGetVolumeStatsResponse.js';
-import type { NodePublishVolumeRequest as _csi_v1_NodePublishVolumeRequest, NodePublishVolumeRequest__Output as _csi_v1_NodePublishVolumeRequest__Output } from '../../csi/v1/NodePublishVolumeRequest.js';
-import type { NodePublishVolumeResponse as _csi_v1_NodePublishVolumeResponse, NodePublishVolumeResponse__Output as _csi_v1_NodePublishVolumeResponse__Output } from '../../csi/v1/NodePublishVolumeResponse.js';
-import type { NodeStageVolumeRequest as _csi_v1_NodeStageVolumeRequest, NodeStageVolumeRequest__Output as _csi_v1_NodeStageVolumeRequest__Output } from '../../csi/v1/NodeStageVolumeRequest.js';
-import type { NodeStageVolumeResponse as _csi_v1_NodeStageVolumeResponse, NodeStageVolumeResponse__Output as _csi_v1_NodeStageVolumeResponse__Output } from '../../csi/v1/NodeStageVolumeResponse.js';
-import type { NodeUnpublishVolumeRequest as _csi_v1_NodeUnpublishVolumeRequest, NodeUnpublishVolumeRequest__Output as _csi_v1_NodeUnpublishVolumeRequest__Output } from '../../csi/v1/NodeUnpublishVolumeRequest.js';
-import type { NodeUnpublishVolumeResponse as _csi_v1_NodeUnpublishVolumeResponse, NodeUnpublishVolumeResponse__Output as _csi_v1_NodeUnpublishVolumeResponse__Output } from '../../csi/v1/NodeUnpublishVolumeResponse.js';
-import type { NodeUnstageVolumeRequest as _csi_v1_NodeUnstageVolumeRequest, NodeUnstageVolumeRequest__Output as _csi_v1_NodeUnstageVolumeRequest__Output } from '../../csi/v1/NodeUnstageVolumeRequest.js';
-import type { NodeUnstageVolumeResponse as _csi_v1_NodeUnstageVolumeResponse, NodeUnstageVolumeResponse__Output as _csi_v1_NodeUnstageVolumeResponse__Output } from '../../csi/v1/NodeUnstageVolumeResponse.js';
+type _csi_v1_NodeExpandVolumeRequest = csi.NodeExpandVolumeRequest;
+type _csi_v1_NodeExpandVolumeRequest__Output = csi.NodeExpandVolumeRequest__Output;
+type _csi_v1_NodeExpandVolumeResponse = csi.NodeExpandVolumeResponse;
+type _csi_v1_NodeExpandVolumeResponse__Output = csi.NodeExpandVolumeResponse__Output;
+type _csi_v1_NodeGetCapabilitiesRequest = csi.NodeGetCapabilitiesRequest;
+type _csi_v1_NodeGetCapabilitiesRequest__Output = csi.NodeGetCapabilitiesRequest__Output;
+type _csi_v1_NodeGetCapabilitiesResponse = csi.NodeGetCapabilitiesResponse;
+type _csi_v1_NodeGetCapabilitiesResponse__Output = csi.NodeGetCapabilitiesResponse__Output;
+type _csi_v1_NodeGetInfoRequest = csi.NodeGetInfoRequest;
+type _csi_v1_NodeGetInfoRequest__Output = csi.NodeGetInfoRequest__Output;
+type _csi_v1_NodeGetInfoResponse = csi.NodeGetInfoResponse;
+type _csi_v1_NodeGetInfoResponse__Output = csi.NodeGetInfoResponse__Output;
+type _csi_v1_NodeGetVolumeStatsRequest = csi.NodeGetVolumeStatsRequest;
+type _csi_v1_NodeGetVolumeStatsRequest__Output = csi.NodeGetVolumeStatsRequest__Output;
+type _csi_v1_NodeGetVolumeStatsResponse = csi.NodeGetVolumeStatsResponse;
+type _csi_v1_NodeGetVolumeStatsResponse__Output = csi.NodeGetVolumeStatsResponse__Output;
+type _csi_v1_NodePublishVolumeRequest = csi.NodePublishVolumeRequest;
+type _csi_v1_NodePublishVolumeRequest__Output = csi.NodePublishVolumeRequest__Output;
+type _csi_v1_NodePublishVolumeResponse = csi.NodePublishVolumeResponse;
+type _csi_v1_NodePublishVolumeResponse__Output = csi.NodePublishVolumeResponse__Output;
+type _csi_v1_NodeStageVolumeRequest = csi.NodeStageVolumeRequest;
+type _csi_v1_NodeStageVolumeRequest__Output = csi.NodeStageVolumeRequest__Output;
+type _csi_v1_NodeStageVolumeResponse = csi.NodeStageVolumeResponse;
+type _csi_v1_NodeStageVolumeResponse__Output = csi.NodeStageVolumeResponse__Output;
+type _csi_v1_NodeUnpublishVolumeRequest = csi.NodeUnpublishVolumeRequest;
+type _csi_v1_NodeUnpublishVolumeRequest__Output = csi.NodeUnpublishVolumeRequest__Output;
+type _csi_v1_NodeUnpublishVolumeResponse = csi.NodeUnpublishVolumeResponse;
+type _csi_v1_NodeUnpublishVolumeResponse__Output = csi.NodeUnpublishVolumeResponse__Output;
+type _csi_v1_NodeUnstageVolumeRequest = csi.NodeUnstageVolumeRequest;
+type _csi_v1_NodeUnstageVolumeRequest__Output = csi.NodeUnstageVolumeRequest__Output;
+type _csi_v1_NodeUnstageVolumeResponse = csi.NodeUnstageVolumeResponse;
+type _csi_v1_NodeUnstageVolumeResponse__Output = csi.NodeUnstageVolumeResponse__Output;
 
 /**
  * Per-node staging, publishing and stats of volumes.

@@ -1,11 +1,16 @@
 // Original file: proto/csi.proto
 
+import type { csi } from '@pmem-csi/csi';
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
-import type { GetMetadataAllocatedRequest as _csi_v1_GetMetadataAllocatedRequest, GetMetadataAllocatedRequest__Output as _csi_v1_GetMetadataAllocatedRequest__Output } from '../../csi/v1/GetMetadataAllocatedRequest.js';
-import type { GetMetadataAllocatedResponse as _csi_v1_GetMetadataAllocatedResponse, GetMetadataAllocatedResponse__Output as _csi_v1_GetMetadataAllocatedResponse__Output } from '../../csi/v1/GetMetadataAllocatedResponse.js';
-import type { GetMetadataDeltaRequest as _csi_v1_GetMetadataDeltaRequest, GetMetadataDeltaRequest__Output as _csi_v1_GetMetadataDeltaRequest__Output } from '../../csi/v1/GetMetadataDeltaRequest.js';
-import type { GetMetadataDeltaResponse as _csi_v1_GetMetadataDeltaResponse, GetMetadataDeltaResponse__Output as _csi_v1_GetMetadataDeltaResponse__Output } from '../../csi/v1/GetMetadataDeltaResponse.js';
+type _csi_v1_GetMetadataAllocatedRequest = csi.GetMetadataAllocatedRequest;
+type _csi_v1_GetMetadataAllocatedRequest__Output = csi.GetMetadataAllocatedRequest__Output;
+type _csi_v1_GetMetadataAllocatedResponse = csi.GetMetadataAllocatedResponse;
+type _csi_v1_GetMetadataAllocatedResponse__Output = csi.GetMetadataAllocatedResponse__Output;
+type _csi_v1_GetMetadataDeltaRequest = csi.GetMetadataDeltaRequest;
+type _csi_v1_GetMetadataDeltaRequest__Output = csi.GetMetadataDeltaRequest__Output;
+type _csi_v1_GetMetadataDeltaResponse = csi.GetMetadataDeltaResponse;
+type _csi_v1_GetMetadataDeltaResponse__Output = csi.GetMetadataDeltaResponse__Output;
 
 /**
  * Block-level metadata of snapshots (allocated / changed ranges); streaming.

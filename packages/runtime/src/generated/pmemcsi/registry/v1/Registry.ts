@@ -1,13 +1,20 @@
 // Original file: proto/registry.proto
 
+import type { registry } from '@pmem-csi/csi';
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
-import type { RegisterControllerReply as _pmemcsi_registry_v1_RegisterControllerReply, RegisterControllerReply__Output as _pmemcsi_registry_v1_RegisterControllerReply__Output } from '../../../pmemcsi/registry/v1/RegisterControllerReply.js';
-import type { RegisterControllerRequest as _pmemcsi_registry_v1_RegisterControllerRequest, RegisterControllerRequest__Output as _pmemcsi_registry_v1_RegisterControllerRequest__Output } from '../../../pmemcsi/registry/v1/RegisterControllerRequest.js';
-import type { RenewControllerReply as _pmemcsi_registry_v1_RenewControllerReply, RenewControllerReply__Output as _pmemcsi_registry_v1_RenewControllerReply__Output } from '../../../pmemcsi/registry/v1/RenewControllerReply.js';
-import type { RenewControllerRequest as _pmemcsi_registry_v1_RenewControllerRequest, RenewControllerRequest__Output as _pmemcsi_registry_v1_RenewControllerRequest__Output } from '../../../pmemcsi/registry/v1/RenewControllerRequest.js';
-import type { UnregisterControllerReply as _pmemcsi_registry_v1_UnregisterControllerReply, UnregisterControllerReply__Output as _pmemcsi_registry_v1_UnregisterControllerReply__Output } from '../../../pmemcsi/registry/v1/UnregisterControllerReply.js';
-import type { UnregisterControllerRequest as _pmemcsi_registry_v1_UnregisterControllerRequest, UnregisterControllerRequest__Output as _pmemcsi_registry_v1_UnregisterControllerRequest__Output } from '../../../pmemcsi/registry/v1/UnregisterControllerRequest.js';
+type _pmemcsi_registry_v1_RegisterControllerReply = registry.RegisterControllerReply;
+type _pmemcsi_registry_v1_RegisterControllerReply__Output = registry.RegisterControllerReply__Output;
+type _pmemcsi_registry_v1_RegisterControllerRequest = registry.RegisterControllerRequest;
+type _pmemcsi_registry_v1_RegisterControllerRequest__Output = registry.RegisterControllerRequest__Output;
+type _pmemcsi_registry_v1_RenewControllerReply = registry.RenewControllerReply;
+type _pmemcsi_registry_v1_RenewControllerReply__Output = registry.RenewControllerReply__Output;
+type _pmemcsi_registry_v1_RenewControllerRequest = registry.RenewControllerRequest;
+type _pmemcsi_registry_v1_RenewControllerRequest__Output = registry.RenewControllerRequest__Output;
+type _pmemcsi_registry_v1_UnregisterControllerReply = registry.UnregisterControllerReply;
+type _pmemcsi_registry_v1_UnregisterControllerReply__Output = registry.UnregisterControllerReply__Output;
+type _pmemcsi_registry_v1_UnregisterControllerRequest = registry.UnregisterControllerRequest;
+type _pmemcsi_registry_v1_UnregisterControllerRequest__Output = registry.UnregisterControllerRequest__Output;
 
 export interface RegistryClient extends grpc.Client {
   /**

@@ -1,16 +1,12 @@
 // Original file: proto/csi.proto
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
-export interface GetMetadataDeltaRequest {
+export interface GetMetadataAllocatedRequest {
   /**
-   * Older snapshot.
+   * Snapshot to inspect.
    */
-  'base_snapshot_id'?: (string);
-  /**
-   * Newer snapshot of the same volume.
-   */
-  'target_snapshot_id'?: (string);
+  'snapshot_id'?: (string);
   /**
    * Byte offset to resume from.
    */
@@ -25,15 +21,11 @@ export interface GetMetadataDeltaRequest {
   'secrets'?: ({[key: string]: string});
 }
 
-export interface GetMetadataDeltaRequest__Output {
+export interface GetMetadataAllocatedRequest__Output {
   /**
-   * Older snapshot.
+   * Snapshot to inspect.
    */
-  'base_snapshot_id': (string);
-  /**
-   * Newer snapshot of the same volume.
-   */
-  'target_snapshot_id': (string);
+  'snapshot_id': (string);
   /**
    * Byte offset to resume from.
    */

@@ -3,7 +3,6 @@ export type * from './pmemcsi/registry/v1/Capacity.js';
 export type * from './pmemcsi/registry/v1/InventoryVolume.js';
 export type * from './pmemcsi/registry/v1/RegisterControllerReply.js';
 export type * from './pmemcsi/registry/v1/RegisterControllerRequest.js';
-export type * from './pmemcsi/registry/v1/Registry.js';
 export type * from './pmemcsi/registry/v1/RenewControllerReply.js';
 export type * from './pmemcsi/registry/v1/RenewControllerRequest.js';
 export type * from './pmemcsi/registry/v1/UnregisterControllerReply.js';

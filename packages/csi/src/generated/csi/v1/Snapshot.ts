@@ -1,7 +1,7 @@
 // Original file: proto/csi.proto
 
 import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 /**
  * A point-in-time snapshot of a volume.

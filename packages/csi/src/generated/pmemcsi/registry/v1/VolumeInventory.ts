@@ -1,7 +1,7 @@
 // Original file: proto/registry.proto
 
 import type { InventoryVolume as _pmemcsi_registry_v1_InventoryVolume, InventoryVolume__Output as _pmemcsi_registry_v1_InventoryVolume__Output } from '../../../pmemcsi/registry/v1/InventoryVolume.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../../long.js';
 
 /**
  * The volumes of a node (see RegisterControllerRequest.inventory).

@@ -1,6 +1,6 @@
 // Original file: proto/registry.proto
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../../long.js';
 
 /**
  * One volume of a node: the fields of csi.v1.Volume that the controller keeps.

@@ -1,7 +1,7 @@
 // Original file: proto/csi.proto
 
 import type { Int64Value as _google_protobuf_Int64Value, Int64Value__Output as _google_protobuf_Int64Value__Output } from '../../google/protobuf/Int64Value.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 export interface GetCapacityResponse {
   /**

@@ -1,6 +1,6 @@
 // Original file: proto/registry.proto
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../../long.js';
 
 export interface RenewControllerReply {
   /**

@@ -2,7 +2,7 @@
 
 import type { VolumeContentSource as _csi_v1_VolumeContentSource, VolumeContentSource__Output as _csi_v1_VolumeContentSource__Output } from '../../csi/v1/VolumeContentSource.js';
 import type { Topology as _csi_v1_Topology, Topology__Output as _csi_v1_Topology__Output } from '../../csi/v1/Topology.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 /**
  * A provisioned volume.

@@ -1,6 +1,6 @@
 // Original file: null
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 export interface UInt64Value {
   'value'?: (number | string | Long);

@@ -1,7 +1,7 @@
 // Original file: proto/csi.proto
 
 import type { Topology as _csi_v1_Topology, Topology__Output as _csi_v1_Topology__Output } from '../../csi/v1/Topology.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 export interface NodeGetInfoResponse {
   /**

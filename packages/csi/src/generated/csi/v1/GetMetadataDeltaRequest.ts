@@ -1,12 +1,16 @@
 // Original file: proto/csi.proto
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
-export interface GetMetadataAllocatedRequest {
+export interface GetMetadataDeltaRequest {
   /**
-   * Snapshot to inspect.
+   * Older snapshot.
    */
-  'snapshot_id'?: (string);
+  'base_snapshot_id'?: (string);
+  /**
+   * Newer snapshot of the same volume.
+   */
+  'target_snapshot_id'?: (string);
   /**
    * Byte offset to resume from.
    */
@@ -21,11 +25,15 @@ export interface GetMetadataAllocatedRequest {
   'secrets'?: ({[key: string]: string});
 }
 
-export interface GetMetadataAllocatedRequest__Output {
+export interface GetMetadataDeltaRequest__Output {
   /**
-   * Snapshot to inspect.
+   * Older snapshot.
    */
-  'snapshot_id': (string);
+  'base_snapshot_id': (string);
+  /**
+   * Newer snapshot of the same volume.
+   */
+  'target_snapshot_id': (string);
   /**
    * Byte offset to resume from.
    */

@@ -2,7 +2,7 @@
 
 import type { BlockMetadataType as _csi_v1_BlockMetadataType, BlockMetadataType__Output as _csi_v1_BlockMetadataType__Output } from '../../csi/v1/BlockMetadataType.js';
 import type { BlockMetadata as _csi_v1_BlockMetadata, BlockMetadata__Output as _csi_v1_BlockMetadata__Output } from '../../csi/v1/BlockMetadata.js';
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 export interface GetMetadataAllocatedResponse {
   /**

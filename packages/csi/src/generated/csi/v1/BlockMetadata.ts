@@ -1,6 +1,6 @@
 // Original file: proto/csi.proto
 
-import type { Long } from '@grpc/proto-loader';
+import type { Long } from '../../long.js';
 
 /**
  * A byte range of a volume or snapshot.

@@ -51,6 +51,15 @@ describe('package boundaries (@nx/enforce-module-boundaries)', () => {
     ).resolves.toEqual(['A project tagged with "scope:api" is not allowed to import "@kubernetes/client-node"']);
   }, 60_000);
 
+  it('forbids the runtime to import the api (it is transport; it speaks csi only)', async () => {
+    await expect(
+      boundaryMessages(
+        'runtime',
+        "import { withDefaults } from '@pmem-csi/api';\nexport const probe = withDefaults;\n",
+      ),
+    ).resolves.toEqual(['A project tagged with "scope:shared" can only depend on libs tagged with "scope:csi"']);
+  }, 60_000);
+
   it('allows the node package to import the api (control)', async () => {
     await expect(
       boundaryMessages(

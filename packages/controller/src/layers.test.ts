@@ -2,7 +2,9 @@
 // (ESLint run from the package directory): every folder reaches nodes only through the NodePort, never
 // an adapter; nodes/ imports no other folder; nothing below csi/ imports it; no folder imports the
 // composition root; tests may assemble anything. Probe files exist only in memory (lintText).
+// And that no folders import each other, directly or through others (the real imports of src/).
 import { lintProbe, packageDir, refusedByPattern as refused } from '@pmem-csi/api/testing/lint';
+import { folderCycles, folderImports } from '@pmem-csi/api/testing/folders';
 
 const PROBE = '__layer_probe__';
 const { lintImport } = lintProbe(packageDir('controller'), PROBE);
@@ -62,4 +64,8 @@ describe('layer rules inside @pmem-csi/controller', () => {
     await expect(lintImport(`src/csi/${PROBE}.test.ts`, '../nodes/in-process-node-port.js')).resolves.toEqual([]);
     await expect(lintImport(`src/testing/${PROBE}.ts`, '../nodes/grpc-node-port.js')).resolves.toEqual([]);
   }, 60_000);
+
+  it('has no import cycle between its folders (every import of every file in src/, tests aside)', () => {
+    expect(folderCycles(folderImports(`${packageDir('controller')}src`))).toEqual([]);
+  });
 });

@@ -4,8 +4,10 @@
 // the other, volumes/ imports neither, the node-controller never mounts; device/ imports no other
 // folder, and its test kits (device/testing/) wire no CSI service or node driver; registration/ and
 // mount/ stay out of the services; tests and the package's test kits may assemble anything. Probe
-// files exist only in memory (lintText).
+// files exist only in memory (lintText). And that no folders import each other, directly or through
+// others (the real imports of src/).
 import { lintProbe, packageDir, refusedByPattern as refused } from '@pmem-csi/api/testing/lint';
+import { folderCycles, folderImports } from '@pmem-csi/api/testing/folders';
 
 const PROBE = '__layer_probe__';
 const { lintImport } = lintProbe(packageDir('node'), PROBE);
@@ -133,4 +135,8 @@ describe('layer rules inside @pmem-csi/node', () => {
     await expect(lintImport(`src/device/${PROBE}.test.ts`, '../volumes/volumes.js')).resolves.toEqual([]);
     await expect(lintImport(`src/device/${PROBE}.test.ts`, '../testing/guest-kit.js')).resolves.toEqual([]);
   }, 60_000);
+
+  it('has no import cycle between its folders (every import of every file in src/, tests aside)', () => {
+    expect(folderCycles(folderImports(`${packageDir('node')}src`))).toEqual([]);
+  });
 });

@@ -2,8 +2,10 @@
 // (ESLint run from the package directory): kube/ imports no layer above it, objects/ and render/
 // are pure builders (types of the Kubernetes client only, no I/O, the KubeApi port only), certs/,
 // plan/ and status/ stay below the loop, the loop reaches Kubernetes through the port, binary/
-// never imports the loop, and tests may wire anything. Probe files exist only in memory.
+// never imports the loop, and tests may wire anything. Probe files exist only in memory. And that no
+// folders import each other, directly or through others (the real imports of src/).
 import { lintProbe, packageDir } from '@pmem-csi/api/testing/lint';
+import { folderCycles, folderImports } from '@pmem-csi/api/testing/folders';
 
 const PROBE = '__layer_probe__';
 const RULE = '@typescript-eslint/no-restricted-imports';
@@ -131,4 +133,8 @@ describe('layer rules inside @pmem-csi/operator', () => {
       lint(`testing/${PROBE}.ts`, "import { probe } from '../loop/deployment-reconciler.js';"),
     ).resolves.toEqual([]);
   }, 60_000);
+
+  it('has no import cycle between its folders (every import of every file in src/, tests aside)', () => {
+    expect(folderCycles(folderImports(`${packageDir('operator')}src`))).toEqual([]);
+  });
 });

@@ -8,6 +8,8 @@
 //   packages/operator/src/render    -> deploy/kustomize/*, deploy/kubernetes/*, deploy/helm/pmem-csi/{crds,values.schema.json,templates/_operator-rules.tpl}
 //   e2e/bench/results/bench.json    -> README.md's Performance table (between its markers)
 //   e2e/results/ci-times.json       -> README.md's CI times (between their markers)
+//   project.json, package sources, eslint.config.js -> docs/architecture.md's package graph (between
+//                                    its markers; the check also fails on a path the page names that is gone)
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
@@ -208,6 +210,14 @@ const ciTimes = spawnSync(
   { stdio: 'inherit' },
 );
 if (ciTimes.status !== 0) stale.push('README.md CI times (see above)');
+
+// 6. docs/architecture.md's package graph from the code, and the paths the page names (its own --check).
+const architecture = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', 'tools/gen-architecture.ts', ...(check ? ['--check'] : [])],
+  { stdio: 'inherit' },
+);
+if (architecture.status !== 0) stale.push('docs/architecture.md package graph (see above)');
 
 if (stale.length > 0) {
   console.error(`generated files are stale — run "npm run generate" and commit:\n  ${stale.join('\n  ')}`);

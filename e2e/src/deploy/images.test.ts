@@ -4,7 +4,8 @@
 // import both the node package and the deploy files' owner, the operator.)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEVICE_MODES, nodeTools } from '@pmem-csi/node/testing';
+import { VOLUME_DEVICE_MODES } from '@pmem-csi/api';
+import { nodeTools } from '@pmem-csi/node/testing';
 import { TOOL_PACKAGES } from '@pmem-csi/runtime';
 import { REPO_ROOT } from './render.js';
 
@@ -16,7 +17,7 @@ function aptPackages(dockerfile: string): string[] {
 const installed = aptPackages(readFileSync(join(REPO_ROOT, 'deploy/images/driver.Dockerfile'), 'utf8'));
 
 describe('driver image', () => {
-  for (const mode of DEVICE_MODES) {
+  for (const mode of VOLUME_DEVICE_MODES) {
     it(`has every tool of device mode ${mode}`, () => {
       const tools = nodeTools(mode);
       expect(tools.filter((t) => TOOL_PACKAGES[t] === undefined)).toEqual([]);

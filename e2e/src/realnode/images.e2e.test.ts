@@ -8,8 +8,8 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVICE_MODES, nodeTools } from '@pmem-csi/node/testing';
-import { DEFAULT_RESIZER_IMAGE } from '@pmem-csi/api';
+import { nodeTools } from '@pmem-csi/node/testing';
+import { DEFAULT_RESIZER_IMAGE, VOLUME_DEVICE_MODES } from '@pmem-csi/api';
 import { DEFAULT_DRIVER_IMAGE, DEFAULT_OPERATOR_IMAGE, OPERATOR_VERSION } from '@pmem-csi/operator';
 import { Buildah, builtImages, checkImport, withContainer, type BuiltImage, type BuiltImages } from './images.js';
 
@@ -124,7 +124,7 @@ describe('driver image', () => {
 
   it('finds every host tool of every device mode where the node driver looks for it', async () => {
     await withContainer(buildah(), image('driver').ref, (c) => {
-      for (const mode of DEVICE_MODES) {
+      for (const mode of VOLUME_DEVICE_MODES) {
         const r = c.exec(['check-tools', mode], RUN_MS);
         expect({ mode, status: r.status, stderr: r.stderr }).toEqual({ mode, status: 0, stderr: '' });
         const lines = r.stdout.trim().split('\n');

@@ -8,6 +8,7 @@
 // reverse.
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
+import type { VolumeDeviceMode } from '@pmem-csi/api';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -30,7 +31,7 @@ import { volumeInventory } from './node-controller/controller-list.js';
 import { createNodeControllerService } from './node-controller/node-controller-server.js';
 import { createNodeService } from './csi-node/node-server.js';
 import { DRIVER_VERSION, nodeTools, splitHostPortList, type Capacity } from '@pmem-csi/csi';
-import type { DeviceManager, DeviceMode } from './device/device-manager.js';
+import type { DeviceManager } from './device/device-manager.js';
 import { createDeviceManager } from './device/factory.js';
 import { NodeMetrics } from './metrics.js';
 import { CAP_SYS_RESOURCE, hasCapability } from './mount/process-caps.js';
@@ -45,7 +46,7 @@ export interface NodeDriverOptions {
   readonly nodeId: string;
   /** A ready-made device manager (setup() not yet called); otherwise one is made for `deviceMode`. */
   readonly deviceManager?: DeviceManager;
-  readonly deviceMode?: DeviceMode;
+  readonly deviceMode?: VolumeDeviceMode;
   /** Settings for createDeviceManager: lvm pmemPercentage (0 = 100), emulated/fake pool sizes. */
   readonly deviceOptions?: {
     readonly pmemPercentage?: number;
@@ -91,7 +92,7 @@ export interface NodeDriverOptions {
 /** What a node reports on its status endpoint (no secrets). */
 export interface NodeStatus {
   readonly nodeId: string;
-  readonly deviceMode: DeviceMode;
+  readonly deviceMode: VolumeDeviceMode;
   readonly version: string;
   /** undefined when the node runs without a registry; registered with N (registeredReplicas) of M (replicas). */
   readonly registration?: RegistrarSetStatus;

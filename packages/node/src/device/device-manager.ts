@@ -3,7 +3,7 @@
 // errors it may throw; callers map them to gRPC codes at the RPC edge (via their `kind`).
 // Implementations log what they did to one volume (its VG, namespace, loop device) at debug: the
 // CSI layer logs each volume created or deleted at info once, with its device (volumes/volumes.ts).
-import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
+import type { VolumeDeviceMode } from '@pmem-csi/api';
 import {
   AlreadyExistsError,
   FailedPreconditionError,
@@ -11,10 +11,6 @@ import {
   ResourceExhaustedError,
   type Capacity,
 } from '@pmem-csi/csi';
-
-/** Device modes of the node driver (one list, in @pmem-csi/api). `lvm` and `direct` need PMEM; the others are for machines without. */
-export type DeviceMode = VolumeDeviceMode;
-export const DEVICE_MODES: readonly DeviceMode[] = VOLUME_DEVICE_MODES;
 
 /** One volume's block device as the device manager sees it. */
 export interface PmemDeviceInfo {
@@ -74,7 +70,8 @@ export class NotEnoughSpaceToGrowError extends NotEnoughSpaceError {
 }
 
 export interface DeviceManager {
-  readonly mode: DeviceMode;
+  /** One of @pmem-csi/api's VOLUME_DEVICE_MODES (every mode a node runs in, fake included; the CRD offers three). */
+  readonly mode: VolumeDeviceMode;
   /**
    * Prepare the backing store (lvm: namespaces + volume groups; emulated: backing directory,
    * re-attach loop devices). Idempotent; called once at start-up before any other method.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nullLogger } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import type { DeviceMode } from './device-manager.js';
+import type { VolumeDeviceMode } from '@pmem-csi/api';
 import { DirectDeviceManager } from './direct.js';
 import { EmulatedDeviceManager } from './emulated.js';
 import { createDeviceManager } from './factory.js';
@@ -58,7 +58,7 @@ describe('createDeviceManager', () => {
   });
 
   it('rejects an unknown mode naming the allowed ones', async () => {
-    await expect(createDeviceManager('tape' as DeviceMode, deps)).rejects.toMatchObject({
+    await expect(createDeviceManager('tape' as VolumeDeviceMode, deps)).rejects.toMatchObject({
       kind: 'InvalidArgument',
       message: 'device mode "tape" is not one of lvm, direct, emulated, fake',
     });

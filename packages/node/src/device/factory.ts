@@ -6,7 +6,8 @@
 // node of the cluster (the driver's bundle keeps each in its own chunk).
 import { join } from 'node:path';
 import { InvalidArgumentError, type CommandRunner, type Logger } from '@pmem-csi/runtime';
-import { DEVICE_MODES, type DeviceManager, type DeviceMode } from './device-manager.js';
+import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
+import type { DeviceManager } from './device-manager.js';
 import type { PmemOwner } from './ownership.js';
 
 export interface DeviceManagerDeps {
@@ -37,7 +38,7 @@ async function pmemOwner(deps: DeviceManagerDeps): Promise<PmemOwner> {
 export const EMULATED_SUBDIR = 'emulated';
 
 /** The device manager for `mode`. @throws InvalidArgumentError for an unknown mode, or the implementation's precondition errors */
-export async function createDeviceManager(mode: DeviceMode, deps: DeviceManagerDeps): Promise<DeviceManager> {
+export async function createDeviceManager(mode: VolumeDeviceMode, deps: DeviceManagerDeps): Promise<DeviceManager> {
   const { runner, log } = deps;
   switch (mode) {
     case 'lvm': {
@@ -64,7 +65,7 @@ export async function createDeviceManager(mode: DeviceMode, deps: DeviceManagerD
     default:
       // Reached only from untyped input (flags, config files).
       throw new InvalidArgumentError(
-        `device mode ${JSON.stringify(mode as string)} is not one of ${DEVICE_MODES.join(', ')}`,
+        `device mode ${JSON.stringify(mode as string)} is not one of ${VOLUME_DEVICE_MODES.join(', ')}`,
       );
   }
 }

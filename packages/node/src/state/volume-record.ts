@@ -1,8 +1,8 @@
 // The node's persistent record of one volume, and its validation. Records are written before the
 // device is made (intent first), so they must be readable by every later version: each file
 // carries a schema version, and reading validates every field instead of trusting the disk.
+import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
 import { InvalidArgumentError } from '@pmem-csi/runtime';
-import { DEVICE_MODES, type DeviceMode } from '../device/device-manager.js';
 
 /** Version of the on-disk format; bump it (and keep reading the old one) when fields change meaning. */
 export const VOLUME_RECORD_SCHEMA = 1;
@@ -17,7 +17,7 @@ export interface VolumeRecord {
   /** Size in bytes as requested from the device manager. */
   readonly size: number;
   /** The mode whose device manager owns the device (a node may switch modes; volumes keep theirs). */
-  readonly deviceMode: DeviceMode;
+  readonly deviceMode: VolumeDeviceMode;
   /** Parameters the volume was created with (StorageClass / ephemeral volume attributes). */
   readonly parameters: Readonly<Record<string, string>>;
   /** ISO 8601 time of creation. */
@@ -67,11 +67,11 @@ function size(o: Fields): number {
   return v;
 }
 
-function deviceMode(o: Fields): DeviceMode {
+function deviceMode(o: Fields): VolumeDeviceMode {
   const v = o['deviceMode'];
-  if (!DEVICE_MODES.includes(v as DeviceMode))
-    throw new InvalidArgumentError(`deviceMode must be one of ${DEVICE_MODES.join(', ')}`);
-  return v as DeviceMode;
+  if (!VOLUME_DEVICE_MODES.includes(v as VolumeDeviceMode))
+    throw new InvalidArgumentError(`deviceMode must be one of ${VOLUME_DEVICE_MODES.join(', ')}`);
+  return v as VolumeDeviceMode;
 }
 
 function createdAt(o: Fields): string {

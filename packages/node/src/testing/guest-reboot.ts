@@ -11,7 +11,7 @@ import { MiB } from '@pmem-csi/csi';
 import type { Logger } from '@pmem-csi/runtime';
 import { call, testClients, type TestClients } from './test-node.js';
 import { startNodeDriver, type NodeDriver } from '../node-driver.js';
-import type { DeviceMode } from '../device/device-manager.js';
+import type { VolumeDeviceMode } from '@pmem-csi/api';
 import { STATE_DIR, SLOW, boot1, boot2, runner } from '../device/testing/guest-env.js';
 import { createVolume, deleteVolume, stage, unstage, type Csi, type Fs } from './guest-csi.js';
 import { isDaxFile, sha256, writeSynced } from '../device/testing/guest-devices.js';
@@ -47,7 +47,7 @@ export interface GuestDriver {
 
 export async function startGuestDriver(
   dir: string,
-  o: { deviceMode: DeviceMode; pmemPercentage?: number; log: Logger },
+  o: { deviceMode: VolumeDeviceMode; pmemPercentage?: number; log: Logger },
 ): Promise<GuestDriver> {
   const csiSock = join(dir, 'csi.sock');
   const ncSock = join(dir, 'nc.sock');

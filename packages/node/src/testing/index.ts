@@ -23,6 +23,5 @@ export * from '../device/testing/contract.js';
 export { findMountsUnder } from '../mount/findmnt.js';
 export { loopDevicesUnder } from '../mount/host-dir.js';
 export { boundTo, fileIdentity } from '../device/emulated-losetup.js';
-// The device modes and the host tools per mode (CSI vocabulary), passed on for the image tests.
-export { DEVICE_MODES, type DeviceMode } from '../device/device-manager.js';
+// The host tools per device mode (CSI vocabulary), passed on for the image tests.
 export { nodeTools, FILESYSTEM_TOOLS } from '@pmem-csi/csi';

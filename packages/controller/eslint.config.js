@@ -2,10 +2,15 @@
 // package, lowest first:
 //   nodes/      the NodePort (node-port.ts) and its adapters (gRPC for production, in-process for
 //               tests); imports no other folder of the package;
-//   registry/, volumes/, placement/
-//               the node registry, the volume index and placement; reach nodes only through the
-//               port (node-port.ts, node-errors.ts), never an adapter; never import csi/;
-//   csi/        the CSI Controller service: the top layer, also through the port only.
+//   registry/   the node registry (bookkeeping: leases, capacity order, registrations); imports
+//               none of volumes/ and placement/;
+//   volumes/, placement/
+//               the volume index and placement;
+//   registration/, csi/
+//               the two RPC entry points: registry.proto's service that the node drivers call, and the
+//               CSI Controller service; neither imports the other, no folder below imports them.
+// Every folder but nodes/ reaches nodes only through the port (node-port.ts, node-errors.ts), never an
+// adapter.
 // controller.ts (the composition root) picks the adapter; no folder imports it or index.ts.
 // Production files only: tests and test kits (testing/) assemble controllers from any parts.
 // The helpers are the workspace's (layerRules in ../../eslint.config.js);
@@ -27,13 +32,23 @@ const NODE_PORT_ONLY = (from) =>
 
 export default [
   ...workspace,
-  layer('nodes', { patterns: [never('src/nodes', ['csi', 'placement', 'registry', 'volumes', ...ROOT])] }),
+  layer('nodes', {
+    patterns: [never('src/nodes', ['csi', 'registration', 'placement', 'registry', 'volumes', ...ROOT])],
+  }),
   layer('registry', {
-    patterns: [NODE_PORT_ONLY('src/registry'), never('src/registry', ['csi', 'placement', ...ROOT])],
+    patterns: [
+      NODE_PORT_ONLY('src/registry'),
+      never('src/registry', ['csi', 'registration', 'placement', 'volumes', ...ROOT]),
+    ],
   }),
-  layer('volumes', { patterns: [NODE_PORT_ONLY('src/volumes'), never('src/volumes', ['csi', 'placement', ...ROOT])] }),
+  layer('volumes', {
+    patterns: [NODE_PORT_ONLY('src/volumes'), never('src/volumes', ['csi', 'registration', 'placement', ...ROOT])],
+  }),
   layer('placement', {
-    patterns: [NODE_PORT_ONLY('src/placement'), never('src/placement', ['csi', 'volumes', ...ROOT])],
+    patterns: [NODE_PORT_ONLY('src/placement'), never('src/placement', ['csi', 'registration', 'volumes', ...ROOT])],
   }),
-  layer('csi', { patterns: [NODE_PORT_ONLY('src/csi'), never('src/csi', ROOT)] }),
+  layer('registration', {
+    patterns: [NODE_PORT_ONLY('src/registration'), never('src/registration', ['csi', 'placement', ...ROOT])],
+  }),
+  layer('csi', { patterns: [NODE_PORT_ONLY('src/csi'), never('src/csi', ['registration', ...ROOT])] }),
 ];

@@ -4,12 +4,11 @@
 // socket against the reference, and the server CPU per pair. Ours and the reference alternate.
 // Also the node's resident memory idle and after this load (reported as B3 figures).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { GiB } from '@pmem-csi/csi';
 import { median, type FigureSpec } from './figures.js';
 import { pidOf, rssMiB } from './procs.js';
 import { loadSeconds, runLoad, waitAvailable, type LoadRun, type ScenarioResult } from './scenario.js';
 import { goTls, startController, startNode, startRefCsi, type BenchContext } from './setup.js';
-
-const GiB = 1024 ** 3;
 
 interface Side {
   readonly name: 'ours' | 'go';

@@ -3,13 +3,13 @@
 // same state-changing host commands run by a plain shell script (e2e/bench/emulated-path.sh).
 import { join } from 'node:path';
 import { chooseDeviceMode } from '@pmem-csi/driver';
+import { MiB } from '@pmem-csi/csi';
 import { runTool } from '../cluster/processes.js';
 import { median, type FigureSpec } from './figures.js';
 import { jsonLines } from './procs.js';
 import { runLoad, type LoadRun, type ScenarioResult } from './scenario.js';
 import { goTls, startNode, type BenchContext } from './setup.js';
 
-const MiB = 1024 ** 2;
 const VOLUME_BYTES = 64 * MiB;
 
 interface ScriptReport {

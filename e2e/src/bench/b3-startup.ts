@@ -7,12 +7,11 @@
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { COMPILE_CACHE_ENV } from '@pmem-csi/driver';
+import { MiB } from '@pmem-csi/csi';
 import { median, type FigureSpec } from './figures.js';
 import { jsonLines, start, waitForEvent, waitForExit, type HostProcess } from './procs.js';
 import type { ScenarioResult } from './scenario.js';
 import { startNode, type BenchContext } from './setup.js';
-
-const MiB = 1024 ** 2;
 
 /** Start `spawn` while a poller waits on `socket`; ms from the spawn to the first ready Probe. */
 async function timeStart(

@@ -22,6 +22,7 @@ import { NODE_CONTROLLER_SAN } from '@pmem-csi/api';
 import { fetchStatus, freePort, makeLocalCerts, type LocalCerts } from '@pmem-csi/driver';
 import { provisionerClientLimitArgs } from '@pmem-csi/operator';
 import { channelCredentials, loadCsi, unary } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { startDriver, startProvisioner } from './components.js';
 import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
@@ -30,7 +31,6 @@ import { leaseHolder, provisionerLeaseRef, PvcStream, settledVolumes, volumesGon
 import { affinityNodes, csiDriver, DRIVER, pvRef, registerNodes, storageClass, TEST_NAMESPACE } from './storage.js';
 import { waitFor } from './wait.js';
 
-const MiB = 1024 ** 2;
 const STORAGE_CLASS = 'pmem-failover';
 const LEASE = provisionerLeaseRef(TEST_NAMESPACE, DRIVER);
 const RESUME_LIMIT_MS = 15_000;

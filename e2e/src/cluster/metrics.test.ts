@@ -15,6 +15,7 @@ import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { fetchStatus, freePort, makeLocalCerts } from '@pmem-csi/driver';
 import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { DRIVER_NAMESPACE, startDriver, startOperator, startProvisioner, type OperatorRun } from './components.js';
 import { createCluster, ensureNamespace, printTimings, type KwokCluster } from './harness.js';
 import { helmTemplate, parseManifests, RELEASE_NAMESPACE } from '../deploy/render.js';
@@ -36,7 +37,6 @@ import {
 } from './storage.js';
 import { waitFor } from './wait.js';
 
-const MiB = 1024 ** 2;
 const NODE_BYTES = 256 * MiB;
 const CR = 'pmem-csi.intel.com';
 const CREATE = '/csi.v1.Controller/CreateVolume';

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
 import { fetchStatus, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { startProvisioner } from './components.js';
 import { createCluster, printTimings, type KwokCluster } from './harness.js';
 import type { KubeObject } from './kube.js';
@@ -31,7 +32,6 @@ import {
 } from './storage.js';
 import { waitFor } from './wait.js';
 
-const MiB = 1024 ** 2;
 const log = createLogger({ level: 'warn' });
 const timings: Record<string, number> = {};
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { API_GROUP_VERSION, KIND, LABEL_KEYS, FIELD_MANAGER, deploymentObjectNames } from '@pmem-csi/api';
 import { freePort, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import {
   DRIVER_NAMESPACE,
   serviceAccountKubeconfig,
@@ -46,7 +47,6 @@ import {
 import { waitFor } from './wait.js';
 
 const CR = 'pmem-csi.intel.com';
-const MiB = 1024 ** 2;
 const A = { version: '0.1.0', image: 'registry.example.org/pmem-csi-driver:v0.1.0' };
 const B = { version: '0.2.0', image: 'registry.example.org/pmem-csi-driver:v0.2.0' };
 const log = createLogger({ level: 'warn' });

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { fetchStatus, mountCapability, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
+import { MiB } from '@pmem-csi/csi';
 import { useStack, whileSettling } from '../local-stack.js';
 
-const MiB = 1024 ** 2;
 const base = join(tmpdir(), 'pmem-csi-e2e-driver');
 
 function create(ctl: ControllerCsi, name: string, size: number) {

@@ -8,6 +8,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startLocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
+import { GiB } from '@pmem-csi/csi';
 import { runTool, ToolError } from '../cluster/processes.js';
 import { toolPath } from '../tools.js';
 import { readJUnit, type JUnitSummary } from './junit.js';
@@ -23,8 +24,6 @@ export interface SanityRun {
   /** Wall time of the csi-sanity run alone (stack start and stop not included). */
   readonly sanityMs: number;
 }
-
-const GiB = 1024 ** 3;
 
 /**
  * Run csi-sanity through the e2e command runner and keep its output in `logFile` (written when it

@@ -8,11 +8,10 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { topologyKey, DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
 import { fetchStatus, mountCapability, waitUntil, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
-import type { csi } from '@pmem-csi/csi';
+import { type csi, MiB } from '@pmem-csi/csi';
 import { isServiceError } from '@pmem-csi/runtime';
 import { useStack, whileSettling } from '../local-stack.js';
 
-const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const dir = join(tmpdir(), 'pmem-csi-e2e-integration');
 

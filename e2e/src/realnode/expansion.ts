@@ -6,8 +6,6 @@ import { readFileSync } from 'node:fs';
 import { parseQuantityBytes } from '@pmem-csi/api';
 import type { KubeObject } from '../cluster/kube.js';
 
-export const MiB = 1024 ** 2;
-
 /** A PersistentVolumeClaim with the status fields that expansion changes. */
 export interface ExpandingClaim extends KubeObject {
   spec: { volumeName?: string; resources?: { requests?: { storage?: string } } };

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_DRIVER_NAME, parseVolumeParameters, topologyKey } from '@pmem-csi/api';
 import { CONTROLLER_CAPABILITIES } from '@pmem-csi/controller';
+import { MiB } from '@pmem-csi/csi';
 import { REPO_ROOT } from '../cluster/components.js';
 import { parseStorageReport, summaryLine, countOutcomes, failureSummary } from './k8s-storage-junit.js';
 import {
@@ -105,7 +106,6 @@ interface StorageClass {
 
 const readYaml = <T>(rel: string): T => parse(readFileSync(join(REPO_ROOT, rel), 'utf8')) as T;
 const definition = (d: Definition): DriverDefinition => readYaml<DriverDefinition>(DEFINITIONS[d].file);
-const MiB = 1024 ** 2;
 const quantity = (q: string): number => {
   const m = /^(\d+)(Mi|Gi)$/.exec(q);
   if (m === null) throw new Error(`not a Mi/Gi quantity: ${q}`);

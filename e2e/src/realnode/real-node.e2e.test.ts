@@ -19,6 +19,7 @@ import {
 } from '@pmem-csi/api';
 import { listLoopDevices } from '@pmem-csi/node';
 import { boundTo, fileIdentity } from '@pmem-csi/node/testing';
+import { MiB } from '@pmem-csi/csi';
 import { HostRunner } from '@pmem-csi/runtime';
 import { REPO_ROOT } from '../cluster/components.js';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
@@ -45,7 +46,6 @@ import { POD_LOGS_SUBDIR } from './components.js';
 import {
   CAP_SYS_RESOURCE,
   EXT4_NEEDS_SYS_RESOURCE,
-  MiB,
   describeClaim,
   afterGrowthScript,
   growWatcherScript,

@@ -13,8 +13,8 @@ import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { NodeCsi, mountCapability, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
 import { listLoopDevices } from '@pmem-csi/node';
 import { HostRunner, isServiceError } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 
-const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const HOST = new HostRunner();
 

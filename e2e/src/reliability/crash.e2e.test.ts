@@ -6,10 +6,10 @@
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MiB } from '@pmem-csi/csi';
 import { useStack } from '../local-stack.js';
 import { CrashCampaign, inventory, type Inventory } from './crash-campaign.js';
 
-const MiB = 1024 ** 2;
 const dir = join(tmpdir(), 'pmem-csi-e2e-crash');
 const mountDir = join(tmpdir(), 'pmem-csi-e2e-crash-mounts');
 const CYCLES = Number(process.env['PMEM_CSI_CRASH_CYCLES'] ?? 200);

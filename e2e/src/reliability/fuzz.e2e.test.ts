@@ -11,10 +11,10 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCsi } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { useStack } from '../local-stack.js';
 import { inventory, type Inventory } from './crash-campaign.js';
 
-const MiB = 1024 ** 2;
 const RUNS = Number(process.env['PMEM_CSI_FUZZ_RUNS'] ?? '') > 0 ? Number(process.env['PMEM_CSI_FUZZ_RUNS']) : 200;
 const dir = join(tmpdir(), 'pmem-csi-e2e-fuzz');
 const mountDir = join(tmpdir(), 'pmem-csi-e2e-fuzz-mounts');

@@ -11,14 +11,13 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import { fetchStatus, mountCapability, waitUntil, type ControllerCsi, type LocalStack } from '@pmem-csi/driver';
-import type { csi } from '@pmem-csi/csi';
+import { type csi, MiB } from '@pmem-csi/csi';
 import { type ControllerClient, grpcAddress, isServiceError, loadCsi, unary } from '@pmem-csi/runtime';
 import { runTool } from '../cluster/processes.js';
 import { useStack, whileSettling } from '../local-stack.js';
 
 /** iptables through the e2e command runner (a timeout and the command named in its errors). */
 const run = (bin: string, args: readonly string[]) => runTool(bin, args, { timeoutMs: 15_000 });
-const MiB = 1024 ** 2;
 const KEY = topologyKey(DEFAULT_DRIVER_NAME);
 const dir = join(tmpdir(), 'pmem-csi-e2e-network');
 /** What a CSI caller retries: the peer is gone or slow, or the operation is still in progress. */

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControllerCsi, startLocalStack, type LocalStack } from '@pmem-csi/driver';
 import { createLogger } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { CrashCampaign, inventory } from './crash-campaign.js';
 
-const MiB = 1024 ** 2;
 const SAMPLE_MS = 30_000;
 
 function minutes(): number {

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { type CallContext, KeyedLocks, nullLogger } from '@pmem-csi/runtime';
 import { CapacityRefresher } from '../src/placement/capacity-refresh.js';
 import type { ControllerDeps } from '../src/csi/controller-deps.js';
-import { createVolumeLocked, planCreate } from '../src/csi/create-volume.js';
+import { createVolumeLocked, planControllerCreate } from '../src/csi/create-volume.js';
 import type { NodePort } from '../src/nodes/node-port.js';
 import { NodeRegistry } from '../src/registry/node-registry.js';
 import { candidates, type PlacementRequest } from '../src/placement/placement.js';
@@ -101,7 +101,7 @@ async function measureCreate(d: ControllerDeps, label: string): Promise<string> 
   const times: number[] = [];
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < CREATES; i++) {
-    const plan = planCreate(request(`${label}-${i}`), GiB);
+    const plan = planControllerCreate(request(`${label}-${i}`), GiB);
     const t0 = performance.now();
     await createVolumeLocked(d, plan, ctx);
     times.push(performance.now() - t0);

@@ -44,15 +44,13 @@ import {
   leaseSecondsFor,
 } from '../src/registry/lease-policy.js';
 import { NodeRegistry } from '../src/registry/node-registry.js';
-import type { Capacity, registry } from '@pmem-csi/csi';
+import { type Capacity, type registry, MiB, GiB } from '@pmem-csi/csi';
 import { VolumeReconciler } from '../src/volumes/volume-reconciler.js';
 import { VolumeIndex } from '../src/volumes/volume-index.js';
 
-const MiB = 1024 ** 2;
 const STORM_IN_FLIGHT = 200;
 const INSECURE = process.argv.includes('--insecure');
 const ECDSA = process.argv.includes('--ecdsa');
-const GiB = 1024 ** 3;
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const args = process.argv.slice(2);
 const counts = args.filter((a) => /^\d+$/.test(a)).map(Number);

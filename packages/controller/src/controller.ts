@@ -83,7 +83,8 @@ export interface ControllerOptions {
   readonly metrics?: Registry;
 }
 
-export interface NodeStatus {
+/** A registered node as the controller's /status shows it (the node driver's own: @pmem-csi/node NodeStatus). */
+export interface RegisteredNodeStatus {
   readonly nodeId: string;
   readonly endpoint: string;
   readonly state: NodeState;
@@ -101,7 +102,7 @@ export interface ControllerStatus {
   readonly startedAt: string;
   /** Whether the start-up settle period has passed. */
   readonly settled: boolean;
-  readonly nodes: readonly NodeStatus[];
+  readonly nodes: readonly RegisteredNodeStatus[];
   readonly volumes: number;
 }
 

@@ -3,7 +3,7 @@ export {
   startController,
   type ControllerOptions,
   type ControllerStatus,
-  type NodeStatus,
+  type RegisteredNodeStatus,
   type RunningController,
 } from './controller.js';
 export { type NodeCredentialsFactory, type NodeConnectionOptions } from './nodes/grpc-node-port.js';

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { startController } from '@pmem-csi/controller';
 import { startNodeDriver, type NodeDriver } from '@pmem-csi/node';
 import { createLogger } from '@pmem-csi/runtime';
+import { MiB } from '@pmem-csi/csi';
 import { ControllerCsi, mountCapability } from '../src/local/csi-clients.js';
 import { waitUntil } from '../src/local/processes.js';
 
@@ -20,7 +21,6 @@ const ROUNDS = Number(process.argv[2] ?? 8);
 const PAIRS = Number(process.argv[3] ?? 1000);
 const CONCURRENCY = Number(process.argv[4] ?? 16);
 const NODES = 3;
-const MiB = 1024 ** 2;
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
 function fullGc(): void {

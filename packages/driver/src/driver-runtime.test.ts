@@ -9,10 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DRIVER_MODES, DRIVER_V8_OPTIONS, driverNodeOptions } from '@pmem-csi/csi';
+import { DRIVER_MODES, DRIVER_V8_OPTIONS, driverNodeOptions, MiB } from '@pmem-csi/csi';
 import { driverCommand, startDriverProcess } from './local/processes.js';
 
-const MiB = 1024 ** 2;
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -15,11 +15,9 @@ import {
 } from '@pmem-csi/controller/testing';
 import type { ScriptedNode } from '@pmem-csi/controller/testing';
 import type { NodeDriver, NodeStatus } from '@pmem-csi/node';
-import type { csi } from '@pmem-csi/csi';
+import { type csi, GiB } from '@pmem-csi/csi';
 import { type ControllerClient, createLogger, createProcessRegistry, loadCsi, unary } from '@pmem-csi/runtime';
 import { controllerStatusSource, nodeStatusSource, serveStatus, type StatusServer } from './status-http.js';
-
-const GiB = 1024 ** 3;
 
 /** One HTTP request; resolves with status code and body. */
 function fetchText(url: string, method = 'GET'): Promise<{ code: number; body: string; type: string }> {

@@ -1,7 +1,7 @@
 import type { ControllerStatus } from '@pmem-csi/controller';
+import { GiB } from '@pmem-csi/csi';
 import { humanSize, renderStatus } from './status-table.js';
 
-const GiB = 1024 ** 3;
 const status: ControllerStatus = {
   driverName: 'pmem-csi.intel.com',
   startedAt: '2026-01-01T00:00:00.000Z',

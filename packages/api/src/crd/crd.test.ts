@@ -1,7 +1,7 @@
 // The CRD must load into a real kube-apiserver: these tests apply the structural-schema rules of
 // apiextensions.k8s.io/v1 (and check every default against its own schema), check that the
 // schema, the validator and the generated types agree, and that the committed files are current.
-import { DEVICE_MODES, VOLUME_DEVICE_MODES, type OfferedDeviceMode } from '../device-modes.js';
+import { OFFERED_DEVICE_MODES, VOLUME_DEVICE_MODES, type OfferedDeviceMode } from '../device-modes.js';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -200,11 +200,11 @@ describe('the CRD schema', () => {
     expect(Object.keys(SPEC_FIELD_CHECKS)).toEqual(Object.keys(specSchema.properties ?? {}));
     expect(validateSpec(structuredClone(SPEC_DEFAULTS))).toEqual([]);
     // Compile-time: the value lists are exactly the generated unions.
-    const modes: readonly DeviceMode[] = DEVICE_MODES;
+    const modes: readonly DeviceMode[] = OFFERED_DEVICE_MODES;
     // ...and the generated union is exactly the CRD's subset of the one device-mode list.
     const generated: readonly OfferedDeviceMode[] = [] as DeviceMode[];
     expect(generated).toEqual([]);
-    expect(DEVICE_MODES).toEqual(VOLUME_DEVICE_MODES.filter((m) => m !== 'fake'));
+    expect(OFFERED_DEVICE_MODES).toEqual(VOLUME_DEVICE_MODES.filter((m) => m !== 'fake'));
     const policies: readonly ImagePullPolicy[] = IMAGE_PULL_POLICIES;
     const formats: readonly LogFormat[] = LOG_FORMATS;
     expect([modes, policies, formats]).toEqual([

@@ -2,7 +2,7 @@
 // TypeScript types are generated (tools/gen-crd.ts). Descriptions are what `kubectl explain`
 // shows. Value checks the apiserver can do cheaply live here; the rest (image syntax, label
 // syntax, PEM blocks, certificates all-or-nothing) is in validate.ts.
-import { DEVICE_MODES } from '../device-modes.js';
+import { OFFERED_DEVICE_MODES } from '../device-modes.js';
 import { QUANTITY_PATTERN } from '../quantity.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import {
@@ -92,7 +92,7 @@ export const specSchema: JSONSchemaProps = {
     resizerResources: resources('external-resizer sidecar'),
     deviceMode: {
       type: 'string',
-      enum: DEVICE_MODES,
+      enum: OFFERED_DEVICE_MODES,
       default: SPEC_DEFAULTS.deviceMode,
       description:
         'How the node driver provides volumes: lvm (PMEM: one volume group per region, one logical volume per volume), direct (PMEM: one namespace per volume) ' +

@@ -1,6 +1,6 @@
 // One check per PmemCSIDeployment spec field. The table is typed by the generated spec type, so a
 // field added to the schema does not compile until it has a check here.
-import { DEVICE_MODES } from '../device-modes.js';
+import { OFFERED_DEVICE_MODES } from '../device-modes.js';
 import { EMULATED_SIZE_ALLOWED, emulatedSizeBytes } from '../defaults.js';
 import { isQuantity } from '../quantity.js';
 import {
@@ -138,7 +138,7 @@ export const SPEC_FIELD_CHECKS: Readonly<Record<keyof PmemCSIDeploymentSpec, Fie
   provisionerResources: resources,
   nodeRegistrarResources: resources,
   resizerResources: resources,
-  deviceMode: oneOf(DEVICE_MODES),
+  deviceMode: oneOf(OFFERED_DEVICE_MODES),
   logLevel: integer(LOG_LEVEL_RANGE.min, LOG_LEVEL_RANGE.max),
   logFormat: oneOf(LOG_FORMATS),
   nodeSelector: labelMap(false),

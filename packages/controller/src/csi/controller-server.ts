@@ -8,7 +8,7 @@
 import { adaptService, type ControllerHandlers, loadCsi, type Logger } from '@pmem-csi/runtime';
 import { getCapacity } from './get-capacity.js';
 import type { ControllerDeps } from './controller-deps.js';
-import { createVolumeLocked, planCreate } from './create-volume.js';
+import { createVolumeLocked, planControllerCreate } from './create-volume.js';
 import { deleteVolumeLocked } from './delete-volume.js';
 import { expandVolumeLocked, planExpand } from './expand-volume.js';
 import { listVolumes } from './list-volumes.js';
@@ -36,7 +36,7 @@ export function createControllerService(deps: ControllerDeps, log: Logger): Cont
         capabilities: CONTROLLER_CAPABILITIES.map((type) => ({ rpc: { type } })),
       }),
       CreateVolume: async (req, ctx) => {
-        const plan = planCreate(req, deps.defaultVolumeSize);
+        const plan = planControllerCreate(req, deps.defaultVolumeSize);
         return deps.nameLocks.withLocks([plan.name], 'volume name', () =>
           deps.volumeLocks.withLocks([plan.volumeId], 'volume', () => createVolumeLocked(deps, plan, ctx)),
         );

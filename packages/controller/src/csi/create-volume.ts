@@ -30,8 +30,12 @@ export interface CreatePlan extends CreateVolumePlan {
   readonly request: csi.CreateVolumeRequest__Output;
 }
 
-/** Validate a CreateVolume request (no side effects). @throws InvalidArgumentError, OutOfRangeError */
-export function planCreate(req: csi.CreateVolumeRequest__Output, defaultSize: number): CreatePlan {
+/**
+ * Validate a CreateVolume request the controller will place and forward (no side effects); the
+ * node plans its own side with planCreate (node-controller/controller-create.ts, a VolumeSpec).
+ * @throws InvalidArgumentError, OutOfRangeError
+ */
+export function planControllerCreate(req: csi.CreateVolumeRequest__Output, defaultSize: number): CreatePlan {
   return { ...planCreateVolume(req, defaultSize), request: req };
 }
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { volumeIdForName, volumeIdProblem, volumeNameProblem } from '@pmem-csi/api';
 import { type csi, InvalidArgumentError } from '@pmem-csi/csi';
-import { planCreate } from './create-volume.js';
+import { planControllerCreate } from './create-volume.js';
 
 function request(name: string): csi.CreateVolumeRequest__Output {
   return {
@@ -29,7 +29,7 @@ function request(name: string): csi.CreateVolumeRequest__Output {
 
 function outcome(name: string): { id: string } | { refused: string } {
   try {
-    return { id: planCreate(request(name), 1024 ** 3).volumeId };
+    return { id: planControllerCreate(request(name), 1024 ** 3).volumeId };
   } catch (e) {
     if (e instanceof InvalidArgumentError) return { refused: e.message };
     throw e;

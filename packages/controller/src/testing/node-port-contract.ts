@@ -14,6 +14,7 @@ import {
   NotFoundError,
   OutOfRangeError,
   ResourceExhaustedError,
+  MiB,
 } from '@pmem-csi/csi';
 import { isDefinitiveFailure, NodeUnreachableError } from '../nodes/node-errors.js';
 import type { NodePort } from '../nodes/node-port.js';
@@ -39,7 +40,6 @@ export interface NodePortSetup {
   readonly listPageSize: number;
 }
 
-const MiB = 1024 ** 2;
 const SETUP: NodePortSetup = { nodeId: 'n1', totalBytes: 64 * MiB, granularity: 4 * MiB, listPageSize: 2 };
 
 function request(

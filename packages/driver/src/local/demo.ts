@@ -6,15 +6,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { topologyKey } from '@pmem-csi/api';
-import type { csi } from '@pmem-csi/csi';
+import { type csi, MiB } from '@pmem-csi/csi';
 import { codeName, isServiceError } from '@pmem-csi/runtime';
 import { humanSize, renderStatus } from '../status-table.js';
 import { ControllerCsi, CSI_CALL_TIMEOUT_MS, NodeCsi, mountCapability } from './csi-clients.js';
 import { silentProgress, type Progress, type Say } from './progress.js';
 import type { LocalStack } from './stack.js';
 import { fetchStatus } from './status-command.js';
-
-const MiB = 1024 ** 2;
 
 /** Where the demonstration reports: its lines, and progress while a call waits. */
 interface Out {

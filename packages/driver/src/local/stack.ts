@@ -6,7 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControllerStatus } from '@pmem-csi/controller';
-import type { DriverArgs } from '@pmem-csi/csi';
+import { type DriverArgs, MiB } from '@pmem-csi/csi';
 import { releaseHostDir } from '@pmem-csi/node';
 import { HostRunner, type Logger } from '@pmem-csi/runtime';
 import { makeLocalCerts, type LocalCerts } from './certs.js';
@@ -62,7 +62,6 @@ export interface LocalStackOptions {
 /** How long the start-up waits for every node to register (and ready() by default). */
 export const READY_TIMEOUT_MS = 90_000;
 
-const MiB = 1024 ** 2;
 export const NODE_SIZES: ReadonlyArray<readonly [string, number]> = [
   ['node-a', 1024 * MiB],
   ['node-b', 768 * MiB],

@@ -2,7 +2,7 @@
 // arguments of the controller Deployment and the node DaemonSet, for every device mode the CRD
 // offers, are accepted by the driver's flag schema (@pmem-csi/csi parseDriverFlags, the parser
 // pmem-csi-driver runs) and mean what the spec says; and the device mode is read back from them.
-import { DEVICE_MODES, type PmemCSIDeploymentSpec } from '@pmem-csi/api';
+import { OFFERED_DEVICE_MODES, type PmemCSIDeploymentSpec } from '@pmem-csi/api';
 import { DRIVER_FLAGS, parseDriverFlags, readDriverArgs } from '@pmem-csi/csi';
 import type { KubeObject } from '../kube/kube-port.js';
 import { deployedDeviceMode } from '../plan/device-mode-guard.js';
@@ -20,7 +20,7 @@ function driverArgs(objects: readonly KubeObject[], kind: string): string[] {
 }
 
 describe('driver arguments built by the operator', () => {
-  for (const deviceMode of DEVICE_MODES) {
+  for (const deviceMode of OFFERED_DEVICE_MODES) {
     it(`are accepted by the driver's flag schema and mean the spec (${deviceMode})`, () => {
       const spec: PmemCSIDeploymentSpec = { deviceMode, logLevel: 5, logFormat: 'json', pmemPercentage: 50 };
       const cr = testDeployment(spec);

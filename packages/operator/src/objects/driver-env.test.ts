@@ -3,7 +3,7 @@
 // modes, so the pod says which limits apply), for every device mode; the registrar sidecar gets
 // none, and the controller Deployment's driver container carries the controller mode's options (a
 // young-generation bound and no old-generation limit); its sidecars get none.
-import { DEVICE_MODES } from '@pmem-csi/api';
+import { OFFERED_DEVICE_MODES } from '@pmem-csi/api';
 import { driverNodeOptions } from '@pmem-csi/csi';
 import type { KubeObject } from '../kube/kube-port.js';
 import { testContext, testDeployment } from '../testing/fixtures.js';
@@ -26,7 +26,7 @@ const nodeOptions = (c: Container | undefined): Array<string | undefined> =>
   (c?.env ?? []).filter((e) => e.name === 'NODE_OPTIONS').map((e) => e.value);
 
 describe('NODE_OPTIONS of the driver containers', () => {
-  it.each(DEVICE_MODES)('the node driver in %s mode gets the node heap limits', (deviceMode) => {
+  it.each(OFFERED_DEVICE_MODES)('the node driver in %s mode gets the node heap limits', (deviceMode) => {
     const cr = testDeployment({ deviceMode });
     const objects = buildDesiredObjects(cr, testContext(cr)).map((d) => d.object);
     const [driver, ...sidecars] = containers(objects, 'DaemonSet');

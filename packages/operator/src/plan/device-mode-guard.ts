@@ -4,13 +4,13 @@
 // driver runs with is recorded on the node DaemonSet; existing volumes are the PersistentVolumes
 // whose spec.csi.driver is this driver.
 import type { V1DaemonSet, V1PersistentVolume } from '@kubernetes/client-node';
-import { DEVICE_MODES, type DeviceMode } from '@pmem-csi/api';
+import { OFFERED_DEVICE_MODES, type DeviceMode } from '@pmem-csi/api';
 import type { KubeObject } from '../kube/kube-port.js';
 import { DEVICE_MODE_ANNOTATION } from '@pmem-csi/api';
 import { driverArgValue } from '@pmem-csi/csi';
 
 const isDeviceMode = (v: string | undefined): v is DeviceMode =>
-  v !== undefined && (DEVICE_MODES as readonly string[]).includes(v);
+  v !== undefined && (OFFERED_DEVICE_MODES as readonly string[]).includes(v);
 
 /** The device mode the deployed node DaemonSet runs with, if it can be told. */
 export function deployedDeviceMode(daemonSet: KubeObject | undefined): DeviceMode | undefined {

@@ -11,8 +11,9 @@ import type { NodeStatus } from '@pmem-csi/node';
 
 // Not `import ... from 'node:http'`: an ES module import of node:http builds its ES module facade,
 // which reads every export, and the WebSocket/CloseEvent/MessageEvent getters among them load
-// Node.js's fetch implementation (undici): ~13 ms of every driver's start for a server that
-// never touches them. getBuiltinModule hands over the CommonJS exports as they are.
+// Node.js's fetch implementation (undici): a measurable part of every driver's start
+// (e2e/bench/README.md, "Start-up: what each change did") for a server that never touches them.
+// getBuiltinModule hands over the CommonJS exports as they are.
 const { createServer } = process.getBuiltinModule('node:http');
 
 /** A process's prom-client registry (runtime createProcessRegistry). */

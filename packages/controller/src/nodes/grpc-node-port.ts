@@ -7,7 +7,8 @@
 // Connections are made on demand and closed when idle: a registration only records the node's
 // endpoint; the client (and its mTLS connection) is created by the first call and closed once no
 // call has used it for `idleMs` (default 30 s) — 5,000 registered nodes do not hold 5,000
-// outbound connections (~100-150 KiB each) when the controller talks to a few of them. A node
+// outbound connections (each with its TLS and HTTP/2 buffers: e2e/bench/README.md) when the
+// controller talks to a few of them. A node
 // that registers with a new endpoint gets a new client; the old one is closed.
 import type * as grpc from '@grpc/grpc-js';
 import { GRPC_OPTIONS, loadCsi, nullLogger, unary, type ControllerClient, type Logger } from '@pmem-csi/runtime';

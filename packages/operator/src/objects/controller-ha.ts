@@ -25,8 +25,8 @@ export const HA_MIN_REPLICAS = 2;
  * retry: lease + up to two retry periods (client-go adds up to 20 % jitter to each) after the last
  * renewal, 6 s + 2 × 1.8 s = 9.6 s at worst, against 15 s + 2 × 6 s = 27 s with the defaults; the
  * new leader then starts its provisioning controllers and works off the claims made meanwhile
- * (about a second). With 8 s / 6 s / 2 s (until 2026-12) the real node measured Lease takeovers of
- * 9.2-12.2 s and resumes of 10.6-13.0 s: too close to the 15-s target at the worst case of 12.8 s.
+ * (about a second). 8 s / 6 s / 2 s (until 2026-12) came too close to the 15-s target at their
+ * worst case of 12.8 s (the real node's takeovers: docs/controller-ha.md, "On the real node").
  * The holder gives up — and the sidecar exits, to be restarted — when it could not renew for
  * `renewDeadline`: 4 s rides out an apiserver hiccup of a few seconds. The lease also fences a
  * create the dead holder started (docs/controller-ha.md): 6 s is still several times an lvcreate
@@ -51,9 +51,9 @@ export function leaderElectionArgs(namespace: string): string[] {
  * external-provisioner's client-side rate limit for the API server (its defaults: 5 requests/s,
  * burst 10). Only the Lease holder provisions, so this is the driver's whole provisioning budget.
  * A new leader starts with the backlog of every claim made while nobody led, and each claim costs a
- * few requests (the PersistentVolume, events). In the cluster tier's failover test (a claim every
- * 0.5 s), working off the ~14 claims of a pod kill took ~5 s of the 12 s to resume at the default
- * rate, the sidecar logging client-side throttling (docs/controller-ha.md). 20/s with a burst of 50
+ * few requests (the PersistentVolume, events). In the cluster tier's failover test, working off the
+ * claims of a pod kill at the default rate took a large part of the time to resume, the sidecar
+ * logging client-side throttling (measured: docs/controller-ha.md). 20/s with a burst of 50
  * is four times that and still a small share of the API server's default 400 + 200 in-flight
  * requests.
  */

@@ -1,8 +1,8 @@
 // Issuing the driver's certificates: a self-signed CA and leaves with DNS SAN identities.
 //
-// Cost on the event loop (measured by bench/keygen.bench.ts): node-forge's pure-JS RSA key
-// generation blocks for seconds, and node-forge's RSA signing for ~40 ms (2048) / ~140 ms (3072)
-// per certificate. So keys come from Node's asynchronous `crypto.generateKeyPair` (OpenSSL, on the
+// Cost on the event loop (bench/keygen.bench.ts prints it): node-forge's pure-JS RSA key
+// generation blocks for seconds, and node-forge's RSA signing for tens of milliseconds per
+// certificate. So keys come from Node's asynchronous `crypto.generateKeyPair` (OpenSSL, on the
 // libuv thread pool), the certificate is signed with Node's native `crypto.sign`, and node-forge
 // only encodes ASN.1 (the TBSCertificate is assembled here, with the SubjectPublicKeyInfo exported
 // by Node: node-forge's own certificate code understands RSA keys only). The event loop stays free
@@ -11,8 +11,8 @@
 // Key type: ECDSA P-256 by default, RSA 2048/3072/4096 on request. Guidance (NIST SP 800-57 Part 1
 // Rev. 5, BSI TR-02102-1): P-256 gives 128-bit security like RSA-3072 and is acceptable beyond
 // 2030, RSA-2048 (112-bit) only through 2030. What it costs: every TLS handshake makes the server
-// sign once, and with RSA-3072 that signature was most of the controller's ~5 ms of CPU per node
-// connection; P-256 signs ~20-50× faster (measured with the controller: e2e/bench/README.md,
+// sign once, and with RSA-3072 that signature was most of the controller's CPU per node
+// connection; P-256 signs many times faster (measured with the controller: e2e/bench/README.md,
 // "Controller at 5,000 nodes"). Certificates issued by a CA of either type, and CAs of either
 // type, are accepted everywhere; this code signs with RSA or ECDSA P-256 CA keys.
 import {
@@ -34,7 +34,8 @@ let forgeModule: Promise<Forge> | undefined;
 
 /**
  * node-forge, loaded on first use: only the operator and the certificate tools make certificates,
- * and loading it cost every driver process ~40-60 ms of start-up.
+ * and loading it cost every driver process start-up time (e2e/bench/README.md, "Figures from the
+ * code's comments").
  */
 function loadForge(): Promise<Forge> {
   forgeModule ??= import('node-forge').then((m) => m.default);

@@ -6,7 +6,8 @@
 // describe: field names as in the .proto (keepCase), 64-bit integers and enums as strings,
 // defaults filled in, the name of the set oneof member. @grpc/proto-loader did the same from
 // .proto text at start-up, and also converted every type to descriptor protos that nothing here
-// uses: ~150 ms of CPU per start. Parsing per service keeps a process from paying for services
+// uses, the largest part of a driver's start (e2e/bench/README.md, "Start-up: what each change
+// did"). Parsing per service keeps a process from paying for services
 // it never builds, and the node's CSI socket from waiting for the Controller service's ~60 types.
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';

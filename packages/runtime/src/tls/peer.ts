@@ -13,8 +13,9 @@
 // implementation never runs. `serverCredentials` installs the same check as an interceptor on the
 // credentials, so every service bound with them is covered (the driver relies on that alone).
 //
-// Cost: parsing the peer's DER into an X509Certificate took ~0.3 ms per call, a quarter of a
-// node's busy time under load, for an answer that depends only on the certificate. The DNS names
+// Cost: parsing the peer's DER into an X509Certificate on every call was a large share of a node's
+// busy time under load (e2e/bench/README.md, "Figures from the code's comments"), for an answer
+// that depends only on the certificate. The DNS names
 // are therefore remembered per certificate, keyed by the SHA-256 fingerprint of its DER that Node
 // computes for every peer certificate; the TLS layer still verifies the chain and the validity of
 // every connection (grpc-js reports no peer certificate for an unauthorised socket), so a cached
@@ -88,7 +89,7 @@ function verdictFor(call: CallWithAuthContext, expectedSan: string): Verdict {
 /**
  * The connection a grpc-js server call arrived on: the base call's http2 stream's session. grpc-js
  * does not export it (its getAuthContext() reads the peer certificate from that session's socket
- * on every call, which costs ~10% of a busy node); undefined when the shape is not as expected,
+ * on every call, a measurable share of a busy node); undefined when the shape is not as expected,
  * and then every call is checked on its own (a newer grpc-js costs time, never safety).
  */
 export function connectionOf(call: unknown): object | undefined {

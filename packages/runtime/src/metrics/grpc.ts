@@ -90,7 +90,8 @@ class MethodSeries {
  * One timed call. A subclass of grpc-js's ServerInterceptingCall rather than one with a
  * responder: a responder is a set of closures per call, and grpc-js then builds a listener object
  * and a listener chain around them; here the call is one object and, for the cancel notice, one
- * small listener that passes every event straight on (measured in process: ~2 µs less per call).
+ * small listener that passes every event straight on (measured faster per call: e2e/bench/README.md,
+ * "Figures from the code's comments").
  * Counted once: the first of our answer (its code; DeadlineExceeded when it comes after the
  * deadline) or the end without one (DeadlineExceeded when the deadline passed, else Cancelled).
  */

@@ -11,7 +11,6 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { csi } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, mountTable, notMounted, SwitchableRunner } from '../testing/scripted-mounts.js';
@@ -24,7 +23,7 @@ import {
   type TestNode,
 } from '../testing/test-node.js';
 import { ephemeralVolumeId } from '../volumes/volumes.js';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
 
 describe('NodePublishVolume access modes (fake devices, scripted mounts, real gRPC)', () => {
   let dir: string;

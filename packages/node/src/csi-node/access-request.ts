@@ -7,8 +7,8 @@ import {
   InvalidArgumentError,
   type FsType,
   type SUPPORTED_ACCESS_MODES,
+  type csi,
 } from '@pmem-csi/csi';
-import type { csi } from '@pmem-csi/runtime';
 import { validateMountFlags } from '../mount/mount-options.js';
 
 /** An access mode the driver supports (the only ones capabilityProblem lets through). */

@@ -2,7 +2,8 @@
 // RPC that mounts on them or unmounts from them: absolute (CSI), not a system directory or the
 // driver's own state (also through symbolic links), and unmounted only when what is mounted there is
 // the request's volume — NodeUnpublishVolume for volume A never unmounts volume B or a host mount.
-import { FailedPreconditionError, InternalError, type CallContext } from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
+import { FailedPreconditionError, InternalError } from '@pmem-csi/csi';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { findMountAt, type MountEntry } from '../mount/findmnt.js';
 import { unmount } from '../mount/mount.js';

@@ -6,10 +6,9 @@
 // CAP_SYS_RESOURCE, so the NodeExpandVolume the kubelet sends right after staging finds nothing
 // left to do even where the node lacks that capability. Also the checks shared by stage and
 // publish: is this mount the volume's device, and is it read-only.
-import { AlreadyExistsError, errorMessage, InternalError } from '@pmem-csi/runtime';
 import { parseVolumeParameters, type VolumeUsage } from '@pmem-csi/api';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
-import type { FsType } from '@pmem-csi/csi';
+import { type FsType, AlreadyExistsError, errorMessage, InternalError } from '@pmem-csi/csi';
 import {
   checkFilesystemFits,
   growExt4Offline,

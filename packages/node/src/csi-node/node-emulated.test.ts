@@ -7,12 +7,12 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, open, readdir, readFile, realpath, stat, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HostRunner, nullLogger, type csi } from '@pmem-csi/runtime';
+import { HostRunner, nullLogger } from '@pmem-csi/runtime';
 import { EmulatedDeviceManager } from '../device/emulated.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
 import { isReadOnlyMount } from './format-mount.js';
-import { nodeTools, MiB } from '@pmem-csi/csi';
+import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
 import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
 import {
   blockCapability,

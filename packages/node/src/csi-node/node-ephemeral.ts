@@ -6,7 +6,7 @@
 // publish removes what it created, so a pod that never starts leaks nothing. The access mode rules of
 // persistent volumes apply (publications.ts): one target for SINGLE_NODE_SINGLE_WRITER, read-only
 // for SINGLE_NODE_READER_ONLY.
-import { AlreadyExistsError, errorMessage, InvalidArgumentError, type CallContext, type csi } from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { unmountAll } from '../mount/mount.js';
 import { checkTargetIsFree } from '../mount/paths.js';
@@ -14,7 +14,14 @@ import type { AccessRequest } from './access-request.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
 import { checkTargetLimit, readOnlyByMode } from './publications.js';
-import { checkParameters, volumeName } from '@pmem-csi/csi';
+import {
+  checkParameters,
+  volumeName,
+  AlreadyExistsError,
+  errorMessage,
+  InvalidArgumentError,
+  type csi,
+} from '@pmem-csi/csi';
 import {
   createOrFindVolume,
   deleteVolume,

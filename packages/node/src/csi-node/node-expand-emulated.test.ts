@@ -12,8 +12,8 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, open, readFile, realpath, stat, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HostRunner, nullLogger, type csi } from '@pmem-csi/runtime';
-import { nodeTools, GiB, MiB } from '@pmem-csi/csi';
+import { HostRunner, nullLogger } from '@pmem-csi/runtime';
+import { nodeTools, GiB, MiB, type csi } from '@pmem-csi/csi';
 import { EmulatedDeviceManager } from '../device/emulated.js';
 import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
 import {

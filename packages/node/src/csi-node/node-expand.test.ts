@@ -10,7 +10,6 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { csi } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, notMounted, SwitchableRunner } from '../testing/scripted-mounts.js';
@@ -24,7 +23,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
 
 describe('NodeExpandVolume on publish targets and staging paths (fake devices, scripted mounts)', () => {
   let dir: string;

@@ -7,15 +7,20 @@
 // pod used it, "at the next stage"). Both are mounts of the volume's filesystem, so both grow it. A
 // path that is neither — nothing mounted, another filesystem, another block device — is NOT_FOUND
 // (CSI: the volume does not exist at that path), checked before anything grows.
+import type { CallContext } from '@pmem-csi/runtime';
+import type { Stats } from 'node:fs';
 import {
+  capabilityProblem,
+  InvalidArgumentError,
+  isFsType,
+  requireField,
+  sizeRange,
+  type FsType,
   NotFoundError,
   FailedPreconditionError,
   UnimplementedError,
-  type CallContext,
   type csi,
-} from '@pmem-csi/runtime';
-import type { Stats } from 'node:fs';
-import { capabilityProblem, InvalidArgumentError, isFsType, requireField, sizeRange, type FsType } from '@pmem-csi/csi';
+} from '@pmem-csi/csi';
 import { growFilesystem } from '../mount/filesystem.js';
 import { findMountAt, type MountEntry } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';

@@ -9,10 +9,10 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, readFile, realpath, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { HostRunner, nullLogger, type csi } from '@pmem-csi/runtime';
+import { HostRunner, nullLogger } from '@pmem-csi/runtime';
 import { EmulatedDeviceManager } from '../device/emulated.js';
 import { findMountAt, findMountsUnder, type MountEntry } from '../mount/findmnt.js';
-import { nodeTools, MiB } from '@pmem-csi/csi';
+import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
 import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
 import {
   call,

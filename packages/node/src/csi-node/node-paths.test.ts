@@ -10,7 +10,6 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, mkdtemp, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { csi } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { FakeDeviceManager } from '../device/fake.js';
 import { mountedAt, notMounted, SwitchableRunner } from '../testing/scripted-mounts.js';
@@ -23,7 +22,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
-import { MiB } from '@pmem-csi/csi';
+import { MiB, type csi } from '@pmem-csi/csi';
 
 const ABSOLUTE =
   'an absolute path without "." or ".." components, e.g. /var/lib/kubelet/pods/<pod uid>/volumes/... (a relative path would be resolved against the driver\'s working directory)';

@@ -8,13 +8,7 @@
 // absolute and no system directory (co-paths.ts); publish refuses a target that already holds other
 // content, and unpublish never unmounts what is not this volume.
 import { isEphemeralVolumeContext } from '@pmem-csi/api';
-import {
-  AlreadyExistsError,
-  FailedPreconditionError,
-  InvalidArgumentError,
-  type CallContext,
-  type csi,
-} from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { bindMount } from '../mount/mount.js';
@@ -26,7 +20,13 @@ import type { NodeServiceDeps } from '../volumes/deps.js';
 import { isMountOf, isReadOnlyMount, occupiedMessage } from './format-mount.js';
 import { publishEphemeralVolume } from './node-ephemeral.js';
 import { checkTargetLimit, readOnlyByMode } from './publications.js';
-import { requireField } from '@pmem-csi/csi';
+import {
+  requireField,
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidArgumentError,
+  type csi,
+} from '@pmem-csi/csi';
 import { deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, requireDevice } from '../volumes/volumes.js';
 
 interface PublishTarget {

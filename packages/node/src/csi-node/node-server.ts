@@ -3,7 +3,8 @@
 // validates its fields and then takes the volume's lock in the same tick, so a conflicting
 // concurrent call on one volume gets ABORTED and the kubelet retries it.
 import { topologyKey } from '@pmem-csi/api';
-import { adaptService, loadCsi, type csi, type NodeHandlers } from '@pmem-csi/runtime';
+import { adaptService, loadCsi, type NodeHandlers } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
 import { canExpand, type NodeServiceDeps } from '../volumes/deps.js';
 import { expandVolumeRpc } from './node-expand.js';
 import { publishVolumeRpc, unpublishVolumeRpc } from './node-publish.js';

@@ -4,14 +4,14 @@
 // OK; something else mounted there → ALREADY_EXISTS; unstage of a path that is not mounted → OK.
 // The staging path must be absolute and no system directory (co-paths.ts); staging refuses a
 // directory that already holds files, and unstaging never unmounts what is not this volume.
-import { AlreadyExistsError, type CallContext, type csi } from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { checkTargetIsFree } from '../mount/paths.js';
 import { accessRequest } from './access-request.js';
 import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { formatAndMount, isMountOf, occupiedMessage, volumeUsage } from './format-mount.js';
-import { requireField } from '@pmem-csi/csi';
+import { requireField, AlreadyExistsError, type csi } from '@pmem-csi/csi';
 import { findDevice, requireDevice } from '../volumes/volumes.js';
 
 /** NodeStageVolume. */

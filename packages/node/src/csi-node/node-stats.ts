@@ -6,14 +6,14 @@
 // any other path — `/`, `/proc`, another volume's mount, a relative path — is NOT_FOUND (CSI:
 // the volume does not exist on that volume_path), so no other filesystem's usage is disclosed.
 import { statfs } from 'node:fs/promises';
-import { NotFoundError, type CallContext, type csi } from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
 import { absolutePath, isAbsolutePathText } from '../mount/paths.js';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { findMountAt, type MountEntry } from '../mount/findmnt.js';
 import { sameBlockDevice, statOrUndefined } from '../mount/targets.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { isMountOf } from './format-mount.js';
-import { requireField } from '@pmem-csi/csi';
+import { requireField, NotFoundError, type csi } from '@pmem-csi/csi';
 import { localVolumeId, requireDevice } from '../volumes/volumes.js';
 
 type Condition = csi.VolumeCondition;

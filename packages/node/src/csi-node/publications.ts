@@ -20,7 +20,8 @@
 // carry the same one.
 import { realpath } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { FailedPreconditionError, type CallContext } from '@pmem-csi/runtime';
+import type { CallContext } from '@pmem-csi/runtime';
+import { FailedPreconditionError } from '@pmem-csi/csi';
 import type { PmemDeviceInfo } from '../device/device-manager.js';
 import { isWholeFilesystem, listMounts, sourceDevice, type MountEntry } from '../mount/findmnt.js';
 import { sameBlockDevice } from '../mount/targets.js';

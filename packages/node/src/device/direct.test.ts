@@ -1,16 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger, type LogFields } from '@pmem-csi/runtime';
+import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import {
+  GiB,
+  MiB,
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
   UnimplementedError,
-  createLogger,
-  type LogFields,
-} from '@pmem-csi/runtime';
-import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import { GiB, MiB } from '@pmem-csi/csi';
+} from '@pmem-csi/csi';
 import { alignDown, rawForUsable, usableForRaw } from './sizes.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {

@@ -13,17 +13,15 @@
 // max_available_extent, aligned down, minus the fsdax metadata reserve (see sizes.ts).
 import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
+import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import {
+  MiB,
+  type Capacity,
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
-  SerialQueue,
   UnimplementedError,
-  requireTools,
-  type CommandRunner,
-  type Logger,
-} from '@pmem-csi/runtime';
-import { MiB, type Capacity } from '@pmem-csi/csi';
+} from '@pmem-csi/csi';
 import {
   FSDAX_PFN_ALIGN,
   alignDown,

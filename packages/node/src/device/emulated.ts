@@ -11,16 +11,7 @@
 import { constants } from 'node:fs';
 import { access, link, mkdir, open, readdir, realpath, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  AbortedError,
-  FailedPreconditionError,
-  InternalError,
-  InvalidArgumentError,
-  requireTools,
-  SerialQueue,
-  type CommandRunner,
-  type Logger,
-} from '@pmem-csi/runtime';
+import { requireTools, SerialQueue, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import {
   DeviceExistsError,
   DeviceNotFoundError,
@@ -39,7 +30,16 @@ import {
   refreshLoopDevice,
   type LoopDevice,
 } from './emulated-losetup.js';
-import { formatBytes, GiB, MiB, type Capacity } from '@pmem-csi/csi';
+import {
+  formatBytes,
+  GiB,
+  MiB,
+  type Capacity,
+  AbortedError,
+  FailedPreconditionError,
+  InternalError,
+  InvalidArgumentError,
+} from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 

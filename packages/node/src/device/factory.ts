@@ -5,7 +5,8 @@
 // life, and the others' code (ndctl and LVM parsing, loop devices) would only take memory on every
 // node of the cluster (the driver's bundle keeps each in its own chunk).
 import { join } from 'node:path';
-import { InvalidArgumentError, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+import type { CommandRunner, Logger } from '@pmem-csi/runtime';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
 import type { DeviceManager } from './device-manager.js';
 import type { PmemOwner } from './ownership.js';

@@ -2,7 +2,7 @@
 // volumes on any machine and unit tests of the CSI services need no root. It keeps the contract of
 // the real managers (rounding, exact capacity accounting, every documented error), records the
 // erasures it would have done, and lets tests mark devices as in use to provoke DeviceInUseError.
-import { AbortedError, FailedPreconditionError, nullLogger, type Logger } from '@pmem-csi/runtime';
+import { nullLogger, type Logger } from '@pmem-csi/runtime';
 import {
   DeviceExistsError,
   DeviceInUseError,
@@ -13,7 +13,7 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { GiB, MiB, type Capacity } from '@pmem-csi/csi';
+import { GiB, MiB, type Capacity, AbortedError, FailedPreconditionError } from '@pmem-csi/csi';
 import { SpaceLedger } from './space-ledger.js';
 
 export const FAKE_DEVICE_DIR = '/dev/fake';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { CommandFailedError, InternalError } from '@pmem-csi/runtime';
+import { CommandFailedError } from '@pmem-csi/runtime';
+import { InternalError } from '@pmem-csi/csi';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { LvmTools, isLvmNotFound, parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';
 

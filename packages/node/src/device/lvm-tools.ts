@@ -3,7 +3,8 @@
 // string, numbers included ("4194304"); `--units b --nosuffix` makes sizes plain byte counts.
 // Callers serialize calls per node. "Not found" is recognized the way TopoLVM does it: exit code 5
 // first (LVM's ECMD_FAILED), and only then the message, because exit code 5 has other causes too.
-import { CommandError, InternalError, runJson, type CommandRunner } from '@pmem-csi/runtime';
+import { CommandError, runJson, type CommandRunner } from '@pmem-csi/runtime';
+import { InternalError } from '@pmem-csi/csi';
 
 export interface VolumeGroup {
   readonly name: string;

@@ -1,15 +1,7 @@
 import { readFileSync } from 'node:fs';
-import {
-  FailedPreconditionError,
-  InvalidArgumentError,
-  createLogger,
-  type CommandRunner,
-  type LogFields,
-  type RunOptions,
-  type RunResult,
-} from '@pmem-csi/runtime';
+import { createLogger, type CommandRunner, type LogFields, type RunOptions, type RunResult } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { GiB, MiB, FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';
 import type { PmemOwner } from './ownership.js';

@@ -9,15 +9,8 @@
 // as this driver's (checked at every call: the tags come with the vgs report it reads anyway).
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
-import {
-  InternalError,
-  InvalidArgumentError,
-  SerialQueue,
-  requireTools,
-  type CommandRunner,
-  type Logger,
-} from '@pmem-csi/runtime';
-import { GiB, MODE_TOOLS, type Capacity } from '@pmem-csi/csi';
+import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+import { GiB, MODE_TOOLS, type Capacity, InternalError, InvalidArgumentError } from '@pmem-csi/csi';
 import { alignDown, alignUp, assertVolumeSize, lcm, notEnoughSpace } from './sizes.js';
 import {
   DeviceExistsError,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { InternalError, createLogger, type LogFields } from '@pmem-csi/runtime';
+import { createLogger, type LogFields } from '@pmem-csi/runtime';
+import { InternalError } from '@pmem-csi/csi';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import {
   Ndctl,

@@ -12,7 +12,8 @@
 // - iset_id may be a signed/unsigned 64-bit number (beyond double precision) or a hex string: it is
 //   kept as text and never used for decisions.
 // Anything else fails with an InternalError that names the command and the offending field.
-import { InternalError, runJson, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+import { runJson, type CommandRunner, type Logger } from '@pmem-csi/runtime';
+import { InternalError } from '@pmem-csi/csi';
 
 /** One PMEM (or blk) region as `ndctl list --buses --regions --dimms` reports it. */
 export interface NdRegion {

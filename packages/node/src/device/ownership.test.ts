@@ -1,4 +1,4 @@
-import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/runtime';
+import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 import type { NdNamespace } from './ndctl.js';
 import {
   PmemOwner,

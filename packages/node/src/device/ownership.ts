@@ -22,7 +22,7 @@
 // says, so exactly one of them goes on allocating there, whichever looked first.
 import { createHash, randomBytes } from 'node:crypto';
 import { DEFAULT_DRIVER_NAME } from '@pmem-csi/api';
-import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/runtime';
+import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 import type { VolumeGroup } from './lvm-tools.js';
 import type { NdNamespace } from './ndctl.js';
 

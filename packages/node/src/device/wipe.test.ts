@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FailedPreconditionError, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import type { RunOptions, RunResult } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import { MiB } from '@pmem-csi/csi';
+import { MiB, FailedPreconditionError } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
 import {
   HEAD_ERASE_BYTES,

@@ -5,8 +5,8 @@
 // (`eraseafter=true`), or only its first 4 KiB so no filesystem signature survives.
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { FailedPreconditionError, type CommandRunner } from '@pmem-csi/runtime';
-import { MiB } from '@pmem-csi/csi';
+import type { CommandRunner } from '@pmem-csi/runtime';
+import { MiB, FailedPreconditionError } from '@pmem-csi/csi';
 import { DeviceInUseError } from './device-manager.js';
 
 /** Bytes zeroed when the caller does not ask for a full erase (kills filesystem signatures). */

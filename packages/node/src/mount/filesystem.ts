@@ -4,8 +4,8 @@
 // a mounted one (online), or an unmounted ext4 before it is mounted (offline, which needs no
 // CAP_SYS_RESOURCE: hosts and containers without it can still grow ext4 volumes that are expanded
 // while no pod uses them). Parameters follow the Go driver, so volumes it formatted look the same.
-import { GiB, XFS_MIN_BYTES, type FsType } from '@pmem-csi/csi';
-import { InternalError, OutOfRangeError, type CommandRunner } from '@pmem-csi/runtime';
+import { GiB, XFS_MIN_BYTES, type FsType, InternalError, OutOfRangeError } from '@pmem-csi/csi';
+import type { CommandRunner } from '@pmem-csi/runtime';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
 // mkfs.xfs (6.x) refuses filesystems below 300 MiB ("Filesystem must be larger than 300MB"):

@@ -7,7 +7,7 @@
 // journal or log device, errors=panic) are refused. `dax` is the driver's decision (from the device
 // and the volume's usage); a flag may override it once (e.g. dax=never), never duplicate or
 // contradict it.
-import { InvalidArgumentError } from '@pmem-csi/runtime';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 
 /** One mount option: letters, digits and _ . : = + @ / -, not starting with '-' (never a mount argument). */
 const SINGLE_OPTION = /^[A-Za-z0-9_][A-Za-z0-9_.:=+@/-]{0,255}$/;

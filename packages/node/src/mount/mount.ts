@@ -2,7 +2,8 @@
 // in another argument), time limits, and the caller's AbortSignal. A read-only bind mount needs a
 // second call (`mount -o remount,bind,ro`): `mount --bind -o ro` silently ignores `ro` on older
 // util-linux/kernels.
-import { InternalError, type CommandRunner } from '@pmem-csi/runtime';
+import type { CommandRunner } from '@pmem-csi/runtime';
+import { InternalError } from '@pmem-csi/csi';
 import { findMountAt } from './findmnt.js';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 

@@ -9,7 +9,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/runtime';
+import { FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 
 /** Linux PATH_MAX including the terminating NUL. */
 const PATH_MAX = 4096;

@@ -4,7 +4,7 @@
 import type { Stats } from 'node:fs';
 import { mkdir, open, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { FailedPreconditionError } from '@pmem-csi/runtime';
+import { FailedPreconditionError } from '@pmem-csi/csi';
 
 function errno(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;

@@ -3,8 +3,8 @@
 // volume's lock. The lock is taken in the same tick as validation finishes, so two concurrent
 // calls for one name can never both pass; the second gets ABORTED and retries.
 import { topologyKey } from '@pmem-csi/api';
-import { DEFAULT_VOLUME_SIZE, planCreateVolume, requireField } from '@pmem-csi/csi';
-import { ResourceExhaustedError, type CallContext, type csi } from '@pmem-csi/runtime';
+import { DEFAULT_VOLUME_SIZE, planCreateVolume, requireField, ResourceExhaustedError, type csi } from '@pmem-csi/csi';
+import type { CallContext } from '@pmem-csi/runtime';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { createOrFindVolume, csiVolume, deleteVolume, type VolumeSpec } from '../volumes/volumes.js';
 

@@ -12,7 +12,7 @@ import { mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { nullLogger, type CommandRunner, type csi, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import { nullLogger, type CommandRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import type { AllocationOptions, DeviceManager } from '../device/device-manager.js';
 import { EmulatedDeviceManager } from '../device/emulated.js';
@@ -20,7 +20,7 @@ import { FakeDeviceManager } from '../device/fake.js';
 import { LvmDeviceManager } from '../device/lvm.js';
 import { lvsReport, vgsReport } from '../device/__fixtures__/tool-output.js';
 import { call, mountCapability, startTestNode, testClients, TEST_NODE } from '../testing/test-node.js';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
 
 /** LVM in memory: one VG of ours (tagged) with 4 MiB extents; vgs and lvs report it, lvcreate and lvextend change it. */
 class SimLvm implements CommandRunner {

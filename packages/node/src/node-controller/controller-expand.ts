@@ -2,8 +2,15 @@
 // the sizes a volume cannot take and why they are OUT_OF_RANGE) and remember the new size. The
 // filesystem is grown later by NodeExpandVolume on the mount (node_expansion_required), which also
 // grows the device itself when the CO skips this call — so either order works.
-import { InvalidArgumentError, NotFoundError, type CallContext, type csi } from '@pmem-csi/runtime';
-import { capabilityProblem, requireField, sizeRange } from '@pmem-csi/csi';
+import type { CallContext } from '@pmem-csi/runtime';
+import {
+  capabilityProblem,
+  requireField,
+  sizeRange,
+  InvalidArgumentError,
+  NotFoundError,
+  type csi,
+} from '@pmem-csi/csi';
 import { canExpand, type NodeServiceDeps } from '../volumes/deps.js';
 import { growVolume } from '../volumes/grow-volume.js';
 

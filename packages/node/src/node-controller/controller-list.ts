@@ -2,7 +2,7 @@
 // record and a device (a record without a device is a create in flight), sorted by id, in pages.
 // The page token is the id of the last volume of the previous page, so deleting or adding volumes
 // between pages never skips or repeats one; a token we did not make → ABORTED, as the spec says.
-import { AbortedError, InvalidArgumentError, type csi, type registry } from '@pmem-csi/runtime';
+import { AbortedError, InvalidArgumentError, type csi, type registry } from '@pmem-csi/csi';
 import { SAFE_VOLUME_ID } from '../state/volume-record.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { csiVolume } from '../volumes/volumes.js';

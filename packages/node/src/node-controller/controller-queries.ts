@@ -2,9 +2,16 @@
 // still fits, which is what placement needs), capability validation of an existing volume, and the
 // capability list (EXPAND_VOLUME only when the device mode can grow a device: not direct).
 import { parseVolumeParameters, topologyKey } from '@pmem-csi/api';
-import { InvalidArgumentError, NotFoundError, type csi } from '@pmem-csi/runtime';
 import { canExpand, type NodeServiceDeps } from '../volumes/deps.js';
-import { capabilitiesProblem, checkCapabilities, checkParameters, requireField } from '@pmem-csi/csi';
+import {
+  capabilitiesProblem,
+  checkCapabilities,
+  checkParameters,
+  requireField,
+  InvalidArgumentError,
+  NotFoundError,
+  type csi,
+} from '@pmem-csi/csi';
 import { findDevice } from '../volumes/volumes.js';
 
 /** ControllerGetCapabilities. */

@@ -6,7 +6,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import type { csi } from '@pmem-csi/runtime';
 import type { CreateDeviceRequest, DeviceCallOptions, PmemDeviceInfo } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { readVolumeState } from '../state/state-loader.js';
@@ -21,7 +20,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
-import { GiB, MiB } from '@pmem-csi/csi';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
 
 /** A fake whose creates wait for `release()` (to hold a volume's lock) or fail once on demand. */
 class GatedFake extends FakeDeviceManager {

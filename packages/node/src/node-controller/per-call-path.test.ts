@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { createLogger, type csi } from '@pmem-csi/runtime';
+import { createLogger } from '@pmem-csi/runtime';
 import { DeviceNotFoundError, type DeviceCallOptions, type PmemDeviceInfo } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import {
@@ -19,7 +19,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
-import { MiB } from '@pmem-csi/csi';
+import { MiB, type csi } from '@pmem-csi/csi';
 
 /** The fake, counting the DeviceNotFoundErrors its lookups throw. */
 class CountingFake extends FakeDeviceManager {

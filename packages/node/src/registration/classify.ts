@@ -3,7 +3,8 @@
 // firewall blocked the port. grpc-js reports connection-level failures only as UNAVAILABLE with a
 // text, so the text is inspected here — for the log line only; no decision depends on it.
 import * as grpc from '@grpc/grpc-js';
-import { codeName, errorMessage, isServiceError } from '@pmem-csi/runtime';
+import { codeName, isServiceError } from '@pmem-csi/runtime';
+import { errorMessage } from '@pmem-csi/csi';
 
 export type RegistryFailureReason =
   'tls' | 'connection-refused' | 'unreachable' | 'timeout' | 'not-found' | 'rejected' | 'cancelled' | 'other';

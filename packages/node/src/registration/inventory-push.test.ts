@@ -8,13 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadCsi, nullLogger, unary, type registry } from '@pmem-csi/runtime';
+import { loadCsi, nullLogger, unary } from '@pmem-csi/runtime';
 import { mountCapability } from '../testing/test-node.js';
 import { FakeDeviceManager, FakeStore } from '../device/fake.js';
 import { startNodeDriver, type NodeDriver } from '../node-driver.js';
 import { FakeRegistry } from './testing/fake-registry.js';
 import { FakeResolver } from './testing/fake-resolver.js';
-import { MiB } from '@pmem-csi/csi';
+import { MiB, type registry } from '@pmem-csi/csi';
 
 async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -19,10 +19,9 @@ import {
   createLogger,
   serverCredentials,
   type CertificateAndKey,
-  type registry,
   type TlsFiles,
 } from '@pmem-csi/runtime';
-import type { Capacity } from '@pmem-csi/csi';
+import type { Capacity, registry } from '@pmem-csi/csi';
 import { RegistrarSet, type RegistrarSetOptions } from './registrar-set.js';
 import { FakeRegistry } from './testing/fake-registry.js';
 import { FakeResolver } from './testing/fake-resolver.js';

@@ -13,7 +13,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isIP } from 'node:net';
-import { DeadlineExceededError, errorMessage, type Logger } from '@pmem-csi/runtime';
+import type { Logger } from '@pmem-csi/runtime';
+import { DeadlineExceededError, errorMessage } from '@pmem-csi/csi';
 import type { RegistryFailure } from './classify.js';
 import { Registrar, type RegistrarOptions, type RegistrarStatus } from './registrar.js';
 import { resolveEndpoint, systemResolver, type RegistryResolver, type RegistryTarget } from './resolver.js';

@@ -15,16 +15,8 @@
 // sent in order on the one loop, so an older inventory never overtakes a newer one.
 import type * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  DeadlineExceededError,
-  errorMessage,
-  loadRegistry,
-  unary,
-  type Logger,
-  type registry,
-  type RegistryClient,
-} from '@pmem-csi/runtime';
-import type { Capacity } from '@pmem-csi/csi';
+import { loadRegistry, unary, type Logger, type RegistryClient } from '@pmem-csi/runtime';
+import { type Capacity, DeadlineExceededError, errorMessage, type registry } from '@pmem-csi/csi';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { classifyRegistryError, needsNewChannel, type RegistryFailure } from './classify.js';
 

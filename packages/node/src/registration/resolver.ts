@@ -6,8 +6,7 @@
 // resolv.conf, like grpc-js's own DNS resolution), behind an interface so tests inject a fake.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { DeadlineExceededError } from '@pmem-csi/runtime';
-import { parseHostPort } from '@pmem-csi/csi';
+import { parseHostPort, DeadlineExceededError } from '@pmem-csi/csi';
 
 /** Turns a host name into all its addresses. */
 export interface RegistryResolver {

@@ -8,7 +8,7 @@
 // write a crash cut short, never acknowledged: its fdatasync had not returned); damaged frames
 // before a good one are corruption, reported and skipped.
 import { crc32 } from 'node:zlib';
-import { errorMessage, InvalidArgumentError } from '@pmem-csi/runtime';
+import { errorMessage, InvalidArgumentError } from '@pmem-csi/csi';
 import { decodeVolumeRecordFile, SAFE_VOLUME_ID, VOLUME_RECORD_SCHEMA, type VolumeRecord } from './volume-record.js';
 
 export const JOURNAL_FILE = 'journal.log';

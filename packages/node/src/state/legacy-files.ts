@@ -4,7 +4,7 @@
 // they are (evidence for a human) and are reported at every start.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorMessage } from '@pmem-csi/runtime';
+import { errorMessage } from '@pmem-csi/csi';
 import { decodeVolumeRecordFile, type VolumeRecord } from './volume-record.js';
 
 export const LEGACY_SUFFIX = '.json';

@@ -3,7 +3,7 @@
 // finds; readVolumeState() is the read-only view for tests and for a human debugging a node.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FailedPreconditionError } from '@pmem-csi/runtime';
+import { FailedPreconditionError } from '@pmem-csi/csi';
 import { isTempFile } from './atomic-file.js';
 import { JOURNAL_FILE, JOURNAL_VERSION, parseJournal, replay, type ParsedJournal } from './journal-format.js';
 import { readLegacyRecords, type CorruptRecord, type LegacyRecords } from './legacy-files.js';

@@ -2,7 +2,7 @@
 // device is made (intent first), so they must be readable by every later version: each file
 // carries a schema version, and reading validates every field instead of trusting the disk.
 import { VOLUME_DEVICE_MODES, type VolumeDeviceMode } from '@pmem-csi/api';
-import { InvalidArgumentError } from '@pmem-csi/runtime';
+import { InvalidArgumentError } from '@pmem-csi/csi';
 
 /** Version of the on-disk format; bump it (and keep reading the old one) when fields change meaning. */
 export const VOLUME_RECORD_SCHEMA = 1;

@@ -40,7 +40,8 @@
 // line) at init, skipped, and listed by scan().
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorMessage, InvalidArgumentError, nullLogger, UnavailableError, type Logger } from '@pmem-csi/runtime';
+import { nullLogger, type Logger } from '@pmem-csi/runtime';
+import { errorMessage, InvalidArgumentError, UnavailableError } from '@pmem-csi/csi';
 import { fsyncDir, type StepHook, type SyncHook } from './atomic-file.js';
 import { deleteFrame, headerFrame, JOURNAL_FILE, putFrame } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';

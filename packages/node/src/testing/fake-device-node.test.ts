@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { GiB, MiB } from '@pmem-csi/csi';
-import { loadCsi, nullLogger, unary, type CallContext, type csi } from '@pmem-csi/runtime';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
+import { loadCsi, nullLogger, unary, type CallContext } from '@pmem-csi/runtime';
 import * as grpc from '@grpc/grpc-js';
 import { createFakeDeviceNode, type FakeDeviceNode } from './fake-device-node.js';
 

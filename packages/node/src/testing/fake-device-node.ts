@@ -18,9 +18,9 @@ import {
   type CommandRunner,
   type ControllerHandlers,
   type Logger,
-  type registry,
   type RunResult,
 } from '@pmem-csi/runtime';
+import type { registry } from '@pmem-csi/csi';
 import { volumeInventory } from '../node-controller/controller-list.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import {

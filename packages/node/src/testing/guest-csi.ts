@@ -3,7 +3,8 @@
 // a fresh device manager for the cases of one describe.
 import { afterAll, beforeAll } from '@jest/globals';
 import { mkdtemp, readFile } from 'node:fs/promises';
-import type { csi, Logger } from '@pmem-csi/runtime';
+import type { Logger } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
 import { call, mountCapability, startTestNode, testClients, type TestClients, type TestNode } from './test-node.js';
 import type { DeviceManager } from '../device/device-manager.js';
 import { SLOW, runner } from '../device/testing/guest-env.js';

@@ -21,8 +21,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
-import { GiB, MiB } from '@pmem-csi/csi';
-import { FailedPreconditionError, type csi, type LogFields } from '@pmem-csi/runtime';
+import { GiB, MiB, FailedPreconditionError, type csi } from '@pmem-csi/csi';
+import type { LogFields } from '@pmem-csi/runtime';
 import {
   DeviceExistsError,
   DeviceInUseError,

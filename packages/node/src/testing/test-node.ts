@@ -15,11 +15,11 @@ import {
   unary,
   type CommandRunner,
   type ControllerClient,
-  type csi,
   type IdentityClient,
   type Logger,
   type NodeClient,
 } from '@pmem-csi/runtime';
+import type { csi } from '@pmem-csi/csi';
 import type { DeviceManager } from '../device/device-manager.js';
 import { VolumeStateStore } from '../state/volume-store.js';
 import { canExpand, type NodeServiceDeps } from '../volumes/deps.js';

@@ -8,7 +8,6 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { csi } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import type { DeviceManager } from '../device/device-manager.js';
 import { FakeDeviceManager } from '../device/fake.js';
@@ -21,7 +20,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
-import { MiB } from '@pmem-csi/csi';
+import { MiB, type csi } from '@pmem-csi/csi';
 
 /** The fake, reporting mode "direct" (methods stay bound to the real object). */
 function asDirect(fake: FakeDeviceManager): DeviceManager {

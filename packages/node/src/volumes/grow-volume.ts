@@ -9,10 +9,9 @@
 // device manager says the growth would give (its allocation unit rounds up) BEFORE anything grows:
 // CSI's limit_bytes is a maximum, and a device cannot be shrunk back, so growing first and refusing
 // afterwards left a volume bigger than the caller allowed.
-import { InternalError, InvalidArgumentError, OutOfRangeError } from '@pmem-csi/runtime';
 import { NotEnoughSpaceToGrowError, type PmemDeviceInfo } from '../device/device-manager.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
-import type { SizeRange } from '@pmem-csi/csi';
+import { type SizeRange, InternalError, InvalidArgumentError, OutOfRangeError } from '@pmem-csi/csi';
 
 /** The OUT_OF_RANGE for a growth the volume's pool has no room for: requested growth, free bytes, node. */
 function noRoomToGrow(

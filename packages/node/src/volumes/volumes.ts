@@ -11,19 +11,20 @@ import {
   volumeIdForName,
   type VolumeParameters,
 } from '@pmem-csi/api';
+import type { Logger } from '@pmem-csi/runtime';
+import type { DeviceManager, PmemDeviceInfo } from '../device/device-manager.js';
+import type { VolumeRecord } from '../state/volume-record.js';
+import type { NodeServiceDeps } from './deps.js';
 import {
+  sizeFits,
+  type SizeRange,
   AlreadyExistsError,
   errorMessage,
   FailedPreconditionError,
   NotFoundError,
   OutOfRangeError,
   type csi,
-  type Logger,
-} from '@pmem-csi/runtime';
-import type { DeviceManager, PmemDeviceInfo } from '../device/device-manager.js';
-import type { VolumeRecord } from '../state/volume-record.js';
-import type { NodeServiceDeps } from './deps.js';
-import { sizeFits, type SizeRange } from '@pmem-csi/csi';
+} from '@pmem-csi/csi';
 
 /** What a create asks for. */
 export interface VolumeSpec {

@@ -7,12 +7,11 @@ import {
   adaptService,
   bindServer,
   loadRegistry,
-  NotFoundError,
   nullLogger,
   shutdownServer,
-  type registry,
   type RegistryHandlers,
 } from '@pmem-csi/runtime';
+import { NotFoundError, type registry } from '@pmem-csi/csi';
 
 export interface FakeRegistration {
   readonly registrationId: string;

@@ -1,7 +1,7 @@
 // The shapes of the CSI request fields this package reads, as the protobuf decoder delivers them
 // (snake_case, enums as strings, int64 as strings). They are structural subsets of the generated
-// csi.v1 types in @pmem-csi/runtime, so a decoded request is accepted as it is, without this pure
-// package depending on the gRPC runtime.
+// csi.v1 message types (generated/, exported as `csi`), so a decoded request is accepted as it is,
+// and a plan reads only the fields it needs.
 import type { Int64Field } from './bytes.js';
 
 export interface CapacityRangeInput {

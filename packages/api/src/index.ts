@@ -1,7 +1,7 @@
 // PmemCSIDeployment API types, defaults, validation, names and volume parameters (pure, no I/O).
 // Everything public of @pmem-csi/api is exported here; other packages import nothing deeper.
 export type * from './generated/pmemcsideployment.js';
-export * from './crd/identity.js';
+export * from './identity.js';
 export * from './crd/values.js';
 export type { JSONSchemaProps, JSONSchemaType, JSONValue } from './crd/json-schema.js';
 export { pmemCsiDeploymentSchema } from './crd/schema.js';

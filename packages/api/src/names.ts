@@ -3,7 +3,7 @@
 // other package assembles such names, so that a rename happens here once and existing clusters'
 // objects (named like the Go operator named them) stay recognisable.
 
-import { API_GROUP } from './crd/identity.js';
+import { API_GROUP } from './identity.js';
 
 export const DEFAULT_DRIVER_NAME = 'pmem-csi.intel.com';
 export const DEFAULT_KUBELET_DIR = '/var/lib/kubelet';

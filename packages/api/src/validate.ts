@@ -1,7 +1,7 @@
 // Validation of a PmemCSIDeployment beyond what the CRD schema can express, and a second line of
 // defence for what it can (objects may predate a schema change, tests build objects directly).
 // Returns every problem at once so that a user fixes a spec in one round, not one per reconcile.
-import { API_GROUP_VERSION, KIND } from './crd/identity.js';
+import { API_GROUP_VERSION, KIND } from './identity.js';
 import { specSchema } from './crd/spec-schema.js';
 import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN } from './crd/values.js';
 import type { PmemCSIDeploymentSpec } from './generated/pmemcsideployment.js';

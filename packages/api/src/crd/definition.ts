@@ -1,7 +1,7 @@
 // The complete apiextensions.k8s.io/v1 CustomResourceDefinition of PmemCSIDeployment, as a plain
 // object. tools/gen-crd.ts writes it to deploy/crd as YAML; tests and installers can also use the
 // object directly, so the YAML is never hand-edited.
-import { API_GROUP, API_VERSION, CRD_NAME, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR } from './identity.js';
+import { API_GROUP, API_VERSION, CRD_NAME, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR } from '../identity.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import { pmemCsiDeploymentSchema } from './schema.js';
 

@@ -22,20 +22,15 @@
 // supported: an older driver does not read journal.log, would see no records and report every
 // device as an orphan (it never deletes orphans, so no data is lost, but its state would be empty).
 //
-// Why a journal and not per-volume files with grouped directory fsyncs: measured with
-// packages/node/bench/state.bench.ts (one pair = get, put, get, delete, as CreateVolume +
-// DeleteVolume do; ext4 on a virtio disk under /var/tmp; 2 cores shared with other work at load
-// 3-12, so ranges over 3-4 runs; the old store measured before this change on the same machine):
-//                                     c=1 pairs/s  fsyncs  CPU ms    c=32 pairs/s  fsyncs  CPU ms
-//   old: file per volume                 123-515    3      1.1-1.9      317-587     3      0.60-0.84
-//   per-file, grouped directory fsyncs   127-897    3      0.5-1.2      744-3,214   1.17   0.23-0.38
-//   journal, group commit (this)         247-1,625  2      0.27-0.49  23,800-41,600 0.063  0.017-0.028
-// Per-file stores still need one fsync of each record's temp file, and each put/delete costs
-// open/write/close/rename/unlink calls on top; the journal needs one write + one fdatasync per
-// batch, whatever its size. At c=1 every mutation must be durable before it returns either way (2
-// fdatasyncs per pair: put and delete), so disk latency bounds both; at c=32 the journal shares
-// them (~32 mutations per fdatasync) and spends ~0.02 ms CPU per pair, well inside the node's
-// 0.5 ms budget.
+// Why a journal and not per-volume files with grouped directory fsyncs: per-file stores need one
+// fsync of each record's temp file, and each put/delete costs open/write/close/rename/unlink calls
+// on top; the journal needs one write + one fdatasync per batch, whatever its size. At c=1 every
+// mutation must be durable before it returns either way (2 fdatasyncs per pair: put and delete), so
+// disk latency bounds both; at c=32 the journal shares its fdatasyncs among the mutations waiting
+// (group commit), so pairs per second rise by an order of magnitude and the CPU per pair stays well
+// inside the node's budget. packages/node/bench/state.bench.ts measures it (one pair = get, put,
+// get, delete, as CreateVolume + DeleteVolume do); the figures of the three designs are in
+// e2e/bench/README.md, "Figures from the code's comments".
 // One record that cannot be read never stops the node: it is logged with its path (and journal
 // line) at init, skipped, and listed by scan().
 import { copyFile, mkdir, rm } from 'node:fs/promises';

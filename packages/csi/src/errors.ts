@@ -1,5 +1,5 @@
 // Domain errors shared by every package (CSI vocabulary: the kinds mirror the codes the CSI spec
-// uses). Code throws these classes; the RPC edge (@pmem-csi/runtime grpc/status.ts) turns them into
+// uses). Code throws these classes; the RPC edge (@pmem-csi/runtime status.ts) turns them into
 // gRPC status codes in exactly one place. Messages are for humans and name the field or object
 // concerned; they never contain secrets or stack traces.
 

@@ -7,7 +7,7 @@ export * from './errors.js';
 export * from './logger.js';
 export * from './locks.js';
 export * from './exec.js';
-export * from './grpc/status.js';
+export * from './status.js';
 export * from './grpc/server.js';
 export * from './grpc/client.js';
 export * from './grpc/protos.js';

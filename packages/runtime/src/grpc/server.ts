@@ -10,7 +10,7 @@ import { createServer as createTcpServer, isIP, type AddressInfo, type Server as
 import { InvalidArgumentError, UnimplementedError } from '@pmem-csi/csi';
 import type { Logger } from '../logger.js';
 import { REFUSAL_LOG, type TlsRefusalLog, type TlsServerEvents } from '../tls/refusal-log.js';
-import { codeName, toServiceError } from './status.js';
+import { codeName, toServiceError } from '../status.js';
 
 /** Per-call information handed to every implementation function. */
 export interface CallContext {

@@ -25,7 +25,7 @@ import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 import { hasDnsName, parseDnsSans } from '../certs/inspect.js';
 import { PermissionDeniedError, UnauthenticatedError } from '@pmem-csi/csi';
-import { toServiceError } from '../grpc/status.js';
+import { toServiceError } from '../status.js';
 
 /** grpc-js's AuthContext (not exported by name from the package root). */
 export type AuthContext = ReturnType<grpc.ServerInterceptingCallInterface['getAuthContext']>;
@@ -134,7 +134,7 @@ export type RefusedCallListener = (peer: string, code: string, details: string) 
 
 /**
  * The same check as a grpc-js server interceptor: a refused call ends with UNAUTHENTICATED or
- * PERMISSION_DENIED (via grpc/status.ts) before any handler sees it, and `onRefused` hears of it.
+ * PERMISSION_DENIED (via status.ts) before any handler sees it, and `onRefused` hears of it.
  * `serverCredentials` attaches it to the credentials, so every service bound with them is covered.
  */
 export function peerIdentityInterceptor(expectedSan: string, onRefused?: RefusedCallListener): grpc.ServerInterceptor {

@@ -1,9 +1,7 @@
 // Shared runtime of the driver (transport): logging, locks, the command runner, the gRPC services
 // (clients, handlers, servers, status mapping), mTLS, certificates, metrics. The CSI vocabulary
-// (message types, wire shapes, domain errors, byte units) is @pmem-csi/csi's: import it from there.
-// Transitional: errors.ts and the `csi`/`registry` namespaces below pass csi's names on only while
-// packages/node/src still imports them from here (issue 29); both go when node is migrated.
-export * from './errors.js';
+// (message types, wire shapes, domain errors, byte units) is @pmem-csi/csi's: import it from there;
+// nothing of it is passed on here (packages/csi/src/one-door.test.ts).
 export * from './logger.js';
 export * from './locks.js';
 export * from './exec.js';
@@ -12,7 +10,6 @@ export * from './grpc/server.js';
 export * from './grpc/client.js';
 export * from './grpc/protos.js';
 export * from './grpc/identity.js';
-export type { csi, registry } from '@pmem-csi/csi'; // transitional, see above
 export type { ControllerHandlers, ControllerClient } from './generated/csi/v1/Controller.js';
 export type { NodeHandlers, NodeClient } from './generated/csi/v1/Node.js';
 export type { IdentityHandlers, IdentityClient } from './generated/csi/v1/Identity.js';

@@ -2,9 +2,10 @@
 //   - the package graph between its markers is generated: the projects (project.json: name, tags),
 //     the imports of @pmem-csi/* their sources make (production files solid, test files and test kits
 //     dotted), and what each may import by the depConstraints of eslint.config.js;
-//   - every repository path the page names in backticks (`packages/...`, `e2e/...`, `tools/...`,
-//     `deploy/...`, `proto/...`, `docs/...`) must exist, so the hand-drawn runtime flows and the
-//     operator's reconcile path fail the check when a file they name is moved or renamed.
+//   - every repository path the page, the other pages of docs/ and CONTRIBUTING.md name in backticks
+//     (`packages/...`, `e2e/...`, `tools/...`, `deploy/...`, `proto/...`, `docs/...`) must exist, so
+//     the hand-drawn runtime flows, the operator's reconcile path and the contributors' guide fail
+//     the check when a file they name is moved or renamed.
 // Usage: npx tsx tools/gen-architecture.ts           rewrite the block
 //        npx tsx tools/gen-architecture.ts --check   exit 1 naming the page when the block is stale or a path is gone
 //        ... --root DIR                              read/write under DIR instead of the workspace (tests)
@@ -182,6 +183,25 @@ export function missingPaths(root: string, text: string): string[] {
   return [...new Set(named)].filter((p) => !existsSync(join(root, p))).sort();
 }
 
+/** Pages whose backticked repository paths must exist, besides PAGE (absent ones are skipped). */
+const CHECKED_PAGES = ['CONTRIBUTING.md'];
+
+/** One message per page that names paths which do not exist; `page` is PAGE's text as it will be written. */
+async function pathProblems(root: string, page: string): Promise<string[]> {
+  const docs = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const others = [...CHECKED_PAGES, ...docs].filter((f) => f !== PAGE && existsSync(join(root, f))).sort();
+  const pages: [string, string][] = [[PAGE, page]];
+  for (const file of others) pages.push([file, await readFile(join(root, file), 'utf8')]);
+  return pages.flatMap(([file, text]) => {
+    const missing = missingPaths(root, text);
+    return missing.length === 0
+      ? []
+      : [
+          `gen-architecture: ${file} names paths that do not exist (moved or renamed? fix the page):\n  ${missing.join('\n  ')}\n`,
+        ];
+  });
+}
+
 async function loadConstraints(root: string): Promise<DepConstraint[]> {
   const config = (await import(pathToFileURL(join(root, 'eslint.config.js')).href)) as {
     depConstraints?: DepConstraint[];
@@ -199,11 +219,9 @@ async function main(): Promise<void> {
   const block = renderGraph(projects, await readImports(root, projects), await loadConstraints(root));
   const text = await readFile(join(root, PAGE), 'utf8');
   const next = spliceBlock(text, block, { file: PAGE, begin: BEGIN_MARKER, end: END_MARKER });
-  const missing = missingPaths(root, next);
-  if (missing.length > 0) {
-    process.stderr.write(
-      `gen-architecture: ${PAGE} names paths that do not exist (moved or renamed? fix the page):\n  ${missing.join('\n  ')}\n`,
-    );
+  const problems = await pathProblems(root, next);
+  if (problems.length > 0) {
+    process.stderr.write(problems.join(''));
     process.exit(1);
   }
   if (next === text) {

@@ -87,6 +87,20 @@ describe('tools/gen-architecture.ts', () => {
     await expect(readFile(join(root, PAGE), 'utf8')).resolves.toBe(page(GRAPH.replace('  top --> base\n', '')));
   }, 120_000);
 
+  it('fails on a path CONTRIBUTING.md or another page of docs/ names that does not exist', async () => {
+    await put(PAGE, page(GRAPH));
+    await put('CONTRIBUTING.md', 'The entry: `packages/top/src/main.ts`.\n');
+    await put('docs/other.md', 'See `docs/architecture.md` and `e2e/gone/`.\n');
+    const result = await gen('--check');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'gen-architecture: CONTRIBUTING.md names paths that do not exist (moved or renamed? fix the page):\n' +
+        '  packages/top/src/main.ts\n' +
+        'gen-architecture: docs/other.md names paths that do not exist (moved or renamed? fix the page):\n' +
+        '  e2e/gone/\n',
+    );
+  }, 120_000);
+
   it('fails on a path the page names that does not exist (a moved file), also without --check', async () => {
     await put(PAGE, page(GRAPH, 'See `packages/top/src/index.ts` and `packages/top/src/gone.ts:12`.\n'));
     for (const args of [['--check'], []]) {

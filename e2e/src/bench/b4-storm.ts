@@ -201,7 +201,7 @@ function stormFigures(r: StormRun): FigureSpec[] {
 
 // Every storm's controller is started at the beginning, so that the start-up settle periods
 // (1.5 × lease + (max lease − lease) / 3 with max lease = 4 × lease, i.e. 2.5 × lease, during which
-// CreateVolume answers UNAVAILABLE; see controller/src/node-registry.ts settleMsFor) run at the
+// CreateVolume answers UNAVAILABLE; see controller/src/registry/lease-policy.ts settleMsFor) run at the
 // same time; each controller is idle until its storm and stopped after it.
 export async function runB4(ctx: BenchContext): Promise<ScenarioResult> {
   const sizes = stormSizes(ctx);

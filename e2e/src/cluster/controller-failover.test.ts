@@ -84,7 +84,7 @@ class Replica {
       keyFile: tls.keyFile,
       registryListen: `127.0.0.1:${this.home.registryPort}`,
       metricsListen: `127.0.0.1:${this.home.statusPort}`,
-      // Settle period 15 s (registry/node-registry.ts settleMsFor): a restarted replica's sidecar waits that
+      // Settle period 15 s (registry/lease-policy.ts settleMsFor): a restarted replica's sidecar waits that
       // long for Probe, well past the 6 s Lease, so the warm standby wins the Lease.
       leaseSeconds: 6,
     });

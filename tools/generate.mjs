@@ -9,7 +9,8 @@
 //   e2e/bench/results/bench.json    -> README.md's Performance table (between its markers)
 //   e2e/results/ci-times.json       -> README.md's CI times (between their markers)
 //   project.json, package sources, eslint.config.js -> docs/architecture.md's package graph (between
-//                                    its markers; the check also fails on a path the page names that is gone)
+//                                    its markers; the check also fails on a path that docs/*.md or
+//                                    CONTRIBUTING.md names in backticks and that is gone)
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';

@@ -14,16 +14,14 @@ import {
 import { alignDown, rawForUsable, usableForRaw } from './sizes.js';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
 import {
-  DirectDeviceManager,
-  checkSysWritable,
   choosePlacement,
   directAlignment,
-  findMount,
   isVolumeIdName,
   maxVolumeSize,
   NAMESPACE_NAME_MAX_BYTES,
   usableInExtent,
-} from './direct.js';
+} from './direct-layout.js';
+import { DirectDeviceManager, checkSysWritable, findMount } from './direct.js';
 import { PmemOwner } from './ownership.js';
 import { ephemeralVolumeId } from '../volumes/volumes.js';
 import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';

@@ -15,23 +15,13 @@ import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import {
-  MiB,
   type Capacity,
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
   UnimplementedError,
 } from '@pmem-csi/csi';
-import {
-  FSDAX_PFN_ALIGN,
-  alignDown,
-  alignUp,
-  assertVolumeSize,
-  lcm,
-  notEnoughSpace,
-  rawForUsable,
-  usableForRaw,
-} from './sizes.js';
+import { alignDown, alignUp, assertVolumeSize, notEnoughSpace, usableForRaw } from './sizes.js';
 import {
   DeviceExistsError,
   DeviceNotFoundError,
@@ -41,7 +31,17 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
-import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import {
+  NAMESPACE_NAME_MAX_BYTES,
+  choosePlacement,
+  isDestroyed,
+  isVolumeIdName,
+  maxVolumeSize,
+  usableInExtent,
+  type Placement,
+} from './direct-layout.js';
+import { initLabelsIfSafe } from './label-init.js';
+import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
 import {
   PmemOwner,
   RefusalLog,
@@ -52,50 +52,6 @@ import {
   type Refusal,
 } from './ownership.js';
 import { errnoCode, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
-
-/** Names of namespaces this mode owns: volume ids `<first ≤6 chars of name>-<sha224 hex>`. */
-export const VOLUME_ID_NAME = /^.{0,6}-[0-9a-f]{56}$/u;
-/** ndctl/label limit for namespace names (64-byte label field with its NUL). */
-export const NAMESPACE_NAME_MAX_BYTES = 63;
-/** Region alignment used when a region reports none or ≤ 1 (worked on emulated regions). */
-export const FALLBACK_REGION_ALIGN = 96 * MiB;
-
-/** Whether a namespace name has the shape of our volume ids. */
-export function isVolumeIdName(name: string): boolean {
-  return VOLUME_ID_NAME.test(name) && Buffer.byteLength(name) <= NAMESPACE_NAME_MAX_BYTES;
-}
-
-/** Namespace size alignment of a region: LCM(fsdax align × interleave ways, region align or fallback). */
-export function directAlignment(region: NdRegion): number {
-  const regionAlign = region.align !== undefined && region.align > 1 ? region.align : FALLBACK_REGION_ALIGN;
-  return lcm(FSDAX_PFN_ALIGN * region.interleaveWays, regionAlign);
-}
-
-/** Largest volume one contiguous extent of `extent` bytes in `region` can hold. */
-export function usableInExtent(region: NdRegion, extent: number): number {
-  return usableForRaw(alignDown(extent, directAlignment(region)));
-}
-
-export interface Placement {
-  readonly region: NdRegion;
-  readonly align: number;
-  /** Raw namespace size to request. */
-  readonly raw: number;
-}
-
-/**
- * Where a volume of `size` usable bytes goes: among regions whose largest free extent holds it,
- * the one with the SMALLEST such extent (best fit), so the big extents stay for big volumes and the
- * reported maxVolumeSize shrinks as little as possible.
- */
-export function choosePlacement(regions: readonly NdRegion[], size: number): Placement | undefined {
-  const fits = regions.flatMap((region) => {
-    const align = directAlignment(region);
-    const raw = rawForUsable(size, align);
-    return raw <= alignDown(region.maxAvailableExtent, align) ? [{ region, align, raw }] : [];
-  });
-  return fits.sort((a, b) => a.region.maxAvailableExtent - b.region.maxAvailableExtent)[0];
-}
 
 interface MountEntry {
   readonly options: string;
@@ -410,20 +366,6 @@ export class DirectDeviceManager implements DeviceManager {
   async close(): Promise<void> {
     // Nothing held: every call runs its own ndctl process.
   }
-}
-
-/**
- * What `ndctl destroy-namespace` leaves behind: an idle namespace of size 0 with a zero uuid, which
- * the kernel lets KEEP its name (seen in the QEMU tier: {"dev":"namespace0.0","size":0,
- * "uuid":"00000000-...","state":"disabled","name":"<volume id>"}). It is no volume.
- */
-export function isDestroyed(ns: NdNamespace): boolean {
-  return ns.size === 0;
-}
-
-/** The largest volume any of `regions` can hold now (contiguous extent, aligned, minus metadata). */
-export function maxVolumeSize(regions: readonly NdRegion[]): number {
-  return Math.max(0, ...regions.map((r) => usableInExtent(r, r.maxAvailableExtent)));
 }
 
 function toInfo(ns: NdNamespace): PmemDeviceInfo | undefined {

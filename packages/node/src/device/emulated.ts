@@ -9,8 +9,7 @@
 // then linked): a driver killed mid-create leaves a scratch file that setup() removes, never a
 // short `<id>.img` that would be listed as a volume of the wrong size.
 import { constants } from 'node:fs';
-import { access, link, mkdir, open, readdir, realpath, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, mkdir, realpath, rm, statfs, truncate } from 'node:fs/promises';
 import { requireTools, SerialQueue, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import {
   DeviceExistsError,
@@ -38,18 +37,20 @@ import {
   AbortedError,
   FailedPreconditionError,
   InternalError,
-  InvalidArgumentError,
 } from '@pmem-csi/csi';
+import {
+  assertSafeId,
+  backingFile,
+  reportStrayLoops,
+  scanBackingFiles,
+  syncDirectory,
+  writeBackingFile,
+} from './emulated-files.js';
 import { SpaceLedger } from './space-ledger.js';
 import { claimExclusive, HEAD_ERASE_BYTES, zeroDevice } from './wipe.js';
 
 export const EMULATED_DEFAULT_SIZE = 4 * GiB;
 export const EMULATED_GRANULARITY = 4 * MiB;
-const SUFFIX = '.img';
-/** Scratch name of a backing file being created: `.<volumeId>.img.creating` (never a volume id: ids do not start with a dot). */
-const CREATING = '.creating';
-/** Volume ids become file names: no path separators, no leading dot or dash, bounded length. */
-const SAFE_ID = /^[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,127}$/;
 
 export interface EmulatedDeviceManagerOptions {
   runner: CommandRunner;
@@ -104,14 +105,14 @@ export class EmulatedDeviceManager implements DeviceManager {
     await mkdir(this.#configuredDir, { recursive: true, mode: 0o700 });
     this.#dir = await realpath(this.#configuredDir);
     const loops = await listLoopDevices(this.#runner, options?.signal);
-    const files = await this.#scanFiles(loops);
+    const files = await scanBackingFiles(this.#dir, loops, this.#log);
     const ledger = new SpaceLedger(this.#totalSize, EMULATED_GRANULARITY);
     const devices = new Map<string, string>();
     for (const [volumeId, size] of files) {
       devices.set(volumeId, await this.#adopt(volumeId, loops, options?.signal));
       ledger.assign(volumeId, size);
     }
-    this.#reportStrays(loops, files);
+    reportStrayLoops(this.#dir, loops, files, this.#log);
     this.#devices = devices;
     this.#ledger = ledger;
     await this.#checkHostSpace(ledger);
@@ -236,7 +237,7 @@ export class EmulatedDeviceManager implements DeviceManager {
   }
 
   #file(volumeId: string): string {
-    return join(this.#dir, `${volumeId}${SUFFIX}`);
+    return backingFile(this.#dir, volumeId);
   }
 
   async #checkLoopSupport(): Promise<void> {
@@ -248,43 +249,6 @@ export class EmulatedDeviceManager implements DeviceManager {
         { cause: e },
       );
     }
-  }
-
-  /**
-   * Backing files by volume id → size. Files that are not ours by name are left alone; scratch files
-   * of creates that a crash interrupted are removed (they never held data: the file is linked under
-   * its volume's name only once complete), and so is an empty `<id>.img` (left by a driver before
-   * files were created under a scratch name; an empty file holds no data and is no usable volume).
-   */
-  async #scanFiles(loops: readonly LoopDevice[]): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    for (const entry of await readdir(this.#dir, { withFileTypes: true })) {
-      if (entry.isFile() && entry.name.startsWith('.') && entry.name.endsWith(SUFFIX + CREATING)) {
-        const path = join(this.#dir, entry.name);
-        await rm(path, { force: true });
-        this.#log.info('removed the scratch file of a create that did not finish', { path });
-        continue;
-      }
-      const id = entry.name.slice(0, -SUFFIX.length);
-      if (!entry.isFile() || !entry.name.endsWith(SUFFIX) || !SAFE_ID.test(id)) {
-        this.#log.warn('ignoring unexpected entry in the emulated backing directory', {
-          path: join(this.#dir, entry.name),
-        });
-        continue;
-      }
-      const path = join(this.#dir, entry.name);
-      const size = (await stat(path)).size;
-      if (size === 0 && boundTo(loops, path, await fileIdentity(path)).length === 0) {
-        await rm(path, { force: true });
-        this.#log.warn('removed an empty backing file (a create that did not finish); its volume has no device', {
-          volumeId: id,
-          path,
-        });
-        continue;
-      }
-      found.set(id, size);
-    }
-    return found;
   }
 
   /** The loop device of a backing file found at start-up, attaching one when it has none (after a reboot). */
@@ -302,19 +266,6 @@ export class EmulatedDeviceManager implements DeviceManager {
     return path;
   }
 
-  /** Log loop devices that still hold deleted files of ours; never detach them (they may be in use). */
-  #reportStrays(loops: readonly LoopDevice[], files: ReadonlyMap<string, number>): void {
-    for (const l of loops) {
-      if (!l.backFile.startsWith(`${this.#dir}/`)) continue;
-      const id = l.backFile.slice(this.#dir.length + 1, -SUFFIX.length);
-      if (l.deleted || !files.has(id))
-        this.#log.warn('loop device holds a removed backing file; leaving it attached', {
-          device: l.name,
-          file: l.backFile,
-        });
-    }
-  }
-
   async #checkHostSpace(ledger: SpaceLedger): Promise<void> {
     if (ledger.available === 0)
       this.#log.warn('emulated pool is full or over-committed', { totalSize: this.#totalSize });
@@ -329,33 +280,9 @@ export class EmulatedDeviceManager implements DeviceManager {
     }
   }
 
-  /**
-   * Create the sparse backing file and attach it; removes the file again when attaching fails. The
-   * file gets its size under a scratch name and is then linked under its volume's name (link, unlike
-   * rename, refuses an existing name), so that name never shows a file smaller than the volume.
-   */
+  /** Create the sparse backing file (emulated-files.ts) and attach it; removes the file again when attaching fails. */
   async #materialize(volumeId: string, size: number, signal?: AbortSignal): Promise<string> {
-    const file = this.#file(volumeId);
-    const scratch = join(this.#dir, `.${volumeId}${SUFFIX}${CREATING}`);
-    try {
-      const fh = await open(scratch, 'w', 0o600);
-      try {
-        await fh.truncate(size);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await link(scratch, file);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new DeviceExistsError(`backing file ${file} of volume ${JSON.stringify(volumeId)} already exists`, {
-          cause: e,
-        });
-      }
-      throw e;
-    } finally {
-      await unlink(scratch).catch(() => undefined);
-    }
+    const file = await writeBackingFile(this.#dir, volumeId, size);
     try {
       await syncDirectory(this.#dir);
       return await this.#losetup.run(() => attachLoopDevice(this.#runner, file, signal));
@@ -441,24 +368,6 @@ export class EmulatedDeviceManager implements DeviceManager {
       throw e;
     }
     this.#log.info('resized emulated device', { volumeId, device: sizes.path, from: sizes.old, to: sizes.grown });
-  }
-}
-
-/** Make the directory's entries (a new link) durable. */
-async function syncDirectory(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-function assertSafeId(volumeId: string): void {
-  if (!SAFE_ID.test(volumeId)) {
-    throw new InvalidArgumentError(
-      `volumeId ${JSON.stringify(volumeId)} is not usable as a backing file name: allowed are 1-128 of A-Z a-z 0-9 _ + . - (not starting with . or -)`,
-    );
   }
 }
 

@@ -3,7 +3,8 @@ import { createLogger, type CommandRunner, type LogFields, type RunOptions, type
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { GiB, MiB, FailedPreconditionError, InvalidArgumentError } from '@pmem-csi/csi';
 import { DeviceExistsError, DeviceInUseError, DeviceNotFoundError, NotEnoughSpaceError } from './device-manager.js';
-import { LvmDeviceManager, chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm.js';
+import { chooseVg, largestLvSize, lvmNamespaceSize, vgNameFor } from './lvm-layout.js';
+import { LvmDeviceManager } from './lvm.js';
 import type { PmemOwner } from './ownership.js';
 import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';
 import {

@@ -10,8 +10,8 @@
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
 import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
-import { GiB, MODE_TOOLS, type Capacity, InternalError, InvalidArgumentError } from '@pmem-csi/csi';
-import { alignDown, alignUp, assertVolumeSize, lcm, notEnoughSpace } from './sizes.js';
+import { MODE_TOOLS, type Capacity, InternalError, InvalidArgumentError } from '@pmem-csi/csi';
+import { alignDown, alignUp, assertVolumeSize, notEnoughSpace } from './sizes.js';
 import {
   DeviceExistsError,
   DeviceNotFoundError,
@@ -22,8 +22,24 @@ import {
   type DeviceManager,
   type PmemDeviceInfo,
 } from './device-manager.js';
+import {
+  LVM_NAMESPACE_NAME,
+  LV_NAME,
+  MANAGED_VG,
+  chooseVg,
+  emptiestVg,
+  isEmpty,
+  largestLvSize,
+  lvmNamespaceSize,
+  regionOfVg,
+  toInfo,
+  vgNameFor,
+  vgOf,
+  type LvmState,
+} from './lvm-layout.js';
 import { LvmTools, isLvmNotFound, type LogicalVolume, type VolumeGroup } from './lvm-tools.js';
-import { Ndctl, initLabelsIfSafe, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
+import { initLabelsIfSafe } from './label-init.js';
+import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
 import {
   PmemOwner,
   RefusalLog,
@@ -36,58 +52,6 @@ import {
 } from './ownership.js';
 import { hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
 
-/** Name of the namespace that lvm mode creates and owns in each region. */
-export const LVM_NAMESPACE_NAME = 'pmem-csi';
-/** Volume groups this mode manages: <bus><region>fsdax. */
-export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
-/** Smallest namespace worth turning into a volume group (as in the Go driver). */
-export const MIN_LVM_NAMESPACE = 2 * GiB;
-/** Namespace size granularity per interleave way (1 GiB proved reliable with the Go driver). */
-export const LVM_NAMESPACE_ALIGN = GiB;
-
-/** Characters LVM accepts in LV names (no leading "-", at most 127 characters, not "." or ".."). */
-export const LV_NAME = /^(?!\.{1,2}$)[A-Za-z0-9+_.][A-Za-z0-9+_.-]{0,126}$/;
-
-/** The volume group name of a region. */
-export function vgNameFor(bus: string, region: string): string {
-  return `${bus}${region}fsdax`;
-}
-
-/**
- * Raw size of the "pmem-csi" namespace to create in `region`: pmemPercentage % of the region (0 means
- * 100), capped by the largest contiguous free extent, aligned down to LCM(1 GiB × interleave ways,
- * region align); 0 when that is below 2 GiB (the region is then skipped).
- */
-export function lvmNamespaceSize(region: NdRegion, pmemPercentage: number): number {
-  const pct = pmemPercentage === 0 ? 100 : pmemPercentage;
-  const wanted = Number((BigInt(region.size) * BigInt(pct)) / 100n);
-  const regionAlign = region.align !== undefined && region.align > 1 ? region.align : 1;
-  const align = lcm(LVM_NAMESPACE_ALIGN * region.interleaveWays, regionAlign);
-  const size = alignDown(Math.min(wanted, region.maxAvailableExtent), align);
-  return size >= MIN_LVM_NAMESPACE ? size : 0;
-}
-
-/** Largest LV that fits into one of `vgs` (free space rounded down to the extent size). */
-export function largestLvSize(vgs: readonly VolumeGroup[]): number {
-  return Math.max(0, ...vgs.map((vg) => alignDown(vg.free, vg.extentSize)));
-}
-
-/** The VG with the most free space, where a new LV goes (see chooseVg). */
-function emptiestVg(vgs: readonly VolumeGroup[]): VolumeGroup | undefined {
-  return [...vgs].sort((a, b) => b.free - a.free)[0];
-}
-
-/**
- * The VG for a new LV of at least `size` bytes: the one with the most free space (spreads volumes
- * over regions, like round-robin, and keeps the others' space), if the extent-rounded size fits.
- */
-export function chooseVg(vgs: readonly VolumeGroup[], size: number): { vg: VolumeGroup; size: number } | undefined {
-  const best = emptiestVg(vgs);
-  if (best === undefined) return undefined;
-  const rounded = alignUp(size, best.extentSize);
-  return rounded <= best.free ? { vg: best, size: rounded } : undefined;
-}
-
 export interface LvmDeviceManagerOptions {
   readonly runner: CommandRunner;
   readonly log: Logger;
@@ -98,21 +62,6 @@ export interface LvmDeviceManagerOptions {
   readonly autoInitLabels?: boolean;
   /** The driver instance whose PMEM this is (default: pmem-csi.intel.com); see ownership.ts. */
   readonly owner?: PmemOwner;
-}
-
-/** The VGs of this mode as one driver sees them. */
-interface LvmState {
-  /** VGs it may create volumes in: tagged as its own (the first owner tag, if several). */
-  readonly vgs: VolumeGroup[];
-  /** VGs whose volumes it lists, finds, grows and deletes: its own and untagged ones. */
-  readonly listed: VolumeGroup[];
-  /** The volumes in `listed`. */
-  readonly lvs: LogicalVolume[];
-}
-
-/** The region of a managed VG name (ndbus0region1fsdax → region1). */
-function regionOfVg(vg: string): string {
-  return /^ndbus\d+(region\d+)fsdax$/.exec(vg)?.[1] ?? vg;
 }
 
 export class LvmDeviceManager implements DeviceManager {
@@ -445,20 +394,4 @@ export class LvmDeviceManager implements DeviceManager {
   async close(): Promise<void> {
     // Nothing held: every call runs its own tool processes.
   }
-}
-
-/** Whether a driver has nothing in lvm mode: no VG to create volumes in, no volume. */
-function isEmpty(state: LvmState): boolean {
-  return state.vgs.length === 0 && state.lvs.length === 0;
-}
-
-/** The VG of an LV. @throws InternalError when lvs and vgs disagree */
-function vgOf(vgs: readonly VolumeGroup[], lv: LogicalVolume): VolumeGroup {
-  const vg = vgs.find((g) => g.name === lv.vgName);
-  if (vg === undefined) throw new InternalError(`volume group ${lv.vgName} of volume ${lv.name} not found`);
-  return vg;
-}
-
-function toInfo(lv: LogicalVolume): PmemDeviceInfo {
-  return { volumeId: lv.name, path: lv.path, size: lv.size, dax: true };
 }

@@ -2,14 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createLogger, type LogFields } from '@pmem-csi/runtime';
 import { InternalError } from '@pmem-csi/csi';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
-import {
-  Ndctl,
-  initLabelsIfSafe,
-  labelLessNamespace,
-  parseCreatedNamespace,
-  parseNdctlListing,
-  type NdRegion,
-} from './ndctl.js';
+import { initLabelsIfSafe } from './label-init.js';
+import { Ndctl, labelLessNamespace, parseCreatedNamespace, parseNdctlListing, type NdRegion } from './ndctl.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
 const json = (name: string): unknown => JSON.parse(fixture(name));

@@ -6,8 +6,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { GiB, MiB } from '@pmem-csi/csi';
-import { maxVolumeSize, usableInExtent } from './direct.js';
-import { largestLvSize, lvmNamespaceSize } from './lvm.js';
+import { maxVolumeSize, usableInExtent } from './direct-layout.js';
+import { largestLvSize, lvmNamespaceSize } from './lvm-layout.js';
 import { parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';
 import { labelLessNamespace, parseCreatedNamespace, parseNdctlListing, type NdRegion } from './ndctl.js';
 

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName, volumeNameProblem } from '@pmem-csi/api';
 import { isServiceError } from '@pmem-csi/runtime';
-import { isVolumeIdName } from '../device/direct.js';
+import { isVolumeIdName } from '../device/direct-layout.js';
 import { FakeDeviceManager } from '../device/fake.js';
-import { LV_NAME } from '../device/lvm.js';
+import { LV_NAME } from '../device/lvm-layout.js';
 import { SAFE_VOLUME_ID } from '../state/volume-record.js';
 import {
   call,

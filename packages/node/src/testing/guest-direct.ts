@@ -30,13 +30,8 @@ import {
   NotEnoughSpaceError,
   type PmemDeviceInfo,
 } from '../device/device-manager.js';
-import {
-  DirectDeviceManager,
-  directAlignment,
-  isVolumeIdName,
-  maxVolumeSize,
-  usableInExtent,
-} from '../device/direct.js';
+import { directAlignment, isVolumeIdName, maxVolumeSize, usableInExtent } from '../device/direct-layout.js';
+import { DirectDeviceManager } from '../device/direct.js';
 import { labelLessNamespace, type NdNamespace, type NdRegion } from '../device/ndctl.js';
 import { PmemOwner, namespaceMark } from '../device/ownership.js';
 import { alignDown } from '../device/sizes.js';

@@ -1,15 +1,6 @@
-import {
-  DRIVER_FLAGS,
-  FlagError,
-  driverArgValue,
-  parseDriverFlags,
-  parseHostPort,
-  readDriverArgs,
-  renderDriverArgs,
-  splitHostPortList,
-  type DriverArgs,
-  type NodeConfig,
-} from './driver-flags.js';
+import { driverArgValue, readDriverArgs, renderDriverArgs, type DriverArgs } from './driver-args.js';
+import { FlagError, parseDriverFlags, parseHostPort, splitHostPortList } from './driver-flags-parse.js';
+import { DRIVER_FLAGS, type NodeConfig } from './driver-flags.js';
 
 const tls = { caFile: '/c/ca.crt', certFile: '/c/tls.crt', keyFile: '/c/tls.key' };
 

@@ -17,4 +17,6 @@ export * from './fs-minimum.js';
 export * from './host-tools.js';
 export * from './version.js';
 export * from './driver-flags.js';
+export * from './driver-flags-parse.js';
+export * from './driver-args.js';
 export * from './driver-runtime.js';

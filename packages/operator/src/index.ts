@@ -22,6 +22,7 @@ export { LEADER_ELECTION, PROVISIONER_CLIENT_LIMITS, provisionerClientLimitArgs 
 export * from './certs/certificates.js';
 export { CA_COMMON_NAME, planOwnCa, type OwnCaInput, type OwnCaResult } from './certs/own-ca.js';
 export * from './status/deployment-status.js';
+export * from './status/driver-components.js';
 export * from './plan/object-plan.js';
 export * from './plan/device-mode-guard.js';
 export * from './clock.js';

@@ -25,22 +25,14 @@ import { planCertificates, type CertDeps, type ExistingCertSecrets } from '../ce
 import type { Clock } from '../clock.js';
 import { deployedDeviceMode, deviceModeRefusal, volumesOfDriver } from '../plan/device-mode-guard.js';
 import type { EventRecorder } from '../status/events.js';
-import { isInvalid, isNotFound } from '../kube/kube-errors.js';
-import {
-  describeRef,
-  refOf,
-  type KubeApi,
-  type KubeObject,
-  type ObjectRef,
-  type ResourceType,
-} from '../kube/kube-port.js';
+import { isNotFound } from '../kube/kube-errors.js';
+import { describeRef, refOf, type KubeApi, type KubeObject, type ResourceType } from '../kube/kube-port.js';
 import type { ObjectBuilder, OwnerDeployment } from '../objects/context.js';
 import { EVER_CREATED_KINDS } from '../objects/kinds.js';
 import { BUILDERS, buildDesiredObjects } from '../objects/registry.js';
 import {
   OWNERSHIP_RECHECK_MS,
   OwnershipConflictError,
-  conflictFinding,
   nameCollision,
   ownershipConflict,
   summarizeConflicts,
@@ -49,8 +41,9 @@ import {
 } from '../plan/ownership.js';
 import { emulatedPmem } from '../status/emulated-pmem.js';
 import { earlierPmemDeployments, placementOf, pmemOverlapPlan, type PmemOverlapPlan } from '../plan/pmem-overlap.js';
-import { describePlan, ownedSelector, planObjects, type ApplyStep, type ObjectPlan } from '../plan/object-plan.js';
+import { ownedSelector, planObjects } from '../plan/object-plan.js';
 import type { HandlerResult } from './queue.js';
+import { ObjectWriter, type ResolvedStep, type WriteContext } from './object-writer.js';
 import { RESOURCES } from '../kube/resources.js';
 import { activeReplicas, type ActiveReplicas } from '../status/active-controller.js';
 import {
@@ -106,9 +99,6 @@ interface EffectiveSpec {
   readonly refusal?: Refusal;
 }
 
-/** An apply step with the live object of that name (undefined: none exists). */
-type ResolvedStep = ApplyStep & { readonly current: KubeObject | undefined };
-
 /** An object this reconcile takes from a PmemCSIDeployment that comes later by the ownership rule. */
 interface Takeover {
   /** "Kind namespace/name". */
@@ -125,20 +115,15 @@ function takeoversOf(steps: readonly ResolvedStep[], { cr, deployments }: WriteC
   });
 }
 
-/** What the writes of one reconcile need to know. */
-interface WriteContext {
-  readonly cr: OwnerDeployment;
-  readonly deployments: readonly KubeObject[];
-  readonly log: Logger;
-}
-
 export class Reconciler {
   readonly #o: ReconcilerOptions;
   readonly #builders: readonly ObjectBuilder[];
   readonly #kinds: readonly ResourceType[];
+  readonly #writer: ObjectWriter;
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
+    this.#writer = new ObjectWriter(options.kube, options.log);
     this.#builders = options.builders ?? BUILDERS;
     this.#kinds = options.kinds ?? EVER_CREATED_KINDS;
   }
@@ -194,7 +179,7 @@ export class Reconciler {
         ? undefined
         : { reason: DEPLOY_REASONS.tooManyExclusionTerms, message: overlap.refusal });
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
-    const steps = await this.#resolve(plan);
+    const steps = await this.#writer.resolve(plan);
     // Before the first write: every object it would change is ours or nobody's.
     const foreign = summarizeConflicts(
       steps.flatMap((step) =>
@@ -205,7 +190,7 @@ export class Reconciler {
     const takeovers = takeoversOf(steps, context);
     let applied: KubeObject[];
     try {
-      applied = await this.#execute(steps, plan.delete, context);
+      applied = await this.#writer.execute(steps, plan.delete, context);
     } catch (e) {
       if (e instanceof OwnershipConflictError) return this.#refuse(cr, e.finding, log, OWNERSHIP_RECHECK_MS);
       await this.#finish(cr, { kind: 'apply-failed', error: errorMessage(e), conditions: verified });
@@ -303,16 +288,6 @@ export class Reconciler {
   }
 
   /**
-   * The live object of every step: labelled ones came with the list; a "missing" one may exist
-   * without our labels (another CR's, the Go operator's, a user's), so it is read by name.
-   */
-  async #resolve(plan: ObjectPlan): Promise<ResolvedStep[]> {
-    return Promise.all(
-      plan.apply.map(async (step) => ({ ...step, current: step.live ?? (await this.#o.kube.get(refOf(step.object))) })),
-    );
-  }
-
-  /**
    * Everything labelled as built for this CR, of every kind any operator version created: from
    * the informers' caches where they have listed, else from the apiserver.
    */
@@ -383,71 +358,6 @@ export class Reconciler {
         message: deviceModeRefusal(deployed, spec.deviceMode, cr.metadata.name, volumes),
       },
     };
-  }
-
-  /** Apply in order, then delete obsolete objects. Returns the applied objects as the server answered. */
-  async #execute(
-    steps: readonly ResolvedStep[],
-    obsolete: readonly ObjectRef[],
-    context: WriteContext,
-  ): Promise<KubeObject[]> {
-    const { kube } = this.#o;
-    if (steps.length + obsolete.length > 0)
-      context.log.info('updating driver objects', {
-        changes: describePlan({ apply: steps, unchanged: [], delete: obsolete }),
-      });
-    const applied: KubeObject[] = [];
-    for (const step of steps) {
-      try {
-        if (step.recreate) await kube.delete(refOf(step.object));
-        else await this.#prepatch(step, step.current);
-        applied.push(await this.#applyOrRecreate(step, context));
-      } catch (e) {
-        if (e instanceof OwnershipConflictError) throw e;
-        throw new Error(`${describeRef(refOf(step.object))}: ${errorMessage(e)}`, { cause: e });
-      }
-    }
-    for (const ref of obsolete) {
-      try {
-        await kube.delete(ref);
-      } catch (e) {
-        throw new Error(`deleting obsolete ${describeRef(ref)}: ${errorMessage(e)}`, { cause: e });
-      }
-    }
-    return applied;
-  }
-
-  /** Send the builder's merge patch when the live object needs one; true when it did. */
-  async #prepatch(step: ApplyStep, live: KubeObject | undefined): Promise<boolean> {
-    const patch = live === undefined ? undefined : step.prepatch?.(live, step.object);
-    if (patch === undefined) return false;
-    this.#o.log.info('patching before apply', { object: describeRef(refOf(step.object)) });
-    await this.#o.kube.mergePatch(patch);
-    return true;
-  }
-
-  /**
-   * Apply; when the apiserver refuses it as invalid (422), read the object again: if it belongs to
-   * someone else now, refuse; if the builder's merge patch fixes it, patch and apply again; if an
-   * object that was not labelled as ours (e.g. built by the Go operator) differs in an immutable
-   * field, recreate it.
-   */
-  async #applyOrRecreate(step: ApplyStep, context: WriteContext): Promise<KubeObject> {
-    const { kube } = this.#o;
-    try {
-      return await kube.apply(step.object);
-    } catch (e) {
-      if (!isInvalid(e)) throw e;
-      const live = await kube.get(refOf(step.object));
-      if (live === undefined) throw e;
-      const foreign = ownershipConflict(live, context.cr, context.deployments);
-      if (foreign !== undefined) throw new OwnershipConflictError(conflictFinding(foreign));
-      if (await this.#prepatch(step, live)) return kube.apply(step.object);
-      if (step.mustRecreate?.(live, step.object) !== true) throw e;
-      context.log.info('recreating object with changed immutable fields', { object: describeRef(refOf(step.object)) });
-      await kube.delete(refOf(step.object));
-      return kube.apply(step.object);
-    }
   }
 
   /** Write the status if it changed, and record the events of the transition. */

@@ -1,6 +1,7 @@
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import { getCondition, statusEqual, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
-import { driverComponents, nextStatus, statusEvents } from './deployment-status.js';
+import { nextStatus, statusEvents } from './deployment-status.js';
+import { driverComponents } from './driver-components.js';
 import { testDeployment } from '../testing/fixtures.js';
 
 const NOW = '2026-01-01T00:00:00Z';

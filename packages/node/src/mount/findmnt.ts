@@ -1,22 +1,46 @@
-// Mount-table queries through `findmnt -J` (JSON output, decoded and validated here), so the CSI
-// services can tell whether a path is staged/published and with which device and options. The
-// per-mount (VFS) and per-filesystem (superblock) options are kept apart: a filesystem that the
-// kernel switched to read-only after errors shows `ro` only in the latter.
+// Mount-table queries, so the CSI services can tell whether a path is staged/published and with
+// which device and options. The per-mount (VFS) and per-filesystem (superblock) options are kept
+// apart: a filesystem that the kernel switched to read-only after errors shows `ro` only in the
+// latter. The table comes through a small port: on a host it is /proc/self/mountinfo, parsed in
+// mountinfo.ts (no process per query); a test double that simulates a host carries its own table,
+// usually `findmnt -J` answers scripted on its command runner (findmntTable below).
 import { CommandFailedError, renderCommand, runJson, type CommandRunner } from '@pmem-csi/runtime';
+import { readMountinfo, resolveMountPoint, stackAt, toMountEntry, type MountEntry } from './mountinfo.js';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
-/** One mount as findmnt reports it. */
-export interface MountEntry {
-  readonly target: string;
-  /** As listed, e.g. "/dev/loop3", "/dev/vda[/some/dir]" (bind of a subtree) or "devtmpfs[/loop3]". */
-  readonly source: string;
-  readonly fstype: string;
-  /** All options (VFS + filesystem). */
-  readonly options: readonly string[];
-  /** Options of this mount (e.g. `ro` of a read-only bind mount). */
-  readonly vfsOptions: readonly string[];
-  /** Options of the filesystem (superblock), shared by every mount of it. */
-  readonly fsOptions: readonly string[];
+export type { MountEntry } from './mountinfo.js';
+
+/** Where the mount table comes from. */
+export interface MountTable {
+  /** Every mount, in mount order (oldest first). */
+  list(o: ToolCallOptions): Promise<MountEntry[]>;
+  /** The mounts whose mount point is `path` (resolved as `findmnt --mountpoint` does), bottom first. */
+  at(path: string, o: ToolCallOptions): Promise<MountEntry[]>;
+}
+
+/** A command runner that answers for the mount table itself (a test double simulating a host). */
+export interface RunnerWithMountTable extends CommandRunner {
+  readonly mountTable: MountTable;
+}
+
+/** The mount table of this process's mount namespace, from /proc/self/mountinfo. */
+export const hostMountTable: MountTable = {
+  async list(o) {
+    return (await readMountinfo(o.signal)).map(toMountEntry);
+  },
+  async at(path, o) {
+    const [lines, resolved] = await Promise.all([readMountinfo(o.signal), resolveMountPoint(path)]);
+    return stackAt(lines, resolved).map(toMountEntry);
+  },
+};
+
+function carriesMountTable(runner: CommandRunner): runner is RunnerWithMountTable {
+  return 'mountTable' in runner;
+}
+
+/** The table the helpers below read for `runner`: its own when it carries one, else the host's. */
+export function mountTableOf(runner: CommandRunner): MountTable {
+  return carriesMountTable(runner) ? runner.mountTable : hostMountTable;
 }
 
 const COLUMNS = 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS';
@@ -70,19 +94,26 @@ async function query(runner: CommandRunner, args: string[], o: ToolCallOptions):
   });
 }
 
+/** The table as `findmnt -J` on `runner` reports it (test doubles script these calls). */
+export function findmntTable(runner: CommandRunner): MountTable {
+  return {
+    list: (o) => query(runner, ['-J', '--list', '-o', COLUMNS], o),
+    at: (path, o) => query(runner, ['-J', '-o', COLUMNS, '--mountpoint', path], o),
+  };
+}
+
 /** The mount whose mount point is exactly `path` (the topmost one when mounts are stacked), if any. */
 export async function findMountAt(
   runner: CommandRunner,
   path: string,
   o: ToolCallOptions = {},
 ): Promise<MountEntry | undefined> {
-  const entries = await query(runner, ['-J', '-o', COLUMNS, '--mountpoint', path], o);
-  return entries.at(-1);
+  return (await mountTableOf(runner).at(path, o)).at(-1);
 }
 
 /** The whole mount table, in mount order (oldest first). */
 export async function listMounts(runner: CommandRunner, o: ToolCallOptions = {}): Promise<MountEntry[]> {
-  return query(runner, ['-J', '--list', '-o', COLUMNS], o);
+  return mountTableOf(runner).list(o);
 }
 
 /** Every mount whose mount point is `path` or below it (for cleanup), deepest first. */

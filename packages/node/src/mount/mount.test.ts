@@ -11,9 +11,22 @@ import {
   probeDevice,
   XFS_MIN_BYTES,
 } from './filesystem.js';
-import { decodeFindmnt, findMountAt, findMountsUnder, isWholeFilesystem, sourceDevice } from './findmnt.js';
+import {
+  decodeFindmnt,
+  findMountAt,
+  findMountsUnder,
+  findmntTable,
+  isWholeFilesystem,
+  sourceDevice,
+  type RunnerWithMountTable,
+} from './findmnt.js';
 import { bindMount, mountArgs, unmountAll } from './mount.js';
 import { filesystemMountOptions, validateMountFlags } from './mount-options.js';
+
+/** A scripted runner whose mount table is what its scripted findmnt answers (not the host's). */
+function scriptedHost(runner: ScriptedRunner): ScriptedRunner & RunnerWithMountTable {
+  return Object.assign(runner, { mountTable: findmntTable(runner) });
+}
 
 function findmntJson(...entries: Array<Record<string, string>>): string {
   return JSON.stringify({ filesystems: entries });
@@ -57,28 +70,32 @@ describe('findmnt', () => {
   });
 
   it('findMountAt asks for exactly the mount point and treats exit code 1 as "not mounted"', async () => {
-    const runner = new ScriptedRunner([
-      {
-        command: 'findmnt',
-        args: ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint', '/stage'],
-        exact: true,
-        stdout: findmntJson(entry, { ...entry, source: '/dev/loop4' }),
-      },
-      { command: 'findmnt', args: ['-J'], exitCode: 1 },
-    ]);
+    const runner = scriptedHost(
+      new ScriptedRunner([
+        {
+          command: 'findmnt',
+          args: ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint', '/stage'],
+          exact: true,
+          stdout: findmntJson(entry, { ...entry, source: '/dev/loop4' }),
+        },
+        { command: 'findmnt', args: ['-J'], exitCode: 1 },
+      ]),
+    );
     expect((await findMountAt(runner, '/stage'))?.source).toBe('/dev/loop4'); // the topmost of stacked mounts
     expect(await findMountAt(runner, '/missing')).toBeUndefined();
     expect(runner.unused()).toEqual([]);
   });
 
   it('findMountsUnder lists a subtree deepest first', async () => {
-    const runner = new ScriptedRunner([
-      {
-        command: 'findmnt',
-        args: ['-J', '--list'],
-        stdout: findmntJson({ ...entry, target: '/t' }, { ...entry, target: '/t/a' }, { ...entry, target: '/tx' }),
-      },
-    ]);
+    const runner = scriptedHost(
+      new ScriptedRunner([
+        {
+          command: 'findmnt',
+          args: ['-J', '--list'],
+          stdout: findmntJson({ ...entry, target: '/t' }, { ...entry, target: '/t/a' }, { ...entry, target: '/tx' }),
+        },
+      ]),
+    );
     expect((await findMountsUnder(runner, '/t')).map((m) => m.target)).toEqual(['/t/a', '/t']);
   });
 
@@ -177,13 +194,15 @@ describe('mount and umount', () => {
       args: ['-J'],
       stdout: findmntJson({ target: '/t', source: '/dev/x', fstype: 'ext4', options: 'rw' }),
     };
-    const runner = new ScriptedRunner([
-      mounted,
-      { command: 'umount', args: ['/t'] },
-      { ...mounted },
-      { command: 'umount', args: ['/t'] },
-      { command: 'findmnt', exitCode: 1 },
-    ]);
+    const runner = scriptedHost(
+      new ScriptedRunner([
+        mounted,
+        { command: 'umount', args: ['/t'] },
+        { ...mounted },
+        { command: 'umount', args: ['/t'] },
+        { command: 'findmnt', exitCode: 1 },
+      ]),
+    );
     expect(await unmountAll(runner, '/t')).toBe(2);
     expect(runner.unused()).toEqual([]);
   });

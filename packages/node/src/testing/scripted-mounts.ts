@@ -1,13 +1,16 @@
 // Scripted host tools for node service tests: a runner whose script each case replaces (calls can be
-// held to provoke lock conflicts), and findmnt answers for "nothing mounted" and "mounted here".
-import type { CommandRunner, RunOptions, RunResult } from '@pmem-csi/runtime';
+// held to provoke lock conflicts), and findmnt answers for "nothing mounted" and "mounted here"
+// (the runner carries its mount table as findmnt answers, so the services ask it, not the host).
+import type { RunOptions, RunResult } from '@pmem-csi/runtime';
 import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
+import { findmntTable, type RunnerWithMountTable } from '../mount/findmnt.js';
 
 export const FINDMNT = ['-J', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS', '--mountpoint'];
 
 /** A runner whose script tests replace per case; calls can be held to provoke lock conflicts. */
-export class SwitchableRunner implements CommandRunner {
+export class SwitchableRunner implements RunnerWithMountTable {
   inner = new ScriptedRunner();
+  readonly mountTable = findmntTable(this);
   gate: Promise<void> | undefined;
   which(tool: string): string | undefined {
     return this.inner.which(tool);

@@ -13,8 +13,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EPHEMERAL_CONTEXT_KEY } from '@pmem-csi/api';
-import { loadCsi, type CommandRunner, type RunOptions, type RunResult } from '@pmem-csi/runtime';
+import { loadCsi, type RunOptions, type RunResult } from '@pmem-csi/runtime';
 import { FakeDeviceManager } from '../device/fake.js';
+import { findmntTable, type RunnerWithMountTable } from '../mount/findmnt.js';
 import { startTestNode, type TestNode } from '../testing/test-node.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 
@@ -38,8 +39,10 @@ interface SimMount {
 }
 
 /** A simulated host: mount table and filesystems in memory; records mounts outside what a request owns. */
-class SimHost implements CommandRunner {
+class SimHost implements RunnerWithMountTable {
   readonly mounts: SimMount[] = [];
+  /** Its mount table is what its findmnt answers. */
+  readonly mountTable = findmntTable(this);
   readonly formatted = new Map<string, string>();
   readonly violations: string[] = [];
   owned: readonly string[] = [];

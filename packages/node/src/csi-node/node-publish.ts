@@ -63,7 +63,7 @@ async function publishFilesystem(
   }
   await checkTargetLimit(deps, { ...p, block: false, notPublications: [p.staging] }, ctx);
   await checkTargetIsFree(p.target, 'target_path', 'directory');
-  await ensureDirectory(p.target);
+  await ensureDirectory(p.target, 'target_path');
   await bindMount(deps.runner, { source: p.staging, target: p.target, readonly: p.readonly }, ctx);
 }
 
@@ -82,7 +82,7 @@ async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallCo
   }
   await checkTargetLimit(deps, { ...p, block: true, notPublications: [] }, ctx);
   await checkTargetIsFree(p.target, 'target_path', 'file');
-  await ensureFile(p.target);
+  await ensureFile(p.target, 'target_path');
   await bindMount(deps.runner, { source: p.device.path, target: p.target, readonly: p.readonly }, ctx);
 }
 

@@ -20,14 +20,31 @@ export async function statOrUndefined(path: string): Promise<Stats | undefined> 
   }
 }
 
-/** Make sure `path` is a directory (creating parents). */
-export async function ensureDirectory(path: string): Promise<void> {
-  await mkdir(path, { recursive: true, mode: 0o750 });
+/**
+ * mkdir -p of `dir` for the CO path `path` (the request's `field`): a path that exists as something
+ * else than a directory, here or in a parent (EEXIST, ENOTDIR: e.g. a target below a raw block
+ * volume's staging file), is the CO's precondition to fix, not an internal error.
+ */
+async function makeDirectories(dir: string, path: string, field: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+  } catch (e) {
+    if (errno(e) === 'EEXIST' || errno(e) === 'ENOTDIR')
+      throw new FailedPreconditionError(
+        `${field} ${path}: cannot create the directory ${dir}, because it or one of its parents exists and is not a directory`,
+      );
+    throw e;
+  }
+}
+
+/** Make sure `path` is a directory (creating parents); `field` names it in errors. */
+export async function ensureDirectory(path: string, field = 'path'): Promise<void> {
+  await makeDirectories(path, path, field);
 }
 
 /** Make sure `path` is a regular (empty) file to bind a device onto; an empty directory there is replaced. */
-export async function ensureFile(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o750 });
+export async function ensureFile(path: string, field = 'path'): Promise<void> {
+  await makeDirectories(dirname(path), path, field);
   const st = await statOrUndefined(path);
   if (st?.isDirectory()) {
     try {
@@ -35,7 +52,7 @@ export async function ensureFile(path: string): Promise<void> {
     } catch (e) {
       if (errno(e) === 'ENOTEMPTY')
         throw new FailedPreconditionError(
-          `target_path ${path} is a non-empty directory; a raw block volume needs a file there`,
+          `${field} ${path} is a non-empty directory; a raw block volume needs a file there`,
         );
       throw e;
     }

@@ -1,11 +1,14 @@
-// losetup calls of the emulated device manager, through the command runner: list loop devices
-// from losetup's JSON, attach a backing file, re-read its size, detach. Loop devices are a shared
-// host resource, so callers match devices to files before touching them: by the backing file's
-// identity (device and inode), which the kernel reports the same in every mount namespace, and by
-// path only where losetup gives no identity. The path alone is not enough: a loop device attached
-// from a container's bind mount reports its file relative to that mount once the container is gone
-// (a restarted node driver saw "/emulated/<id>.img" instead of its state directory's path).
-import { stat } from 'node:fs/promises';
+// Loop devices of the emulated device manager: listed from sysfs (/sys/block/loopN/loop/backing_file,
+// no process), or from losetup's JSON where sysfs cannot tell; attach a backing file, re-read its
+// size and detach through losetup (the command runner). Loop devices are a shared host resource,
+// so callers match devices to files before touching them: by the backing file's identity (device
+// and inode) where known, and by path otherwise. The path alone is not enough: a loop device
+// attached from a container's bind mount reports its file relative to that mount once the
+// container is gone (a restarted node driver saw "/emulated/<id>.img" instead of its state
+// directory's path). sysfs gives the path only, so a listing takes the identity of each backing
+// file by its path here, and asks losetup (whose identities come from the kernel) whenever a
+// reported path names no file here: then the path may be such a foreign one.
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { CommandFailedError, renderCommand, runJson, type CommandRunner } from '@pmem-csi/runtime';
 
 /** One attached loop device. */
@@ -83,20 +86,109 @@ function invalidOutput(args: readonly string[], e: unknown): CommandFailedError 
   return new CommandFailedError(`${rendered}: unexpected output (${(e as Error).message})`, rendered, 0, '');
 }
 
-/** Loop devices attached now (all of them, or only `device`). */
+/** Where the list of attached loop devices comes from. */
+export interface LoopTable {
+  /** Loop devices attached now (all of them, or only `device`). */
+  list(signal?: AbortSignal, device?: string): Promise<LoopDevice[]>;
+}
+
+/** A command runner that answers for the loop devices itself (a test double scripting losetup). */
+export interface RunnerWithLoopTable extends CommandRunner {
+  readonly loopTable: LoopTable;
+}
+
+/** The listing as `losetup --json --list` on `runner` reports it. */
+export function losetupTable(runner: CommandRunner): LoopTable {
+  return {
+    list: (signal, device) => {
+      const args = device === undefined ? [...LIST_ARGS] : [...LIST_ARGS, device];
+      return runJson(runner, { command: 'losetup', args, options: { signal } }, (v) => {
+        try {
+          return decodeLoopDevices(v);
+        } catch (e) {
+          throw invalidOutput(args, e);
+        }
+      });
+    },
+  };
+}
+
+const LOOP_NAME = /^loop\d+$/;
+
+/** The backing file of a loop device as sysfs shows it, or undefined when none is attached. */
+async function sysfsBackingFile(sysBlock: string, name: string, signal?: AbortSignal): Promise<string | undefined> {
+  try {
+    const text = await readFile(`${sysBlock}/${name}/loop/backing_file`, { encoding: 'utf8', signal });
+    return text.endsWith('\n') ? text.slice(0, -1) : text;
+  } catch (e) {
+    // No "loop" directory, or no backing_file in it: the device exists but is not attached.
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Loop devices from sysfs: name and backing file, " (deleted)" handled as in losetup's listing
+ * (decodeLoopDevices), the identity of each file taken by its path here; undefined when a reported
+ * path names no file here (then only losetup can give its identity).
+ */
+export async function sysfsLoopDevices(
+  sysBlock: string,
+  signal?: AbortSignal,
+  device?: string,
+): Promise<LoopDevice[] | undefined> {
+  let names: string[];
+  if (device === undefined) {
+    const all = await readdir(sysBlock).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // no sysfs here
+      throw e;
+    });
+    if (all === undefined) return undefined;
+    names = all.filter((n) => LOOP_NAME.test(n));
+  } else {
+    const name = device.startsWith('/dev/') ? device.slice('/dev/'.length) : '';
+    if (!LOOP_NAME.test(name)) return undefined; // not a plain /dev/loopN: leave it to losetup
+    names = [name];
+  }
+  const found = await Promise.all(
+    names.map(async (name): Promise<LoopDevice | undefined | 'foreign'> => {
+      const back = await sysfsBackingFile(sysBlock, name, signal);
+      if (back === undefined || back === '') return undefined;
+      const deleted = back.endsWith(DELETED);
+      const backFile = deleted ? back.slice(0, -DELETED.length) : back;
+      if (deleted) return { name: `/dev/${name}`, backFile, deleted };
+      const backId = await fileIdentity(backFile);
+      return backId === undefined ? 'foreign' : { name: `/dev/${name}`, backFile, deleted, backId };
+    }),
+  );
+  if (found.includes('foreign')) return undefined;
+  return found.filter((l): l is LoopDevice => l !== undefined && l !== 'foreign').sort(byNumber);
+}
+
+function byNumber(a: LoopDevice, b: LoopDevice): number {
+  return Number(a.name.slice('/dev/loop'.length)) - Number(b.name.slice('/dev/loop'.length));
+}
+
+/** The host's loop devices: sysfs, or losetup on `runner` when sysfs cannot tell (see sysfsLoopDevices). */
+export function hostLoopTable(runner: CommandRunner, sysBlock = '/sys/block'): LoopTable {
+  const losetup = losetupTable(runner);
+  return {
+    list: async (signal, device) =>
+      (await sysfsLoopDevices(sysBlock, signal, device)) ?? (await losetup.list(signal, device)),
+  };
+}
+
+function carriesLoopTable(runner: CommandRunner): runner is RunnerWithLoopTable {
+  return 'loopTable' in runner;
+}
+
+/** Loop devices attached now (all of them, or only `device`): the runner's own table when it carries one, else the host's. */
 export async function listLoopDevices(
   runner: CommandRunner,
   signal?: AbortSignal,
   device?: string,
 ): Promise<LoopDevice[]> {
-  const args = device === undefined ? [...LIST_ARGS] : [...LIST_ARGS, device];
-  return runJson(runner, { command: 'losetup', args, options: { signal } }, (v) => {
-    try {
-      return decodeLoopDevices(v);
-    } catch (e) {
-      throw invalidOutput(args, e);
-    }
-  });
+  return (carriesLoopTable(runner) ? runner.loopTable : hostLoopTable(runner)).list(signal, device);
 }
 
 /** Attach `file` to a free loop device (or return the one it already has); returns the device node. */

@@ -8,8 +8,14 @@ import { join } from 'node:path';
 import { CommandFailedError, createLogger, nullLogger } from '@pmem-csi/runtime';
 import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
 import { EmulatedDeviceManager } from './emulated.js';
-import { boundTo, decodeLoopDevices, fileIdentity, type LoopDevice } from './emulated-losetup.js';
+import { boundTo, decodeLoopDevices, fileIdentity, losetupTable, type LoopDevice } from './emulated-losetup.js';
 import { MiB } from '@pmem-csi/csi';
+
+/** A scripted runner whose loop devices are what its scripted losetup lists (not the host's sysfs). */
+function scriptedLosetup(replies: ScriptedReply[] = [], installed?: string[]): ScriptedRunner {
+  const runner = new ScriptedRunner(replies, installed);
+  return Object.assign(runner, { loopTable: losetupTable(runner) });
+}
 
 const LIST = ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN,BACK-INO'];
 
@@ -93,7 +99,7 @@ describe('decodeLoopDevices', () => {
 });
 
 describe('EmulatedDeviceManager start-up checks', () => {
-  const runner = new ScriptedRunner([], ['losetup', 'dd']);
+  const runner = scriptedLosetup([], ['losetup', 'dd']);
 
   it('refuses to run without root, naming the uid', () => {
     expect(() => new EmulatedDeviceManager({ runner, log: nullLogger, dir: '/nonexistent', uid: 1000 })).toThrow(
@@ -107,7 +113,7 @@ describe('EmulatedDeviceManager start-up checks', () => {
   it('names the missing tools and their Debian packages', () => {
     expect(
       () =>
-        new EmulatedDeviceManager({ runner: new ScriptedRunner([], []), log: nullLogger, dir: '/nonexistent', uid: 0 }),
+        new EmulatedDeviceManager({ runner: scriptedLosetup([], []), log: nullLogger, dir: '/nonexistent', uid: 0 }),
     ).toThrow(
       expect.objectContaining({
         kind: 'FailedPrecondition',
@@ -162,7 +168,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
     new EmulatedDeviceManager({ runner, log, dir: backing, totalSize: 64 * MiB, uid: 0, loopControl });
 
   it('setup() adopts attached files, attaches the others, and detaches nothing', async () => {
-    const runner = new ScriptedRunner([listReply([])], ['losetup', 'dd']);
+    const runner = scriptedLosetup([listReply([])], ['losetup', 'dd']);
     await manager(runner).setup(); // creates the directory
     for (const [name, size] of [
       ['a.img', 8 * MiB],
@@ -211,7 +217,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('create: when no loop device can be attached, the file is removed and the space given back', async () => {
-    const runner = new ScriptedRunner(
+    const runner = scriptedLosetup(
       [
         listReply([]),
         { command: 'losetup', args: ['--find'], exitCode: 1, stderr: 'losetup: cannot find an unused loop device' },
@@ -231,7 +237,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('create logs its loop device at debug (the CSI layer logs the volume at info); findDevice runs no losetup', async () => {
-    const runner = new ScriptedRunner(
+    const runner = scriptedLosetup(
       [listReply([]), { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' }],
       ['losetup', 'dd'],
     );
@@ -249,7 +255,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('allocationSize: 4 MiB units, never below the size a grown volume has; no losetup call, no file touched', async () => {
-    const runner = new ScriptedRunner(
+    const runner = scriptedLosetup(
       [listReply([]), { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' }],
       ['losetup', 'dd'],
     );
@@ -277,7 +283,7 @@ describe('EmulatedDeviceManager with a scripted losetup', () => {
   });
 
   it('resize: when the loop device cannot take the new size, file and accounting are rolled back', async () => {
-    const runner = new ScriptedRunner(
+    const runner = scriptedLosetup(
       [
         listReply([]),
         { command: 'losetup', args: ['--find'], stdout: '/dev/loop9\n' },

@@ -8,10 +8,16 @@ import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import type { VolumeDeviceMode } from '@pmem-csi/api';
 import { DirectDeviceManager } from './direct.js';
 import { EmulatedDeviceManager } from './emulated.js';
+import { losetupTable } from './emulated-losetup.js';
 import { createDeviceManager } from './factory.js';
 import { FakeDeviceManager } from './fake.js';
 import { LvmDeviceManager } from './lvm.js';
 import { MiB } from '@pmem-csi/csi';
+
+/** The runner's loop devices are what its scripted losetup lists, not the host's sysfs. */
+function withScriptedLoops(runner: ScriptedRunner): ScriptedRunner {
+  return Object.assign(runner, { loopTable: losetupTable(runner) });
+}
 
 const runner = new ScriptedRunner([], undefined); // every tool "installed"
 const deps = { runner, log: nullLogger, stateDir: '/var/lib/pmem-csi.intel.com', pmemPercentage: 100 };
@@ -44,9 +50,8 @@ describe('createDeviceManager', () => {
     dirs.push(stateDir);
     const dm = await createDeviceManager('emulated', {
       ...deps,
-      runner: new ScriptedRunner(
-        [{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }],
-        ['losetup', 'dd'],
+      runner: withScriptedLoops(
+        new ScriptedRunner([{ command: 'losetup', args: ['--json'], stdout: '{"loopdevices":[]}' }], ['losetup', 'dd']),
       ),
       stateDir,
       emulatedSize: 128 * MiB,

@@ -16,6 +16,7 @@ import { nullLogger, type CommandRunner, type RunOptions, type RunResult } from 
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import type { AllocationOptions, DeviceManager } from '../device/device-manager.js';
 import { EmulatedDeviceManager } from '../device/emulated.js';
+import { losetupTable } from '../device/emulated-losetup.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { LvmDeviceManager } from '../device/lvm.js';
 import { lvsReport, vgsReport } from '../device/__fixtures__/tool-output.js';
@@ -103,6 +104,8 @@ const kits: Array<[string, (dir: string) => Promise<Kit>]> = [
         ],
         ['losetup', 'dd'],
       );
+      // Its loop devices are what the scripted losetup lists, not the host's sysfs.
+      Object.assign(runner, { loopTable: losetupTable(runner) });
       const backing = join(await realpath(dir), 'emulated');
       const dm = new EmulatedDeviceManager({
         runner,

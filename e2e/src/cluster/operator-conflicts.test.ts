@@ -12,7 +12,7 @@
 //   (server-side dry-run) or, where the schema admits them, by the operator in their status with
 //   the field path — while the running deployment is not disturbed and the operator keeps running.
 import { API_GROUP_VERSION, KIND, PLURAL, deploymentObjectNames, validateDeployment } from '@pmem-csi/api';
-import { malformedDeployment } from '@pmem-csi/api/testing';
+import { fuzzSeed, malformedDeployment } from '@pmem-csi/api/testing';
 import fc from 'fast-check';
 import { OPERATOR_VERSION } from '@pmem-csi/operator';
 import { DRIVER_NAMESPACE, startOperator, type OperatorRun } from './components.js';
@@ -322,7 +322,7 @@ describe('cluster: operator ownership, PMEM overlap and rollouts', () => {
 
   it('refuses 200 malformed PmemCSIDeployments by schema or by status, undisturbed otherwise', async () => {
     const { kube } = cluster;
-    const seed = Number(process.env['PMEM_CSI_FUZZ_SEED'] ?? Date.now() % 1_000_000);
+    const seed = fuzzSeed() ?? Date.now() % 1_000_000;
     const samples = fc.sample(malformedDeployment, { numRuns: 200, seed });
     const path = `/apis/${API_GROUP_VERSION}/${PLURAL}`;
     const admitted: Array<{ why: string; obj: Record<string, unknown> }> = [];

@@ -10,12 +10,14 @@ import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fuzzRuns, fuzzSeed } from '@pmem-csi/api/testing';
 import { loadCsi } from '@pmem-csi/runtime';
 import { MiB } from '@pmem-csi/csi';
 import { useStack } from '../local-stack.js';
 import { inventory, type Inventory } from './crash-campaign.js';
 
-const RUNS = Number(process.env['PMEM_CSI_FUZZ_RUNS'] ?? '') > 0 ? Number(process.env['PMEM_CSI_FUZZ_RUNS']) : 200;
+const RUNS = fuzzRuns(200);
+const SEED = fuzzSeed();
 const dir = join(tmpdir(), 'pmem-csi-e2e-fuzz');
 const mountDir = join(tmpdir(), 'pmem-csi-e2e-fuzz-mounts');
 const env = useStack(dir, 'fake', [
@@ -292,7 +294,7 @@ describe('R4: fuzzing over the real sockets (local stack, fake devices)', () => 
           const id = (out.response as { volume?: { volume_id?: string } } | undefined)?.volume?.volume_id;
           if (method === 'CreateVolume' && id) created.add(id);
         }),
-        { numRuns: runs },
+        { numRuns: runs, ...(SEED === undefined ? {} : { seed: SEED }) },
       );
     }
     // Every process still runs and answers.

@@ -2,13 +2,15 @@
 // out-of-range numbers, unknown fields, bad quantities, bad node selectors, bad certificates, bad
 // names) go through validateDeployment: it never throws, reports at least one problem for each
 // object that is malformed on purpose, and every problem names a field path (metadata.* or spec.*)
-// and does not echo key material. Cases: PMEM_CSI_FUZZ_RUNS (default 1000).
+// and does not echo key material. Cases: PMEM_CSI_FUZZ_RUNS (default 1000); PMEM_CSI_FUZZ_SEED replays a failure.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
+import { fuzzRuns, fuzzSeed } from './testing/fuzz-env.js';
 import { SECRET, malformedDeployment } from './testing/malformed.js';
 import { validateDeployment } from './validate.js';
 
-const RUNS = Number(process.env['PMEM_CSI_FUZZ_RUNS'] ?? '') > 0 ? Number(process.env['PMEM_CSI_FUZZ_RUNS']) : 1000;
+const RUNS = fuzzRuns(1000);
+const SEED = fuzzSeed();
 
 describe('validateDeployment on generated malformed objects (R4)', () => {
   it(`never throws, finds a problem in each, every problem names a field path, no key material echoed (${RUNS} objects)`, () => {
@@ -28,7 +30,7 @@ describe('validateDeployment on generated malformed objects (R4)', () => {
           if (p.message.includes(SECRET)) throw new Error(`message echoes key material: ${p.path}`);
         }
       }),
-      { numRuns: RUNS },
+      { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
     process.stdout.write(
       `validateDeployment fuzz: ${RUNS} malformed objects, ${problems} problems; by bad field: ${[...byWhy].map(([k, n]) => `${k} ${n}`).join(', ')}\n`,

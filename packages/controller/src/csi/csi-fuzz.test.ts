@@ -12,21 +12,13 @@ import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { PARAMETER_KEYS, POD_INFO_PREFIX, volumeIdForName } from '@pmem-csi/api';
 import { GiB } from '@pmem-csi/csi';
+import { fuzzRuns, fuzzSeed } from '@pmem-csi/api/testing';
 import { loadCsi, loadRegistry } from '@pmem-csi/runtime';
 import type { ScriptedNode } from '../testing/scripted-node.js';
 import { nodeState, startScriptedNode, startTestController, type TestController } from '../testing/harness.js';
 
-const RUNS = positiveEnv('PMEM_CSI_FUZZ_RUNS') ?? 300;
-const SEED = positiveEnv('PMEM_CSI_FUZZ_SEED');
-
-function positiveEnv(name: string): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0)
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
+const RUNS = fuzzRuns(300);
+const SEED = fuzzSeed();
 
 // ---- arbitraries -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 // the CSI spec's codes per RPC, never UNKNOWN or INTERNAL; Probe still answers; afterwards the
 // ordinary teardown (unpublish, unstage, delete) leaves no mount and no device.
 // Cases per RPC: PMEM_CSI_FUZZ_RUNS (default 200).
+import { fuzzRuns, fuzzSeed } from '@pmem-csi/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
@@ -19,17 +20,8 @@ import { findmntTable, type RunnerWithMountTable } from '../mount/findmnt.js';
 import { startTestNode, type TestNode } from '../testing/test-node.js';
 import { GiB, MiB } from '@pmem-csi/csi';
 
-const RUNS = positiveEnv('PMEM_CSI_FUZZ_RUNS') ?? 200;
-const SEED = positiveEnv('PMEM_CSI_FUZZ_SEED');
-
-function positiveEnv(name: string): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0)
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
+const RUNS = fuzzRuns(200);
+const SEED = fuzzSeed();
 
 interface SimMount {
   readonly target: string;

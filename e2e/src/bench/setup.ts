@@ -99,7 +99,7 @@ export async function startController(ctx: BenchContext, name: string, leaseSeco
     name,
     process.execPath,
     [
-      // The V8 options the operator gives the controller's pod (none yet).
+      // The V8 options the operator gives the controller's pod (NODE_OPTIONS).
       ...DRIVER_V8_OPTIONS.controller,
       ctx.driverMain,
       ...renderDriverArgs({

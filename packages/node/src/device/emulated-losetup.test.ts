@@ -14,6 +14,7 @@ import {
   hostLoopTable,
   listLoopDevices,
   losetupTable,
+  meansNotAttached,
   sysfsLoopDevices,
   type LoopDevice,
 } from './emulated-losetup.js';
@@ -82,6 +83,33 @@ describe('sysfsLoopDevices on a sysfs tree made for the test', () => {
     const runner = Object.assign(new ScriptedRunner([]), { loopTable: { list: async () => own } });
     expect(await listLoopDevices(runner)).toBe(own);
     expect(runner.calls).toEqual([]);
+  });
+});
+
+describe('a loop device detached while it is listed', () => {
+  it('the errors the kernel gives for a detached device mean "not attached"; others are errors', () => {
+    for (const code of ['ENOENT', 'ENODEV', 'ENXIO']) expect(meansNotAttached(code)).toBe(true);
+    for (const code of ['EACCES', 'EIO', 'EISDIR', undefined]) expect(meansNotAttached(code)).toBe(false);
+  });
+
+  it('a backing_file whose read fails with ENXIO (a device node without a driver, as root) is listed as not attached', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this test needs root (mknod of a device node)');
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-sysfs-gone-')));
+    try {
+      const file = join(dir, 'a.img');
+      await writeFile(file, '');
+      await mkdir(join(dir, 'block', 'loop1', 'loop'), { recursive: true });
+      await writeFile(join(dir, 'block', 'loop1', 'loop', 'backing_file'), `${file}\n`);
+      await mkdir(join(dir, 'block', 'loop5', 'loop'), { recursive: true });
+      // Major 240 is reserved for local use and has no driver here: reading the node fails with ENXIO,
+      // as reading backing_file of a device that is being detached fails with ENODEV/ENXIO.
+      await new HostRunner().run('mknod', [join(dir, 'block', 'loop5', 'loop', 'backing_file'), 'c', '240', '0']);
+      const listed = await sysfsLoopDevices(join(dir, 'block'));
+      expect(listed?.map((l) => l.name)).toEqual(['/dev/loop1']);
+      expect(await sysfsLoopDevices(join(dir, 'block'), undefined, '/dev/loop5')).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

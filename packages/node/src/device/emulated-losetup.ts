@@ -115,14 +115,23 @@ export function losetupTable(runner: CommandRunner): LoopTable {
 
 const LOOP_NAME = /^loop\d+$/;
 
+/**
+ * Errors of reading a loop device's sysfs backing_file that mean "not attached (any more)": no
+ * "loop" directory or no backing_file in it (ENOENT), and a device detached between the directory
+ * listing and the read — the kernel then answers the read with ENODEV (seen in the crash campaign,
+ * where another volume's DeleteVolume detached its device meanwhile) or ENXIO.
+ */
+export function meansNotAttached(code: string | undefined): boolean {
+  return code === 'ENOENT' || code === 'ENODEV' || code === 'ENXIO';
+}
+
 /** The backing file of a loop device as sysfs shows it, or undefined when none is attached. */
 async function sysfsBackingFile(sysBlock: string, name: string, signal?: AbortSignal): Promise<string | undefined> {
   try {
     const text = await readFile(`${sysBlock}/${name}/loop/backing_file`, { encoding: 'utf8', signal });
     return text.endsWith('\n') ? text.slice(0, -1) : text;
   } catch (e) {
-    // No "loop" directory, or no backing_file in it: the device exists but is not attached.
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (meansNotAttached((e as NodeJS.ErrnoException).code)) return undefined;
     throw e;
   }
 }

@@ -4,7 +4,7 @@
 //                     with ndctl, emulated with losetup, fake); imports no other folder of the
 //                     package; its test kits (device/testing/) are device-level too: what wires CSI
 //                     services or a node driver is the package's testing/;
-//   mount/            mounts, filesystems, host paths (may use the losetup helpers of device/);
+//   mount/            mounts, filesystems, host paths (may use the losetup helpers and the mountinfo parser of device/);
 //   state/            the volume journal; knows devices only through the DeviceManager port;
 //   registration/     registration with the controller; knows nothing of devices, mounts or CSI;
 //   volumes/          what the two services share: their dependencies, creating, finding, growing

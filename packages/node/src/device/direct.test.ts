@@ -21,7 +21,7 @@ import {
   NAMESPACE_NAME_MAX_BYTES,
   usableInExtent,
 } from './direct-layout.js';
-import { DirectDeviceManager, checkSysWritable, findMount } from './direct.js';
+import { DirectDeviceManager, checkSysWritable } from './direct.js';
 import { PmemOwner } from './ownership.js';
 import { ephemeralVolumeId } from '../volumes/volumes.js';
 import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';
@@ -667,11 +667,13 @@ describe('checkSysWritable', () => {
     );
   });
 
-  it('reads mount and super options from mountinfo', () => {
-    expect(findMount([root, sysRw].join('\n'), '/sys')).toEqual({
-      options: 'rw,nosuid,nodev,noexec,relatime',
-      superOptions: 'rw',
-    });
-    expect(findMount('garbage line\n', '/sys')).toBeUndefined();
+  it('reads the superblock options too, and refuses a mountinfo it cannot parse naming the line', async () => {
+    const superRo = '24 29 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs ro';
+    await expect(checkSysWritable({ mountinfo: write('super-ro', [root, superRo]), ndBus: dir })).rejects.toThrow(
+      '; /sys is mounted read-only (rw,nosuid,nodev,noexec,relatime)',
+    );
+    await expect(checkSysWritable({ mountinfo: write('garbage', [root, 'garbage line']), ndBus: dir })).rejects.toThrow(
+      'line 2 ("garbage line"): expected a mount ID (decimal) as field 1',
+    );
   });
 });

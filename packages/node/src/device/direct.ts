@@ -12,7 +12,7 @@
 // Namespaces are contiguous, so free space fragments: capacity and placement use each region's
 // max_available_extent, aligned down, minus the fsdax metadata reserve (see sizes.ts).
 import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import {
   type Capacity,
@@ -41,6 +41,7 @@ import {
   type Placement,
 } from './direct-layout.js';
 import { initLabelsIfSafe } from './label-init.js';
+import { readMountinfo, stackAt } from './mountinfo.js';
 import { Ndctl, labelLessNamespace, type NdNamespace, type NdRegion } from './ndctl.js';
 import {
   PmemOwner,
@@ -52,23 +53,6 @@ import {
   type Refusal,
 } from './ownership.js';
 import { errnoCode, hostBlockDevices, isUnused, zeroDevice, type BlockDeviceAccess } from './wipe.js';
-
-interface MountEntry {
-  readonly options: string;
-  readonly superOptions: string;
-}
-
-/** The entry that is visible at `mountPoint` in /proc/self/mountinfo text (the last one listed). */
-export function findMount(mountinfo: string, mountPoint: string): MountEntry | undefined {
-  let found: MountEntry | undefined;
-  for (const line of mountinfo.split('\n')) {
-    const f = line.split(' ');
-    const sep = f.indexOf('-', 6);
-    if (sep < 0 || f[4] !== mountPoint) continue;
-    found = { options: f[5] ?? '', superOptions: f[sep + 3] ?? '' };
-  }
-  return found;
-}
 
 const NEED_SYS =
   'direct mode needs /sys mounted read-write in the container (ndctl creates and destroys namespaces by ' +
@@ -83,11 +67,11 @@ const NEED_SYS =
 export async function checkSysWritable(paths: { mountinfo?: string; ndBus?: string } = {}): Promise<void> {
   const mountinfo = paths.mountinfo ?? '/proc/self/mountinfo';
   const ndBus = paths.ndBus ?? '/sys/bus/nd';
-  const sys = findMount(await readFile(mountinfo, 'utf8'), '/sys');
+  const sys = stackAt(await readMountinfo(undefined, mountinfo), '/sys').at(-1);
   if (sys === undefined)
     throw new FailedPreconditionError(`${NEED_SYS}; nothing is mounted on /sys (per ${mountinfo})`);
-  const ro = [sys.options, sys.superOptions].some((o) => o.split(',').includes('ro'));
-  if (ro) throw new FailedPreconditionError(`${NEED_SYS}; /sys is mounted read-only (${sys.options})`);
+  if (sys.vfsOptions.includes('ro') || sys.fsOptions.includes('ro'))
+    throw new FailedPreconditionError(`${NEED_SYS}; /sys is mounted read-only (${sys.vfsOptions.join(',')})`);
   try {
     await access(ndBus, constants.W_OK);
   } catch (e) {

@@ -5,10 +5,10 @@
 // mountinfo.ts (no process per query); a test double that simulates a host carries its own table,
 // usually `findmnt -J` answers scripted on its command runner (findmntTable below).
 import { CommandFailedError, renderCommand, runJson, type CommandRunner } from '@pmem-csi/runtime';
-import { readMountinfo, resolveMountPoint, stackAt, toMountEntry, type MountEntry } from './mountinfo.js';
+import { readMountinfo, resolveMountPoint, stackAt, toMountEntry, type MountEntry } from '../device/mountinfo.js';
 import { TOOL_TIMEOUTS, type ToolCallOptions } from './tool-options.js';
 
-export type { MountEntry } from './mountinfo.js';
+export type { MountEntry } from '../device/mountinfo.js';
 
 /** Where the mount table comes from. */
 export interface MountTable {

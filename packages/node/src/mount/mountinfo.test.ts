@@ -15,7 +15,7 @@ import {
   toMountEntry,
   unescapeMountinfo,
   type MountEntry,
-} from './mountinfo.js';
+} from '../device/mountinfo.js';
 
 const COLUMNS = 'TARGET,SOURCE,FSTYPE,OPTIONS,VFS-OPTIONS,FS-OPTIONS';
 

@@ -1,7 +1,8 @@
 // The mount table read from /proc/self/mountinfo (proc(5)) instead of running findmnt: the same
 // entries findmnt lists (TARGET, SOURCE with "[root]" for a bind of a subtree, FSTYPE, OPTIONS,
 // VFS-OPTIONS, FS-OPTIONS), without a process per query. A line that does not follow proc(5) is an
-// error naming the line and what was expected; nothing is skipped silently.
+// error naming the line and what was expected; nothing is skipped silently. It lives in device/ so
+// that both mount/ (findmnt.ts) and direct mode's start-up /sys check (direct.ts) use this one parser.
 //
 // A line: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue"
 //   mount ID, parent ID, major:minor, root, mount point, per-mount options, optional fields (zero

@@ -6,6 +6,7 @@
 // capacity) is the same before and after once the volumes the fuzzing created are deleted.
 // Cases per RPC: PMEM_CSI_FUZZ_RUNS (default 200 → about 2,500 cases).
 import * as grpc from '@grpc/grpc-js';
+import { unaryCaller } from '@pmem-csi/runtime/testing';
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,9 @@ import { loadCsi } from '@pmem-csi/runtime';
 import { MiB } from '@pmem-csi/csi';
 import { useStack } from '../local-stack.js';
 import { inventory, type Inventory } from './crash-campaign.js';
+
+/** One unary call whose status is the answer (never thrown). */
+const rawCall = unaryCaller(30_000);
 
 const RUNS = fuzzRuns(200);
 const SEED = fuzzSeed();
@@ -223,32 +227,6 @@ const RPCS: Readonly<Record<string, Spec>> = {
   },
   'node NodeGetInfo': { target: 'node', service: 'Node', arb: fc.record({}), codes: ['OK'] },
 };
-
-function rawCall(
-  client: grpc.Client,
-  def: grpc.ServiceDefinition,
-  method: string,
-  req: object,
-): Promise<{ code: string; details: string; response: unknown }> {
-  const m = def[method];
-  if (m === undefined) throw new Error(`no method ${method} in the service definition`);
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      m.path,
-      m.requestSerialize,
-      m.responseDeserialize,
-      req,
-      { deadline: Date.now() + 30_000 },
-      (err, res) => {
-        resolve(
-          err
-            ? { code: grpc.status[err.code] ?? String(err.code), details: err.details, response: undefined }
-            : { code: 'OK', details: '', response: res },
-        );
-      },
-    );
-  });
-}
 
 describe('R4: fuzzing over the real sockets (local stack, fake devices)', () => {
   let before: Inventory;

@@ -9,6 +9,7 @@
 // gives INVALID_ARGUMENT naming the key. Cases per RPC: PMEM_CSI_FUZZ_RUNS (default below).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
+import { unaryCaller } from '@pmem-csi/runtime/testing';
 import fc from 'fast-check';
 import { PARAMETER_KEYS, POD_INFO_PREFIX, volumeIdForName } from '@pmem-csi/api';
 import { GiB } from '@pmem-csi/csi';
@@ -16,6 +17,9 @@ import { fuzzRuns, fuzzSeed } from '@pmem-csi/api/testing';
 import { loadCsi, loadRegistry } from '@pmem-csi/runtime';
 import type { ScriptedNode } from '../testing/scripted-node.js';
 import { nodeState, startScriptedNode, startTestController, type TestController } from '../testing/harness.js';
+
+/** One unary call whose status is the answer (never thrown). */
+const rawCall = unaryCaller(10_000);
 
 const RUNS = fuzzRuns(300);
 const SEED = fuzzSeed();
@@ -287,32 +291,6 @@ const RPCS: Readonly<Record<string, RpcCase>> = {
 };
 
 // ---- raw calls -----------------------------------------------------------------------------------
-
-interface Outcome {
-  readonly code: string;
-  readonly details: string;
-  readonly response: unknown;
-}
-
-/** One unary call by method name through the service definition (any request object). */
-function rawCall(client: grpc.Client, def: grpc.ServiceDefinition, method: string, req: object): Promise<Outcome> {
-  const m = def[method];
-  if (m === undefined) throw new Error(`no method ${method} in the service definition`);
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      m.path,
-      m.requestSerialize,
-      m.responseDeserialize,
-      req,
-      { deadline: Date.now() + 10_000 },
-      (err, res) => {
-        if (err)
-          resolve({ code: grpc.status[err.code] ?? String(err.code), details: err.details, response: undefined });
-        else resolve({ code: 'OK', details: '', response: res });
-      },
-    );
-  });
-}
 
 /** Cases and codes per RPC, printed at the end of the file's run. */
 class Tally {

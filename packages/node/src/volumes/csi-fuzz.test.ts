@@ -9,6 +9,7 @@
 import { fuzzRuns, fuzzSeed } from '@pmem-csi/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
+import { unaryCaller } from '@pmem-csi/runtime/testing';
 import fc from 'fast-check';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,9 @@ import { FakeDeviceManager } from '../device/fake.js';
 import { findmntTable, type RunnerWithMountTable } from '../mount/findmnt.js';
 import { startTestNode, type TestNode } from '../testing/test-node.js';
 import { GiB, MiB } from '@pmem-csi/csi';
+
+/** One unary call whose status is the answer (never thrown). */
+const rawCall = unaryCaller(20_000);
 
 const RUNS = fuzzRuns(200);
 const SEED = fuzzSeed();
@@ -226,30 +230,6 @@ const context = fc.oneof(
 );
 
 // ---- raw calls and the tally ---------------------------------------------------------------------
-
-interface Outcome {
-  readonly code: string;
-  readonly details: string;
-}
-
-function rawCall(client: grpc.Client, def: grpc.ServiceDefinition, method: string, req: object): Promise<Outcome> {
-  const m = def[method];
-  if (m === undefined) throw new Error(`no method ${method} in the service definition`);
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      m.path,
-      m.requestSerialize,
-      m.responseDeserialize,
-      req,
-      { deadline: Date.now() + 20_000 },
-      (err) => {
-        resolve(
-          err ? { code: grpc.status[err.code] ?? String(err.code), details: err.details } : { code: 'OK', details: '' },
-        );
-      },
-    );
-  });
-}
 
 const tally = new Map<string, Map<string, number>>();
 function count(rpc: string, code: string): void {

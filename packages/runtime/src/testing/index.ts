@@ -2,3 +2,4 @@
 // production code, so the production index (`@pmem-csi/runtime`) and the bundles do not carry them.
 export * from './scripted-runner.js';
 export * from './listen-backlog.js';
+export * from './raw-call.js';

@@ -27,6 +27,7 @@ import {
   deleteVolume,
   ephemeralVolumeId,
   findDevice,
+  refuseKataContainers,
   type VolumeSpec,
 } from '../volumes/volumes.js';
 
@@ -49,6 +50,7 @@ export async function publishEphemeralVolume(
     );
   volumeName(req.volume_id, 'volume_id'); // the handle names the volume: its id must suit every device mode
   const params = checkParameters(req.volume_context, 'ephemeral');
+  refuseKataContainers(params); // before the target is looked at: nothing is touched
   const size = params.size ?? 0;
   const spec: VolumeSpec = {
     volumeId: ephemeralVolumeId(req.volume_id),

@@ -21,6 +21,7 @@ import {
   AlreadyExistsError,
   errorMessage,
   FailedPreconditionError,
+  InvalidArgumentError,
   NotFoundError,
   OutOfRangeError,
   type csi,
@@ -137,15 +138,28 @@ function newRecord(deps: NodeServiceDeps, spec: VolumeSpec, size: number): Volum
 }
 
 /**
+ * Refuse `kataContainers: true` until the node builds the Kata image-file layout (issue 26): a
+ * volume that accepted the parameter and was then built like any other would silently lose DAX
+ * inside the Kata VM. @throws InvalidArgumentError naming the field and the value that works
+ */
+export function refuseKataContainers(params: Pick<VolumeParameters, 'kataContainers'>): void {
+  if (params.kataContainers)
+    throw new InvalidArgumentError(
+      'kataContainers: Kata Containers volumes are not supported yet (issue 26); use kataContainers: "false"',
+    );
+}
+
+/**
  * The volume of `spec`, created when missing. Same id and compatible → the existing volume;
  * incompatible → AlreadyExists. A device without a record (state lost) is adopted when compatible.
- * @throws AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
+ * @throws InvalidArgumentError (kataContainers), AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
  */
 export async function createOrFindVolume(
   deps: NodeServiceDeps,
   spec: VolumeSpec,
   signal?: AbortSignal,
 ): Promise<ExistingVolume & { created: boolean }> {
+  refuseKataContainers(spec.params);
   const record = await deps.state.get(spec.volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
   const device = await findDevice(deps.dm, spec.volumeId, signal);

@@ -11,6 +11,20 @@ import type { NdRegion } from './ndctl.js';
 export const LVM_NAMESPACE_NAME = 'pmem-csi';
 /** Volume groups this mode manages: <bus><region>fsdax. */
 export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
+/** Volume groups of the Go driver before v0.9 for sector-mode namespaces (`<bus><region>sector`). */
+export const GO_SECTOR_VG = /^ndbus\d+region\d+sector$/;
+
+/** Volume groups this mode sees but does not take over, and why (logged at start-up, never touched). */
+export function notTakenOver(vgs: readonly VolumeGroup[]): Array<{ vg: string; reason: string }> {
+  return vgs
+    .filter((g) => GO_SECTOR_VG.test(g.name))
+    .map((g) => ({
+      vg: g.name,
+      reason:
+        "the Go driver's sector-mode volume group (before v0.9): its volumes are not fsdax and are left alone; copy their data to new volumes",
+    }));
+}
+
 /** Smallest namespace worth turning into a volume group (as in the Go driver). */
 export const MIN_LVM_NAMESPACE = 2 * GiB;
 /** Namespace size granularity per interleave way (1 GiB proved reliable with the Go driver). */

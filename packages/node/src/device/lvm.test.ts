@@ -234,6 +234,68 @@ describe('LvmDeviceManager.setup', () => {
     );
   });
 
+  it("takes over the Go driver's layout: its untagged VG (a v0.x 'fsdax' tag is no owner), its LVs by id and size, the capacity; its sector VG (before v0.9) is reported and left alone", async () => {
+    const GO_SECTOR = 'ndbus0region0sector';
+    const vgs = vgsReport([
+      { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: 'fsdax' },
+      { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
+    ]);
+    const runner = new ScriptedRunner([
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(vgs),
+      reply.namespaces(
+        ['--region=region0'],
+        // The Go driver's namespace: named pmem-csi, a random (version 1) uuid, no owner mark.
+        ndctlNamespaces([
+          {
+            dev: 'namespace0.0',
+            size: 3 * GiB,
+            name: 'pmem-csi',
+            blockdev: 'pmem0',
+            uuid: '9e1c2f4a-2f0e-11ec-8d3d-0242ac130003',
+          },
+        ]),
+      ),
+      reply.pvs(fixture('pvs.json')),
+      { command: 'vgchange', args: ['--addtag', TAG, VG0], exact: true },
+      reply.vgs(
+        vgsReport([
+          { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
+          { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
+        ]),
+      ),
+      reply.lvs(
+        lvsReport([
+          { name: ID, vg: VG0, size: GiB },
+          { name: 'old-sector-vol', vg: GO_SECTOR, size: GiB / 2 },
+        ]),
+      ),
+      reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
+      reply.vgs(
+        vgsReport([
+          { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
+          { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
+        ]),
+      ),
+      reply.lvs(lvsReport([{ name: ID, vg: VG0, size: GiB }])),
+    ]);
+    const { dm, lines } = setup(runner);
+    await dm.setup();
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'volume group not taken over',
+        vg: GO_SECTOR,
+        reason: expect.stringMatching(/sector-mode volume group \(before v0\.9\)/),
+      }),
+    );
+    expect(await dm.listDevices()).toEqual([{ volumeId: ID, path: `/dev/${VG0}/${ID}`, size: GiB, dax: true }]);
+    const capacity = await dm.getCapacity();
+    expect([capacity.available, capacity.managed, capacity.maxVolumeSize]).toEqual([2 * GiB, 3 * GiB, 2 * GiB]);
+    expect(runner.unused()).toEqual([]);
+    expect(runner.calls.filter((c) => c.args.includes(GO_SECTOR))).toEqual([]);
+  });
+
   it('extends the VG with a pmem-csi namespace that is not yet a PV', async () => {
     const runner = new ScriptedRunner([
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),

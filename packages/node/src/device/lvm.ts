@@ -31,6 +31,7 @@ import {
   isEmpty,
   largestLvSize,
   lvmNamespaceSize,
+  notTakenOver,
   regionOfVg,
   toInfo,
   vgNameFor,
@@ -113,6 +114,7 @@ export class LvmDeviceManager implements DeviceManager {
         vgTag: this.#owner.tag,
       });
       const ctx = { all: regions, vgs: await this.#lvm.vgs(options) };
+      for (const left of notTakenOver(ctx.vgs)) this.#log.warn('volume group not taken over', left);
       const refusals: Refusal[] = [];
       for (const region of regions) {
         const refusal = await this.#setupRegion(region, ctx, options);

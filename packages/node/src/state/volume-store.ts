@@ -31,15 +31,20 @@
 // inside the node's budget. packages/node/bench/state.bench.ts measures it (one pair = get, put,
 // get, delete, as CreateVolume + DeleteVolume do); the figures of the three designs are in
 // e2e/bench/README.md, "Figures from the code's comments".
+// Take-over of the Go driver's records (go-records.ts): a store in `<stateDir>/volumes` also reads
+// the Go driver's `<stateDir>/<id>.json` files at init(); those it converts and its journal does
+// not know yet go into the journal (one rewrite), those it refuses are reported like unreadable
+// records. The Go files stay for a roll back; delete() removes the one of the volume it deletes.
 // One record that cannot be read never stops the node: it is logged with its path (and journal
 // line) at init, skipped, and listed by scan().
 import { copyFile, mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { nullLogger, type Logger } from '@pmem-csi/runtime';
 import { errorMessage, InvalidArgumentError, UnavailableError } from '@pmem-csi/csi';
 import { fsyncDir, type StepHook, type SyncHook } from './atomic-file.js';
 import { deleteFrame, headerFrame, JOURNAL_FILE, putFrame } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';
+import { readGoRecords, type GoRecords } from './go-records.js';
 import type { CorruptRecord } from './legacy-files.js';
 import { loadState, sortRecords, type LoadedState } from './state-loader.js';
 import { SAFE_VOLUME_ID, validateVolumeRecord, type VolumeRecord } from './volume-record.js';
@@ -57,6 +62,18 @@ export interface VolumeStateStoreOptions {
   onSync?: SyncHook;
   /** Compact when the journal holds more entries than this and than 4× the live records. */
   compactAfter?: number;
+  /**
+   * The Go driver's state directory, whose `<id>.json` records init() takes over (go-records.ts);
+   * null: none. Default: the parent of `dir` when `dir` is `<stateDir>/volumes`, else none.
+   */
+  goStateDir?: string | null;
+}
+
+/** The name of the store's directory inside the driver's state directory. */
+export const STORE_SUBDIR = 'volumes';
+
+function defaultGoStateDir(dir: string): string | null {
+  return basename(resolve(dir)) === STORE_SUBDIR ? dirname(resolve(dir)) : null;
 }
 
 interface Mutation {
@@ -75,6 +92,9 @@ export class VolumeStateStore {
   readonly #journal: JournalWriter;
   readonly #onSync: SyncHook | undefined;
   readonly #compactAfter: number;
+  readonly #goDir: string | null;
+  /** The Go driver's record file of each volume that has one (removed when the volume is deleted). */
+  readonly #goFiles = new Map<string, string>();
   #records = new Map<string, VolumeRecord>();
   #corrupt: CorruptRecord[] = [];
   /** Damaged journal lines: kept by every rewrite, for a human to look at. */
@@ -94,6 +114,8 @@ export class VolumeStateStore {
       onSync: options.onSync,
     });
     this.#compactAfter = options.compactAfter ?? DEFAULT_COMPACT_AFTER;
+    const goDir = options.goStateDir === undefined ? defaultGoStateDir(this.dir) : options.goStateDir;
+    this.#goDir = goDir === null || resolve(goDir) === resolve(this.dir) ? null : goDir;
   }
 
   /** Path of the journal file. */
@@ -114,8 +136,9 @@ export class VolumeStateStore {
     this.#records = loaded.records;
     this.#corrupt = loaded.corrupt;
     this.#carried = loaded.journal?.damaged.map((d) => d.raw) ?? [];
+    const takenOver = this.#takeOverGo(this.#goDir === null ? undefined : await readGoRecords(this.#goDir));
     await this.#removeLeftovers(loaded.leftovers);
-    await this.#openJournal(loaded);
+    await this.#openJournal(loaded, takenOver > 0);
     await this.#removeMigrated(loaded.legacy.files);
     this.#state = 'open';
   }
@@ -139,7 +162,46 @@ export class VolumeStateStore {
     this.#requireOpen();
     checkVolumeId(volumeId);
     if (!this.#records.has(volumeId) && !this.#inflight.has(volumeId)) return;
-    return this.#enqueue(volumeId, deleteFrame(volumeId), () => this.#records.delete(volumeId));
+    await this.#enqueue(volumeId, deleteFrame(volumeId), () => this.#records.delete(volumeId));
+    await this.#removeGoFile(volumeId);
+  }
+
+  /** Add the Go driver's records the journal does not know; report the refused ones. Returns how many were added. */
+  #takeOverGo(go: GoRecords | undefined): number {
+    if (go === undefined) return 0;
+    let added = 0;
+    for (const [id, record] of go.records) {
+      this.#goFiles.set(id, go.files.get(id) ?? '');
+      if (this.#records.has(id)) continue;
+      this.#records.set(id, record);
+      added++;
+      this.#log.info("took over the Go driver's volume record", {
+        volumeId: id,
+        name: record.name,
+        deviceMode: record.deviceMode,
+        path: go.files.get(id),
+      });
+    }
+    for (const r of go.refused) this.#log.error("the Go driver's volume record is not taken over", { ...r });
+    this.#corrupt.push(...go.refused);
+    return added;
+  }
+
+  /** Remove the Go driver's file of a deleted volume (a failure is logged: the next init() drops the record again). */
+  async #removeGoFile(volumeId: string): Promise<void> {
+    const path = this.#goFiles.get(volumeId);
+    if (path === undefined || this.#goDir === null) return;
+    try {
+      await rm(path, { force: true });
+      await fsyncDir(this.#goDir, this.#onSync);
+      this.#goFiles.delete(volumeId);
+    } catch (e) {
+      this.#log.warn("could not remove the Go driver's record file of a deleted volume", {
+        volumeId,
+        path,
+        error: errorMessage(e),
+      });
+    }
   }
 
   /** Every record, sorted by volume id (unreadable ones were logged by init()). */
@@ -254,7 +316,7 @@ export class VolumeStateStore {
     await this.#journal.rewrite(Buffer.concat(parts), this.#carried.length + live.length);
   }
 
-  async #openJournal(loaded: LoadedState): Promise<void> {
+  async #openJournal(loaded: LoadedState, added: boolean): Promise<void> {
     const journal = loaded.journal;
     if (journal !== undefined && journal.version === undefined) {
       // No readable header: keep the file as it was for a human before it is replaced.
@@ -269,7 +331,8 @@ export class VolumeStateStore {
       journal === undefined ||
       journal.version === undefined ||
       journal.tornTail !== undefined ||
-      loaded.legacy.files.length > 0
+      loaded.legacy.files.length > 0 ||
+      added
     ) {
       await this.#rewrite();
       return;

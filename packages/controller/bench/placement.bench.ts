@@ -74,6 +74,7 @@ const ctx: CallContext = {
   deadline: undefined,
   log: nullLogger,
   method: 'CreateVolume',
+  peer: 'in-process',
 };
 const request = (name: string): csi.CreateVolumeRequest__Output =>
   ({

@@ -7,6 +7,7 @@ export * from './locks.js';
 export * from './exec.js';
 export * from './status.js';
 export * from './grpc/server.js';
+export * from './grpc/connections.js';
 export * from './grpc/client.js';
 export * from './grpc/protos.js';
 export * from './grpc/identity.js';

@@ -77,7 +77,7 @@ async function invoke<Req, Res, ReqOut, ResOut>(
   const { signal, deadline, error } = callSignal(o);
   if (signal.aborted) throw error();
   const decoded = wire.requestDeserialize(wire.requestSerialize(req));
-  const ctx: CallContext = { signal, deadline, log: o.log, method: o.method };
+  const ctx: CallContext = { signal, deadline, log: o.log, method: o.method, peer: 'in-process' };
   const answer = fn(decoded, ctx).then(
     (res) => wire.responseDeserialize(wire.responseSerialize(res)),
     (err: unknown) => Promise.reject(asServiceError(err)),

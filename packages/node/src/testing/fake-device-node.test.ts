@@ -11,6 +11,7 @@ const ctx = (method: string): CallContext => ({
   deadline: undefined,
   log: nullLogger,
   method,
+  peer: 'in-process',
 });
 
 // Requests as the node receives them from the wire (every field present, defaults filled in).

@@ -11,6 +11,7 @@ import { InvalidArgumentError, UnimplementedError } from '@pmem-csi/csi';
 import type { Logger } from '../logger.js';
 import { REFUSAL_LOG, type TlsRefusalLog, type TlsServerEvents } from '../tls/refusal-log.js';
 import { codeName, toServiceError } from '../status.js';
+import type { ConnectionTracker } from './connections.js';
 
 /** Per-call information handed to every implementation function. */
 export interface CallContext {
@@ -20,6 +21,8 @@ export interface CallContext {
   readonly deadline: Date | undefined;
   readonly log: Logger;
   readonly method: string;
+  /** The client's connection as grpc-js names it ("address:port"; see connections.ts). */
+  readonly peer: string;
 }
 
 type UnaryImpl<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
@@ -65,6 +68,10 @@ class LazyCallContext implements CallContext {
     this.method = method;
     this.log = log;
     this.deadline = deadlineOf(call);
+  }
+
+  get peer(): string {
+    return this.#call.getPeer();
   }
 
   get signal(): AbortSignal {
@@ -176,6 +183,8 @@ export interface BindOptions {
   readonly backlog?: number;
   /** Where accept errors of a listener with our backlog are logged (grpc-js's own listeners do not report them). */
   readonly log?: Logger;
+  /** Tracks every accepted connection (connections.ts); needs a TCP address and a `backlog`. */
+  readonly connections?: ConnectionTracker;
 }
 
 /** TCP listeners bindServer opened itself (for a backlog of ours); shutdownServer closes them first. */
@@ -194,6 +203,10 @@ export async function bindServer(
   options: BindOptions = {},
 ): Promise<number> {
   const socketPath = unixSocketPath(address);
+  if (options.connections !== undefined && (socketPath !== undefined || options.backlog === undefined))
+    throw new InvalidArgumentError(
+      `connection tracking of ${address} needs a TCP address and a backlog: only connections accepted by our own listener can be tracked`,
+    );
   if (socketPath !== undefined && existsSync(socketPath)) rmSync(socketPath); // stale socket of a previous run
   const port =
     socketPath === undefined && options.backlog !== undefined
@@ -243,7 +256,10 @@ async function listenWithBacklog(
   let bound = port;
   try {
     for (const h of hosts) {
-      const listener = createTcpServer((socket) => injector.injectConnection(socket));
+      const listener = createTcpServer((socket) => {
+        options.connections?.attach(socket);
+        injector.injectConnection(socket);
+      });
       bound = await listen(listener, h, bound, backlog);
       listener.on('error', (err) => log?.warn('accepting a connection failed', { address, error: err.message }));
       listeners.push(listener);

@@ -6,6 +6,7 @@
 // during steady renewals, its resident memory, lease expiries, renewal latency,
 // and CreateVolume latency and pairs/s through the controller socket with the swarm's nodes.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { heldLeaseSecondsFor, leasePolicy } from '@pmem-csi/controller';
 import type { FigureSpec } from './figures.js';
 import { CpuMeter, jsonLines, pidOf, rssMiB, start, tail, waitForEvent } from './procs.js';
 import { loadSeconds, runLoad, waitAvailable, waitServing, type LoadRun, type ScenarioResult } from './scenario.js';
@@ -81,8 +82,11 @@ async function storm(ctx: BenchContext, nodes: number, ctl: Controller): Promise
     const availableMs = Date.now() - since;
     const stormCpuS = stormMeter.read().cpu;
     const rssAvailable = rssMiB(ctlPid);
-    // Steady renewals: one full lease, without status polling; the settle period may end meanwhile.
-    const window = lease;
+    // Renewals: without status polling, for one renewal interval of the lease a node's connection holds
+    // (a third of it; at least the base lease): every node renews about once in it, and nodes that
+    // registered early in the storm, with the shorter lease of a smaller cluster, more often. The
+    // settle period may end meanwhile.
+    const window = Math.max(lease, Math.ceil(heldLeaseSecondsFor(nodes, leasePolicy({ leaseSeconds: lease })) / 3));
     const meter = new CpuMeter(ctlPid);
     await ctx.measure([id('renewal-cpu-percent'), id('controller-rss-mib')], () => sleep(window * 1000));
     const cpu = meter.read();

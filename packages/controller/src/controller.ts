@@ -9,6 +9,7 @@ import { DEFAULT_DRIVER_NAME, topologyKey } from '@pmem-csi/api';
 import {
   type AdaptOptions,
   bindServer,
+  ConnectionTracker,
   createIdentityService,
   grpcAddress,
   KeyedLocks,
@@ -61,6 +62,10 @@ export interface ControllerOptions {
   readonly maxLeaseSeconds?: number;
   /** Renewal rate the lease is sized for (default 150/s). */
   readonly renewalsPerSecond?: number;
+  /** Longest lease held by a node's connection (default 20 × leaseSeconds = 600 s); see registry/lease-policy.ts. */
+  readonly maxHeldLeaseSeconds?: number;
+  /** Renewal rate a lease held by a connection is sized for (default 25/s). */
+  readonly heldRenewalsPerSecond?: number;
   /** Start-up settle period (default 1.5 × lease + (max lease − lease) / 3); see volumes/volume-index.ts. */
   readonly settleMs?: number;
   /** Node volume listings at once after registrations (default 16). */
@@ -153,12 +158,20 @@ function grpcNodePort(opts: ControllerOptions, log: Logger): NodePort {
   });
 }
 
-function buildDeps(opts: ControllerOptions, log: Logger, metrics: ControllerMetrics): ControllerDeps {
+function buildDeps(
+  opts: ControllerOptions,
+  log: Logger,
+  metrics: ControllerMetrics,
+  connections: ConnectionTracker,
+): ControllerDeps {
   const driverName = opts.driverName ?? DEFAULT_DRIVER_NAME;
   const registry = new NodeRegistry({
+    connections,
     leaseSeconds: opts.leaseSeconds,
     maxLeaseSeconds: opts.maxLeaseSeconds,
     renewalsPerSecond: opts.renewalsPerSecond,
+    maxHeldLeaseSeconds: opts.maxHeldLeaseSeconds,
+    heldRenewalsPerSecond: opts.heldRenewalsPerSecond,
     now: opts.now,
     log,
     onLeaseExpired: () => metrics.leaseExpiries.inc(),
@@ -192,7 +205,9 @@ export const REGISTRY_BACKLOG = 65_535;
 export async function startController(opts: ControllerOptions): Promise<RunningController> {
   const log = (opts.log ?? nullLogger).child({ component: 'controller' });
   const metrics = new ControllerMetrics(opts.metrics);
-  const deps = buildDeps(opts, log, metrics);
+  // The registry's connections: a node's lease is held by the connection it registered over (registry/lease-policy.ts).
+  const connections = new ConnectionTracker();
+  const deps = buildDeps(opts, log, metrics, connections);
   const reconciler = new VolumeReconciler({
     registry: deps.registry,
     index: deps.index,
@@ -228,6 +243,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   const registryPort = await bindServer(registryServer, opts.registryAddress, opts.registryCredentials, {
     backlog: registryBacklog,
     log,
+    connections,
   });
   try {
     await bindServer(csiServer, grpcAddress(opts.csiEndpoint), grpc.ServerCredentials.createInsecure());
@@ -245,6 +261,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     registryBacklog,
     leaseSeconds: deps.registry.baseLeaseSeconds,
     maxLeaseSeconds: deps.registry.maxLeaseSeconds,
+    maxHeldLeaseSeconds: deps.registry.maxHeldLeaseSeconds,
     settleMs: deps.settle.settleMs,
   });
 

@@ -436,6 +436,49 @@ describe('lease scaling', () => {
   });
 });
 
+describe('leases held by the connection', () => {
+  it("a node's connection holds its lease: a long lease while it is open, the base lease once it closes", async () => {
+    // 3 × 1 node / 0.01 per second = a held lease of 300 s (at most 600 s by default)
+    const tc = await startTestController({ leaseSeconds: 30, heldRenewalsPerSecond: 0.01 });
+    // own subchannel pools: two connections (grpc-js would share one between clients of one target)
+    const own = { 'grpc.use_local_subchannel_pool': 1 };
+    const Registry = loadRegistry().pmemcsi.registry.v1.Registry;
+    const client = new Registry(tc.registryAddress, grpc.credentials.createInsecure(), own);
+    const other = new Registry(tc.registryAddress, grpc.credentials.createInsecure(), own);
+    try {
+      const reply = await register(client, {
+        node_id: 'n1',
+        endpoint: '127.0.0.1:1',
+        capacity,
+        inventory: { count: '0' },
+      });
+      expect(reply.lease_seconds).toBe('300');
+      tc.clock.advance(200_000); // far beyond the base lease
+      expect(nodeState(tc, 'n1')).toBe('available');
+      // renewed over another connection: the lease is held by that one now
+      expect(await renew(other, { node_id: 'n1', registration_id: reply.registration_id, capacity })).toEqual({
+        lease_seconds: '300',
+      });
+      client.close();
+      await new Promise((r) => setTimeout(r, 200)); // the first connection's close is not this lease's end
+      tc.clock.advance(200_000);
+      expect(nodeState(tc, 'n1')).toBe('available');
+      other.close();
+      await waitFor(
+        () =>
+          (tc.controller.status().nodes[0]?.leaseExpiresAt ?? '') <= new Date(tc.clock.now() + 30_000).toISOString(),
+        'the lease cut to 30 s after the holding connection closed',
+      );
+      tc.clock.advance(30_000);
+      expect(nodeState(tc, 'n1')).toBe('unavailable');
+    } finally {
+      client.close();
+      other.close();
+      await tc.stop();
+    }
+  });
+});
+
 describe('registry with a real 1 s lease', () => {
   it('a renewing node stays available; after it stops renewing it becomes unavailable, not forgotten', async () => {
     const tc = await startTestController({ leaseSeconds: 1 });

@@ -3,7 +3,9 @@
 // node's volumes known on every (re)registration — from the inventory it sent, or by a listing
 // (volumes/volume-reconciler.ts). Renewals are the hot path at scale (5,000 nodes renew every lease/3): they
 // validate, touch one record and log nothing — unless the node pushes its inventory with one (after a
-// create or delete, possibly made through another controller replica), which the reconciler then takes in. The peer check (client cert SAN
+// create or delete, possibly made through another controller replica), which the reconciler then takes in. Registrations and
+// renewals name the connection they came over (the call's peer), so that the registry can hold the lease by it
+// (registry/lease-policy.ts). The peer check (client cert SAN
 // `pmem-node-controller`) is injected as `authorize`, so this file does not depend on TLS details.
 import type * as grpc from '@grpc/grpc-js';
 import { adaptService, loadRegistry, type Logger, type RegistryHandlers } from '@pmem-csi/runtime';
@@ -86,7 +88,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
     'Registry',
     loadRegistry().pmemcsi.registry.v1.Registry.service,
     {
-      RegisterController: async (req) => {
+      RegisterController: async (req, ctx) => {
         const nodeId = required(req.node_id, 'node_id');
         const endpoint = checkEndpoint(required(req.endpoint, 'endpoint'));
         if (req.capacity === null) throw new InvalidArgumentError('capacity is required');
@@ -98,6 +100,7 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
           capacity,
           deviceMode: req.device_mode,
           version: req.version,
+          peer: ctx.peer,
         });
         const source = reconciler.nodeRegistered(reg, inventory);
         log.info(
@@ -111,18 +114,19 @@ export function createRegistrationService(deps: RegistrationServiceDeps): Regist
             deviceMode: req.device_mode,
             version: req.version,
             leaseSeconds: reg.leaseSeconds,
+            leaseHeldByConnection: reg.held,
             ...(source.via === 'inventory' ? { volumes: inventory?.count } : { why: source.why }),
             ...capacityFields(capacity),
           },
         );
         return { registration_id: reg.registrationId, lease_seconds: String(reg.leaseSeconds) };
       },
-      RenewController: async (req) => {
+      RenewController: async (req, ctx) => {
         const nodeId = required(req.node_id, 'node_id');
         const registrationId = required(req.registration_id, 'registration_id');
         const capacity = req.capacity === null ? undefined : parseCapacity(req.capacity);
         const inventory = req.inventory === null ? undefined : parseInventory(nodeId, req.inventory);
-        const leaseSeconds = registry.renew(nodeId, registrationId, capacity);
+        const leaseSeconds = registry.renew(nodeId, registrationId, capacity, ctx.peer);
         if (inventory !== undefined) {
           const outcome = reconciler.inventoryPushed(nodeId, registrationId, inventory);
           log.debug('node pushed its volume inventory', {

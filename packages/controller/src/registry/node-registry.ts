@@ -10,12 +10,25 @@
 // placement reads the capacity order (capacity-order.ts) and makes views (node-view.ts) only for the
 // nodes it hands out; whether every node's volumes are known is a counter (CreateVolume asks on every
 // call); a renewal touches one record.
+//
+// Leases held by a connection (lease-policy.ts): with a ConnectionWatch, a registration or renewal
+// that names the connection it came over (its grpc-js peer) while that connection is open binds the
+// lease to it and gets the longer held lease; when the connection closes, the lease is cut to at most
+// the base lease from that moment. A renewal over another connection moves the binding there; one
+// over an untracked connection ends it (the ordinary lease applies).
 import { randomUUID } from 'node:crypto';
 import { type Capacity, NotFoundError } from '@pmem-csi/csi';
-import { type Logger, nullLogger } from '@pmem-csi/runtime';
+import { type ConnectionWatch, type Logger, nullLogger } from '@pmem-csi/runtime';
+import { LeaseHolds } from './lease-holds.js';
 import { adjustCapacity } from './capacity-estimate.js';
 import { CapacityOrder } from './capacity-order.js';
-import { leasePolicy, leaseSecondsFor, type LeaseOptions, type LeasePolicy } from './lease-policy.js';
+import {
+  heldLeaseSecondsFor,
+  leasePolicy,
+  leaseSecondsFor,
+  type LeaseOptions,
+  type LeasePolicy,
+} from './lease-policy.js';
 import { byNodeId, stateOf, viewOf, type NodeRecord, type NodeView } from './node-view.js';
 
 export interface RegisterInput {
@@ -24,6 +37,8 @@ export interface RegisterInput {
   readonly capacity: Capacity;
   readonly deviceMode: string;
   readonly version: string;
+  /** The connection the registration came over (grpc-js peer), to hold the lease by. */
+  readonly peer?: string;
 }
 
 /** One accepted registration; `previousEndpoint` is set when the node moved. */
@@ -34,6 +49,8 @@ export interface Registration {
   readonly previousEndpoint: string | undefined;
   /** The lease granted with this registration. */
   readonly leaseSeconds: number;
+  /** Whether the lease is held by the registration's connection. */
+  readonly held: boolean;
 }
 
 export interface NodeRegistryOptions extends LeaseOptions {
@@ -41,6 +58,8 @@ export interface NodeRegistryOptions extends LeaseOptions {
   readonly log?: Logger;
   /** Called once per registration whose lease ran out without renewal (pmem_csi_controller_lease_expiries_total). */
   readonly onLeaseExpired?: (nodeId: string) => void;
+  /** The registry listener's connections; without it no lease is held by a connection. */
+  readonly connections?: ConnectionWatch;
 }
 
 export class NodeRegistry {
@@ -52,12 +71,14 @@ export class NodeRegistry {
   readonly #log: Logger;
   readonly #onLeaseExpired: ((nodeId: string) => void) | undefined;
   readonly #lease: LeasePolicy;
+  readonly #holds: LeaseHolds;
 
   constructor(options: NodeRegistryOptions = {}) {
     this.#lease = leasePolicy(options);
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? nullLogger;
     this.#onLeaseExpired = options.onLeaseExpired;
+    this.#holds = new LeaseHolds(options.connections);
   }
 
   /** The lease of a small cluster (the shortest granted). */
@@ -70,9 +91,24 @@ export class NodeRegistry {
     return this.#lease.maxLeaseSeconds;
   }
 
+  /** The longest lease held by a connection this registry grants. */
+  get maxHeldLeaseSeconds(): number {
+    return this.#lease.maxHeldLeaseSeconds;
+  }
+
   /** The lease granted now, for the current number of known nodes. */
   get leaseSeconds(): number {
     return leaseSecondsFor(this.#nodes.size, this.#lease);
+  }
+
+  /** The lease granted now to a registration held by its connection. */
+  get heldLeaseSeconds(): number {
+    return heldLeaseSecondsFor(this.#nodes.size, this.#lease);
+  }
+
+  /** Number of leases held by an open connection. */
+  get held(): number {
+    return this.#holds.size;
   }
 
   /** Number of known nodes (any state). */
@@ -87,7 +123,8 @@ export class NodeRegistry {
     const registrationId = randomUUID();
     const previousEndpoint = old !== undefined && old.endpoint !== input.endpoint ? old.endpoint : undefined;
     const rec = old ?? this.#add(input, now);
-    const leaseSeconds = this.leaseSeconds;
+    const held = this.#hold(rec, input.peer);
+    const leaseSeconds = held ? this.heldLeaseSeconds : this.leaseSeconds;
     Object.assign(rec, {
       endpoint: input.endpoint,
       deviceMode: input.deviceMode,
@@ -101,14 +138,14 @@ export class NodeRegistry {
       expiryLogged: false,
     });
     this.#reportCapacity(rec, input.capacity);
-    return { nodeId: input.nodeId, registrationId, endpoint: input.endpoint, previousEndpoint, leaseSeconds };
+    return { nodeId: input.nodeId, registrationId, endpoint: input.endpoint, previousEndpoint, leaseSeconds, held };
   }
 
   /**
    * Extend the lease and update the capacity; returns the lease granted (seconds).
    * @throws NotFoundError for an unknown or expired registration
    */
-  renew(nodeId: string, registrationId: string, capacity: Capacity | undefined): number {
+  renew(nodeId: string, registrationId: string, capacity: Capacity | undefined, peer?: string): number {
     const rec = this.#current(nodeId, registrationId);
     const now = this.#now();
     if (now >= rec.leaseExpiresAt) {
@@ -117,7 +154,7 @@ export class NodeRegistry {
       this.#end(rec, 'the lease expired before it was renewed; waiting for the node to register again');
       throw unknownRegistration(nodeId);
     }
-    const leaseSeconds = this.leaseSeconds;
+    const leaseSeconds = this.#hold(rec, peer) ? this.heldLeaseSeconds : this.leaseSeconds;
     rec.leaseExpiresAt = now + leaseSeconds * 1000;
     if (capacity !== undefined) this.#reportCapacity(rec, capacity);
     return leaseSeconds;
@@ -308,8 +345,30 @@ export class NodeRegistry {
     return rec;
   }
 
+  /** Bind the node's lease to the open connection `peer`; false (and no binding) when there is none. */
+  #hold(rec: NodeRecord, peer: string | undefined): boolean {
+    if (peer === undefined) {
+      this.#holds.release(rec.nodeId);
+      return false;
+    }
+    return this.#holds.hold(rec.nodeId, peer, () => this.#connectionClosed(rec, peer));
+  }
+
+  /** The connection holding the node's lease closed: the lease lasts at most the base lease from now. */
+  #connectionClosed(rec: NodeRecord, peer: string): void {
+    const cut = this.#now() + this.#lease.leaseSeconds * 1000;
+    if (rec.registrationId !== undefined && cut < rec.leaseExpiresAt) {
+      rec.leaseExpiresAt = cut;
+      this.#log.debug('the connection holding a node lease closed; lease cut to the base lease', {
+        node: rec.nodeId,
+        peer,
+      });
+    }
+  }
+
   /** The registration ends; the node and its volumes stay known. */
   #end(rec: NodeRecord, reason: string): void {
+    this.#holds.release(rec.nodeId);
     rec.registrationId = undefined;
     rec.listed = false;
     rec.reason = reason;

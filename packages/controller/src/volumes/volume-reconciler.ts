@@ -125,6 +125,7 @@ export class VolumeReconciler {
       endpoint: view.endpoint,
       previousEndpoint: undefined,
       leaseSeconds: 0, // not read by listings
+      held: false,
     };
     // Syncing: the listing of its registration may have started before this change; list once more after it.
     if (view.state !== 'available') return this.#refresh(reg, 'the node is being listed; the push may postdate that');

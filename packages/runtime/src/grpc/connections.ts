@@ -26,7 +26,7 @@ export interface ConnectionWatch {
   onClose(peer: string, listener: () => void): (() => void) | undefined;
 }
 
-/** Seconds of idleness before the kernel probes a connection (see the header). */
+/** Idle time (ms) before the kernel probes a connection (see the header). */
 export const DEFAULT_KEEPALIVE_MS = 20_000;
 
 export interface ConnectionTrackerOptions {

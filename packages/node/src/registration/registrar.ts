@@ -13,7 +13,11 @@
 // (one registrar each, registrar-set.ts) knows the node's volumes within moments, not only the
 // replica that made the change. Pushes are coalesced (one renewal carries the latest state) and
 // sent in order on the one loop, so an older inventory never overtakes a newer one.
-import type * as grpc from '@grpc/grpc-js';
+// The controller may hold the lease by this node's connection and then grant a long one
+// (packages/controller/src/registry/lease-policy.ts); so when the channel's connection is lost (a
+// controller restart closes every connection) the registrar renews at once instead of waiting for
+// its renewal time: a restarted controller hears from every node within its settle period.
+import * as grpc from '@grpc/grpc-js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadRegistry, unary, type Logger, type RegistryClient } from '@pmem-csi/runtime';
 import { type Capacity, DeadlineExceededError, errorMessage, type registry } from '@pmem-csi/csi';
@@ -57,6 +61,8 @@ export interface RegistrarStatus {
   readonly registrations: number;
   /** Renewals that carried the inventory (pushInventory) and were accepted. */
   readonly inventoryPushes: number;
+  /** Times the channel lost its connection while registered, which made the next renewal go at once. */
+  readonly connectionLosses: number;
   readonly lastFailure?: RegistryFailure;
 }
 
@@ -101,8 +107,12 @@ export class Registrar {
   /** A push is wanted: the next renewal goes now and carries the inventory. */
   #pushPending = false;
   #pushes = 0;
-  /** Ends the wait for the next renewal early (pushInventory). */
+  /** Ends the wait for the next renewal early (pushInventory, a lost connection). */
   #wake: AbortController | undefined;
+  /** The channel lost its connection while registered: renew now. */
+  #renewNow = false;
+  /** Connection losses that woke a renewal. */
+  #connectionLosses = 0;
 
   constructor(options: RegistrarOptions) {
     this.#o = options;
@@ -120,6 +130,7 @@ export class Registrar {
       ...(this.#registration ? { registrationId: this.#registration.id } : {}),
       registrations: this.#registrations,
       inventoryPushes: this.#pushes,
+      connectionLosses: this.#connectionLosses,
       ...(this.#lastFailure ? { lastFailure: this.#lastFailure } : {}),
     };
   }
@@ -227,8 +238,27 @@ export class Registrar {
         ...CHANNEL_DEFAULTS,
         ...this.#o.channelOptions,
       });
+      this.#watchConnection(this.#client.getChannel());
     }
     return this.#client;
+  }
+
+  /** Renew at once whenever the channel leaves READY while registered (see the header). Ends with the channel. */
+  #watchConnection(channel: ReturnType<grpc.Client['getChannel']>): void {
+    const { READY, SHUTDOWN } = grpc.connectivityState;
+    const watch = (state: grpc.connectivityState): void => {
+      channel.watchConnectivityState(state, Infinity, () => {
+        const next = channel.getConnectivityState(false);
+        if (next === SHUTDOWN) return;
+        if (state === READY && next !== READY && this.#registration !== undefined && !this.#abort.signal.aborted) {
+          this.#connectionLosses++;
+          this.#renewNow = true;
+          this.#wake?.abort();
+        }
+        watch(next);
+      });
+    };
+    watch(channel.getConnectivityState(false));
   }
 
   #resetClient(): void {
@@ -291,7 +321,10 @@ export class Registrar {
 
   /** Wait a third of the lease, or less when a push comes. */
   async #waitForRenewal(reg: Registration): Promise<void> {
-    if (this.#pushPending) return;
+    if (this.#pushPending || this.#renewNow) {
+      this.#renewNow = false;
+      return;
+    }
     const wake = new AbortController();
     this.#wake = wake;
     try {
@@ -303,6 +336,7 @@ export class Registrar {
     } finally {
       this.#wake = undefined;
     }
+    this.#renewNow = false;
   }
 
   async #renewAfterWait(reg: Registration): Promise<void> {

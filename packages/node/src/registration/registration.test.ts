@@ -247,6 +247,24 @@ describe('Registrar', () => {
     expect(lines.some((l) => l.includes('registered with the controller'))).toBe(true);
   });
 
+  it('a long lease (held by the connection) does not delay noticing a controller restart: the lost connection makes it renew at once', async () => {
+    const first = await new FakeRegistry().start();
+    first.leaseSeconds = 600; // the next renewal would be 200 s away
+    const port = first.port;
+    const r = registrar(first.address, []);
+    r.start();
+    await r.waitForRegistrations(1);
+    const renewals = first.callsOf('RenewController').length;
+    await first.stop();
+    const second = await registry(port);
+    const started = Date.now();
+    await r.waitForRegistrations(2, 15_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(second.registrations.has('node-1')).toBe(true);
+    expect(r.status.connectionLosses).toBeGreaterThanOrEqual(1);
+    expect(first.callsOf('RenewController')).toHaveLength(renewals); // no renewal reached the old one
+  });
+
   it('controller down at start: logs connection refused with the gRPC code, backs off, registers once it is up', async () => {
     const probe = await new FakeRegistry().start();
     const port = probe.port;

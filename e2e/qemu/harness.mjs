@@ -5,13 +5,19 @@
 //           mode (PMEM_CSI_GUEST_MODE=<mode>, PMEM_CSI_GUEST_BOOT=1), which
 //           ends by leaving volumes with data,
 //   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2).
+// Mode "kata" (issue 26) boots once: the host makes, in emulated mode, a volume holding a Kata
+// Containers image file with data written through the runc-side loop device
+// (packages/node/src/testing/kata-image-cli.ts make), the guest gets that image as its only NVDIMM
+// the way Kata's runtime passes it and runs packages/node/src/kata/kata.guest.test.ts (fsdax
+// device, mount -o dax checked, data read back, a write), and after power-off the host reads the
+// guest's write back (kata-image-cli.ts check). The two host steps count as cases.
 // Brings the Jest JSON results back, writes a JUnit file, prints per-case and per-boot timings and
 // closes with the line "qemu: N passed, N failed". Exit code 0 only when every boot ran its suite
 // and nothing failed; a boot that timed out or produced no result counts as one failure, named.
 //
 // usage: node e2e/qemu/harness.mjs [--mode lvm|direct]... [--record] [--keep] [--work DIR]
 //                                  [--timeout SECONDS] [--junit FILE]
-//   --mode     device modes to run (default: lvm and direct)
+//   --mode     device modes to run (default: lvm, direct and kata)
 //   --record   copy the ndctl/LVM outputs the guest recorded into
 //              packages/node/src/device/__fixtures__/recorded/<mode>/ (with index.json)
 //   --keep     keep the NVDIMM images (sparse, 4 GiB each) after a successful run
@@ -30,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OWN_REPO = resolve(HERE, '../..');
 let REPO = OWN_REPO;
-const MODES = ['lvm', 'direct'];
+const MODES = ['lvm', 'direct', 'kata'];
 const CACHE = process.env.PMEM_CSI_QEMU_CACHE ?? join(homedir(), '.cache', 'pmem-csi-qemu');
 
 function parseArgs(argv) {
@@ -71,9 +77,9 @@ function buildImage() {
   return { dir, ms: Date.now() - t0 };
 }
 
-/** The guest's test file: one suite for every mode, which reads the mode from PMEM_CSI_GUEST_MODE. */
-function guestTestFile() {
-  const file = join(REPO, 'packages/node/src/device/pmem.guest.test.ts');
+/** The guest's test file: one suite for the PMEM modes, which reads the mode from PMEM_CSI_GUEST_MODE; the Kata boot's own. */
+function guestTestFile(mode) {
+  const file = join(REPO, mode === 'kata' ? 'packages/node/src/kata/kata.guest.test.ts' : 'packages/node/src/device/pmem.guest.test.ts');
   if (!existsSync(file)) throw new Error(`no ${relative(REPO, file)}`);
   return relative(REPO, file);
 }
@@ -104,6 +110,12 @@ function runPrefixed(command, args, prefix) {
   });
 }
 
+/** The NVDIMMs (and state disk) of a mode's boots: two blank PMEM NVDIMMs, or the Kata image alone. */
+function devices(m) {
+  if (m.mode === 'kata') return ['--kata-nvdimm', join(m.dir, 'kata.img')];
+  return ['--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img')];
+}
+
 async function boot(image, m, n, timeoutS, prefix) {
   const jsonName = `jest-${m.mode}-boot${n}.json`;
   rmSync(join(m.results, jsonName), { force: true });
@@ -114,7 +126,7 @@ async function boot(image, m, n, timeoutS, prefix) {
   ];
   const args = [
     join(HERE, 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
-    '--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img'),
+    ...devices(m),
     '--cache', join(CACHE, 'guest-cache'),
     '--env', `PMEM_CSI_GUEST_MODE=${m.mode}`, '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results', '--', ...jest,
   ];
@@ -135,6 +147,35 @@ function guestTimings(results, name) {
   const p = join(results, `guest-timings-${name}`);
   if (!existsSync(p)) return {};
   return Object.fromEntries(readFileSync(p, 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([k, v]) => [k, Number(v)]));
+}
+
+/**
+ * A host step of the Kata boot (kata-image-cli.ts make|check), as root on this machine with the
+ * repository's sources; one case named after it, its output line as the failure.
+ */
+function kataHostStep(m, name, args, prefix) {
+  const t0 = Date.now();
+  const res = spawnSync('node', ['--conditions=@pmem-csi/source', '--import', 'tsx', 'packages/node/src/testing/kata-image-cli.ts', ...args], {
+    cwd: REPO, encoding: 'utf8', timeout: 300_000,
+  });
+  const out = `${res.stdout ?? ''}${res.stderr ?? ''}`.trim();
+  for (const line of out.split('\n')) if (line !== '') process.stdout.write(`${prefix ? '[kata] ' : ''}${line}\n`);
+  const ok = res.status === 0 && /^kata-image: ok/m.test(out);
+  return { name: `kata host › ${name}`, status: ok ? 'passed' : 'failed', ms: Date.now() - t0, failure: ok ? '' : out || `exit ${res.status ?? res.signal}` };
+}
+
+/** The Kata mode: make the image on the host, one boot with it as the NVDIMM, read the guest's write back. */
+async function kataMode(image, m, timeoutS, prefix) {
+  const img = join(m.dir, 'kata.img');
+  const made = kataHostStep(m, 'an emulated volume with a Kata image file, data written through the runc-side loop device', ['make', img], prefix);
+  if (made.status !== 'passed') return { boots: [], host: [made] };
+  copyFileSync(`${img}.json`, join(m.results, 'kata-image.json'));
+  const b = await boot(image, m, 1, timeoutS, prefix);
+  const guestJson = join(m.results, 'kata-guest.json');
+  const checked = existsSync(guestJson)
+    ? kataHostStep(m, "the guest's write reads back on the host after power-off", ['check', img, guestJson], prefix)
+    : { name: "kata host › the guest's write reads back on the host after power-off", status: 'failed', ms: 0, failure: 'the guest wrote no kata-guest.json' };
+  return { boots: [b], host: [made, checked] };
 }
 
 function cases(b) {
@@ -159,6 +200,12 @@ function junit(boots, all) {
     const failures = list.filter((c) => c.status === 'failed').length;
     return `  <testsuite name="qemu ${b.mode} boot ${b.n}" tests="${list.length}" failures="${failures}" time="${(b.ms / 1000).toFixed(1)}">\n${body.join('\n')}\n  </testsuite>`;
   });
+  const host = all.filter((c) => c.name.startsWith('kata host ›'));
+  if (host.length > 0) {
+    const body = host.map((c) => `    <testcase classname="qemu.kata.host" name="${xml(c.name)}" time="${(c.ms / 1000).toFixed(3)}">${
+      c.status === 'failed' ? `<failure message="${xml(c.failure.split('\n')[0])}">${xml(c.failure)}</failure>` : ''}</testcase>`);
+    suites.push(`  <testsuite name="qemu kata host" tests="${host.length}" failures="${host.filter((c) => c.status === 'failed').length}">\n${body.join('\n')}\n  </testsuite>`);
+  }
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="qemu">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 
@@ -203,7 +250,7 @@ async function main() {
   const modes = o.modes.map((mode) => {
     const dir = join(work, mode);
     rmSync(dir, { recursive: true, force: true }); // blank NVDIMMs and state disk for boot 1
-    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile() };
+    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode) };
     mkdirSync(m.results, { recursive: true });
     return m;
   });
@@ -214,15 +261,19 @@ async function main() {
   const queue = [...modes];
   const worker = async () => {
     for (let m = queue.shift(); m !== undefined; m = queue.shift()) {
+      if (m.mode === 'kata') {
+        perMode.set(m.mode, await kataMode(image.dir, m, Math.min(o.timeout, 900), prefix));
+        continue;
+      }
       const first = await boot(image.dir, m, 1, o.timeout, prefix);
       const second = await boot(image.dir, m, 2, Math.max(400, Math.round(o.timeout / 3)), prefix);
-      perMode.set(m.mode, [first, second]);
+      perMode.set(m.mode, { boots: [first, second], host: [] });
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.parallel, modes.length) }, worker));
-  const boots = modes.flatMap((m) => perMode.get(m.mode));
+  const boots = modes.flatMap((m) => perMode.get(m.mode).boots);
 
-  const all = boots.flatMap(cases);
+  const all = [...boots.flatMap(cases), ...modes.flatMap((m) => perMode.get(m.mode).host)];
   for (const b of boots) if (b.problem !== undefined) all.push({ name: `${b.mode} boot ${b.n}`, status: 'failed', ms: b.ms, failure: b.problem });
   const passed = all.filter((c) => c.status === 'passed').length;
   const failed = all.filter((c) => c.status === 'failed').length;
@@ -254,7 +305,7 @@ async function main() {
   process.stdout.write(`${out.join('\n')}\n`);
 
   const ok = failed === 0 && passed > 0;
-  if (ok && !o.keep) for (const m of modes) for (const f of ['nvdimm0.img', 'nvdimm1.img', 'state.img']) rmSync(join(m.dir, f), { force: true });
+  if (ok && !o.keep) for (const m of modes) for (const f of ['nvdimm0.img', 'nvdimm1.img', 'state.img', 'kata.img']) rmSync(join(m.dir, f), { force: true });
   process.stdout.write(`\nqemu: ${passed} passed, ${failed} failed\n`);
   process.exit(ok ? 0 : 1);
 }

@@ -7,6 +7,9 @@
 #          [--repo DIR] [--timeout SECONDS] [--smp N] [--name LABEL] [--env K=V]... -- COMMAND...
 #   --nvdimm FILE      an NVDIMM backing file (created sparse when missing); repeat for more (each
 #                      NVDIMM is its own region). The files keep the PMEM between boots.
+#   --kata-nvdimm FILE an existing Kata Containers image file (issue 26) as one more NVDIMM, the way
+#                      Kata's runtime hands it to QEMU: its own size, no label area, share=on (the
+#                      guest's writes reach the file)
 #   --cache DIR        a host directory shared read-write as /cache (e.g. Jest's transform cache,
 #                      so that later boots do not transpile again)
 #   --state-disk FILE  a persistent ext4 disk mounted at /var/lib/pmem-csi.intel.com in the guest
@@ -20,7 +23,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 IMAGE="" RESULTS="" STATE_DISK="" CACHE_DIR="" TIMEOUT=1200 SMP=1 NAME=guest
-NVDIMMS=() ENVS=()
+NVDIMMS=() KATA_NVDIMMS=() ENVS=()
 # Each backing file holds the PMEM plus, at its end, the 128 KiB label area: 4 GiB + 128 KiB gives
 # a region of exactly 4 GiB. With a plain 4 GiB file the region is 4 GiB - 128 KiB and the NEXT
 # NVDIMM starts at an address that is not 16 MiB aligned, where `ndctl create-namespace` fails
@@ -35,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --image) IMAGE="$2"; shift 2 ;;
     --results) RESULTS="$2"; shift 2 ;;
     --nvdimm) NVDIMMS+=("$2"); shift 2 ;;
+    --kata-nvdimm) KATA_NVDIMMS+=("$2"); shift 2 ;;
     --state-disk) STATE_DISK="$2"; shift 2 ;;
     --cache) CACHE_DIR="$2"; shift 2 ;;
     --repo) REPO="$(cd "$2" && pwd)"; shift 2 ;;
@@ -64,8 +68,10 @@ rm -f "$RESULTS/exit-code" "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAM
 } >"$RESULTS/command.sh"
 
 # NVDIMMs sit in the hotplug memory area: slots and maxmem must make room for them (5 GiB each).
+# A Kata image (its own size, below 4 GiB here) gets 5 GiB of room too.
 MEMORY=$RAM
-[[ ${#NVDIMMS[@]} -gt 0 ]] && MEMORY="$RAM,slots=4,maxmem=$((2 + 5 * ${#NVDIMMS[@]}))G"
+DIMMS=$(( ${#NVDIMMS[@]} + ${#KATA_NVDIMMS[@]} ))
+[[ $DIMMS -gt 0 ]] && MEMORY="$RAM,slots=4,maxmem=$((2 + 5 * DIMMS))G"
 args=(
   -machine pc,nvdimm=on,accel=tcg -cpu max,-vmx,-svm -smp "$SMP"
   -m "$MEMORY"
@@ -94,9 +100,15 @@ for f in "${NVDIMMS[@]}"; do
          -device "nvdimm,id=nv$i,memdev=mem$i,label-size=$LABEL_SIZE")
   i=$((i + 1))
 done
+for f in "${KATA_NVDIMMS[@]}"; do
+  [[ -f "$f" ]] || { echo "run-guest: --kata-nvdimm $f: no such file" >&2; exit 2; }
+  args+=(-object "memory-backend-file,id=mem$i,share=on,mem-path=$f,size=$(stat -c %s "$f")"
+         -device "nvdimm,id=nv$i,memdev=mem$i")
+  i=$((i + 1))
+done
 
 CONSOLE="$RESULTS/console-$NAME.log"
-echo "run-guest: booting $NAME (TCG, smp $SMP, ${#NVDIMMS[@]} NVDIMM(s), timeout ${TIMEOUT}s); console: $CONSOLE" >&2
+echo "run-guest: booting $NAME (TCG, smp $SMP, $DIMMS NVDIMM(s), timeout ${TIMEOUT}s); console: $CONSOLE" >&2
 start=$(date +%s)
 set +e
 # -serial stdio: the guest console on our stdout (and in the log). stdin from /dev/null keeps QEMU

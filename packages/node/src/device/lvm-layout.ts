@@ -11,7 +11,7 @@ import type { NdRegion } from './ndctl.js';
 export const LVM_NAMESPACE_NAME = 'pmem-csi';
 /** Volume groups this mode manages: <bus><region>fsdax. */
 export const MANAGED_VG = /^ndbus\d+region\d+fsdax$/;
-/** Volume groups of the Go driver before v0.9 for sector-mode namespaces (`<bus><region>sector`). */
+/** Volume groups of older Go driver releases for sector-mode namespaces (`<bus><region>sector`). */
 export const GO_SECTOR_VG = /^ndbus\d+region\d+sector$/;
 
 /** Volume groups this mode sees but does not take over, and why (logged at start-up, never touched). */
@@ -21,7 +21,7 @@ export function notTakenOver(vgs: readonly VolumeGroup[]): Array<{ vg: string; r
     .map((g) => ({
       vg: g.name,
       reason:
-        "the Go driver's sector-mode volume group (before v0.9): its volumes are not fsdax and are left alone; copy their data to new volumes",
+        "the Go driver's sector-mode volume group (older releases): its volumes are not fsdax and are left alone; copy their data to new volumes",
     }));
 }
 

@@ -61,7 +61,7 @@ describe('convertGoRecord', () => {
     expect(record.parameters).toEqual({ eraseafter: 'true', kataContainers: 'true', usage: 'AppDirect' });
   });
 
-  it('persistencyModel "none" (its name before v0.6) and "normal" are persistent; a size of 0 is the 1 byte it asked for', () => {
+  it('persistencyModel "none" (its name up to v0.6) and "normal" are persistent; a size of 0 is the 1 byte it asked for', () => {
     for (const persistencyModel of ['none', 'normal']) {
       const record = convertGoRecord(
         { id: ID, size: 0, parameters: { persistencyModel, name: PVC, deviceMode: 'direct' } },
@@ -79,7 +79,7 @@ describe('convertGoRecord', () => {
       { persistencyModel: 'cache', cacheSize: '2', name: PVC, deviceMode: 'lvm' },
       /persistencyModel" "cache": cache volumes .* are not supported/,
     ],
-    ['no deviceMode (made before v0.6)', { name: PVC }, /"parameters.deviceMode" must be lvm or direct .* got ""/],
+    ['no deviceMode (older releases)', { name: PVC }, /"parameters.deviceMode" must be lvm or direct .* got ""/],
     ['deviceMode emulated', { name: PVC, deviceMode: 'emulated' }, /must be lvm or direct/],
     ['no name', { deviceMode: 'lvm' }, /"parameters.name" is missing/],
     ['a key it never stored', { name: PVC, deviceMode: 'lvm', nsmode: 'fsdax' }, /parameter "nsmode" is not allowed/],

@@ -1,8 +1,8 @@
-// The volume records the Go driver (intel/pmem-csi v0.9-v1.x) left on a node, taken over as ours.
+// The volume records the Go driver (intel/pmem-csi v1.x) left on a node, taken over as ours.
 // Its node kept one file per volume directly in its state directory, `/var/lib/<driver>/<id>.json`
 // (its package pmem-state: created with O_EXCL, one JSON line {"id","size","parameters"}), where
 // "parameters" are its stored volume settings: eraseafter, kataContainers, persistencyModel
-// (normal, "none" = normal before v0.6, ephemeral for inline volumes, cache), cacheSize, name (the
+// (normal, "none" = normal up to v0.6, ephemeral for inline volumes, cache), cacheSize, name (the
 // CreateVolume name, or the kubelet's handle of an inline volume), size (inline volumes) and
 // deviceMode (lvm, direct). Our store lives one level below, in `<stateDir>/volumes`, so the files
 // never mix with ours. A file is converted into our record when every field means something this
@@ -21,7 +21,7 @@ export const GO_RECORD_SUFFIX = '.json';
 /** The Go driver's stored persistency models and what they are here. */
 const PERSISTENCY: Readonly<Record<string, 'persistent' | 'ephemeral' | undefined>> = {
   normal: 'persistent',
-  none: 'persistent', // its name before v0.6
+  none: 'persistent', // its name up to v0.6
   ephemeral: 'ephemeral',
 };
 /** Keys of its stored parameters that become fields of our record, not parameters. */

@@ -11,6 +11,7 @@ import { absolutePath, checkNotSystemPath } from '../mount/paths.js';
 import { sameBlockDevice } from '../mount/targets.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { isMountOf } from './format-mount.js';
+import { isKataImageMount } from '../kata/volume-mounts.js';
 
 /** Directories of the driver itself that no volume may be mounted on (the volume records). */
 function driverDirectories(deps: Pick<NodeServiceDeps, 'state'>): string[] {
@@ -27,9 +28,16 @@ export async function coPath(deps: Pick<NodeServiceDeps, 'state'>, value: string
   return path;
 }
 
-/** Whether the mount at `path` shows `device`: its filesystem (staging, bind of it) or the device node itself (raw block bind). */
+/**
+ * Whether the mount at `path` shows `device`: its filesystem (staging, bind of it), the device node
+ * itself (raw block bind), or the filesystem inside its Kata image file (a loop device, issue 26).
+ */
 export async function mountShowsDevice(entry: MountEntry, path: string, device: PmemDeviceInfo): Promise<boolean> {
-  return (await isMountOf(entry, device)) || (await sameBlockDevice(path, device.path));
+  return (
+    (await isMountOf(entry, device)) ||
+    (await sameBlockDevice(path, device.path)) ||
+    (await isKataImageMount(entry, device))
+  );
 }
 
 export interface UnmountTarget {

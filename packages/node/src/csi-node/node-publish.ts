@@ -25,9 +25,18 @@ import {
   AlreadyExistsError,
   FailedPreconditionError,
   InvalidArgumentError,
+  type FsType,
   type csi,
 } from '@pmem-csi/csi';
-import { deleteVolume, ephemeralVolumeId, findDevice, localVolumeId, requireDevice } from '../volumes/volumes.js';
+import {
+  deleteVolume,
+  ephemeralVolumeId,
+  findDevice,
+  isKataVolume,
+  localVolumeId,
+  requireDevice,
+} from '../volumes/volumes.js';
+import { kataBlockRefused, publishKataFilesystem } from './kata-volume.js';
 
 interface PublishTarget {
   readonly volumeId: string;
@@ -65,6 +74,19 @@ async function publishFilesystem(
   await checkTargetIsFree(p.target, 'target_path', 'directory');
   await ensureDirectory(p.target, 'target_path');
   await bindMount(deps.runner, { source: p.staging, target: p.target, readonly: p.readonly }, ctx);
+}
+
+/** A Kata volume: staged like any other, then its image's filesystem at the target (kata-volume.ts). */
+async function publishKata(
+  deps: NodeServiceDeps,
+  p: PublishTarget & { staging: string; fsType: FsType; flags: readonly string[] },
+  ctx: CallContext,
+): Promise<void> {
+  const staged = await findMountAt(deps.runner, p.staging, ctx);
+  if (staged === undefined || !(await isMountOf(staged, p.device))) {
+    throw new FailedPreconditionError(`volume ${p.volumeId} is not staged at ${p.staging}: call NodeStageVolume first`);
+  }
+  await publishKataFilesystem(deps, p, ctx);
 }
 
 async function publishBlock(deps: NodeServiceDeps, p: PublishTarget, ctx: CallContext): Promise<void> {
@@ -110,7 +132,11 @@ export async function publishVolumeRpc(
     const device = await requireDevice(deps, volumeId, ctx.signal);
     const readonly = req.readonly || readOnlyByMode(access.mode);
     const p = { volumeId, device, target, readonly, mode: access.mode };
-    if (access.kind === 'block') await publishBlock(deps, p, ctx);
+    const kata = await isKataVolume(deps, volumeId);
+    if (access.kind === 'block') {
+      if (kata) throw kataBlockRefused(volumeId);
+      await publishBlock(deps, p, ctx);
+    } else if (kata) await publishKata(deps, { ...p, staging, fsType: access.fsType, flags: access.flags }, ctx);
     else await publishFilesystem(deps, { ...p, staging }, ctx);
     ctx.log.info('volume published', {
       volumeId,

@@ -12,7 +12,8 @@ import { coPath, unmountVolumeAt } from './co-paths.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { formatAndMount, isMountOf, occupiedMessage, volumeUsage } from './format-mount.js';
 import { requireField, AlreadyExistsError, type csi } from '@pmem-csi/csi';
-import { findDevice, requireDevice } from '../volumes/volumes.js';
+import { findDevice, isKataVolume, requireDevice } from '../volumes/volumes.js';
+import { kataBlockRefused, stageKataImage, unstageKataImage } from './kata-volume.js';
 
 /** NodeStageVolume. */
 export async function stageVolumeRpc(
@@ -25,7 +26,11 @@ export async function stageVolumeRpc(
   const access = accessRequest(req.volume_capability);
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await requireDevice(deps, volumeId, ctx.signal);
-    if (access.kind === 'block') return {};
+    const kata = await isKataVolume(deps, volumeId);
+    if (access.kind === 'block') {
+      if (kata) throw kataBlockRefused(volumeId);
+      return {};
+    }
     const mounted = await findMountAt(deps.runner, staging, ctx);
     if (mounted !== undefined) {
       if (!(await isMountOf(mounted, device)))
@@ -35,6 +40,7 @@ export async function stageVolumeRpc(
           `volume ${volumeId} is already staged at ${staging} as ${mounted.fstype}; the request asks for ${access.fsType}`,
         );
       }
+      if (kata) await stageKataImage(deps, { volumeId, staging, fsType: access.fsType }, ctx); // a retry finishes it
       return {};
     }
     await checkTargetIsFree(staging, 'staging_target_path', 'directory');
@@ -44,7 +50,8 @@ export async function stageVolumeRpc(
       { volumeId, device, fsType: access.fsType, flags: access.flags, usage, target: staging },
       ctx.signal,
     );
-    ctx.log.info('volume staged', { volumeId, device: device.path, stagingPath: staging, fsType: access.fsType });
+    if (kata) await stageKataImage(deps, { volumeId, staging, fsType: access.fsType }, ctx);
+    ctx.log.info('volume staged', { volumeId, device: device.path, stagingPath: staging, fsType: access.fsType, kata });
     return {};
   });
 }
@@ -59,6 +66,8 @@ export async function unstageVolumeRpc(
   const staging = await coPath(deps, req.staging_target_path, 'staging_target_path');
   return deps.locks.withLocks([volumeId], 'volume', async () => {
     const device = await findDevice(deps.dm, volumeId, ctx.signal);
+    if (device !== undefined && (await isKataVolume(deps, volumeId)))
+      await unstageKataImage(deps, { volumeId, staging, device }, ctx);
     const removed = await unmountVolumeAt(deps, { path: staging, field: 'staging_target_path', volumeId, device }, ctx);
     if (removed > 0) ctx.log.info('volume unstaged', { volumeId, stagingPath: staging });
     return {};

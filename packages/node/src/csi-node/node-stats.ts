@@ -13,6 +13,7 @@ import { findMountAt, type MountEntry } from '../mount/findmnt.js';
 import { sameBlockDevice, statOrUndefined } from '../mount/targets.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { isMountOf } from './format-mount.js';
+import { isKataImageMount } from '../kata/volume-mounts.js';
 import { requireField, NotFoundError, type csi } from '@pmem-csi/csi';
 import { localVolumeId, requireDevice } from '../volumes/volumes.js';
 
@@ -83,7 +84,9 @@ export async function volumeStatsRpc(
       volume_condition: { abnormal: false, message: 'block device is published' },
     };
   }
-  if (!(await isMountOf(mount, device))) throw notThisVolume(path, volumeId);
+  // A Kata volume's publication mounts the filesystem inside its image: its figures are that filesystem's.
+  if (!(await isMountOf(mount, device)) && !(await isKataImageMount(mount, device)))
+    throw notThisVolume(path, volumeId);
   const [usage, condition] = await Promise.all([
     filesystemStats(path),
     filesystemCondition(deps, { mount, device, staging }, ctx),

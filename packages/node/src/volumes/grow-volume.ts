@@ -11,6 +11,7 @@
 // afterwards left a volume bigger than the caller allowed.
 import { NotEnoughSpaceToGrowError, type PmemDeviceInfo } from '../device/device-manager.js';
 import { canExpand, type NodeServiceDeps } from './deps.js';
+import { parametersOf } from './volumes.js';
 import { type SizeRange, InternalError, InvalidArgumentError, OutOfRangeError } from '@pmem-csi/csi';
 
 /** The OUT_OF_RANGE for a growth the volume's pool has no room for: requested growth, free bytes, node. */
@@ -35,6 +36,18 @@ function fixedSize(deps: NodeServiceDeps, current: PmemDeviceInfo, required: num
   );
 }
 
+/**
+ * Kata Containers volumes (issue 26): the image file inside the volume has a fixed size and the
+ * guest sees it as an NVDIMM of that size, so a growth is OUT_OF_RANGE before the device grows (a
+ * grown device would leave the image as it was); a request the volume already satisfies is OK.
+ */
+function kataFixedSize(deps: NodeServiceDeps, current: PmemDeviceInfo, required: number): PmemDeviceInfo {
+  if (required <= current.size) return current;
+  throw new OutOfRangeError(
+    `volume ${current.volumeId} on node ${deps.nodeId} has kataContainers "true": its Kata Containers image file has a fixed size, so the volume cannot grow from ${current.size} to ${required} bytes; create a larger volume and copy the data`,
+  );
+}
+
 /** OUT_OF_RANGE unless the size a growth to `range.required` would give stays within `range.limit`. */
 async function checkLimit(
   deps: NodeServiceDeps,
@@ -53,11 +66,12 @@ async function checkLimit(
 async function resize(
   deps: NodeServiceDeps,
   current: PmemDeviceInfo,
-  range: SizeRange,
+  range: SizeRange & { kata: boolean },
   signal?: AbortSignal,
 ): Promise<PmemDeviceInfo> {
   const { required } = range;
   if (!canExpand(deps)) return fixedSize(deps, current, required);
+  if (range.kata) return kataFixedSize(deps, current, required);
   await checkLimit(deps, current, range, signal);
   try {
     return await deps.dm.resizeDevice(current.volumeId, required, { signal });
@@ -86,7 +100,8 @@ export async function growVolume(
       `volume ${volumeId} on node ${deps.nodeId} already has ${current.size} bytes, more than capacity_range.limit_bytes ${range.limit}; volumes never shrink`,
     );
   }
-  const device = await resize(deps, current, range, signal);
+  const kata = record !== undefined && parametersOf(record, deps.log).kataContainers;
+  const device = await resize(deps, current, { ...range, kata }, signal);
   if (record !== undefined && record.size !== device.size) await deps.state.put({ ...record, size: device.size });
   // Only a device manager whose allocationSize is wrong gets here: answering OK would report a
   // capacity above the limit, and the record already holds the truth.

@@ -92,6 +92,12 @@ export function parametersOf(record: VolumeRecord, log?: Logger): VolumeParamete
   return DEFAULT_PARAMETERS;
 }
 
+/** Whether the volume's record asks for a Kata Containers volume (issue 26); false when there is no record. */
+export async function isKataVolume(deps: Pick<NodeServiceDeps, 'state' | 'log'>, volumeId: string): Promise<boolean> {
+  const record = await deps.state.get(volumeId);
+  return record !== undefined && parametersOf(record, deps.log).kataContainers;
+}
+
 /** The CSI Volume of a record and its device: volume_context with name and deviceMode, topology of this node. */
 export function csiVolume(
   deps: Pick<NodeServiceDeps, 'driverName' | 'nodeId' | 'log'>,
@@ -138,28 +144,28 @@ function newRecord(deps: NodeServiceDeps, spec: VolumeSpec, size: number): Volum
 }
 
 /**
- * Refuse `kataContainers: true` until the node builds the Kata image-file layout (issue 26): a
- * volume that accepted the parameter and was then built like any other would silently lose DAX
- * inside the Kata VM. @throws InvalidArgumentError naming the field and the value that works
+ * Refuse `kataContainers: true` for ephemeral inline volumes, which the node does not build with the
+ * Kata image-file layout yet (issue 26): accepting it and building an ordinary volume would
+ * silently lose DAX inside the Kata VM. @throws InvalidArgumentError naming the field and what works
  */
 export function refuseKataContainers(params: Pick<VolumeParameters, 'kataContainers'>): void {
   if (params.kataContainers)
     throw new InvalidArgumentError(
-      'kataContainers: Kata Containers volumes are not supported yet (issue 26); use kataContainers: "false"',
+      'kataContainers: Kata Containers volumes are not supported yet for ephemeral inline volumes (issue 26); use kataContainers: "false", or a persistent volume with kataContainers: "true"',
     );
 }
 
 /**
  * The volume of `spec`, created when missing. Same id and compatible → the existing volume;
  * incompatible → AlreadyExists. A device without a record (state lost) is adopted when compatible.
- * @throws InvalidArgumentError (kataContainers), AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
+ * @throws InvalidArgumentError (kataContainers on an ephemeral volume), AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
  */
 export async function createOrFindVolume(
   deps: NodeServiceDeps,
   spec: VolumeSpec,
   signal?: AbortSignal,
 ): Promise<ExistingVolume & { created: boolean }> {
-  refuseKataContainers(spec.params);
+  if (spec.ephemeral) refuseKataContainers(spec.params);
   const record = await deps.state.get(spec.volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
   const device = await findDevice(deps.dm, spec.volumeId, signal);

@@ -5,8 +5,9 @@
 //           mode (PMEM_CSI_GUEST_MODE=<mode>, PMEM_CSI_GUEST_BOOT=1), which
 //           ends by leaving volumes with data,
 //   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2).
-// Mode "kata" (issue 26) boots once: the host makes, in emulated mode, a volume holding a Kata
-// Containers image file with data written through the runc-side loop device
+// Mode "kata" (issue 26) boots once: the host makes, in emulated mode through the node's CSI
+// services, a volume with kataContainers: "true" (CreateVolume, NodeStageVolume, NodePublishVolume)
+// and writes data at its runc-side publication
 // (packages/node/src/testing/kata-image-cli.ts make), the guest gets that image as its only NVDIMM
 // the way Kata's runtime passes it and runs packages/node/src/kata/kata.guest.test.ts (fsdax
 // device, mount -o dax checked, data read back, a write), and after power-off the host reads the
@@ -167,7 +168,7 @@ function kataHostStep(m, name, args, prefix) {
 /** The Kata mode: make the image on the host, one boot with it as the NVDIMM, read the guest's write back. */
 async function kataMode(image, m, timeoutS, prefix) {
   const img = join(m.dir, 'kata.img');
-  const made = kataHostStep(m, 'an emulated volume with a Kata image file, data written through the runc-side loop device', ['make', img], prefix);
+  const made = kataHostStep(m, 'a kataContainers volume made through CSI in emulated mode, data written at its runc-side publication', ['make', img], prefix);
   if (made.status !== 'passed') return { boots: [], host: [made] };
   copyFileSync(`${img}.json`, join(m.results, 'kata-image.json'));
   const b = await boot(image, m, 1, timeoutS, prefix);

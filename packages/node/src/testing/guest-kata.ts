@@ -1,7 +1,7 @@
-// The host half of the QEMU tier's Kata boot (issue 26): make, in emulated mode, a volume whose
-// filesystem holds a Kata image file (kata/image-file.ts), write data into the image's filesystem
-// the way a runc container reaches it (a loop device at offset 2 MiB), and copy the image out as
-// the guest's NVDIMM backing file; after the guest ran (kata/kata.guest.test.ts), read the file the
+// The host half of the QEMU tier's Kata boot (issue 26): make, in emulated mode and through the
+// node's CSI services, a volume with kataContainers: "true", write data at its runc-side
+// publication (the image's filesystem through its loop device), and copy the image file out as the
+// guest's NVDIMM backing file; after the guest ran (kata/kata.guest.test.ts), read the file the
 // guest wrote back on the host. Needs root and loop devices. Test tooling: e2e/qemu/harness.mjs
 // runs it through kata-image-cli.ts.
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { nullLogger, type CommandRunner } from '@pmem-csi/runtime';
 import { MiB } from '@pmem-csi/csi';
 import { EmulatedDeviceManager } from '../device/emulated.js';
-import { attachImage, createImageFile, detachImage } from '../kata/image-file.js';
-import { makeFilesystem } from '../mount/filesystem.js';
+import { attachImage, detachImage, findImageFile } from '../kata/image-file.js';
 import { mountFilesystem, unmount } from '../mount/mount.js';
+import { call, mountCapability, startTestNode, testClients } from './test-node.js';
 
 /** What the host put into the image, for the guest to check (written next to the image as JSON). */
 export interface KataImageFacts {
@@ -31,7 +31,7 @@ export interface KataGuestWrite {
   readonly sha256: string;
 }
 
-const VOLUME_ID = 'kata-guest-image';
+const VOLUME_NAME = 'kata-guest-image';
 const VOLUME_BYTES = 128 * MiB;
 export const PAYLOAD = 'written-by-runc.bin';
 
@@ -74,40 +74,67 @@ async function withInnerFilesystem<T>(
 }
 
 /**
- * An emulated volume (loop device) with an ext4, a Kata image file (ext4 inside) filling it and a
- * payload written through the runc-side loop device; the image is copied to `out` (facts in
- * `out`.json) and the volume removed again.
+ * A volume made through the node's CSI services in emulated mode with kataContainers: "true"
+ * (CreateVolume, NodeStageVolume, NodePublishVolume), a payload written at the published target
+ * (the runc side: the image's filesystem through its loop device), unpublished; the image file is
+ * copied from the staged volume to `out` (facts in `out`.json), then unstaged and deleted.
  */
 export async function makeKataGuestImage(runner: CommandRunner, out: string): Promise<KataImageFacts> {
   const work = await mkdtemp(join(tmpdir(), 'pmem-csi-kata-image-'));
   const dm = new EmulatedDeviceManager({ runner, log: nullLogger, dir: join(work, 'emulated'), totalSize: 256 * MiB });
+  await dm.setup();
+  const node = await startTestNode({ dm, dir: work, runner });
+  const c = testClients(node.address);
+  const staging = join(work, 'staging');
+  const target = join(work, 'target');
+  let volumeId: string | undefined;
   try {
-    await dm.setup();
-    const device = await dm.createDevice({ volumeId: VOLUME_ID, size: VOLUME_BYTES, usage: 'AppDirect' });
-    await makeFilesystem(runner, { fsType: 'ext4', device: device.path, sizeBytes: device.size });
-    const volume = join(work, 'volume');
-    await mkdir(volume);
-    await mountFilesystem(runner, { source: device.path, target: volume, fsType: 'ext4', options: [] });
-    try {
-      const img = await createImageFile(runner, { volumeId: VOLUME_ID, dir: volume, fsType: 'ext4' });
-      const data = randomBytes(MiB);
-      await withInnerFilesystem(runner, img.path, { target: join(work, 'inner'), readonly: false }, () =>
-        writeSynced(join(work, 'inner', PAYLOAD), data),
-      );
-      await copyFile(img.path, out);
-      const facts: KataImageFacts = {
-        imageBytes: img.sizeBytes,
-        dataBytes: img.dataBytes,
-        payload: PAYLOAD,
-        payloadSha256: sha256(data),
-      };
-      await writeFile(`${out}.json`, `${JSON.stringify(facts, null, 2)}\n`);
-      return facts;
-    } finally {
-      await unmount(runner, volume);
-    }
+    const created = await call(c.controller, c.controller.CreateVolume, {
+      name: VOLUME_NAME,
+      capacity_range: { required_bytes: String(VOLUME_BYTES) },
+      volume_capabilities: [mountCapability()],
+      parameters: { kataContainers: 'true' },
+    });
+    volumeId = created.volume?.volume_id ?? '';
+    const cap = mountCapability('ext4');
+    await call(c.node, c.node.NodeStageVolume, {
+      volume_id: volumeId,
+      staging_target_path: staging,
+      volume_capability: cap,
+    });
+    await call(c.node, c.node.NodePublishVolume, {
+      volume_id: volumeId,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: cap,
+    });
+    const data = randomBytes(MiB);
+    await writeSynced(join(target, PAYLOAD), data);
+    await call(c.node, c.node.NodeUnpublishVolume, { volume_id: volumeId, target_path: target });
+    const img = await findImageFile(staging);
+    if (img === undefined) throw new Error(`no Kata image file in the staged volume at ${staging}`);
+    await copyFile(img.path, out);
+    await call(c.node, c.node.NodeUnstageVolume, { volume_id: volumeId, staging_target_path: staging });
+    const facts: KataImageFacts = {
+      imageBytes: img.sizeBytes,
+      dataBytes: img.dataBytes,
+      payload: PAYLOAD,
+      payloadSha256: sha256(data),
+    };
+    await writeFile(`${out}.json`, `${JSON.stringify(facts, null, 2)}\n`);
+    return facts;
   } finally {
-    await dm.deleteDevice(VOLUME_ID, false).catch(() => undefined);
+    await call(c.node, c.node.NodeUnpublishVolume, { volume_id: volumeId ?? VOLUME_NAME, target_path: target }).catch(
+      () => undefined,
+    );
+    await call(c.node, c.node.NodeUnstageVolume, {
+      volume_id: volumeId ?? VOLUME_NAME,
+      staging_target_path: staging,
+    }).catch(() => undefined);
+    if (volumeId !== undefined)
+      await call(c.controller, c.controller.DeleteVolume, { volume_id: volumeId }).catch(() => undefined);
+    c.close();
+    await node.stop();
     await rm(work, { recursive: true, force: true });
   }
 }

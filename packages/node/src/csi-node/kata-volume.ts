@@ -38,7 +38,17 @@ export async function stageKataImage(
   s: { volumeId: string; staging: string; fsType: FsType },
   ctx: CallContext,
 ): Promise<void> {
-  const img = await createImageFile(deps.runner, { volumeId: s.volumeId, dir: s.staging, fsType: s.fsType }, ctx);
+  const img = await createImageFile(
+    deps.runner,
+    {
+      volumeId: s.volumeId,
+      dir: s.staging,
+      fsType: s.fsType,
+      afterHeader: () => deps.hooks?.reached('kata:image-partial', s.volumeId),
+    },
+    ctx,
+  );
+  if (img.created) deps.hooks?.reached('kata:after-image', s.volumeId);
   const loop = await attachImage(deps.runner, img.path, ctx);
   ctx.log.info(img.created ? 'Kata Containers image file created' : 'Kata Containers image file found', {
     volumeId: s.volumeId,

@@ -31,6 +31,8 @@ export interface ImageRequest {
   readonly fsType: FsType;
   /** Image size; default: as large as the filesystem of `dir` can allocate. Rounded down to 2 MiB. */
   readonly sizeBytes?: number;
+  /** Called when the partial image is allocated and has its header, before its filesystem is made (crash tests). */
+  readonly afterHeader?: () => void;
 }
 
 export interface ImageFile {
@@ -93,6 +95,7 @@ export async function createImageFile(
   try {
     const sizeBytes = await allocate(runner, req, partial, o);
     await writeHeader(partial, sizeBytes);
+    req.afterHeader?.();
     await makeInnerFilesystem(runner, { ...req, path: partial, sizeBytes }, o);
     await syncFile(partial);
     await rename(partial, imagePath(req.dir));

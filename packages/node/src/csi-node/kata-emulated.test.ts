@@ -7,7 +7,7 @@
 // and loop devices; without them every case FAILS with the reason. Everything is removed in afterAll.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdtemp, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HostRunner, nullLogger } from '@pmem-csi/runtime';
@@ -25,6 +25,7 @@ import {
   type TestClients,
   type TestNode,
 } from '../testing/test-node.js';
+import { ephemeralVolumeId } from '../volumes/volumes.js';
 
 const host = new HostRunner();
 jest.setTimeout(180_000);
@@ -213,6 +214,33 @@ describe('Kata Containers volumes on emulated PMEM (root, loop devices)', () => 
     await unpublish(id, target);
     await unstage(id, staging);
     await call(c.controller, c.controller.DeleteVolume, { volume_id: id });
+  });
+
+  it('ephemeral inline: publish mounts the volume next to the target, the image filesystem at the target; unpublish removes all', async () => {
+    const handle = 'csi-kata-ephemeral';
+    const target = join(dir, 'pod', 'eph-target');
+    const req = {
+      volume_id: handle,
+      target_path: target,
+      volume_capability: mountCapability(),
+      volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '64Mi', kataContainers: 'true' },
+    };
+    await mkdir(join(dir, 'pod'));
+    await publish(req);
+    await publish(req); // idempotent
+    const local = ephemeralVolumeId(handle);
+    const holder = join(dir, 'pod', `.pmem-csi-kata-${local}`);
+    stagings.push(holder);
+    const loops = await imageLoopDevices(host, imagePath(holder));
+    expect(loops).toHaveLength(1);
+    expect(await findMountAt(host, target)).toMatchObject({ source: loops[0], fstype: 'ext4' });
+    await writeFile(join(target, 'eph'), 'ephemeral kata');
+    const s = await stats(handle, target);
+    expect(Number(s.usage[0]?.total)).toBeLessThan(64 * MiB);
+    await unpublish(handle, target);
+    expect(await readdir(join(dir, 'pod'))).toEqual([]);
+    expect((await host.run('losetup', ['--json', '--list'])).stdout).not.toContain(holder);
+    expect(await node!.deps.state.get(local)).toBeUndefined();
   });
 
   it('xfs inside the image', async () => {

@@ -5,7 +5,8 @@
 // record are kept under ephemeralVolumeId(handle): the kubelet's handle is too long for direct mode. A failed
 // publish removes what it created, so a pod that never starts leaks nothing. The access mode rules of
 // persistent volumes apply (publications.ts): one target for SINGLE_NODE_SINGLE_WRITER, read-only
-// for SINGLE_NODE_READER_ONLY.
+// for SINGLE_NODE_READER_ONLY. With kataContainers: "true" the volume is mounted next to the target
+// and its Kata image file's filesystem at the target (kata-ephemeral.ts).
 import type { CallContext } from '@pmem-csi/runtime';
 import { findMountAt } from '../mount/findmnt.js';
 import { unmountAll } from '../mount/mount.js';
@@ -13,6 +14,9 @@ import { checkTargetIsFree } from '../mount/paths.js';
 import type { AccessRequest } from './access-request.js';
 import type { NodeServiceDeps } from '../volumes/deps.js';
 import { formatAndMount, isMountOf, occupiedMessage } from './format-mount.js';
+import type { PmemDeviceInfo } from '../device/device-manager.js';
+import { isKataImageMount } from '../kata/volume-mounts.js';
+import { publishKataEphemeral, unpublishKataEphemeral } from './kata-ephemeral.js';
 import { checkTargetLimit, readOnlyByMode } from './publications.js';
 import {
   checkParameters,
@@ -27,7 +31,6 @@ import {
   deleteVolume,
   ephemeralVolumeId,
   findDevice,
-  refuseKataContainers,
   type VolumeSpec,
 } from '../volumes/volumes.js';
 
@@ -50,7 +53,6 @@ export async function publishEphemeralVolume(
     );
   volumeName(req.volume_id, 'volume_id'); // the handle names the volume: its id must suit every device mode
   const params = checkParameters(req.volume_context, 'ephemeral');
-  refuseKataContainers(params); // before the target is looked at: nothing is touched
   const size = params.size ?? 0;
   const spec: VolumeSpec = {
     volumeId: ephemeralVolumeId(req.volume_id),
@@ -65,7 +67,7 @@ export async function publishEphemeralVolume(
     const existing = await findMountAt(deps.runner, target, ctx);
     if (existing !== undefined) {
       const device = await findDevice(deps.dm, spec.volumeId, ctx.signal);
-      if (device === undefined || !(await isMountOf(existing, device)))
+      if (device === undefined || !((await isMountOf(existing, device)) || (await isKataImageMount(existing, device))))
         throw new AlreadyExistsError(occupiedMessage('target_path', target, existing, spec.volumeId));
       return {};
     }
@@ -76,22 +78,25 @@ export async function publishEphemeralVolume(
     }
     await checkTargetIsFree(target, 'target_path', 'directory');
     const volume = await createOrFindVolume(deps, spec, ctx.signal);
+    const mount = {
+      volumeId: spec.volumeId,
+      device: volume.device,
+      fsType: access.fsType,
+      flags: access.flags,
+      usage: params.usage,
+      target,
+      readonly: req.readonly || readOnlyByMode(access.mode),
+    };
     try {
-      await formatAndMount(
-        deps,
-        {
-          volumeId: spec.volumeId,
-          device: volume.device,
-          fsType: access.fsType,
-          flags: access.flags,
-          usage: params.usage,
-          target,
-          readonly: req.readonly || readOnlyByMode(access.mode),
-        },
-        ctx.signal,
-      );
+      if (params.kataContainers) await publishKataEphemeral(deps, { ...mount, mode: access.mode }, ctx);
+      else await formatAndMount(deps, mount, ctx.signal);
     } catch (e) {
-      if (volume.created) await rollBack(deps, spec.volumeId, target);
+      if (volume.created)
+        await rollBack(
+          deps,
+          { volumeId: spec.volumeId, device: volume.device, target, kata: params.kataContainers },
+          ctx,
+        );
       throw e;
     }
     ctx.log.info('ephemeral volume published', {
@@ -105,9 +110,15 @@ export async function publishEphemeralVolume(
   });
 }
 
-async function rollBack(deps: NodeServiceDeps, volumeId: string, target: string): Promise<void> {
+async function rollBack(
+  deps: NodeServiceDeps,
+  v: { volumeId: string; device: PmemDeviceInfo; target: string; kata: boolean },
+  ctx: CallContext,
+): Promise<void> {
+  const { volumeId, target } = v;
   try {
     await unmountAll(deps.runner, target);
+    if (v.kata) await unpublishKataEphemeral(deps, v, ctx);
     await deleteVolume(deps, volumeId, { ephemeral: true });
   } catch (e) {
     deps.log.error('could not remove the ephemeral volume of a failed publish; NodeUnpublishVolume will retry', {

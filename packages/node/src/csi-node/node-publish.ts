@@ -34,8 +34,10 @@ import {
   findDevice,
   isKataVolume,
   localVolumeId,
+  parametersOf,
   requireDevice,
 } from '../volumes/volumes.js';
+import { unpublishKataEphemeral } from './kata-ephemeral.js';
 import { kataBlockRefused, publishKataFilesystem } from './kata-volume.js';
 
 interface PublishTarget {
@@ -163,7 +165,10 @@ export async function unpublishVolumeRpc(
     await unmountVolumeAt(deps, { path: target, field: 'target_path', volumeId, device }, ctx);
     await removeTarget(target);
     const record = await deps.state.get(local);
-    if (record?.ephemeral === true) await deleteVolume(deps, local, { ephemeral: true, signal: ctx.signal });
+    if (record?.ephemeral !== true) return {};
+    if (parametersOf(record, deps.log).kataContainers)
+      await unpublishKataEphemeral(deps, { volumeId: local, device, target }, ctx);
+    await deleteVolume(deps, local, { ephemeral: true, signal: ctx.signal });
     return {};
   });
 }

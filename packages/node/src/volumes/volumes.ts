@@ -21,7 +21,6 @@ import {
   AlreadyExistsError,
   errorMessage,
   FailedPreconditionError,
-  InvalidArgumentError,
   NotFoundError,
   OutOfRangeError,
   type csi,
@@ -144,28 +143,15 @@ function newRecord(deps: NodeServiceDeps, spec: VolumeSpec, size: number): Volum
 }
 
 /**
- * Refuse `kataContainers: true` for ephemeral inline volumes, which the node does not build with the
- * Kata image-file layout yet (issue 26): accepting it and building an ordinary volume would
- * silently lose DAX inside the Kata VM. @throws InvalidArgumentError naming the field and what works
- */
-export function refuseKataContainers(params: Pick<VolumeParameters, 'kataContainers'>): void {
-  if (params.kataContainers)
-    throw new InvalidArgumentError(
-      'kataContainers: Kata Containers volumes are not supported yet for ephemeral inline volumes (issue 26); use kataContainers: "false", or a persistent volume with kataContainers: "true"',
-    );
-}
-
-/**
  * The volume of `spec`, created when missing. Same id and compatible → the existing volume;
  * incompatible → AlreadyExists. A device without a record (state lost) is adopted when compatible.
- * @throws InvalidArgumentError (kataContainers on an ephemeral volume), AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
+ * @throws AlreadyExistsError, FailedPreconditionError, the device manager's errors (NotEnoughSpace → ResourceExhausted)
  */
 export async function createOrFindVolume(
   deps: NodeServiceDeps,
   spec: VolumeSpec,
   signal?: AbortSignal,
 ): Promise<ExistingVolume & { created: boolean }> {
-  if (spec.ephemeral) refuseKataContainers(spec.params);
   const record = await deps.state.get(spec.volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
   const device = await findDevice(deps.dm, spec.volumeId, signal);

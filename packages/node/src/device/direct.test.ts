@@ -335,6 +335,31 @@ describe('DirectDeviceManager queries and deletion', () => {
     ]);
   });
 
+  it("takes over the Go driver's namespace (name = volume id, random version-1 uuid, 64 MiB asked → 2 GiB raw): listed with its size, erased as asked and destroyed", async () => {
+    // ndctl's view of what the Go driver made: fsdax, map dev, 1 GiB pfn alignment, no owner mark.
+    const go = {
+      dev: 'namespace0.1',
+      size: 2 * GiB - 16 * MiB,
+      name: ID,
+      blockdev: 'pmem0.1',
+      uuid: '3f1e2d4c-2f0e-11ec-8d3d-0242ac130003',
+    };
+    const runner = new ScriptedRunner([
+      { ...reply.namespaces([], ndctlNamespaces([go])), repeat: true },
+      { ...calls.zeroHead('/dev/pmem0.1'), exact: true },
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'], exact: true },
+    ]);
+    const { dm } = setup(runner);
+    expect(await dm.listDevices()).toEqual([
+      { volumeId: ID, path: '/dev/pmem0.1', size: 2 * GiB - 16 * MiB, dax: true },
+    ]);
+    await dm.deleteDevice(ID, false); // its record said eraseafter=false: the first 4 KiB only
+    expect(runner.calls.filter((c) => c.command !== 'ndctl' || c.args[0] !== 'list')).toEqual([
+      calls.zeroHead('/dev/pmem0.1'),
+      { command: 'ndctl', args: ['destroy-namespace', '--force', 'namespace0.1'] },
+    ]);
+  });
+
   it('enables a disabled volume namespace so that it can be wiped before it is destroyed', async () => {
     const enabled = { dev: 'namespace1.1', size: 2 * GiB, name: ID_DISABLED, blockdev: 'pmem1.1' };
     const runner = new ScriptedRunner([

@@ -7,8 +7,16 @@ import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { InvalidArgumentError } from '@pmem-csi/csi';
-import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
-import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
+import { NODE_CONTROLLER_IDENTITY } from '../certs/names.js';
+import {
+  PING_SERVICE,
+  ping,
+  pingClient,
+  removeDir,
+  testPki,
+  tlsFilesIn,
+  type TestPki,
+} from '../tls/__fixtures__/test-certs.js';
 import { serverCredentials } from '../tls/server-credentials.js';
 import { ConnectionTracker, peerOf } from './connections.js';
 import { bindServer, createServer, shutdownServer } from './server.js';
@@ -62,22 +70,7 @@ describe('ConnectionTracker behind bindServer (mutual TLS)', () => {
     for (const d of dirs) await removeDir(d);
   });
 
-  const client = (): grpc.Client => {
-    const Ctor = grpc.makeGenericClientConstructor(PING_SERVICE, 'T');
-    const { keyPem, certPem } = pki.nodeControllerA;
-    const creds = grpc.credentials.createSsl(Buffer.from(pki.ca1.certPem), Buffer.from(keyPem), Buffer.from(certPem));
-    return new Ctor(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': REGISTRY_IDENTITY });
-  };
-  const ping = (c: grpc.Client): Promise<Buffer> =>
-    new Promise((resolve, reject) =>
-      c.makeUnaryRequest(
-        '/t.T/Ping',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from('hi'),
-        (err, res) => (err ? reject(err) : resolve(res as Buffer)),
-      ),
-    );
+  const client = (): grpc.Client => pingClient(pki.ca1.certPem, port, pki.nodeControllerA);
 
   it('knows the peer of a call while its connection is open, and tells listeners when it closes', async () => {
     const c = client();

@@ -12,7 +12,15 @@ import { connect as tlsConnect } from 'node:tls';
 import { NODE_CONTROLLER_IDENTITY, REGISTRY_IDENTITY } from '../certs/names.js';
 import { InvalidArgumentError } from '@pmem-csi/csi';
 import { createLogger } from '../logger.js';
-import { PING_SERVICE, removeDir, testPki, tlsFilesIn, type TestPki } from '../tls/__fixtures__/test-certs.js';
+import {
+  PING_SERVICE,
+  ping,
+  pingClient,
+  removeDir,
+  testPki,
+  tlsFilesIn,
+  type TestPki,
+} from '../tls/__fixtures__/test-certs.js';
 import { serverCredentials } from '../tls/server-credentials.js';
 import { bindServer, createServer, shutdownServer } from './server.js';
 
@@ -62,25 +70,7 @@ describe('bindServer with a backlog of ours, mutual TLS', () => {
     for (const d of dirs) await removeDir(d);
   });
 
-  const client = (cert: { certPem: string; keyPem: string }): grpc.Client => {
-    const Ctor = grpc.makeGenericClientConstructor(echo, 'T');
-    const creds = grpc.credentials.createSsl(
-      Buffer.from(pki.ca1.certPem),
-      Buffer.from(cert.keyPem),
-      Buffer.from(cert.certPem),
-    );
-    return new Ctor(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': REGISTRY_IDENTITY });
-  };
-  const ping = (c: grpc.Client): Promise<Buffer> =>
-    new Promise((resolve, reject) =>
-      c.makeUnaryRequest(
-        '/t.T/Ping',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from('hi'),
-        (err, res) => (err ? reject(err) : resolve(res as Buffer)),
-      ),
-    );
+  const client = (cert: { certPem: string; keyPem: string }): grpc.Client => pingClient(pki.ca1.certPem, port, cert);
 
   it('listens with the backlog given (the kernel reports 37, not 511)', () => {
     expect(listenBacklog(port)).toBe(37);

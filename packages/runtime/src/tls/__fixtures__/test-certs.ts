@@ -1,6 +1,6 @@
 // Test PKI for the certs and tls suites, generated once per test file with the certs module
 // (RSA 2048 to keep key generation cheap), plus helpers to write TLS file sets.
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,3 +103,23 @@ export const PING_SERVICE: grpc.ServiceDefinition = {
     responseDeserialize: (b: Buffer) => b,
   },
 };
+
+/** A client of PING_SERVICE on 127.0.0.1:`port` over mutual TLS with `cert`, trusting `caPem`, naming the registry. */
+export function pingClient(caPem: string, port: number, cert: CertificateAndKey): grpc.Client {
+  const Ctor = grpc.makeGenericClientConstructor(PING_SERVICE, 'T');
+  const creds = grpc.credentials.createSsl(Buffer.from(caPem), Buffer.from(cert.keyPem), Buffer.from(cert.certPem));
+  return new Ctor(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': REGISTRY_IDENTITY });
+}
+
+/** One Ping call with 'hi'; resolves with the answer's bytes. */
+export function ping(client: grpc.Client): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(
+      '/t.T/Ping',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.from('hi'),
+      (err, res) => (err ? reject(err) : resolve(res as Buffer)),
+    ),
+  );
+}

@@ -52,6 +52,7 @@ import {
 } from './guest-kit.js';
 import type { ErasedSpace, GuestModeSuite, PublishedDax } from './guest-mode.js';
 import { call, mountCapability, startTestNode, testClients, TEST_NODE } from './test-node.js';
+import { kataCsiCase } from './guest-kata-csi.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-lvm.json');
 const PCT = 60;
@@ -432,6 +433,7 @@ function contract(): void {
 // ---- CSI node service on lvm volumes: the cases only lvm has -----------------------------------
 
 function csiCases(t: () => Csi): void {
+  kataCsiCase(t);
   it(
     'a second stage with another fs type on a formatted volume → ALREADY_EXISTS, data kept',
     async () => {

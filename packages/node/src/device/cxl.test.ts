@@ -5,6 +5,7 @@ import { InternalError } from '@pmem-csi/csi';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { parseCreatedRegion, parseCxlList } from './cxl-list.js';
 import { Cxl, assembleCxlRegions, freePersistentCapacity, planCxlRegions } from './cxl.js';
+import { parseNdctlListing } from './ndctl.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/cxl/${name}`, import.meta.url), 'utf8');
 const json = (name: string): unknown => JSON.parse(fixture(name));
@@ -151,6 +152,18 @@ describe('planCxlRegions', () => {
     ]);
   });
 
+  it('after the node assembled both devices (recorded): nothing to do, both regions and memdevs reported', () => {
+    const topo = parseCxlList(json('cxl-list-vvv-two-regions.json'));
+    expect(topo.regions.map((r) => [r.region, r.rootDecoder, r.size, r.memdevs])).toEqual([
+      ['region0', 'decoder0.0', 4 * GiB, ['mem1']],
+      ['region1', 'decoder0.1', 4 * GiB, ['mem0']],
+    ]);
+    expect([...freePersistentCapacity(topo).values()]).toEqual([0, 0]);
+    const plan = planCxlRegions(topo);
+    expect(plan.create).toEqual([]);
+    expect(plan.skipped.map((s) => s.what).sort()).toEqual(['mem0', 'mem1', 'region0', 'region1']);
+  });
+
   it('a volatile-only device is reported and left alone', () => {
     const plan = planCxlRegions(parseCxlList(json('derived-cxl-list-vvv-volatile-only.json')));
     expect(plan.create).toEqual([]);
@@ -187,6 +200,16 @@ describe('planCxlRegions', () => {
         what: 'mem1',
         reason: 'no pmem-capable 1-way root decoder with free space decodes to its host bridge ACPI0016:01',
       },
+    ]);
+  });
+});
+
+describe('the assembled regions as ndctl lists them (recorded)', () => {
+  it('two nd regions of 4 GiB on the CXL bus, as the NVDIMM code reads them', () => {
+    const { regions } = parseNdctlListing(json('ndctl-list-BRDi-cxl.json'), 'ndctl list');
+    expect(regions.map((r) => [r.dev, r.bus, r.provider, r.size, r.availableSize, r.align, r.type, r.dimms])).toEqual([
+      ['region1', 'ndbus0', 'CXL', 4 * GiB, 4 * GiB, 16 * MiB, 'pmem', ['nmem1']],
+      ['region0', 'ndbus0', 'CXL', 4 * GiB, 4 * GiB, 16 * MiB, 'pmem', ['nmem0']],
     ]);
   });
 });

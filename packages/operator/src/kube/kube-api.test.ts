@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClientKubeApi, collectionPath, statusPatch } from './kube-api.js';
+import {
+  ClientKubeApi,
+  collectionPath,
+  statusPatch,
+  WATCH_CLIENT_INACTIVITY_MS,
+  type ClientKubeApiOptions,
+} from './kube-api.js';
+import { INFORMER_DEFAULTS } from './informer.js';
 import { IdentifiedKubeConfig, operatorUserAgent } from './kube-client.js';
 import { KubeApiError } from './kube-errors.js';
 import type { KubeObject, WatchEvent } from './kube-port.js';
@@ -39,7 +46,10 @@ const DISCOVERY: Route = (req, _b, res) => {
   return false;
 };
 
-async function stub(routes: Route[]): Promise<{ api: ClientKubeApi; seen: Seen[]; server: Server }> {
+async function stub(
+  routes: Route[],
+  options: ClientKubeApiOptions = {},
+): Promise<{ api: ClientKubeApi; seen: Seen[]; server: Server }> {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -59,14 +69,14 @@ async function stub(routes: Route[]): Promise<{ api: ClientKubeApi; seen: Seen[]
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const kc = new IdentifiedKubeConfig(operatorUserAgent('9.8.7'));
-  // Plain HTTP needs skipTLSVerify in client-node 1.x; the stand-in apiserver has no TLS.
+  // Plain HTTP with skipTLSVerify: the stand-in apiserver has no TLS.
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
     users: [{ name: 'u', token: 't' }],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return { api: new ClientKubeApi(kc), seen, server };
+  return { api: new ClientKubeApi(kc, options), seen, server };
 }
 
 const close = (s: Server): Promise<void> => new Promise((r) => s.close(() => r()));
@@ -274,6 +284,34 @@ describe('ClientKubeApi on the wire', () => {
     }
   });
 
+  it("a quiet watch lives until the client's inactivity limit, which lies beyond the informer's stall check", async () => {
+    // The stand-in sends one event and then nothing, as an apiserver between bookmarks.
+    const { api, server } = await stub(
+      [
+        (req, _b, res) => {
+          if (req.url?.startsWith('/api/v1/namespaces/ns/secrets?') !== true) return false;
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write(
+            `${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '6' } } })}\n`,
+          );
+          return true;
+        },
+      ],
+      { watchInactivityMs: 600 },
+    );
+    try {
+      const started = Date.now();
+      const handle = await api.watch(RESOURCES.secret, { namespace: 'ns', resourceVersion: '5' }, () => undefined);
+      await expect(handle.done).rejects.toThrow('The operation was aborted due to timeout');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(550); // the limit given, not an earlier one
+    } finally {
+      server.closeAllConnections();
+      await close(server);
+    }
+    // client-node's own default (30 s) would end every quiet watch long before a bookmark
+    expect(WATCH_CLIENT_INACTIVITY_MS).toBeGreaterThan(INFORMER_DEFAULTS.stallTimeoutMs);
+  });
+
   it('ends a watch it stopped without an error; a close by the server resolves, a cut connection rejects without status', async () => {
     const ends: Array<'end' | 'destroy' | 'hold'> = ['hold', 'end', 'destroy'];
     const { api, server } = await stub([
@@ -304,7 +342,9 @@ describe('ClientKubeApi on the wire', () => {
       // The apiserver's timeout ends the stream cleanly.
       await expect((await watch()).done).resolves.toBeUndefined();
       // A connection cut in the middle of the stream: no answer.
-      await expect((await watch()).done).rejects.toMatchObject({ status: 0, message: 'Premature close' });
+      const cut = (await watch()).done;
+      await expect(cut).rejects.toMatchObject({ status: 0 });
+      await expect(cut).rejects.toThrow('terminated: other side closed');
     } finally {
       server.closeAllConnections();
       await close(server);

@@ -35,6 +35,30 @@ const STATUS_FIELDS: readonly (keyof PmemCSIDeploymentStatus)[] = [
 const WATCH_EVENT_TYPES: readonly string[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK'];
 /** The apiserver ends a watch after this long (plus jitter); the informer then relists. */
 const WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * How long a watch may go without data before the client ends it. @kubernetes/client-node 2.x ends
+ * a watch after 30 s without data ("The operation was aborted due to timeout"), but an idle watch
+ * gets only a bookmark about once a minute: every watch of a quiet cluster restarted (and relisted)
+ * every 30 s (e2e/src/cluster/operator-conflicts.test.ts counted 4 lists in 15 s at steady state).
+ * The informer's own stall check (3 min, kube/informer.ts INFORMER_DEFAULTS.stallTimeoutMs) decides
+ * instead, so the client's limit lies beyond it.
+ */
+export const WATCH_CLIENT_INACTIVITY_MS = 4 * 60 * 1000;
+
+/** Set the client's watch inactivity limit (a field its typings keep private); refuses a client without it. */
+function setWatchInactivity(watch: k8s.Watch, ms: number): void {
+  const fields = watch as unknown as { requestTimeoutMs?: unknown };
+  if (typeof fields.requestTimeoutMs !== 'number')
+    throw new Error(
+      "@kubernetes/client-node's Watch has no requestTimeoutMs: the watch inactivity limit cannot be set (check the client's version)",
+    );
+  fields.requestTimeoutMs = ms;
+}
+
+export interface ClientKubeApiOptions {
+  /** Watch inactivity limit (default WATCH_CLIENT_INACTIVITY_MS). */
+  readonly watchInactivityMs?: number;
+}
 
 /** JSON round trip: model classes become plain objects, Dates RFC 3339 strings. */
 function plain<T>(value: unknown): T {
@@ -47,8 +71,23 @@ export function toKubeError(e: unknown): KubeApiError {
   const err = e as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown } | null;
   const status = typeof err?.code === 'number' ? err.code : typeof err?.statusCode === 'number' ? err.statusCode : 0;
   const bodyMessage = statusMessage(err?.body);
-  const message = bodyMessage ?? (e instanceof Error ? e.message.split('\n')[0] : String(e));
+  const message = bodyMessage ?? (e instanceof Error ? withCause(e) : String(e));
   return new KubeApiError(status, message ?? 'unknown error');
+}
+
+/**
+ * An error's first line with its causes' (fetch reports "fetch failed" or "terminated" and puts what
+ * happened, e.g. "connect ECONNREFUSED 10.0.0.1:6443" or "other side closed", in `cause`).
+ */
+function withCause(e: Error): string {
+  const parts: string[] = [];
+  let current: unknown = e;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const line = current.message.split('\n')[0] ?? '';
+    if (line !== '' && !parts.includes(line)) parts.push(line);
+    current = current.cause;
+  }
+  return parts.join(': ');
 }
 
 /** The message of a Status body, parsed or still JSON text (the client gives either). */
@@ -142,12 +181,13 @@ export class ClientKubeApi implements KubeApi {
   readonly #coordination: k8s.CoordinationV1Api;
   readonly #watch: k8s.Watch;
 
-  constructor(kubeConfig: k8s.KubeConfig) {
+  constructor(kubeConfig: k8s.KubeConfig, options: ClientKubeApiOptions = {}) {
     this.#objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
     this.#custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.#core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.#coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     this.#watch = new k8s.Watch(kubeConfig);
+    setWatchInactivity(this.#watch, options.watchInactivityMs ?? WATCH_CLIENT_INACTIVITY_MS);
   }
 
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {

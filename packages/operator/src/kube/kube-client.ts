@@ -1,14 +1,14 @@
 // The one adapter between the operator and @kubernetes/client-node. The client is ESM-only (>= 1.0);
 // the workspace is ESM, so it is imported natively here and nowhere else in the operator.
 //
-// Identification: without help every request carries node-fetch's default user agent
-// ("node-fetch/1.0 (+https://github.com/bitinn/node-fetch)"), so apiserver audit logs and
+// Identification: without help the client's requests carry its default user agent
+// ("kubernetes-client-javascript/<version>"), so apiserver audit logs and
 // `apiserver_request_total{client=...}` cannot tell the operator from any other JS client. The client
-// has two request paths, and both ask the KubeConfig for their headers: the generated API clients
-// (KubernetesObjectApi, CustomObjectsApi, ...) call `applySecurityAuthentication(context)` for
-// every request, and Watch calls `applyToFetchOptions` -> `applyToHTTPSOptions`. node-fetch only
-// fills in its default when no User-Agent header is set, so a KubeConfig that sets one on both
-// paths identifies every request.
+// has two request paths: the generated API clients (KubernetesObjectApi, CustomObjectsApi, ...) get
+// their configuration from `makeApiClient`, whose request middleware sets the User-Agent after
+// `applySecurityAuthentication(context)` ran, and Watch takes its headers from
+// `applySecurityAuthentication` alone. IdentifiedKubeConfig sets ours on both: its own middleware in
+// `makeApiClient`, and the header in `applySecurityAuthentication`.
 import * as k8s from '@kubernetes/client-node';
 
 export { k8s };
@@ -35,6 +35,22 @@ export class IdentifiedKubeConfig extends k8s.KubeConfig {
     context.setHeaderParam('User-Agent', this.userAgent);
   }
 
+  /**
+   * The API clients of client-node 2.x set their own User-Agent in a request middleware that runs
+   * after applySecurityAuthentication; these clients get ours as their middleware instead.
+   */
+  override makeApiClient<T extends k8s.ApiType>(apiClientType: k8s.ApiConstructor<T>): T {
+    const cluster = this.getCurrentCluster();
+    if (cluster === null) throw new Error('no current cluster in the kubeconfig');
+    return new apiClientType(
+      k8s.createConfiguration({
+        baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+        authMethods: { default: this },
+        middleware: [k8s.setHeaderMiddleware('User-Agent', this.userAgent)],
+      }),
+    );
+  }
+
   override async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
     await super.applyToHTTPSOptions(opts);
     opts.headers = { ...opts.headers, 'User-Agent': this.userAgent };
@@ -45,7 +61,7 @@ export interface KubeConfigOptions {
   readonly server?: string;
   readonly token?: string;
   readonly file?: string;
-  /** Sent with every request (default: node-fetch's own). */
+  /** Sent with every request (default: the client's own). */
   readonly userAgent?: string;
 }
 

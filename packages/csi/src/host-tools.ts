@@ -17,6 +17,10 @@ export const FILESYSTEM_TOOLS = [
   'mkfs.xfs',
   'xfs_io',
   'xfs_growfs',
+  // Kata Containers volumes (kataContainers: "true", packages/node/src/kata): the image file is
+  // allocated with fallocate and its filesystem published through a loop device, in every mode.
+  'fallocate',
+  'losetup',
 ] as const;
 
 /** The device tools of each mode (the device managers check them again in setup()). */
@@ -44,5 +48,5 @@ export const MODE_TOOLS: Readonly<Record<DeviceMode, readonly string[]>> = {
 
 /** Every tool a node in `mode` runs. */
 export function nodeTools(mode: DeviceMode): string[] {
-  return mode === 'fake' ? [] : [...MODE_TOOLS[mode], ...FILESYSTEM_TOOLS];
+  return mode === 'fake' ? [] : [...new Set([...MODE_TOOLS[mode], ...FILESYSTEM_TOOLS])];
 }

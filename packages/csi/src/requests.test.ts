@@ -124,6 +124,18 @@ describe('planCreateVolume (the one CreateVolume validation of controller and no
       new InvalidArgumentError('capacity_range.required_bytes must be an integer number of bytes, got "x"'),
     );
   });
+
+  it('refuses kataContainers "true" with a raw block capability, naming the capability', () => {
+    const block = { access_type: 'block', block: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
+    const kata = { ...req, parameters: { kataContainers: 'true' } };
+    expect(() => planCreateVolume({ ...kata, volume_capabilities: [cap, block] })).toThrow(
+      new InvalidArgumentError(
+        'volume_capabilities[1] asks for a raw block volume, which parameters.kataContainers "true" cannot give: a Kata Containers volume is a filesystem holding the VM\'s image file; use kataContainers "false" for raw block',
+      ),
+    );
+    expect(planCreateVolume({ ...kata, volume_capabilities: [cap] }).parameters.kataContainers).toBe(true);
+    expect(planCreateVolume({ ...req, volume_capabilities: [block] }).parameters.kataContainers).toBe(false);
+  });
 });
 
 describe('pluginCapabilities', () => {

@@ -125,6 +125,13 @@ export function planCreateVolume(req: CreateVolumeInput, defaultSize: number = D
     size: atFilesystemMinimum(requested.size, requested.limit, req.volume_capabilities),
   };
   const parameters = checkParameters(req.parameters, 'createVolume');
+  if (parameters.kataContainers) {
+    const block = (req.volume_capabilities ?? []).findIndex((c) => c.block !== null && c.block !== undefined);
+    if (block >= 0)
+      throw new InvalidArgumentError(
+        `volume_capabilities[${block}] asks for a raw block volume, which parameters.kataContainers "true" cannot give: a Kata Containers volume is a filesystem holding the VM's image file; use kataContainers "false" for raw block`,
+      );
+  }
   checkContentSource(req.volume_content_source);
   if (Object.keys(req.mutable_parameters ?? {}).length > 0) {
     throw new InvalidArgumentError(

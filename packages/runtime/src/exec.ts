@@ -88,6 +88,7 @@ export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   losetup: 'mount',
   blkid: 'util-linux',
   findmnt: 'util-linux',
+  fallocate: 'util-linux',
   wipefs: 'util-linux',
   blkdiscard: 'util-linux',
   blockdev: 'util-linux',

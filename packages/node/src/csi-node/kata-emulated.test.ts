@@ -38,7 +38,7 @@ describe('Kata Containers volumes on emulated PMEM (root, loop devices)', () => 
   const targets: string[] = [];
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, [...nodeTools('emulated'), 'fallocate']);
+    const problems = await hostTestProblems(host, nodeTools('emulated'));
     if (problems.length > 0) throw new Error(`Kata emulated tests cannot run on this machine: ${problems.join('; ')}`);
     dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-kata-')));
     const dm = new EmulatedDeviceManager({

@@ -25,9 +25,9 @@ describe('kustomize build', () => {
     expect(container?.args.filter((a) => a.startsWith('--driver-image='))).toHaveLength(1);
   });
 
-  it('the examples are four StorageClasses, four PVCs and four pods', () => {
+  it('the examples are five StorageClasses (one for Kata Containers), four PVCs and four pods', () => {
     const kinds = parseManifests(kustomizeBuild(KUSTOMIZE_BASES.examples)).map((o) => o.kind);
-    expect(kinds.filter((k) => k === 'StorageClass')).toHaveLength(4);
+    expect(kinds.filter((k) => k === 'StorageClass')).toHaveLength(5);
     expect(kinds.filter((k) => k === 'PersistentVolumeClaim')).toHaveLength(4);
     expect(kinds.filter((k) => k === 'Pod')).toHaveLength(4);
   });

@@ -55,9 +55,11 @@ describe('deploy/kustomize/examples', () => {
     expect(byName.get('pmem-csi-sc-fileio')?.parameters['usage']).toBe('FileIO');
   });
 
-  it('let volumes grow (lvm and emulated mode) and say that direct mode cannot', () => {
+  it('let volumes grow (lvm and emulated mode) and say that direct mode cannot; Kata volumes never grow', () => {
+    const kata = (c: StorageClass): boolean => c.parameters['kataContainers'] === 'true';
+    expect(classes.filter(kata).map((c) => c.metadata.name)).toEqual(['pmem-csi-sc-kata']);
     expect(classes.map((c) => [c.metadata.name, c.allowVolumeExpansion])).toEqual(
-      classes.map((c) => [c.metadata.name, true]),
+      classes.map((c) => [c.metadata.name, !kata(c)]),
     );
     for (const f of yamlFiles.filter((name) => name.startsWith('storageclass-')))
       expect([f, readFileSync(join(DIR, f), 'utf8')]).toEqual([f, expect.stringContaining('direct mode')]);

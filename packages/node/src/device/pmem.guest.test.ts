@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { MiB } from '@pmem-csi/csi';
 import { directSuite } from '../testing/guest-direct.js';
 import { lvmSuite } from '../testing/guest-lvm.js';
+import { migrationCases } from '../testing/guest-migration.js';
 import { guestMode, type GuestMode, type GuestModeSuite } from '../testing/guest-mode.js';
 import {
   MARK,
@@ -145,3 +146,4 @@ boot1(`CSI node service on ${mode} volumes (real mkfs, mount -o dax, statx)`, ()
 suite.ownerCases();
 suite.contract();
 suite.reboot();
+migrationCases(suite);

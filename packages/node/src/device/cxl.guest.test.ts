@@ -1,0 +1,147 @@
+// CXL persistent memory in the QEMU guest (issue 27): runs ONLY in the guest that
+// e2e/qemu/cxl/run.sh boots (trixie's QEMU, two emulated CXL type-3 persistent devices of 4 GiB,
+// each behind its own host bridge and fixed memory window, the tier's bookworm image), once per
+// device mode (PMEM_CSI_GUEST_MODE=lvm|direct). In this order: `cxl list` enumerates the devices;
+// the node's cxl.ts assembles one pmem region per device; the regions are nd regions; then the
+// mode's own device cases, a CSI case with `-o dax` and a statx DAX check, and the DeviceManager
+// contract, all taken from the NVDIMM guest suite (src/testing/guest-lvm.ts, guest-direct.ts).
+// `cxl list` / `ndctl list` outputs are saved under <results>/recorded (cxl-*.json, ndctl-*.json).
+import { afterAll, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GiB, MiB } from '@pmem-csi/csi';
+import { directSuite } from '../testing/guest-direct.js';
+import { lvmSuite } from '../testing/guest-lvm.js';
+import { guestMode, type GuestMode, type GuestModeSuite } from '../testing/guest-mode.js';
+import {
+  RESULTS,
+  SLOW,
+  boot1,
+  createVolume,
+  deleteVolume,
+  isDaxFile,
+  mountOptions,
+  ndctl,
+  pmemRegions,
+  publish,
+  record,
+  runner,
+  saveToolTimings,
+  stage,
+  unstage,
+  useCsiNode,
+  writeSynced,
+} from '../testing/guest-kit.js';
+import { call } from '../testing/test-node.js';
+import { Cxl, assembleCxlRegions, planCxlRegions } from './cxl.js';
+import { labelLessNamespace } from './ndctl.js';
+
+const SUITES: Record<GuestMode, GuestModeSuite> = { lvm: lvmSuite, direct: directSuite };
+const mode = guestMode();
+const suite = SUITES[mode];
+const DEVICES = 2;
+const DEVICE_SIZE = 4 * GiB;
+
+afterAll(async () => {
+  await saveToolTimings(`cxl-${mode}`);
+});
+
+boot1('CXL type-3 persistent memory (cxl list, region assembly by the node)', () => {
+  const cxl = new Cxl(runner);
+
+  it(
+    `cxl list enumerates ${DEVICES} memdevs with ${DEVICE_SIZE / GiB} GiB persistent capacity each and no region`,
+    async () => {
+      const topo = await record('cxl-list-vvv-before.json', () => cxl.list());
+      expect(topo.memdevs).toHaveLength(DEVICES);
+      for (const m of topo.memdevs) {
+        expect(m.pmemSize).toBe(DEVICE_SIZE);
+        expect(m.hostBridge).toMatch(/^ACPI0016:/);
+      }
+      expect(topo.regions).toEqual([]);
+      expect(topo.rootDecoders.filter((d) => d.pmemCapable)).toHaveLength(DEVICES);
+      const plan = planCxlRegions(topo);
+      expect(plan.create.map((p) => p.size)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
+      expect(plan.skipped).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'without permission the node assembles nothing and says what it would do',
+    async () => {
+      const r = await assembleCxlRegions({ runner, log: suite.log }, false);
+      expect(r.created).toEqual([]);
+      expect(r.notAllowed).toHaveLength(DEVICES);
+      expect(await pmemRegions()).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    `the node assembles one pmem region per device; ndctl sees ${DEVICES} nd regions of ${DEVICE_SIZE / GiB} GiB`,
+    async () => {
+      const r = await assembleCxlRegions({ runner, log: suite.log }, true);
+      expect(r.created).toHaveLength(DEVICES);
+      await runner.run('udevadm', ['settle', '--timeout=60']);
+      const after = await record('cxl-list-vvv-after.json', () => cxl.list());
+      expect(after.regions.map((x) => x.size)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
+      expect(after.regions.every((x) => x.decodeState === 'commit')).toBe(true);
+      // Idempotent: a second pass finds every device mapped and leaves it alone.
+      const again = planCxlRegions(after);
+      expect(again.create).toEqual([]);
+      expect(again.skipped.filter((s) => s.what.startsWith('mem'))).toHaveLength(DEVICES);
+      const regions = await record('ndctl-list-BRDi-cxl.json', () => ndctl.listRegions());
+      const pmem = regions.filter((x) => x.type === 'pmem');
+      expect(pmem.map((x) => x.size)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
+      // Unlike the tier's NVDIMMs (label-less until setup() initialises them), a CXL region comes
+      // with labels (the device's label storage area): its only namespace is an idle seed.
+      for (const x of pmem) {
+        const ns = await record(`ndctl-list-Ni-cxl-${x.dev}.json`, () => ndctl.listNamespaces({ region: x.dev }));
+        expect(labelLessNamespace(ns)).toBeUndefined();
+        expect(ns.map((n) => [n.mode, n.size, n.enabled])).toEqual([['raw', 0, false]]);
+      }
+      await writeFile(
+        join(RESULTS, `cxl-capacity-${mode}.json`),
+        JSON.stringify({ created: r.created, ndRegions: pmem }, null, 1),
+      );
+    },
+    SLOW,
+  );
+});
+
+suite.deviceCases();
+
+boot1(`CSI node service on ${mode} volumes on CXL pmem (mount -o dax, statx DAX)`, () => {
+  const t = useCsiNode(() => suite.newManager(), { name: `cxl-${mode}`, log: suite.log });
+
+  it(
+    'CreateVolume, stage with -o dax, publish, DAX file, capacity reported, delete',
+    async () => {
+      const cap = await call(t().c.controller, t().c.controller.GetCapacity, {});
+      const available = Number(cap.available_capacity);
+      expect(available).toBeGreaterThan(64 * MiB);
+      expect(available).toBeLessThanOrEqual(DEVICES * DEVICE_SIZE);
+      await writeFile(join(RESULTS, `cxl-getcapacity-${mode}.json`), JSON.stringify(cap));
+      const v = await createVolume(t(), { name: 'cxl-dax', size: 64 * MiB, fs: 'ext4' });
+      expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(64 * MiB);
+      const paths = { staging: join(t().dir, 'stage-cxl'), target: join(t().dir, 'target-cxl') };
+      await stage(t(), v, 'ext4', paths.staging);
+      expect(await mountOptions(paths.staging)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]),
+      );
+      await publish(t(), v, 'ext4', paths);
+      const data = randomBytes(MiB);
+      await writeSynced(join(paths.target, 'data'), data);
+      expect(await isDaxFile(join(paths.target, 'data'))).toBe(true);
+      expect((await readFile(join(paths.staging, 'data'))).equals(data)).toBe(true);
+      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
+      await unstage(t(), v.volume_id, paths.staging);
+      await deleteVolume(t(), v.volume_id);
+    },
+    SLOW,
+  );
+});
+
+suite.contract();

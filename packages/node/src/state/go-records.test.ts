@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { volumeIdForName } from '@pmem-csi/api';
 import { MiB } from '@pmem-csi/csi';
-import { createLogger, type LogFields } from '@pmem-csi/runtime';
+import * as grpc from '@grpc/grpc-js';
+import { createLogger, nullLogger, type LogFields } from '@pmem-csi/runtime';
 import { FakeDeviceManager } from '../device/fake.js';
 import { call, startTestNode, testClients } from '../testing/test-node.js';
 import { convertGoRecord, isGoRecordFile, readGoRecords } from './go-records.js';
@@ -230,6 +231,39 @@ describe('the store takes over the Go driver records of its state directory', ()
     } finally {
       c.close();
       await node.stop();
+    }
+  });
+});
+
+describe('a Go driver volume that is not taken over', () => {
+  it('DeleteVolume refuses it with FAILED_PRECONDITION naming the reason; its device and file stay', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'go-state-'));
+    const cacheId = volumeIdForName('pvc-cache');
+    const cachePath = join(stateDir, `${cacheId}.json`);
+    await writeFile(
+      cachePath,
+      goFile(cacheId, 64 * MiB, { persistencyModel: 'cache', cacheSize: '2', name: 'pvc-cache', deviceMode: 'lvm' }),
+    );
+    const dm = new FakeDeviceManager();
+    await dm.setup();
+    await dm.createDevice({ volumeId: cacheId, size: 64 * MiB });
+    const node = await startTestNode({ dm: withMode(dm, 'lvm'), dir: stateDir, log: nullLogger });
+    const c = testClients(node.address);
+    try {
+      await expect(call(c.controller, c.controller.DeleteVolume, { volume_id: cacheId })).rejects.toMatchObject({
+        code: grpc.status.FAILED_PRECONDITION,
+        details: expect.stringMatching(
+          new RegExp(
+            `^volume ${cacheId} was made by the Go PMEM-CSI driver in a shape this driver does not take over \\(Go driver volume record not taken over: .*cache volumes.*\\); its device is left as it is: remove the device and ${cachePath} by hand \\(docs/migration.md\\)$`,
+          ),
+        ) as unknown as string,
+      });
+      expect(await dm.findDevice(cacheId)).toMatchObject({ size: 64 * MiB });
+      expect(await readdir(stateDir)).toContain(`${cacheId}.json`);
+    } finally {
+      c.close();
+      await node.stop();
+      await rm(stateDir, { recursive: true, force: true });
     }
   });
 });

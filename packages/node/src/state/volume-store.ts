@@ -44,7 +44,7 @@ import { errorMessage, InvalidArgumentError, UnavailableError } from '@pmem-csi/
 import { fsyncDir, type StepHook, type SyncHook } from './atomic-file.js';
 import { deleteFrame, headerFrame, JOURNAL_FILE, putFrame } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';
-import { readGoRecords, type GoRecords } from './go-records.js';
+import { GO_RECORD_SUFFIX, readGoRecords, type GoRecords } from './go-records.js';
 import type { CorruptRecord } from './legacy-files.js';
 import { loadState, sortRecords, type LoadedState } from './state-loader.js';
 import { SAFE_VOLUME_ID, validateVolumeRecord, type VolumeRecord } from './volume-record.js';
@@ -97,6 +97,8 @@ export class VolumeStateStore {
   readonly #goFiles = new Map<string, string>();
   #records = new Map<string, VolumeRecord>();
   #corrupt: CorruptRecord[] = [];
+  /** The Go driver's records this store did not take over, by the volume id of their file name. */
+  readonly #goRefused = new Map<string, CorruptRecord>();
   /** Damaged journal lines: kept by every rewrite, for a human to look at. */
   #carried: Buffer[] = [];
   #state: 'new' | 'open' | 'closed' = 'new';
@@ -157,6 +159,14 @@ export class VolumeStateStore {
     return this.#records.get(volumeId);
   }
 
+  /**
+   * Why the Go driver's record of `volumeId` was not taken over, when it was not: its device is not
+   * this driver's to change (docs/migration.md), so DeleteVolume refuses it.
+   */
+  goRecordRefused(volumeId: string): CorruptRecord | undefined {
+    return this.#goRefused.get(volumeId);
+  }
+
   /** Remove a volume's record; resolves once durable. Removing a missing record succeeds (and writes nothing). */
   async delete(volumeId: string): Promise<void> {
     this.#requireOpen();
@@ -182,7 +192,10 @@ export class VolumeStateStore {
         path: go.files.get(id),
       });
     }
-    for (const r of go.refused) this.#log.error("the Go driver's volume record is not taken over", { ...r });
+    for (const r of go.refused) {
+      this.#log.error("the Go driver's volume record is not taken over", { ...r });
+      this.#goRefused.set(basename(r.path, GO_RECORD_SUFFIX), r);
+    }
     this.#corrupt.push(...go.refused);
     return added;
   }

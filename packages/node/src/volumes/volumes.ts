@@ -250,7 +250,8 @@ function otherMode(record: VolumeRecord, mode: string): FailedPreconditionError 
 
 /**
  * Delete a volume's device (erasing it as its `eraseafter` says; whole-device erase when the record
- * is gone) and then its record. Unknown volume → resolves. Device in use → FailedPrecondition.
+ * is gone) and then its record. Unknown volume → resolves. Device in use, or a Go driver's volume
+ * that was not taken over → FailedPrecondition.
  */
 export async function deleteVolume(
   deps: NodeServiceDeps,
@@ -259,6 +260,14 @@ export async function deleteVolume(
 ): Promise<void> {
   const record = await deps.state.get(volumeId);
   if (record !== undefined && record.deviceMode !== deps.dm.mode) throw otherMode(record, deps.dm.mode);
+  const refused = record === undefined ? deps.state.goRecordRefused(volumeId) : undefined;
+  if (refused !== undefined) {
+    // Volumes of the Go driver that this one cannot take over are never touched (issue 31).
+    throw new FailedPreconditionError(
+      `volume ${volumeId} was made by the Go PMEM-CSI driver in a shape this driver does not take over (${refused.reason}); ` +
+        `its device is left as it is: remove the device and ${refused.path} by hand (docs/migration.md)`,
+    );
+  }
   if (record?.ephemeral === true && !opts.ephemeral) {
     throw new FailedPreconditionError(
       `volume ${volumeId} is an ephemeral inline volume; it is deleted by NodeUnpublishVolume, not DeleteVolume`,

@@ -8,7 +8,18 @@
 // max_available_extent) and each root decoder its regions ("regions:decoder0.0"). A list of one
 // entry may be a bare object; nothing matching prints nothing. Recorded shapes: __fixtures__/cxl/.
 // Anything else fails with an InternalError that names the command and the offending field.
-import { InternalError } from '@pmem-csi/csi';
+import {
+  child,
+  describe,
+  fail,
+  isObject,
+  optCount,
+  optString,
+  reqCount,
+  reqString,
+  type At,
+  type Json,
+} from './json-output.js';
 
 /** One CXL memory device (memX). */
 export interface CxlMemdev {
@@ -68,11 +79,6 @@ export interface CxlTopology {
   readonly regions: CxlRegion[];
 }
 
-type Json = Record<string, unknown>;
-interface At {
-  readonly source: string;
-  readonly path: string;
-}
 interface Ctx {
   readonly hostBridge?: string;
   readonly rootDecoder?: string;
@@ -82,51 +88,6 @@ interface Acc {
   endpointDecoders: CxlEndpointDecoder[];
   rootDecoders: CxlRootDecoder[];
   regions: Map<string, CxlRegion>;
-}
-
-function describe(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
-function fail(at: At, problem: string): never {
-  throw new InternalError(`${at.source}: unexpected output at ${at.path || '<top>'}: ${problem}`);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function child(at: At, key: string | number): At {
-  return { source: at.source, path: typeof key === 'number' ? `${at.path}[${key}]` : `${at.path}.${key}` };
-}
-
-function optString(o: Json, key: string, at: At): string | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') fail(child(at, key), `expected a string, got ${describe(v)}`);
-  return v;
-}
-
-function reqString(o: Json, key: string, at: At): string {
-  const v = optString(o, key, at);
-  if (v === undefined) fail(child(at, key), 'missing (expected a string)');
-  return v;
-}
-
-function optCount(o: Json, key: string, at: At): number | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    fail(child(at, key), `expected a non-negative integer, got ${describe(v)}`);
-  }
-  return v;
-}
-
-function reqCount(o: Json, key: string, at: At): number {
-  const v = optCount(o, key, at);
-  if (v === undefined) fail(child(at, key), 'missing (expected a non-negative integer)');
-  return v;
 }
 
 function optBool(o: Json, key: string, at: At): boolean {

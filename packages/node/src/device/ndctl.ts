@@ -14,6 +14,18 @@
 // Anything else fails with an InternalError that names the command and the offending field.
 import { runJson, type CommandRunner } from '@pmem-csi/runtime';
 import { InternalError } from '@pmem-csi/csi';
+import {
+  child,
+  describe,
+  fail,
+  isObject,
+  optCount,
+  optString,
+  reqCount,
+  reqString,
+  type At,
+  type Json,
+} from './json-output.js';
 
 /** One PMEM (or blk) region as `ndctl list --buses --regions --dimms` reports it. */
 export interface NdRegion {
@@ -73,58 +85,9 @@ export interface NdctlCallOptions {
   readonly signal?: AbortSignal;
 }
 
-type Json = Record<string, unknown>;
-
-/** Where in which command's output a value sits, for error messages. */
-interface At {
-  readonly source: string;
-  readonly path: string;
-}
-
-function describe(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
-function fail(at: At, problem: string): never {
-  throw new InternalError(`${at.source}: unexpected output at ${at.path || '<top>'}: ${problem}`);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function child(at: At, key: string | number): At {
-  return { source: at.source, path: typeof key === 'number' ? `${at.path}[${key}]` : `${at.path}.${key}` };
-}
-
-function optString(o: Json, key: string, at: At): string | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') fail(child(at, key), `expected a string, got ${describe(v)}`);
-  return v;
-}
-
-function reqString(o: Json, key: string, at: At): string {
-  const v = optString(o, key, at);
-  if (v === undefined) fail(child(at, key), 'missing (expected a string)');
-  return v;
-}
-
-function optBytes(o: Json, key: string, at: At): number | undefined {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    fail(child(at, key), `expected a byte count (non-negative integer), got ${describe(v)}`);
-  }
-  return v;
-}
-
-function reqBytes(o: Json, key: string, at: At): number {
-  const v = optBytes(o, key, at);
-  if (v === undefined) fail(child(at, key), 'missing (expected a byte count)');
-  return v;
-}
+const BYTES = { expected: 'a byte count (non-negative integer)', missing: 'a byte count' };
+const optBytes = (o: Json, key: string, at: At): number | undefined => optCount(o, key, at, BYTES);
+const reqBytes = (o: Json, key: string, at: At): number => reqCount(o, key, at, BYTES);
 
 function optArray(o: Json, key: string, at: At): unknown[] {
   const v = o[key];

@@ -70,6 +70,7 @@ import {
   type Csi,
 } from './guest-kit.js';
 import type { ErasedSpace, GuestModeSuite } from './guest-mode.js';
+import { kataCsiCase } from './guest-kata-csi.js';
 import { call, mountCapability, TEST_NODE } from './test-node.js';
 
 const PERSIST_FILE = join(RESULTS, 'persist-direct.json');
@@ -409,6 +410,7 @@ function deviceCases(): void {
 // ---- CSI node service on direct volumes: the cases only direct has ---------------------------
 
 function csiCases(t: () => Csi): void {
+  kataCsiCase(t);
   it(
     'ephemeral inline volume with a kubelet handle (68 bytes): a namespace under its 63-byte id, dax, removed by unpublish',
     async () => {

@@ -6,24 +6,15 @@
 // every case FAILS with the reason (never skips). Everything is removed in afterAll.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdtemp, realpath, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HostRunner, nullLogger } from '@pmem-csi/runtime';
-import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
-import { EmulatedDeviceManager } from '../device/emulated.js';
+import { HostRunner } from '@pmem-csi/runtime';
+import { MiB, type csi } from '@pmem-csi/csi';
 import { findMountAt } from '../mount/findmnt.js';
 import { isReadOnlyMount } from './format-mount.js';
-import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
-import {
-  blockCapability,
-  call,
-  mountCapability,
-  startTestNode,
-  testClients,
-  type TestClients,
-  type TestNode,
-} from '../testing/test-node.js';
+import { cleanUpHostDir } from '../testing/host-cleanup.js';
+import { emulatedHostDir, startEmulatedNode } from '../testing/emulated-node.js';
+import { blockCapability, call, mountCapability, type TestClients, type TestNode } from '../testing/test-node.js';
 
 const host = new HostRunner();
 jest.setTimeout(180_000);
@@ -50,22 +41,12 @@ describe('access modes on emulated PMEM (root, loop devices, the real mount tabl
   async function startNode(): Promise<TestClients> {
     c?.close();
     await node?.stop();
-    const dm = new EmulatedDeviceManager({
-      runner: host,
-      log: nullLogger,
-      dir: join(dir, 'emulated'),
-      totalSize: 512 * MiB,
-    });
-    await dm.setup();
-    node = await startTestNode({ dm, dir, runner: host });
-    c = testClients(node.address);
+    ({ node, c } = await startEmulatedNode(host, dir, 512 * MiB));
     return c;
   }
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, nodeTools('emulated'));
-    if (problems.length > 0) throw new Error(`emulated node tests cannot run on this machine: ${problems.join('; ')}`);
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-modes-')));
+    dir = await emulatedHostDir(host, 'emulated node tests', 'pmem-csi-modes-');
     await startNode();
   });
 

@@ -7,24 +7,15 @@
 // and loop devices; without them every case FAILS with the reason. Everything is removed in afterAll.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HostRunner, nullLogger } from '@pmem-csi/runtime';
-import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
-import { EmulatedDeviceManager } from '../device/emulated.js';
+import { HostRunner } from '@pmem-csi/runtime';
+import { MiB, type csi } from '@pmem-csi/csi';
 import { detachImage, imageLoopDevices, imagePath } from '../kata/image-file.js';
 import { findMountAt } from '../mount/findmnt.js';
-import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
-import {
-  blockCapability,
-  call,
-  mountCapability,
-  startTestNode,
-  testClients,
-  type TestClients,
-  type TestNode,
-} from '../testing/test-node.js';
+import { cleanUpHostDir } from '../testing/host-cleanup.js';
+import { emulatedHostDir, startEmulatedNode } from '../testing/emulated-node.js';
+import { blockCapability, call, mountCapability, type TestClients, type TestNode } from '../testing/test-node.js';
 import { ephemeralVolumeId } from '../volumes/volumes.js';
 
 const host = new HostRunner();
@@ -38,18 +29,8 @@ describe('Kata Containers volumes on emulated PMEM (root, loop devices)', () => 
   const targets: string[] = [];
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, nodeTools('emulated'));
-    if (problems.length > 0) throw new Error(`Kata emulated tests cannot run on this machine: ${problems.join('; ')}`);
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-kata-')));
-    const dm = new EmulatedDeviceManager({
-      runner: host,
-      log: nullLogger,
-      dir: join(dir, 'emulated'),
-      totalSize: 1024 * MiB,
-    });
-    await dm.setup();
-    node = await startTestNode({ dm, dir, runner: host });
-    c = testClients(node.address);
+    dir = await emulatedHostDir(host, 'Kata emulated tests', 'pmem-csi-kata-');
+    ({ node, c } = await startEmulatedNode(host, dir, 1024 * MiB));
   });
 
   afterAll(async () => {

@@ -4,25 +4,17 @@
 // skips). Every mount, loop device and file is removed in afterAll, also after failures.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdtemp, open, readdir, readFile, realpath, stat, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HostRunner, nullLogger } from '@pmem-csi/runtime';
-import { EmulatedDeviceManager } from '../device/emulated.js';
+import { HostRunner } from '@pmem-csi/runtime';
+import type { EmulatedDeviceManager } from '../device/emulated.js';
 import { findMountAt } from '../mount/findmnt.js';
 import { CAP_SYS_RESOURCE, hasCapability } from '../mount/process-caps.js';
 import { isReadOnlyMount } from './format-mount.js';
-import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
-import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
-import {
-  blockCapability,
-  call,
-  mountCapability,
-  startTestNode,
-  testClients,
-  type TestClients,
-  type TestNode,
-} from '../testing/test-node.js';
+import { MiB, type csi } from '@pmem-csi/csi';
+import { cleanUpHostDir } from '../testing/host-cleanup.js';
+import { emulatedHostDir, startEmulatedNode } from '../testing/emulated-node.js';
+import { blockCapability, call, mountCapability, type TestClients, type TestNode } from '../testing/test-node.js';
 import { ephemeralVolumeId } from '../volumes/volumes.js';
 
 const host = new HostRunner();
@@ -54,18 +46,8 @@ describe('node service on emulated PMEM (root, loop devices, real filesystems)',
   let c: TestClients;
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, nodeTools('emulated'));
-    if (problems.length > 0) throw new Error(`emulated node tests cannot run on this machine: ${problems.join('; ')}`);
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-node-')));
-    dm = new EmulatedDeviceManager({
-      runner: host,
-      log: nullLogger,
-      dir: join(dir, 'emulated'),
-      totalSize: 2048 * MiB,
-    });
-    await dm.setup();
-    node = await startTestNode({ dm, dir, runner: host });
-    c = testClients(node.address);
+    dir = await emulatedHostDir(host, 'emulated node tests', 'pmem-csi-node-');
+    ({ dm, node, c } = await startEmulatedNode(host, dir, 2048 * MiB));
   });
 
   afterAll(async () => {

@@ -9,22 +9,13 @@
 // Without root or loop devices every case FAILS with the reason (never skips).
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdtemp, open, readFile, realpath, stat, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HostRunner, nullLogger } from '@pmem-csi/runtime';
-import { nodeTools, GiB, MiB, type csi } from '@pmem-csi/csi';
-import { EmulatedDeviceManager } from '../device/emulated.js';
-import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
-import {
-  blockCapability,
-  call,
-  mountCapability,
-  startTestNode,
-  testClients,
-  type TestClients,
-  type TestNode,
-} from '../testing/test-node.js';
+import { HostRunner } from '@pmem-csi/runtime';
+import { GiB, MiB, type csi } from '@pmem-csi/csi';
+import { cleanUpHostDir } from '../testing/host-cleanup.js';
+import { emulatedHostDir, startEmulatedNode } from '../testing/emulated-node.js';
+import { blockCapability, call, mountCapability, type TestClients, type TestNode } from '../testing/test-node.js';
 
 const host = new HostRunner();
 jest.setTimeout(180_000);
@@ -49,13 +40,8 @@ describe('volume growth on emulated PMEM (root, loop devices, real filesystems)'
   let c: TestClients;
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, nodeTools('emulated'));
-    if (problems.length > 0) throw new Error(`emulated node tests cannot run on this machine: ${problems.join('; ')}`);
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-grow-')));
-    const dm = new EmulatedDeviceManager({ runner: host, log: nullLogger, dir: join(dir, 'emulated'), totalSize: GiB });
-    await dm.setup();
-    node = await startTestNode({ dm, dir, runner: host });
-    c = testClients(node.address);
+    dir = await emulatedHostDir(host, 'emulated node tests', 'pmem-csi-grow-');
+    ({ node, c } = await startEmulatedNode(host, dir, GiB));
   });
 
   afterAll(async () => {

@@ -6,22 +6,14 @@
 // volume still mounted. Needs root and loop devices; without them every case FAILS with the reason.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mkdir, mkdtemp, readFile, realpath, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { HostRunner, nullLogger } from '@pmem-csi/runtime';
-import { EmulatedDeviceManager } from '../device/emulated.js';
+import { HostRunner } from '@pmem-csi/runtime';
 import { findMountAt, findMountsUnder, type MountEntry } from '../mount/findmnt.js';
-import { nodeTools, MiB, type csi } from '@pmem-csi/csi';
-import { cleanUpHostDir, hostTestProblems } from '../testing/host-cleanup.js';
-import {
-  call,
-  mountCapability,
-  startTestNode,
-  testClients,
-  type TestClients,
-  type TestNode,
-} from '../testing/test-node.js';
+import { MiB, type csi } from '@pmem-csi/csi';
+import { cleanUpHostDir } from '../testing/host-cleanup.js';
+import { emulatedHostDir, startEmulatedNode } from '../testing/emulated-node.js';
+import { call, mountCapability, type TestClients, type TestNode } from '../testing/test-node.js';
 
 const host = new HostRunner();
 jest.setTimeout(120_000);
@@ -60,19 +52,9 @@ describe('node service path safety on real mounts (root, loop devices)', () => {
   });
 
   beforeAll(async () => {
-    const problems = await hostTestProblems(host, nodeTools('emulated'));
-    if (problems.length > 0) throw new Error(`emulated node tests cannot run on this machine: ${problems.join('; ')}`);
+    dir = await emulatedHostDir(host, 'emulated node tests', 'pmem-csi-paths-');
     etcBefore = await findMountAt(host, '/etc');
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'pmem-csi-paths-')));
-    const dm = new EmulatedDeviceManager({
-      runner: host,
-      log: nullLogger,
-      dir: join(dir, 'emulated'),
-      totalSize: 256 * MiB,
-    });
-    await dm.setup();
-    node = await startTestNode({ dm, dir, runner: host });
-    c = testClients(node.address);
+    ({ node, c } = await startEmulatedNode(host, dir, 256 * MiB));
     const create = async (name: string): Promise<string> =>
       (
         await call(c.controller, c.controller.CreateVolume, {

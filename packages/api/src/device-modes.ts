@@ -53,3 +53,14 @@ export const PMEM_OVERLAP_RULE =
  * selectors (the same key, different values) take none. Past this bound the operator refuses.
  */
 export const PMEM_OVERLAP_MAX_NODE_SELECTOR_TERMS = 32;
+
+/**
+ * What the node driver does with CXL memory devices' persistent capacity that no region maps yet
+ * (issue 27): `off` (the default) lists it and logs what it would assemble; `assemble` makes one pmem
+ * region per device at start-up (`cxl create-region`), which lvm and direct mode then use like an
+ * NVDIMM region. Assembly programs the device's and the host bridge's decoders and commits device
+ * capacity into a platform memory window, a machine-level choice, so it is never the default; the
+ * driver never destroys a region. The node driver's flag --cxl-regions.
+ */
+export const CXL_REGION_POLICIES = ['off', 'assemble'] as const;
+export type CxlRegionPolicy = (typeof CXL_REGION_POLICIES)[number];

@@ -16,6 +16,7 @@ describe('the flag schema of pmem-csi-driver', () => {
       nodeId: 'n1',
       deviceMode: 'emulated',
       pmemPercentage: 50,
+      cxlRegions: 'assemble',
       emulatedSize: 128 * 1024 ** 2,
       stateDir: '/s',
       nodeControllerListen: '0.0.0.0:10001',
@@ -55,6 +56,7 @@ describe('the flag schema of pmem-csi-driver', () => {
     expect(node).toMatchObject({
       deviceMode: 'lvm',
       pmemPercentage: 100,
+      cxlRegions: 'off',
       stateDir: '/var/lib/pmem-csi.intel.com',
       metricsListen: '',
       emulatedSize: 4 * 1024 ** 3,

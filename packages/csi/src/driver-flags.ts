@@ -13,7 +13,9 @@ import {
   METRICS_PORT,
   NODE_CONTROLLER_PORT,
   REGISTRY_PORT,
+  CXL_REGION_POLICIES,
   VOLUME_DEVICE_MODES,
+  type CxlRegionPolicy,
   type VolumeDeviceMode,
 } from '@pmem-csi/api';
 import { GiB, MiB } from './bytes.js';
@@ -50,6 +52,8 @@ export interface NodeConfig extends CommonConfig {
   nodeId: string;
   deviceMode: VolumeDeviceMode;
   pmemPercentage: number;
+  /** lvm and direct mode: assemble pmem regions from CXL memory devices at start-up, or only report them. */
+  cxlRegions: CxlRegionPolicy;
   stateDir: string;
   /** host:port the node-controller service listens on (mutual TLS). */
   nodeControllerListen: string;
@@ -223,6 +227,16 @@ export const DRIVER_FLAGS: readonly DriverFlag[] = [
     valueName: 'PERCENT',
     description: 'share of PMEM to use, 0..100 (0 = 100)',
     defaultValue: '100',
+  },
+  {
+    name: 'cxl-regions',
+    key: 'cxlRegions',
+    modes: NODE,
+    kind: { type: 'enum', values: CXL_REGION_POLICIES },
+    valueName: 'POLICY',
+    description:
+      'lvm and direct mode: "assemble" makes one pmem region per CXL memory device whose persistent capacity no region maps (cxl create-region), "off" only reports such capacity',
+    defaultValue: 'off',
   },
   {
     name: 'emulated-size',

@@ -75,6 +75,7 @@ export async function runNode(c: NodeConfig, log: Logger): Promise<() => Promise
     nodeId: c.nodeId,
     deviceMode: c.deviceMode,
     deviceOptions: { pmemPercentage: c.pmemPercentage, emulatedSize: c.emulatedSize, fakeSize: c.emulatedSize },
+    cxlRegions: c.cxlRegions,
     stateDir: c.stateDir,
     csiEndpoint: grpcAddress(c.csiEndpoint),
     nodeControllerAddress: c.nodeControllerListen,

@@ -8,7 +8,7 @@
 // reverse.
 import * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
-import type { VolumeDeviceMode } from '@pmem-csi/api';
+import { PMEM_DEVICE_MODES, type CxlRegionPolicy, type VolumeDeviceMode } from '@pmem-csi/api';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -53,6 +53,11 @@ export interface NodeDriverOptions {
     readonly emulatedSize?: number;
     readonly fakeSize?: number;
   };
+  /**
+   * lvm and direct mode: what to do at start-up with CXL persistent capacity that no region maps
+   * (device/cxl-startup.ts): `off` (default) reports it, `assemble` makes one pmem region per device.
+   */
+  readonly cxlRegions?: CxlRegionPolicy;
   /** Defaults to the host runner. */
   readonly runner?: CommandRunner;
   /** /var/lib/<driver>: volume records in `volumes/`, emulated backing files in `emulated/`. */
@@ -139,6 +144,11 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
   const dm = metrics.meterDeviceManager(await openDeviceManager(o, runner, log)); // create, delete, erase, resize timed
   const cleanup: Array<() => Promise<void>> = [() => dm.close()];
   try {
+    if ((PMEM_DEVICE_MODES as readonly string[]).includes(dm.mode)) {
+      // Loaded only in lvm and direct mode (like the device managers' own code, factory.ts).
+      const { prepareCxlRegions } = await import('./device/cxl-startup.js');
+      await prepareCxlRegions({ runner, log }, o.cxlRegions ?? 'off');
+    }
     await dm.setup();
     const state = new VolumeStateStore({ dir: join(o.stateDir, 'volumes'), log });
     await state.init();

@@ -65,6 +65,7 @@ export class CommandNotFoundError extends CommandError {
 /** Debian packages that provide the host tools we run, for "missing tool" messages. */
 export const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   ndctl: 'ndctl',
+  cxl: 'ndctl', // Debian's ndctl package ships the cxl tool (76 and later)
   lvm: 'lvm2',
   lvs: 'lvm2',
   vgs: 'lvm2',

@@ -1,21 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { createLogger, type LogFields } from '@pmem-csi/runtime';
-import { ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
+import { captureLog, ScriptedRunner, type ScriptedReply } from '@pmem-csi/runtime/testing';
 import { prepareCxlRegions } from './cxl-startup.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/cxl/${name}`, import.meta.url), 'utf8');
 const GiB = 1024 * 1024 * 1024;
-
-function capture(): { log: ReturnType<typeof createLogger>; lines: LogFields[] } {
-  const lines: LogFields[] = [];
-  const log = createLogger({
-    level: 'debug',
-    format: 'json',
-    sink: (line) => lines.push(JSON.parse(line) as LogFields),
-  });
-  return { log, lines };
-}
 
 const cxlList: ScriptedReply = {
   command: 'cxl',
@@ -45,7 +34,7 @@ function createRegion(memdev: string, decoder: string, region: string): Scripted
 describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
   it('off, no cxl tool: runs nothing (a node without CXL devices needs no cxl)', async () => {
     const runner = new ScriptedRunner([], ['ndctl']);
-    const { log, lines } = capture();
+    const { log, lines } = captureLog();
     expect(await prepareCxlRegions({ runner, log }, 'off')).toBeUndefined();
     expect(runner.calls).toEqual([]);
     expect(lines.map((l) => l['msg'])).toEqual(['CXL memory devices not looked for: no cxl tool (--cxl-regions=off)']);
@@ -53,7 +42,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
 
   it('off with the cxl tool: lists, creates nothing, reports what assembly would make', async () => {
     const runner = new ScriptedRunner([cxlList]);
-    const { log } = capture();
+    const { log } = captureLog();
     const r = await prepareCxlRegions({ runner, log }, 'off');
     expect(r?.created).toEqual([]);
     expect(r?.notAllowed.map((p) => p.memdev)).toEqual(['mem0', 'mem1']);
@@ -62,7 +51,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
 
   it('off: a listing that fails is a warning and the node goes on', async () => {
     const runner = new ScriptedRunner([{ command: 'cxl', args: ['list'], exitCode: 1, stderr: 'cxl: no bus' }]);
-    const { log, lines } = capture();
+    const { log, lines } = captureLog();
     expect(await prepareCxlRegions({ runner, log }, 'off')).toBeUndefined();
     const warn = lines.find((l) => l['level'] === 'warn');
     expect(warn?.['msg']).toBe('CXL memory devices could not be listed (--cxl-regions=off: going on without them)');
@@ -78,7 +67,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
       ndctlNone, // not registered yet: the step looks again
       ndctlTwo,
     ]);
-    const { log, lines } = capture();
+    const { log, lines } = captureLog();
     const r = await prepareCxlRegions({ runner, log }, 'assemble', { pollMs: 1 });
     expect(r?.created.map((x) => x.region)).toEqual(['region0', 'region1']);
     expect(runner.unused()).toEqual([]);
@@ -94,7 +83,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
       createRegion('mem1', 'decoder0.0', 'region1'),
       { ...ndctlNone, repeat: true },
     ]);
-    const { log } = capture();
+    const { log } = captureLog();
     await expect(prepareCxlRegions({ runner, log }, 'assemble', { timeoutMs: 200, pollMs: 5 })).rejects.toThrow(
       '--cxl-regions=assemble: waited 200 ms for libnvdimm to show the nd regions of the assembled CXL regions region0, region1: ndctl lists 0 CXL pmem regions, expected 2',
     );
@@ -105,7 +94,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
       ndctlTwo,
       { command: 'cxl', args: ['list', '-vvv'], exact: true, stdout: fixture('cxl-list-vvv-two-regions.json') },
     ]);
-    const { log } = capture();
+    const { log } = captureLog();
     const r = await prepareCxlRegions({ runner, log }, 'assemble');
     expect(r?.created).toEqual([]);
     expect(r?.skipped.length).toBeGreaterThanOrEqual(2);
@@ -114,7 +103,7 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
 
   it('assemble without the cxl tool: refused naming the tool', async () => {
     const runner = new ScriptedRunner([], ['ndctl']);
-    const { log } = capture();
+    const { log } = captureLog();
     await expect(prepareCxlRegions({ runner, log }, 'assemble')).rejects.toThrow(
       '--cxl-regions=assemble needs cxl, not found on this machine (Debian packages: ndctl)',
     );

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { CommandNotFoundError, createLogger, type LogFields } from '@pmem-csi/runtime';
+import { CommandNotFoundError } from '@pmem-csi/runtime';
 import { InternalError } from '@pmem-csi/csi';
-import { ScriptedRunner } from '@pmem-csi/runtime/testing';
+import { captureLog, ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { parseCreatedRegion, parseCxlList } from './cxl-list.js';
 import { Cxl, assembleCxlRegions, freePersistentCapacity, planCxlRegions } from './cxl.js';
 import { parseNdctlListing } from './ndctl.js';
@@ -11,16 +11,6 @@ const fixture = (name: string): string => readFileSync(new URL(`./__fixtures__/c
 const json = (name: string): unknown => JSON.parse(fixture(name));
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-
-function capture(): { log: ReturnType<typeof createLogger>; lines: LogFields[] } {
-  const lines: LogFields[] = [];
-  const log = createLogger({
-    level: 'debug',
-    format: 'json',
-    sink: (line) => lines.push(JSON.parse(line) as LogFields),
-  });
-  return { log, lines };
-}
 
 describe('parseCxlList (recorded in the QEMU CXL guest)', () => {
   it('two blank devices: memdevs with their host bridges, idle endpoint decoders, two pmem-capable windows', () => {
@@ -246,7 +236,7 @@ describe('Cxl and assembleCxlRegions (scripted runner)', () => {
         stdout: created('mem1', 'region1'),
       },
     ]);
-    const { log, lines } = capture();
+    const { log, lines } = captureLog();
     const r = await assembleCxlRegions({ runner, log }, true);
     expect(r.created.map((x) => x.region)).toEqual(['region0', 'region1']);
     expect(runner.unused()).toEqual([]);
@@ -258,7 +248,7 @@ describe('Cxl and assembleCxlRegions (scripted runner)', () => {
 
   it('without permission: lists only, creates nothing, logs what it would assemble', async () => {
     const runner = new ScriptedRunner([list]);
-    const { log, lines } = capture();
+    const { log, lines } = captureLog();
     const r = await assembleCxlRegions({ runner, log }, false);
     expect(r.created).toEqual([]);
     expect(r.notAllowed.map((p) => p.memdev)).toEqual(['mem0', 'mem1']);

@@ -3,3 +3,4 @@
 export * from './scripted-runner.js';
 export * from './listen-backlog.js';
 export * from './raw-call.js';
+export * from './log-capture.js';

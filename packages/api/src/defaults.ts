@@ -1,7 +1,7 @@
 // Turns a user's (possibly sparse) PmemCSIDeployment spec into the fully defaulted spec that the
 // operator's builders consume. Pure: the input is never mutated and the result shares no objects
 // with it, so callers may freeze, cache or compare either side.
-import { EMULATED_SIZE_RANGE, SPEC_DEFAULTS, type ResourceField } from './crd/values.js';
+import { EMULATED_SIZE_RANGE, SPEC_DEFAULTS, type GoOperatorField, type ResourceField } from './crd/values.js';
 import type {
   DeviceMode,
   ImagePullPolicy,
@@ -30,9 +30,12 @@ export const DEFAULT_RESOURCES: Readonly<Record<ResourceField, ResourceRequireme
 
 type CertificateFields = 'caCert' | 'registryCert' | 'registryKey' | 'nodeControllerCert' | 'nodeControllerKey';
 
-/** A spec in which every field except the optional user certificates has a value. */
-export type DefaultedSpec = Required<Omit<PmemCSIDeploymentSpec, CertificateFields>> &
-  Pick<PmemCSIDeploymentSpec, CertificateFields>;
+/**
+ * A spec in which every field except the optional user certificates has a value. The Go operator's
+ * fields have no default either: they are only reported (validation/go-operator-fields.ts).
+ */
+export type DefaultedSpec = Required<Omit<PmemCSIDeploymentSpec, CertificateFields | GoOperatorField>> &
+  Pick<PmemCSIDeploymentSpec, CertificateFields | GoOperatorField>;
 
 export interface DefaultsContext {
   /** The operator's own image: the driver image unless the spec pins one. */

@@ -1,7 +1,7 @@
-import { userCertificates, validateDeployment, validateSpec } from './validate.js';
+import { goOperatorFieldFindings, userCertificates, validateDeployment, validateSpec } from './validate.js';
 
 const SPEC_FIELDS =
-  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, resizerImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, resizerResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey';
+  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, resizerImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, resizerResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey, controllerTLSSecret, mutatePods, schedulerNodePort';
 const IMAGE = 'an image reference [registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 const LABEL_KEYS =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
@@ -321,6 +321,83 @@ describe('validateSpec', () => {
 
   it('reports every problem at once', () => {
     expect(validateSpec({ deviceMode: 'fake', logLevel: 99, extra: 1, caCert: CERT })).toHaveLength(3 + 4);
+  });
+});
+
+describe("the Go operator's fields (controllerTLSSecret, mutatePods, schedulerNodePort)", () => {
+  const NO_EXTENDER =
+    'this driver has no scheduler extender and no pod webhook: storage capacity tracking (CSIStorageCapacity) lets the default kube-scheduler place pods with late-binding PMEM volumes on nodes with room';
+  const REMOVE_EXTENDER =
+    "remove the field; if the kube-scheduler's configuration names the Go driver's extender (the <prefix>-scheduler Service), remove it there first, as the Service goes with the Go driver";
+
+  it('accepts the values that meant no scheduler extender and no pod webhook, and says so', () => {
+    const spec = { controllerTLSSecret: '', mutatePods: 'Try', schedulerNodePort: 0 };
+    expect(validateSpec(spec)).toEqual([]);
+    expect(validateSpec({ mutatePods: 'Never' })).toEqual([]);
+    expect(goOperatorFieldFindings(spec)).toEqual([
+      {
+        field: 'controllerTLSSecret',
+        path: 'spec.controllerTLSSecret',
+        value: '',
+        accepted: true,
+        message:
+          'spec.controllerTLSSecret: "" accepted: without a Secret the Go operator started neither its scheduler extender nor its pod webhook, as here',
+      },
+      {
+        field: 'mutatePods',
+        path: 'spec.mutatePods',
+        value: 'Try',
+        accepted: true,
+        message:
+          'spec.mutatePods: "Try" accepted: the Go webhook was best effort (pods were created when it did not answer); this driver has none, pods are created unchanged',
+      },
+      {
+        field: 'schedulerNodePort',
+        path: 'spec.schedulerNodePort',
+        value: 0,
+        accepted: true,
+        message: 'spec.schedulerNodePort: 0 accepted: no node port for a scheduler extender, as this driver has none',
+      },
+    ]);
+  });
+
+  it('finds nothing in a spec without them (null is unset)', () => {
+    expect(goOperatorFieldFindings({ deviceMode: 'lvm', mutatePods: null })).toEqual([]);
+    expect(goOperatorFieldFindings(undefined)).toEqual([]);
+  });
+
+  it.each<[string, unknown, string, string]>([
+    [
+      'controllerTLSSecret',
+      'pmem-csi-webhooks',
+      '"pmem-csi-webhooks"',
+      `"" or unset (${NO_EXTENDER}); ${REMOVE_EXTENDER}`,
+    ],
+    [
+      'mutatePods',
+      'Always',
+      '"Always"',
+      `Try, Never or unset ("Always" made pod creation fail without the Go driver's pod webhook; ${NO_EXTENDER}); remove the field or set it to Never`,
+    ],
+    [
+      'mutatePods',
+      'always',
+      '"always"',
+      `Try, Never or unset ("Always" made pod creation fail without the Go driver's pod webhook; ${NO_EXTENDER}); remove the field or set it to Never`,
+    ],
+    ['schedulerNodePort', 32000, '32000', `0 or unset (${NO_EXTENDER}); ${REMOVE_EXTENDER}`],
+    ['schedulerNodePort', '32000', '"32000"', `0 or unset (${NO_EXTENDER}); ${REMOVE_EXTENDER}`],
+  ])('refuses %s = %j, naming the field, the value and what to do', (field, value, shown, allowed) => {
+    const expected = problem(`spec.${field}`, shown, allowed);
+    expect(validateSpec({ [field]: value })).toEqual([expected]);
+    expect(goOperatorFieldFindings({ [field]: value })).toEqual([
+      { field, path: `spec.${field}`, value, accepted: false, message: expected.message },
+    ]);
+  });
+
+  it('reports each refused field at once, with the accepted ones left out of the problems', () => {
+    const problems = validateSpec({ controllerTLSSecret: 'tls', mutatePods: 'Always', schedulerNodePort: 0 });
+    expect(problems.map((p) => p.path)).toEqual(['spec.controllerTLSSecret', 'spec.mutatePods']);
   });
 });
 

@@ -10,6 +10,7 @@ import { badValue, isPlainObject, unknownField, type ValidationProblem } from '.
 import { SPEC_FIELD_CHECKS } from './validation/spec-fields.js';
 
 export type { ValidationProblem } from './validation/problem.js';
+export { goOperatorFieldFindings, type GoOperatorFieldFinding } from './validation/go-operator-fields.js';
 
 const SPEC_FIELDS: readonly string[] = Object.keys(specSchema.properties ?? {});
 const DRIVER_NAME_RE = new RegExp(DRIVER_NAME_PATTERN);

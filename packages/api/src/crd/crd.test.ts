@@ -15,7 +15,7 @@ import { pmemCsiDeploymentCrd } from './definition.js';
 import type { JSONSchemaProps, JSONValue } from './json-schema.js';
 import { pmemCsiDeploymentSchema } from './schema.js';
 import { specSchema } from './spec-schema.js';
-import { IMAGE_PULL_POLICIES, LOG_FORMATS, SPEC_DEFAULTS } from './values.js';
+import { GO_OPERATOR_FIELDS, IMAGE_PULL_POLICIES, LOG_FORMATS, SPEC_DEFAULTS } from './values.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CRD_FILE = 'deploy/crd/pmem-csi.intel.com_pmemcsideployments.yaml';
@@ -194,6 +194,25 @@ describe('the CRD schema', () => {
     const field = specSchema.properties?.emulatedSize;
     expect(field).toMatchObject({ 'x-kubernetes-int-or-string': true, default: '4Gi' });
     expect(field?.description).toMatch(/^emulated mode only: .* from 64Mi to 1Ti/);
+  });
+
+  it("declares the Go operator's fields with its types and no default, so that a Go user's value is stored, not pruned", () => {
+    expect({
+      controllerTLSSecret: specSchema.properties?.controllerTLSSecret?.type,
+      mutatePods: [specSchema.properties?.mutatePods?.type, specSchema.properties?.mutatePods?.enum],
+      schedulerNodePort: [
+        specSchema.properties?.schedulerNodePort?.type,
+        specSchema.properties?.schedulerNodePort?.format,
+      ],
+    }).toEqual({
+      controllerTLSSecret: 'string',
+      mutatePods: ['string', ['Always', 'Try', 'Never']],
+      schedulerNodePort: ['integer', 'int32'],
+    });
+    for (const field of GO_OPERATOR_FIELDS) {
+      expect(specSchema.properties?.[field]?.default).toBeUndefined();
+      expect(specSchema.properties?.[field]?.description).toMatch(/^Go operator \(PMEM-CSI v1\.x\) only: .*accepted/);
+    }
   });
 
   it('agrees with the validator and the generated types', () => {

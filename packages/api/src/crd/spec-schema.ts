@@ -11,6 +11,8 @@ import {
   LOG_FORMATS,
   LOG_LEVEL_RANGE,
   MAX_UNAVAILABLE_PERCENT_PATTERN,
+  MUTATE_PODS_ACCEPTED,
+  MUTATE_PODS_VALUES,
   MAX_CONTROLLER_REPLICAS,
   MIN_CONTROLLER_REPLICAS,
   MIN_MAX_UNAVAILABLE,
@@ -65,6 +67,10 @@ const pem = (what: string): JSONSchemaProps => ({
   type: 'string',
   description: `${what}, PEM-encoded. Optional: either all five of caCert, registryCert, registryKey, nodeControllerCert and nodeControllerKey are set, or none and the operator creates and renews its own CA and certificates.`,
 });
+
+/** What a refused value of a Go operator field does, for the descriptions of those fields. */
+const GO_REFUSED =
+  'a refused value leaves the deployment Failed (DriverDeployed False, InvalidSpec) with nothing written, so a Go driver still deployed keeps running until the field is removed';
 
 export const specSchema: JSONSchemaProps = {
   type: 'object',
@@ -168,5 +174,27 @@ export const specSchema: JSONSchemaProps = {
     registryKey: pem('Private key of registryCert (PKCS#1, PKCS#8 or SEC1)'),
     nodeControllerCert: pem('Certificate of the node-controller services (subject/SAN pmem-node-controller)'),
     nodeControllerKey: pem('Private key of nodeControllerCert (PKCS#1, PKCS#8 or SEC1)'),
+    // The Go operator's fields (GO_OPERATOR_FIELDS), with its types, so that they are stored and
+    // answered instead of pruned; validation/go-operator-fields.ts decides each value.
+    controllerTLSSecret: {
+      type: 'string',
+      description:
+        "Go operator (PMEM-CSI v1.x) only: the Secret with ca.crt, tls.crt and tls.key of the Go driver's scheduler extender and pod webhook. " +
+        `This driver has neither (storage capacity tracking places pods with late-binding PMEM volumes on nodes with room): only "" (or unset) is accepted; ${GO_REFUSED}. The status condition GoOperatorFields reports the decision.`,
+    },
+    mutatePods: {
+      type: 'string',
+      enum: MUTATE_PODS_VALUES,
+      description:
+        "Go operator (PMEM-CSI v1.x) only: how its pod webhook was registered (Always: pod creation fails without the webhook's answer; Try: best effort; Never: no webhook). " +
+        `This driver has no pod webhook, so pods are created unchanged: ${MUTATE_PODS_ACCEPTED.join(' and ')} (or unset) are accepted, Always is refused; ${GO_REFUSED}.`,
+    },
+    schedulerNodePort: {
+      type: 'integer',
+      format: 'int32',
+      description:
+        "Go operator (PMEM-CSI v1.x) only: a node port for the Go driver's scheduler extender Service. This driver has no scheduler extender: only 0 (or unset) is accepted; " +
+        `${GO_REFUSED}.`,
+    },
   },
 };

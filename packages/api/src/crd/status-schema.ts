@@ -53,6 +53,13 @@ const EMULATED_PMEM_DESCRIPTION =
   'attached to loop devices; they are NOT persistent memory (no DAX, disk speed and durability); the message gives the capacity per node. ' +
   'A notice, not an error: the driver works. False (PmemDeviceMode) once the driver runs in lvm or direct mode again; absent when it never ran emulated.';
 
+/** What the GoOperatorFields condition means: the Go operator's spec fields, each accepted or refused. */
+const GO_OPERATOR_FIELDS_DESCRIPTION =
+  'GoOperatorFields: present once the spec carried a field of the Go operator (PMEM-CSI v1.x) that this driver has no counterpart for: controllerTLSSecret, mutatePods, schedulerNodePort. ' +
+  'True (Accepted) when every such value means what this driver does anyway (controllerTLSSecret "", mutatePods Try or Never, schedulerNodePort 0); ' +
+  "True (Refused) when one needs the Go driver's scheduler extender or pod webhook, which this driver does not have: the message names each field, its value and what to do, and the deployment is Failed (DriverDeployed False, InvalidSpec) with nothing written. " +
+  'False (NotSet) once the spec carries none of them any more; absent when it never did.';
+
 const timestamp = (description: string): JSONSchemaProps => ({ type: 'string', format: 'date-time', description });
 
 const generation = (description: string): JSONSchemaProps => ({
@@ -80,6 +87,7 @@ export const conditionSchema: JSONSchemaProps = {
         CONFLICT_DESCRIPTION,
         PMEM_OVERLAP_DESCRIPTION,
         EMULATED_PMEM_DESCRIPTION,
+        GO_OPERATOR_FIELDS_DESCRIPTION,
       ].join(' '),
     },
     status: { type: 'string', enum: CONDITION_STATUSES, description: 'True, False or Unknown.' },

@@ -35,6 +35,7 @@ export const CONDITION_TYPES = [
   'NodesSelected',
   'PmemOverlap',
   'EmulatedPmem',
+  'GoOperatorFields',
 ] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 export const DRIVER_COMPONENTS = ['Controller', 'Node'] as const;
@@ -52,6 +53,20 @@ export const CONDITION_MESSAGE_MAX_LENGTH = 32768;
  */
 export const MAX_UNAVAILABLE_PERCENT_PATTERN = '^([1-9][0-9]?|100)%$';
 export const MIN_MAX_UNAVAILABLE = 1;
+
+/**
+ * Spec fields of the Go operator (intel/pmem-csi v1.x api/v1beta1) that this operator has no
+ * counterpart for: the TLS Secret of its scheduler extender and pod webhook, how the webhook was
+ * configured, and a node port for the extender. The CRD declares them with the Go types so that
+ * a Go user's value is never pruned silently; validation/go-operator-fields.ts accepts the values
+ * that meant "off" and refuses the others with what to do.
+ */
+export const GO_OPERATOR_FIELDS = ['controllerTLSSecret', 'mutatePods', 'schedulerNodePort'] as const;
+export type GoOperatorField = (typeof GO_OPERATOR_FIELDS)[number];
+/** The Go operator's spec.mutatePods values (its default was Try). */
+export const MUTATE_PODS_VALUES = ['Always', 'Try', 'Never'] as const;
+/** The spec.mutatePods values accepted here: pods are created without a webhook's change, as this driver has none. */
+export const MUTATE_PODS_ACCEPTED: readonly (typeof MUTATE_PODS_VALUES)[number][] = ['Try', 'Never'];
 
 /** The user-supplied PEM fields: all five or none (see validateSpec). */
 export const CERTIFICATE_FIELDS = [

@@ -18,6 +18,7 @@ import {
 } from '../crd/values.js';
 import type { PmemCSIDeploymentSpec } from '../generated/pmemcsideployment.js';
 import { LABEL_KEYS } from '../names.js';
+import { goOperatorFieldCheck } from './go-operator-fields.js';
 import { isPemCertificates, isPemPrivateKey } from './pem.js';
 import {
   badKey,
@@ -153,4 +154,7 @@ export const SPEC_FIELD_CHECKS: Readonly<Record<keyof PmemCSIDeploymentSpec, Fie
   registryKey: pem('registryKey'),
   nodeControllerCert: pem('nodeControllerCert'),
   nodeControllerKey: pem('nodeControllerKey'),
+  controllerTLSSecret: goOperatorFieldCheck('controllerTLSSecret'),
+  mutatePods: goOperatorFieldCheck('mutatePods'),
+  schedulerNodePort: goOperatorFieldCheck('schedulerNodePort'),
 };

@@ -24,6 +24,7 @@ import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import type { Clock } from '../clock.js';
 import { KubeApiError, isExpired } from './kube-errors.js';
 import type {
+  DeleteOptions,
   KubeApi,
   KubeObject,
   LeaseRecord,
@@ -148,8 +149,8 @@ export class MonitoredKubeApi implements KubeApi {
     return this.#track(`patch ${patch.kind}`, () => this.#kube.mergePatch<T>(patch));
   }
 
-  delete(ref: ObjectRef): Promise<boolean> {
-    return this.#track(`delete ${ref.kind}`, () => this.#kube.delete(ref));
+  delete(ref: ObjectRef, options?: DeleteOptions): Promise<boolean> {
+    return this.#track(`delete ${ref.kind}`, () => this.#kube.delete(ref, options));
   }
 
   patchDeploymentStatus(name: string, status: PmemCSIDeploymentStatus): Promise<void> {

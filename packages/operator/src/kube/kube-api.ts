@@ -8,6 +8,7 @@ import type { CoreV1Event, V1Lease } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, FIELD_MANAGER, PLURAL, type PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { KubeApiError } from './kube-errors.js';
 import type {
+  DeleteOptions,
   KubeApi,
   KubeObject,
   LeaseRecord,
@@ -232,14 +233,14 @@ export class ClientKubeApi implements KubeApi {
     return plain<T>(result);
   }
 
-  async delete(ref: ObjectRef): Promise<boolean> {
+  async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<boolean> {
     const spec = {
       apiVersion: ref.apiVersion,
       kind: ref.kind,
       metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) },
     };
     const status = await orUndefined(() =>
-      this.#objects.delete(spec, undefined, undefined, undefined, undefined, 'Background'),
+      this.#objects.delete(spec, undefined, undefined, undefined, undefined, options.propagation ?? 'Background'),
     );
     return status !== undefined;
   }

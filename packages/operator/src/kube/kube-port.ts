@@ -31,6 +31,10 @@ export interface ObjectRef {
   readonly namespace?: string;
 }
 
+export interface DeleteOptions {
+  readonly propagation?: 'Background' | 'Foreground';
+}
+
 export interface ListOptions {
   /** Namespace of a namespaced type; omitted = all namespaces (or a cluster-scoped type). */
   readonly namespace?: string;
@@ -94,8 +98,12 @@ export interface KubeApi {
    * fields to change; metadata.resourceVersion, when set, is a precondition (409 if it changed).
    */
   mergePatch<T extends KubeObject>(patch: LooseObject): Promise<T>;
-  /** Delete (background propagation); false when it was already gone. */
-  delete(ref: ObjectRef): Promise<boolean>;
+  /**
+   * Delete; false when it was already gone. Background propagation unless `options` asks for
+   * Foreground: the object then stays (with a deletionTimestamp) until the garbage collector has
+   * deleted its dependents, e.g. a DaemonSet until its pods are gone.
+   */
+  delete(ref: ObjectRef, options?: DeleteOptions): Promise<boolean>;
   /** Replace the status subresource of a PmemCSIDeployment. */
   patchDeploymentStatus(name: string, status: PmemCSIDeploymentStatus): Promise<void>;
   watch(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent) => void): Promise<WatchHandle>;

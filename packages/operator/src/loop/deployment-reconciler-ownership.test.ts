@@ -60,12 +60,15 @@ const NEWER_APPLY_ORDER = [
   apply('DaemonSet', NEWER_NAMES.nodeDaemonSet),
 ];
 
-/** What NEWER's first reconcile writes when it takes over OLDER's objects. */
-const TAKEOVER_WRITES = NEWER_APPLY_ORDER.flatMap((step) =>
-  step.startsWith('apply Deployment ') || step.startsWith('apply DaemonSet ')
-    ? [step, step.replace('apply', 'delete'), step]
-    : [step],
-);
+/**
+ * What NEWER's first reconcile writes when it takes over OLDER's objects: the workloads recreated
+ * (another selector), the DaemonSet in the foreground so that no node runs two node drivers.
+ */
+const TAKEOVER_WRITES = NEWER_APPLY_ORDER.flatMap((step) => {
+  if (step.startsWith('apply Deployment ')) return [step, step.replace('apply', 'delete'), step];
+  if (step.startsWith('apply DaemonSet ')) return [step, `${step.replace('apply', 'delete')} (foreground)`, step];
+  return [step];
+});
 
 /** OLDER deployed and Running, NEWER created five minutes later. */
 async function twoDeployments(): Promise<Harness> {

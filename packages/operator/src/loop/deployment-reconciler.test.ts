@@ -515,46 +515,10 @@ describe('operator upgrade A -> B', () => {
     expect(h.kube.writes.slice(before)).toEqual([
       `delete Secret ${TEST_NAMESPACE}/${NAMES.nodeSecret}`,
       `apply Secret ${TEST_NAMESPACE}/${NAMES.nodeSecret}`,
-      `delete DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
+      // Foreground: the new DaemonSet only once the old one and its pods are gone (one node driver per node).
+      `delete DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet} (foreground)`,
       `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
     ]);
     expect(h.object<V1Secret>('secret', NAMES.nodeSecret)?.type).toBe('kubernetes.io/tls');
-  });
-});
-
-describe('objects left by the Go operator', () => {
-  it('takes over unlabelled objects in place, recreating those whose immutable fields differ', async () => {
-    const h = harness();
-    h.putCr();
-    // Same names as ours, no labels of ours, another selector (immutable).
-    h.kube.put({
-      apiVersion: 'apps/v1',
-      kind: 'DaemonSet',
-      metadata: { name: NAMES.nodeDaemonSet, namespace: TEST_NAMESPACE },
-      spec: {
-        selector: { matchLabels: { app: 'pmem-csi-node' } },
-        template: { spec: { containers: [{ name: 'pmem-driver', args: ['-deviceMode=lvm'] }] } },
-      },
-    } as KubeObject);
-    h.kube.put({
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: NAMES.controllerServiceAccount, namespace: TEST_NAMESPACE },
-    } as KubeObject);
-    await h.reconciler().reconcile(CR_NAME);
-    expect(h.kube.writes.filter((w) => w.includes(' DaemonSet '))).toEqual([
-      `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
-      `delete DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
-      `apply DaemonSet ${TEST_NAMESPACE}/${NAMES.nodeDaemonSet}`,
-    ]);
-    expect(
-      h.object<V1DaemonSet>('daemonSet', NAMES.nodeDaemonSet)?.spec?.selector.matchLabels?.[
-        'app.kubernetes.io/component'
-      ],
-    ).toBe('node');
-    expect(
-      h.object('serviceAccount', NAMES.controllerServiceAccount)?.metadata.labels?.['app.kubernetes.io/managed-by'],
-    ).toBe('pmem-csi-operator');
-    expect(getCondition(h.cr().status?.conditions, 'DriverDeployed')).toMatchObject({ status: 'True' });
   });
 });

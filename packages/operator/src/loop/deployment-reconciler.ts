@@ -6,6 +6,7 @@
 // write the status only when it changed. Errors are thrown after the status says what failed, so
 // the queue retries with backoff. Objects built by another operator version differ in their
 // version annotation, so an upgraded operator updates every object of every CR in place.
+// The Go operator's objects: go-takeover.ts (Go-only ones deleted first, the others taken over by the plan).
 import type { V1DaemonSet, V1Deployment, V1Secret } from '@kubernetes/client-node';
 import {
   FIELD_MANAGER,
@@ -43,7 +44,9 @@ import { emulatedPmem } from '../status/emulated-pmem.js';
 import { earlierPmemDeployments, placementOf, pmemOverlapPlan, type PmemOverlapPlan } from '../plan/pmem-overlap.js';
 import { ownedSelector, planObjects } from '../plan/object-plan.js';
 import type { HandlerResult } from './queue.js';
-import { ObjectWriter, type ResolvedStep, type WriteContext } from './object-writer.js';
+import { ObjectWriter, type ResolvedStep, type WriteContext, type WriteResult } from './object-writer.js';
+import { GoOperatorTakeover } from './go-takeover.js';
+import { goOperatorFieldsCondition } from '../status/go-operator.js';
 import { RESOURCES } from '../kube/resources.js';
 import { activeReplicas, type ActiveReplicas } from '../status/active-controller.js';
 import {
@@ -99,6 +102,13 @@ interface EffectiveSpec {
   readonly refusal?: Refusal;
 }
 
+/** Why an applied spec still fails: the device-mode guard's refusal, else PmemOverlap's. */
+const refusalOf = (effective: EffectiveSpec, overlap: PmemOverlapPlan): Refusal | undefined =>
+  effective.refusal ??
+  (overlap.refusal === undefined
+    ? undefined
+    : { reason: DEPLOY_REASONS.tooManyExclusionTerms, message: overlap.refusal });
+
 /** An object this reconcile takes from a PmemCSIDeployment that comes later by the ownership rule. */
 interface Takeover {
   /** "Kind namespace/name". */
@@ -120,10 +130,12 @@ export class Reconciler {
   readonly #builders: readonly ObjectBuilder[];
   readonly #kinds: readonly ResourceType[];
   readonly #writer: ObjectWriter;
+  readonly #go: GoOperatorTakeover;
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
-    this.#writer = new ObjectWriter(options.kube, options.log);
+    this.#writer = new ObjectWriter(options.kube, options.log, options.clock);
+    this.#go = new GoOperatorTakeover(options.kube, options.namespace, options.events);
     this.#builders = options.builders ?? BUILDERS;
     this.#kinds = options.kinds ?? EVER_CREATED_KINDS;
   }
@@ -140,7 +152,8 @@ export class Reconciler {
     if (collision !== undefined) return this.#refuse(cr, collision, log, undefined);
     const problems = validateDeployment(cr);
     if (problems.length > 0) {
-      await this.#finish(cr, { kind: 'invalid-spec', problems });
+      const goFields = goOperatorFieldsCondition(cr.spec, cr.status?.conditions);
+      await this.#finish(cr, { kind: 'invalid-spec', problems, conditions: goFields === undefined ? [] : [goFields] });
       return {};
     }
     return this.#deploy({ cr, deployments, log });
@@ -151,7 +164,8 @@ export class Reconciler {
     const { cr, log } = context;
     const { clock } = this.#o;
     const live = await this.#listOwned(cr);
-    const effective = await this.#effectiveSpec(cr, live);
+    const go = await this.#go.find(cr, live, log);
+    const effective = await this.#effectiveSpec(cr, live, go.nodeDaemonSet);
     const now = new Date(clock.now());
     const certs = await planCertificates({ cr, existing: await this.#certSecrets(cr, live), now }, this.#o.certs);
     if (!certs.ok) {
@@ -173,11 +187,7 @@ export class Reconciler {
       certs: certs.secrets,
       ...(overlap.nodeExclusion === undefined ? {} : { nodeExclusion: overlap.nodeExclusion }),
     };
-    const refusal: Refusal | undefined =
-      effective.refusal ??
-      (overlap.refusal === undefined
-        ? undefined
-        : { reason: DEPLOY_REASONS.tooManyExclusionTerms, message: overlap.refusal });
+    const refusal = refusalOf(effective, overlap);
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
     const steps = await this.#writer.resolve(plan);
     // Before the first write: every object it would change is ours or nobody's.
@@ -188,29 +198,35 @@ export class Reconciler {
     );
     if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
     const takeovers = takeoversOf(steps, context);
-    let applied: KubeObject[];
+    let written: WriteResult;
+    let removed: string[];
     try {
-      applied = await this.#writer.execute(steps, plan.delete, context);
+      // The Go driver's webhook registration first: no pod creation waits for a webhook going away.
+      removed = await this.#go.removeGoOnly(go.goOnly, log);
+      written = await this.#writer.execute(steps, plan.delete, context);
     } catch (e) {
       if (e instanceof OwnershipConflictError) return this.#refuse(cr, e.finding, log, OWNERSHIP_RECHECK_MS);
       await this.#finish(cr, { kind: 'apply-failed', error: errorMessage(e), conditions: verified });
       throw e;
     }
+    const applied = written.applied;
     const workload = <T>(kind: string, name: string): T | undefined =>
       [...applied, ...live].find((o) => o.kind === kind && o.metadata.name === name) as T | undefined;
     const names = deploymentObjectNames(cr.metadata.name);
     // A notice for as long as the driver runs on loop-backed files instead of PMEM.
     const emulated = emulatedPmem(cr.metadata.name, effective.spec, cr.status?.conditions);
     const active = await this.#activeReplicas(cr, clock.now());
+    const goFields = goOperatorFieldsCondition(cr.spec, cr.status?.conditions);
     await this.#finish(cr, {
       kind: 'applied',
-      conditions: [...verified, certs.ready, ...[overlap.condition, emulated].filter((c) => c !== undefined)],
+      conditions: [...verified, certs.ready, ...[overlap.condition, emulated, goFields].filter((c) => c !== undefined)],
       ...(refusal === undefined ? {} : { refusal }),
       deployment: workload<V1Deployment>(RESOURCES.deployment.kind, names.controllerDeployment),
       daemonSet: workload<V1DaemonSet>(RESOURCES.daemonSet.kind, names.nodeDaemonSet),
       active,
     });
     await this.#tookOver(takeovers, context);
+    await this.#go.done(steps, { recreated: written.recreated, removed }, context);
     const untilCheck = certs.nextCheck.getTime() - clock.now();
     return { requeueAfterMs: Math.min(MAX_REQUEUE_MS, Math.max(MIN_REQUEUE_MS, untilCheck)) };
   }
@@ -341,12 +357,19 @@ export class Reconciler {
     return { ca, registry, node };
   }
 
-  /** The defaulted spec; with the deployed device mode kept when changing it would orphan volumes. */
-  async #effectiveSpec(cr: OwnerDeployment, live: readonly KubeObject[]): Promise<EffectiveSpec> {
+  /**
+   * The defaulted spec; with the deployed device mode kept when changing it would orphan volumes.
+   * The deployed mode is our node DaemonSet's, else the Go operator's (`goNodeDaemonSet`).
+   */
+  async #effectiveSpec(
+    cr: OwnerDeployment,
+    live: readonly KubeObject[],
+    goNodeDaemonSet: KubeObject | undefined,
+  ): Promise<EffectiveSpec> {
     const spec = withDefaults(cr.spec, { operatorImage: this.#o.operatorImage });
     const dsName = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
     const deployed = deployedDeviceMode(
-      live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName),
+      live.find((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName) ?? goNodeDaemonSet,
     );
     if (deployed === undefined || deployed === spec.deviceMode) return { spec };
     const volumes = volumesOfDriver((await this.#o.kube.list(RESOURCES.persistentVolume)).items, cr.metadata.name);

@@ -52,4 +52,10 @@ export interface ObjectBuilder extends ResourceType {
    * apply cannot make alone (removing a field no manager owns, such as an apiserver default).
    */
   readonly prepatch?: (live: KubeObject, desired: KubeObject) => LooseObject | undefined;
+  /**
+   * When recreated, the new object is created only once the old one and its pods are gone
+   * (foreground deletion): the node DaemonSet, because two node drivers on one node would serve
+   * the same kubelet socket and devices.
+   */
+  readonly recreateAfterPodsGone?: boolean;
 }

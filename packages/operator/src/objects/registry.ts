@@ -57,7 +57,13 @@ export const BUILDERS: readonly ObjectBuilder[] = [
     mustRecreate: selectorMustRecreate,
     prepatch: strategyPrepatch,
   },
-  { ...RESOURCES.daemonSet, id: 'node-daemonset', build: buildNodeDaemonSet, mustRecreate: selectorMustRecreate },
+  {
+    ...RESOURCES.daemonSet,
+    id: 'node-daemonset',
+    build: buildNodeDaemonSet,
+    mustRecreate: selectorMustRecreate,
+    recreateAfterPodsGone: true,
+  },
   // After the Deployment: the budget selects its pods.
   {
     ...RESOURCES.podDisruptionBudget,

@@ -30,6 +30,27 @@ describe('device mode guard', () => {
     expect(deployedDeviceMode(undefined)).toBeUndefined();
   });
 
+  it("reads the Go operator's -deviceManager from the driver container's command (v0.8 on) or args, ndctl as direct", () => {
+    const goDs = (container: { command?: string[]; args?: string[] }): KubeObject =>
+      ({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'pmem-csi-intel-com-node' },
+        spec: { selector: {}, template: { spec: { containers: [{ name: 'pmem-driver', ...container }] } } },
+      }) as KubeObject;
+    const command = (mode: string): string[] => [
+      '/usr/local/bin/pmem-csi-driver',
+      `-deviceManager=${mode}`,
+      '-v=3',
+      '-mode=node',
+      '-statePath=/var/lib/$(PMEM_CSI_DRIVER_NAME)',
+    ];
+    expect(deployedDeviceMode(goDs({ command: command('direct') }))).toBe('direct');
+    expect(deployedDeviceMode(goDs({ command: command('lvm') }))).toBe('lvm');
+    expect(deployedDeviceMode(goDs({ args: ['-deviceManager=ndctl', '-mode=node'] }))).toBe('direct');
+    expect(deployedDeviceMode(goDs({ command: command('fake') }))).toBeUndefined();
+  });
+
   it('finds the volumes of one driver only', () => {
     expect(volumesOfDriver([pv('b', 'd'), pv('a', 'd'), pv('c', 'other'), pv('hostpath')], 'd')).toEqual(['a', 'b']);
   });

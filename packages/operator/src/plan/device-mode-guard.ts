@@ -18,10 +18,21 @@ export function deployedDeviceMode(daemonSet: KubeObject | undefined): DeviceMod
   const annotated = daemonSet.metadata.annotations?.[DEVICE_MODE_ANNOTATION];
   if (isDeviceMode(annotated)) return annotated;
   const containers = (daemonSet as V1DaemonSet).spec?.template.spec?.containers ?? [];
-  // The driver's --device-mode (or the Go operator's -deviceMode), read by the flag schema, for DaemonSets without the annotation.
+  // For DaemonSets without the annotation: the driver's --device-mode (also spelled -deviceMode),
+  // read by the flag schema, or the Go operator's -deviceManager, which it put in the container's
+  // command (v0.8 on) or args (earlier).
   for (const container of containers) {
-    const mode = driverArgValue(container.args ?? [], 'device-mode');
+    const mode = driverArgValue(container.args ?? [], 'device-mode') ?? goDeviceManager(container);
     if (isDeviceMode(mode)) return mode;
+  }
+  return undefined;
+}
+
+/** The Go driver's -deviceManager value of a container; "ndctl", its old name for direct, as direct. */
+function goDeviceManager(container: { command?: string[]; args?: string[] }): string | undefined {
+  for (const arg of [...(container.command ?? []), ...(container.args ?? [])]) {
+    const m = /^--?deviceManager=(.*)$/s.exec(arg);
+    if (m !== null) return m[1] === 'ndctl' ? 'direct' : m[1];
   }
   return undefined;
 }

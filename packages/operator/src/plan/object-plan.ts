@@ -22,6 +22,8 @@ export interface ApplyStep {
   readonly mustRecreate?: ObjectBuilder['mustRecreate'];
   /** The builder's merge patch to send before the apply, if the live object needs one. */
   readonly prepatch?: ObjectBuilder['prepatch'];
+  /** The builder's word that a recreate waits until the old object's pods are gone. */
+  readonly recreateAfterPodsGone?: boolean;
   /** The live object labelled as ours ("changed", "recreate"); a "missing" one may exist unlabelled. */
   readonly live?: KubeObject;
 }
@@ -71,6 +73,7 @@ export function planObjects(
     const check = {
       ...(builder.mustRecreate === undefined ? {} : { mustRecreate: builder.mustRecreate }),
       ...(builder.prepatch === undefined ? {} : { prepatch: builder.prepatch }),
+      ...(builder.recreateAfterPodsGone === true ? { recreateAfterPodsGone: true } : {}),
     };
     if (current === undefined) apply.push({ object, recreate: false, why: 'missing', ...check });
     else if (builder.mustRecreate?.(current, object) === true)

@@ -49,11 +49,17 @@
 //     what it waits for, e.g. "no node matches the node selector" (with NodesSelected False).
 //   - Failed when the reconcile could not apply the spec (DriverDeployed False; the reason and
 //     that condition say why).
+// - GoOperatorFields: the Go operator's spec fields this driver has no counterpart for, accepted or
+//   refused (go-operator.ts); conditions in the Go operator's shape are dropped before ours are
+//   upserted (GoOperatorStatusConverted).
 // Events mark transitions only: NewDeployment (first status), Running (entering Running),
 // NotRunning (leaving Running for ""), Failed/Conflict (each new failure reason), ConflictResolved,
 // NoMatchingNodes (NodesSelected turning False), PmemOverlap (PmemOverlap turning True),
 // EmulatedPmem (EmulatedPmem turning True: a Warning, so that `kubectl get events
-// --field-selector type=Warning` shows that these volumes are not PMEM).
+// --field-selector type=Warning` shows that these volumes are not PMEM), GoOperatorFieldsAccepted /
+// GoOperatorFieldsRefused (GoOperatorFields turning True or changing its reason),
+// GoOperatorStatusConverted (the Go operator's conditions replaced); the reconciler records
+// ObjectsTakenOver and GoOperatorObjectsTakenOver itself.
 import type { V1DaemonSet, V1Deployment } from '@kubernetes/client-node';
 import {
   formatTimestamp,
@@ -70,6 +76,12 @@ import type { OwnerDeployment } from '../objects/context.js';
 import type { ActiveReplicas } from './active-controller.js';
 import { daemonSetCounts, deploymentCounts, driverComponents, nodesSelected } from './driver-components.js';
 import { CONFLICT_REASONS, CONFLICT_RESOLVED_MESSAGE, type ConflictFinding } from '../plan/ownership.js';
+import {
+  GO_FIELDS_REASONS,
+  describeConvertedConditions,
+  foreignConditions,
+  withoutForeignConditions,
+} from './go-operator.js';
 
 export const DEPLOY_REASONS = {
   applied: 'AllObjectsApplied',
@@ -83,7 +95,12 @@ export const DEPLOY_REASONS = {
 
 /** What one reconcile ended with. */
 export type ReconcileOutcome =
-  | { readonly kind: 'invalid-spec'; readonly problems: readonly ValidationProblem[] }
+  | {
+      readonly kind: 'invalid-spec';
+      readonly problems: readonly ValidationProblem[];
+      /** GoOperatorFields, when the spec has the Go operator's fields (or had them). */
+      readonly conditions?: readonly ConditionUpdate[];
+    }
   | { readonly kind: 'certs-invalid'; readonly reason: string; readonly conditions: readonly ConditionUpdate[] }
   | { readonly kind: 'apply-failed'; readonly error: string; readonly conditions: readonly ConditionUpdate[] }
   /** Refused before the first write: the object names or an object belong to someone else. */
@@ -120,6 +137,10 @@ export interface StatusEvent {
     | 'Conflict'
     | 'ConflictResolved'
     | 'ObjectsTakenOver'
+    | 'GoOperatorObjectsTakenOver'
+    | 'GoOperatorFieldsAccepted'
+    | 'GoOperatorFieldsRefused'
+    | 'GoOperatorStatusConverted'
     | 'NoMatchingNodes'
     | 'PmemOverlap'
     | 'EmulatedPmem';
@@ -165,7 +186,11 @@ function verdictOf(outcome: ReconcileOutcome, now: string, previous: PmemCSIDepl
   switch (outcome.kind) {
     case 'invalid-spec': {
       const reason = describeProblems(outcome.problems);
-      return { updates: [deployed('False', DEPLOY_REASONS.invalidSpec, reason)], phase: 'Failed', reason };
+      return {
+        updates: [...(outcome.conditions ?? []), deployed('False', DEPLOY_REASONS.invalidSpec, reason)],
+        phase: 'Failed',
+        reason,
+      };
     }
     case 'certs-invalid':
       return {
@@ -234,7 +259,8 @@ function appliedVerdict(
 
 /** The next status after a reconcile of `cr` that ended with `outcome`. */
 export function nextStatus(cr: OwnerDeployment, outcome: ReconcileOutcome, now: Date): PmemCSIDeploymentStatus {
-  const previous = cr.status ?? {};
+  // The Go operator's conditions lack fields our CRD requires: replaced, never carried over.
+  const previous = withoutForeignConditions(cr.status) ?? {};
   const generation = cr.metadata.generation ?? 0;
   const stamp = formatTimestamp(now);
   const verdict = verdictOf(outcome, stamp, previous);
@@ -270,7 +296,28 @@ export function statusEvents(
       ? [{ type: 'Normal', reason: 'NewDeployment', message: 'processing new driver deployment' }]
       : [];
   const conflict = getCondition(next.conditions, 'Conflict')?.status === 'True';
-  return [...created, ...conditionEvents(before, next), ...phaseEvents(before, next, conflict)];
+  const foreign = foreignConditions(previous);
+  const converted: StatusEvent[] =
+    foreign.length === 0
+      ? []
+      : [{ type: 'Normal', reason: 'GoOperatorStatusConverted', message: describeConvertedConditions(foreign) }];
+  return [
+    ...created,
+    ...converted,
+    ...goFieldsEvents(before, next),
+    ...conditionEvents(before, next),
+    ...phaseEvents(before, next, conflict),
+  ];
+}
+
+/** GoOperatorFieldsAccepted / GoOperatorFieldsRefused when GoOperatorFields turns True or changes its reason. */
+function goFieldsEvents(previous: PmemCSIDeploymentStatus, next: PmemCSIDeploymentStatus): StatusEvent[] {
+  const now = getCondition(next.conditions, 'GoOperatorFields');
+  const before = getCondition(previous.conditions, 'GoOperatorFields');
+  if (now?.status !== 'True' || (before?.status === 'True' && before.reason === now.reason)) return [];
+  return now.reason === GO_FIELDS_REASONS.refused
+    ? [{ type: 'Warning', reason: 'GoOperatorFieldsRefused', message: now.message }]
+    : [{ type: 'Normal', reason: 'GoOperatorFieldsAccepted', message: now.message }];
 }
 
 /** ConflictResolved when Conflict turns False, NoMatchingNodes when NodesSelected does; PmemOverlap and EmulatedPmem when those turn True. */

@@ -13,6 +13,7 @@ import type { PmemCSIDeploymentStatus } from '@pmem-csi/api';
 import { canonicalJson } from '../objects/hash.js';
 import { KubeApiError } from '../kube/kube-errors.js';
 import type {
+  DeleteOptions,
   KubeApi,
   KubeObject,
   LeaseRecord,
@@ -201,6 +202,7 @@ export class FakeKube implements KubeApi {
 
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     this.#maybeFail('get', `${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
+    this.#lingerOneRead(keyOf(ref));
     const o = this.objects.get(keyOf(ref));
     return o === undefined ? undefined : (clone(o) as unknown as T);
   }
@@ -309,13 +311,45 @@ export class FakeKube implements KubeApi {
     return deleted;
   }
 
-  async delete(ref: ObjectRef): Promise<boolean> {
+  /**
+   * Foreground deletions keep the object, with a deletionTimestamp, for this many more reads by
+   * name (as while the garbage collector deletes its pods); 0 deletes at once.
+   */
+  foregroundLingerReads = 0;
+  readonly #lingering = new Map<string, number>();
+
+  #lingerOneRead(key: string): void {
+    const left = this.#lingering.get(key);
+    if (left === undefined) return;
+    if (left > 1) {
+      this.#lingering.set(key, left - 1);
+      return;
+    }
+    this.#lingering.delete(key);
+    const o = this.objects.get(key);
+    if (o === undefined) return;
+    this.objects.delete(key);
+    o.metadata.resourceVersion = String(++this.#rv);
+    this.#emit('DELETED', o);
+  }
+
+  async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<boolean> {
     const detail = `${ref.kind} ${ref.namespace ?? ''}/${ref.name}`;
     this.#maybeFail('delete', detail);
-    this.writes.push(`delete ${detail}`);
+    const foreground = options.propagation === 'Foreground';
+    this.writes.push(`delete ${detail}${foreground ? ' (foreground)' : ''}`);
     const key = keyOf(ref);
     const existing = this.objects.get(key);
     if (existing === undefined) return false;
+    if (foreground && this.foregroundLingerReads > 0) {
+      if (existing.metadata.deletionTimestamp === undefined) {
+        existing.metadata.deletionTimestamp = new Date(FAKE_EPOCH_MS);
+        existing.metadata.resourceVersion = String(++this.#rv);
+        this.#lingering.set(key, this.foregroundLingerReads);
+        this.#emit('MODIFIED', existing);
+      }
+      return true;
+    }
     this.objects.delete(key);
     existing.metadata.resourceVersion = String(++this.#rv);
     this.#emit('DELETED', existing);

@@ -48,6 +48,7 @@
   resources:
     - mutatingwebhookconfigurations
   verbs:
+    - get
     - list
     - watch
     - delete
@@ -148,6 +149,7 @@
   resources:
     - statefulsets
   verbs:
+    - get
     - list
     - watch
     - delete

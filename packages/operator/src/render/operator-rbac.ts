@@ -36,7 +36,8 @@ import { RESOURCES, typeKey } from '../kube/resources.js';
 export const VERB_ORDER: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 
 const MANAGE = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
-const CLEAN_UP = ['list', 'watch', 'delete'];
+// get: the Go operator's objects of these kinds are read by name once (loop/go-takeover.ts).
+const CLEAN_UP = ['get', 'list', 'watch', 'delete'];
 
 export interface OperatorRules {
   /** For the operator's ClusterRole. */

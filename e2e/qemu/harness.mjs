@@ -12,13 +12,18 @@
 // the way Kata's runtime passes it and runs packages/node/src/kata/kata.guest.test.ts (fsdax
 // device, mount -o dax checked, data read back, a write), and after power-off the host reads the
 // guest's write back (kata-image-cli.ts check). The two host steps count as cases.
+// Modes "cxl-lvm" and "cxl-direct" (issue 27) boot twice like lvm and direct, but under trixie's
+// QEMU (e2e/qemu/cxl/run-cxl-guest.sh) with two blank 4 GiB CXL type-3 persistent devices instead
+// of NVDIMMs, running packages/node/src/device/cxl.guest.test.ts: boot 1 the node assembles a pmem
+// region per device and the mode's device, CSI, owner and contract cases run on them; boot 2, after
+// the power-off, the node assembles them again at its start and the reboot cases check data and state.
 // Brings the Jest JSON results back, writes a JUnit file, prints per-case and per-boot timings and
 // closes with the line "qemu: N passed, N failed". Exit code 0 only when every boot ran its suite
 // and nothing failed; a boot that timed out or produced no result counts as one failure, named.
 //
 // usage: node e2e/qemu/harness.mjs [--mode lvm|direct]... [--record] [--keep] [--work DIR]
 //                                  [--timeout SECONDS] [--junit FILE]
-//   --mode     device modes to run (default: lvm, direct and kata)
+//   --mode     device modes to run (default: lvm, direct, kata, cxl-lvm and cxl-direct)
 //   --record   copy the ndctl/LVM outputs the guest recorded into
 //              packages/node/src/device/__fixtures__/recorded/<mode>/ (with index.json)
 //   --keep     keep the NVDIMM images (sparse, 4 GiB each) after a successful run
@@ -37,7 +42,9 @@ import { fileURLToPath } from 'node:url';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OWN_REPO = resolve(HERE, '../..');
 let REPO = OWN_REPO;
-const MODES = ['lvm', 'direct', 'kata'];
+const MODES = ['lvm', 'direct', 'kata', 'cxl-lvm', 'cxl-direct'];
+/** The CXL modes (issue 27): the device mode on two CXL type-3 persistent devices under trixie's QEMU (e2e/qemu/CXL.md). */
+const CXL_MODES = { 'cxl-lvm': 'lvm', 'cxl-direct': 'direct' };
 const CACHE = process.env.PMEM_CSI_QEMU_CACHE ?? join(homedir(), '.cache', 'pmem-csi-qemu');
 
 function parseArgs(argv) {
@@ -78,9 +85,12 @@ function buildImage() {
   return { dir, ms: Date.now() - t0 };
 }
 
-/** The guest's test file: one suite for the PMEM modes, which reads the mode from PMEM_CSI_GUEST_MODE; the Kata boot's own. */
+/** The guest's test file: one suite for the NVDIMM modes and one for the CXL modes, which read the mode from PMEM_CSI_GUEST_MODE; the Kata boot's own. */
 function guestTestFile(mode) {
-  const file = join(REPO, mode === 'kata' ? 'packages/node/src/kata/kata.guest.test.ts' : 'packages/node/src/device/pmem.guest.test.ts');
+  const name = mode === 'kata' ? 'packages/node/src/kata/kata.guest.test.ts'
+    : mode in CXL_MODES ? 'packages/node/src/device/cxl.guest.test.ts'
+      : 'packages/node/src/device/pmem.guest.test.ts';
+  const file = join(REPO, name);
   if (!existsSync(file)) throw new Error(`no ${relative(REPO, file)}`);
   return relative(REPO, file);
 }
@@ -111,27 +121,32 @@ function runPrefixed(command, args, prefix) {
   });
 }
 
-/** The NVDIMMs (and state disk) of a mode's boots: two blank PMEM NVDIMMs, or the Kata image alone. */
+/** The PMEM (and state disk) of a mode's boots: two blank PMEM NVDIMMs, two blank CXL devices, or the Kata image alone. */
 function devices(m) {
   if (m.mode === 'kata') return ['--kata-nvdimm', join(m.dir, 'kata.img')];
+  if (m.mode in CXL_MODES) return ['--cxl', join(m.dir, 'cxl0.img'), '--cxl', join(m.dir, 'cxl1.img'), '--state-disk', join(m.dir, 'state.img')];
   return ['--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img')];
 }
 
 async function boot(image, m, n, timeoutS, prefix) {
   const jsonName = `jest-${m.mode}-boot${n}.json`;
   rmSync(join(m.results, jsonName), { force: true });
-  const jest = [
+  const cxl = CXL_MODES[m.mode];
+  // A CXL guest first loads the CXL drivers (guest-test.sh), then runs the same Jest command.
+  const command = cxl !== undefined ? ['sh', 'e2e/qemu/cxl/guest-test.sh', jsonName] : [
     'node', '--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js',
     '--config', 'e2e/qemu/jest.guest.config.js', '--ci', '--forceExit', '--json', `--outputFile=/results/${jsonName}`,
     m.testFile,
   ];
+  const guestMode = cxl ?? m.mode;
   const args = [
-    join(HERE, 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
+    join(HERE, cxl !== undefined ? 'cxl/run-cxl-guest.sh' : 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
     ...devices(m),
     '--cache', join(CACHE, 'guest-cache'),
-    '--env', `PMEM_CSI_GUEST_MODE=${m.mode}`, '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results', '--', ...jest,
+    '--env', `PMEM_CSI_GUEST_MODE=${guestMode}`, '--env', `PMEM_CSI_GUEST_BOOT=${n}`, '--env', 'PMEM_CSI_GUEST_RESULTS=/results',
+    ...(cxl !== undefined ? ['--env', 'PMEM_CSI_GUEST_PMEM=cxl'] : []), '--', ...command,
   ];
-  say(`${m.mode} boot ${n}: ${m.testFile} with PMEM_CSI_GUEST_MODE=${m.mode} (limit ${timeoutS} s)`);
+  say(`${m.mode} boot ${n}: ${m.testFile} with PMEM_CSI_GUEST_MODE=${guestMode}${cxl !== undefined ? ' on CXL' : ''} (limit ${timeoutS} s)`);
   const t0 = Date.now();
   const code = await runPrefixed('bash', args, prefix ? `[${m.mode}] ` : '');
   const ms = Date.now() - t0;
@@ -306,7 +321,7 @@ async function main() {
   process.stdout.write(`${out.join('\n')}\n`);
 
   const ok = failed === 0 && passed > 0;
-  if (ok && !o.keep) for (const m of modes) for (const f of ['nvdimm0.img', 'nvdimm1.img', 'state.img', 'kata.img']) rmSync(join(m.dir, f), { force: true });
+  if (ok && !o.keep) for (const m of modes) for (const f of ['nvdimm0.img', 'nvdimm1.img', 'state.img', 'kata.img', 'cxl0.img', 'cxl0.img.lsa', 'cxl1.img', 'cxl1.img.lsa']) rmSync(join(m.dir, f), { force: true });
   process.stdout.write(`\nqemu: ${passed} passed, ${failed} failed\n`);
   process.exit(ok ? 0 : 1);
 }

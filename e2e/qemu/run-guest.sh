@@ -21,6 +21,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ME=run-guest
+# shellcheck source=guest-lib.sh
+source "$HERE/guest-lib.sh"
 REPO="$(cd "$HERE/../.." && pwd)"
 IMAGE="" RESULTS="" STATE_DISK="" CACHE_DIR="" TIMEOUT=1200 SMP=1 NAME=guest
 NVDIMMS=() KATA_NVDIMMS=() ENVS=()
@@ -60,12 +63,7 @@ mkdir -p "$RESULTS"
 RESULTS="$(cd "$RESULTS" && pwd)"
 rm -f "$RESULTS/exit-code" "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAME"
 
-# The command, as a script the guest's init runs from /repo (arguments quoted for sh).
-{
-  echo '# written by run-guest.sh'
-  for e in "${ENVS[@]}"; do printf 'export %q\n' "$e"; done
-  printf 'exec'; printf ' %q' "$@"; echo
-} >"$RESULTS/command.sh"
+write_command "$RESULTS" "${ENVS[@]}" -- "$@"
 
 # NVDIMMs sit in the hotplug memory area: slots and maxmem must make room for them (5 GiB each).
 # A Kata image (its own size, below 4 GiB here) gets 5 GiB of room too.
@@ -87,10 +85,7 @@ if [[ -n "$CACHE_DIR" ]]; then
   args+=(-virtfs "local,path=$(cd "$CACHE_DIR" && pwd),mount_tag=cache,security_model=none")
 fi
 if [[ -n "$STATE_DISK" ]]; then
-  if [[ ! -f "$STATE_DISK" ]]; then
-    truncate -s 64M "$STATE_DISK"
-    mkfs.ext4 -q -F -L pmemstate "$STATE_DISK"
-  fi
+  make_state_disk "$STATE_DISK"
   args+=(-drive "file=$STATE_DISK,format=raw,if=virtio")
 fi
 i=0
@@ -107,25 +102,6 @@ for f in "${KATA_NVDIMMS[@]}"; do
   i=$((i + 1))
 done
 
-CONSOLE="$RESULTS/console-$NAME.log"
-echo "run-guest: booting $NAME (TCG, smp $SMP, $DIMMS NVDIMM(s), timeout ${TIMEOUT}s); console: $CONSOLE" >&2
-start=$(date +%s)
-set +e
-# -serial stdio: the guest console on our stdout (and in the log). stdin from /dev/null keeps QEMU
-# from putting a terminal into raw mode.
-timeout --kill-after=15 "$TIMEOUT" nice -n 10 qemu-system-x86_64 "${args[@]}" </dev/null 2>&1 | tee "$CONSOLE"
-qrc=${PIPESTATUS[0]}
-set -e
-elapsed=$(( $(date +%s) - start ))
-[[ -f "$RESULTS/guest-timings" ]] && mv "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAME"
-echo "run-guest: $NAME ended after ${elapsed}s (qemu exit $qrc)" >&2
-if [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
-  last=$(grep -a -v -e '^\s*$' -e '^qemu-system' "$CONSOLE" | tail -n 1 | cut -c1-200)
-  echo "run-guest: TIMEOUT: guest $NAME did not power off within ${TIMEOUT}s; last console line: $last" >&2
-  exit 124
-fi
-if [[ ! -s "$RESULTS/exit-code" ]]; then
-  echo "run-guest: guest $NAME ended without an exit code (qemu exit $qrc; kernel panic or init failure? see $CONSOLE)" >&2
-  exit 125
-fi
-exit "$(cat "$RESULTS/exit-code")"
+echo "run-guest: booting $NAME (TCG, smp $SMP, $DIMMS NVDIMM(s), timeout ${TIMEOUT}s); console: $RESULTS/console-$NAME.log" >&2
+# -serial stdio: the guest console on our stdout (and in the log).
+boot_guest "$NAME" "$TIMEOUT" "$RESULTS" -- qemu-system-x86_64 "${args[@]}"

@@ -6,7 +6,7 @@
 # and powers off. The command's exit code comes back in <results>/exit-code.
 #
 # usage: bash e2e/qemu/cxl/run-cxl-guest.sh --results DIR [--cxl FILE]... [--cxl-size SIZE]
-#          [--lsa-size SIZE] [--image DIR] [--repo DIR] [--cache DIR] [--timeout SECONDS]
+#          [--lsa-size SIZE] [--state-disk FILE] [--image DIR] [--repo DIR] [--cache DIR] [--timeout SECONDS]
 #          [--name LABEL] [--env K=V]... -- COMMAND...
 #   --cxl FILE       a type-3 device's persistent memory backing file (created sparse when missing;
 #                    its label storage area is FILE.lsa); repeat for more devices. Device i sits
@@ -14,13 +14,18 @@
 #                    memory window of the device's size (cxl-fmw.i, decoder i.0 in the guest).
 #   --cxl-size SIZE  size of each device's persistent memory (default 4G; a multiple of 256M)
 #   --lsa-size SIZE  size of each label storage area (default 256M; sparse)
+#   --state-disk FILE  a persistent ext4 disk mounted at /var/lib/pmem-csi.intel.com in the guest
+#                    (made when missing), as run-guest.sh's: the node's state across boots
 #   --timeout S      outer limit of the whole boot (default 1200)
 # Exit code: the command's; 124 when the boot timed out, 125 when the guest gave no exit code.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
-IMAGE="" RESULTS="" CACHE_DIR="" TIMEOUT=1200 NAME=cxl CXL_SIZE=4G LSA_SIZE=256M
+ME=run-cxl-guest
+# shellcheck source=../guest-lib.sh
+source "$HERE/../guest-lib.sh"
+IMAGE="" RESULTS="" CACHE_DIR="" STATE_DISK="" TIMEOUT=1200 NAME=cxl CXL_SIZE=4G LSA_SIZE=256M
 CXLS=() ENVS=()
 die() { echo "run-cxl-guest: $*" >&2; exit 2; }
 
@@ -32,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --cxl-size) CXL_SIZE="$2"; shift 2 ;;
     --lsa-size) LSA_SIZE="$2"; shift 2 ;;
     --cache) CACHE_DIR="$2"; shift 2 ;;
+    --state-disk) STATE_DISK="$2"; shift 2 ;;
     --repo) REPO="$(cd "$2" && pwd)"; shift 2 ;;
     --timeout) TIMEOUT="$2"; shift 2 ;;
     --name) NAME="$2"; shift 2 ;;
@@ -62,11 +68,7 @@ IMAGE="$(cd "$IMAGE" && pwd -P)"
 mkdir -p "$RESULTS"
 RESULTS="$(cd "$RESULTS" && pwd -P)"
 rm -f "$RESULTS/exit-code" "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAME"
-{
-  echo '# written by run-cxl-guest.sh'
-  for e in "${ENVS[@]}"; do printf 'export %q\n' "$e"; done
-  printf 'exec'; printf ' %q' "$@"; echo
-} >"$RESULTS/command.sh"
+write_command "$RESULTS" "${ENVS[@]}" -- "$@"
 
 # Every PCI device names bus=pcie.0: otherwise QEMU puts it on the last bus, a CXL host bridge.
 BINDS=(--bind "$IMAGE" --bind "$REPO" --bind "$RESULTS")
@@ -85,8 +87,16 @@ if [[ -n "$CACHE_DIR" ]]; then
   BINDS+=(--bind "$CACHE_DIR")
   args+=(-fsdev "local,id=fscache,path=$CACHE_DIR,security_model=none" -device virtio-9p-pci,fsdev=fscache,mount_tag=cache,bus=pcie.0)
 fi
-i=0 FMW=""
 declare -A SEEN=()
+if [[ -n "$STATE_DISK" ]]; then
+  mkdir -p "$(dirname "$STATE_DISK")"
+  STATE_DISK="$(cd "$(dirname "$STATE_DISK")" && pwd -P)/$(basename "$STATE_DISK")"
+  make_state_disk "$STATE_DISK"
+  BINDS+=(--bind "$(dirname "$STATE_DISK")"); SEEN[$(dirname "$STATE_DISK")]=1
+  # The guest's init mounts /dev/vdb (the second virtio disk after the root) as the state directory.
+  args+=(-drive "file=$STATE_DISK,format=raw,if=none,id=state" -device virtio-blk-pci,drive=state,bus=pcie.0)
+fi
+i=0 FMW=""
 for f in "${CXLS[@]}"; do
   mkdir -p "$(dirname "$f")"
   f="$(cd "$(dirname "$f")" && pwd -P)/$(basename "$f")"
@@ -110,25 +120,6 @@ done
 # All fixed memory windows in one -M: QEMU refuses cxl-fmw.* spread over several.
 args+=(-M "$FMW")
 
-CONSOLE="$RESULTS/console-$NAME.log"
-echo "run-cxl-guest: booting $NAME (TCG, QEMU $(bash "$HERE/qemu.sh" --version), $i CXL type-3 device(s) of $CXL_SIZE, timeout ${TIMEOUT}s); console: $CONSOLE" >&2
-start=$(date +%s)
-set +e
-# stdin from /dev/null keeps QEMU from putting a terminal into raw mode. qemu.sh runs QEMU in its
-# own mount namespace: a timeout's kill leaves no mount behind.
-timeout --kill-after=15 "$TIMEOUT" nice -n 10 bash "$HERE/qemu.sh" "${BINDS[@]}" -- "${args[@]}" </dev/null 2>&1 | tee "$CONSOLE"
-qrc=${PIPESTATUS[0]}
-set -e
-elapsed=$(( $(date +%s) - start ))
-[[ -f "$RESULTS/guest-timings" ]] && mv "$RESULTS/guest-timings" "$RESULTS/guest-timings-$NAME"
-echo "run-cxl-guest: $NAME ended after ${elapsed}s (qemu exit $qrc)" >&2
-if [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
-  last=$(grep -a -v -e '^\s*$' -e '^qemu-system' "$CONSOLE" | tail -n 1 | cut -c1-200)
-  echo "run-cxl-guest: TIMEOUT: guest $NAME did not power off within ${TIMEOUT}s; last console line: $last" >&2
-  exit 124
-fi
-if [[ ! -s "$RESULTS/exit-code" ]]; then
-  echo "run-cxl-guest: guest $NAME ended without an exit code (qemu exit $qrc; see $CONSOLE)" >&2
-  exit 125
-fi
-exit "$(cat "$RESULTS/exit-code")"
+echo "run-cxl-guest: booting $NAME (TCG, QEMU $(bash "$HERE/qemu.sh" --version), $i CXL type-3 device(s) of $CXL_SIZE, timeout ${TIMEOUT}s); console: $RESULTS/console-$NAME.log" >&2
+# qemu.sh runs QEMU in its own mount namespace: a timeout's kill leaves no mount behind.
+boot_guest "$NAME" "$TIMEOUT" "$RESULTS" -- bash "$HERE/qemu.sh" "${BINDS[@]}" -- "${args[@]}"

@@ -1,10 +1,15 @@
-// CXL persistent memory in the QEMU guest (issue 27): runs ONLY in the guest that
-// e2e/qemu/cxl/run.sh boots (trixie's QEMU, two emulated CXL type-3 persistent devices of 4 GiB,
-// each behind its own host bridge and fixed memory window, the tier's bookworm image), once per
-// device mode (PMEM_CSI_GUEST_MODE=lvm|direct). In this order: `cxl list` enumerates the devices;
-// the node's cxl.ts assembles one pmem region per device; the regions are nd regions; then the
-// mode's own device cases, a CSI case with `-o dax` and a statx DAX check, and the DeviceManager
-// contract, all taken from the NVDIMM guest suite (src/testing/guest-lvm.ts, guest-direct.ts).
+// CXL persistent memory in the QEMU guest (issue 27): runs ONLY in the CXL guests that the QEMU
+// tier boots (e2e/qemu/harness.mjs modes cxl-lvm and cxl-direct: trixie's QEMU, two emulated CXL
+// type-3 persistent devices of 4 GiB, each behind its own host bridge and fixed memory window, the
+// tier's bookworm image, PMEM_CSI_GUEST_PMEM=cxl), twice per device mode (PMEM_CSI_GUEST_MODE).
+// Boot 1, in this order: `cxl list` enumerates the devices; the node's start-up step
+// (--cxl-regions, device/cxl-startup.ts) reports and then assembles one pmem region per device; the
+// regions are nd regions; then the mode's own device cases, a CSI case with `-o dax` and a statx DAX
+// check, the second-driver (owner) cases, the DeviceManager contract, and the reboot scenario's
+// volumes with data — all taken from the NVDIMM guest suite (src/testing/guest-lvm.ts,
+// guest-direct.ts). Boot 2, after the power-off: the devices have no region; the node driver's start
+// (startGuestDriver: --cxl-regions=assemble) assembles them again, and the reboot cases find the
+// namespaces, volumes, state and data as they were.
 // `cxl list` / `ndctl list` outputs are saved under <results>/recorded (cxl-*.json, ndctl-*.json).
 import { afterAll, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +23,7 @@ import {
   RESULTS,
   SLOW,
   boot1,
+  boot2,
   createVolume,
   deleteVolume,
   isDaxFile,
@@ -34,7 +40,8 @@ import {
   writeSynced,
 } from '../testing/guest-kit.js';
 import { call } from '../testing/test-node.js';
-import { Cxl, assembleCxlRegions, planCxlRegions } from './cxl.js';
+import { Cxl, planCxlRegions } from './cxl.js';
+import { prepareCxlRegions } from './cxl-startup.js';
 import { labelLessNamespace } from './ndctl.js';
 
 const SUITES: Record<GuestMode, GuestModeSuite> = { lvm: lvmSuite, direct: directSuite };
@@ -47,7 +54,7 @@ afterAll(async () => {
   await saveToolTimings(`cxl-${mode}`);
 });
 
-boot1('CXL type-3 persistent memory (cxl list, region assembly by the node)', () => {
+boot1("CXL type-3 persistent memory (cxl list, region assembly by the node's start-up step)", () => {
   const cxl = new Cxl(runner);
 
   it(
@@ -69,22 +76,22 @@ boot1('CXL type-3 persistent memory (cxl list, region assembly by the node)', ()
   );
 
   it(
-    'without permission the node assembles nothing and says what it would do',
+    '--cxl-regions=off: the node assembles nothing and says what it would do',
     async () => {
-      const r = await assembleCxlRegions({ runner, log: suite.log }, false);
-      expect(r.created).toEqual([]);
-      expect(r.notAllowed).toHaveLength(DEVICES);
+      const r = await prepareCxlRegions({ runner, log: suite.log }, 'off');
+      expect(r?.created).toEqual([]);
+      expect(r?.notAllowed).toHaveLength(DEVICES);
       expect(await pmemRegions()).toEqual([]);
     },
     SLOW,
   );
 
   it(
-    `the node assembles one pmem region per device; ndctl sees ${DEVICES} nd regions of ${DEVICE_SIZE / GiB} GiB`,
+    `--cxl-regions=assemble: one pmem region per device, ready when the step returns; ndctl sees ${DEVICES} nd regions of ${DEVICE_SIZE / GiB} GiB`,
     async () => {
-      const r = await assembleCxlRegions({ runner, log: suite.log }, true);
-      expect(r.created).toHaveLength(DEVICES);
-      await runner.run('udevadm', ['settle', '--timeout=60']);
+      const r = await prepareCxlRegions({ runner, log: suite.log }, 'assemble');
+      expect(r?.created).toHaveLength(DEVICES);
+      if (r === undefined) return;
       const after = await record('cxl-list-vvv-after.json', () => cxl.list());
       expect(after.regions.map((x) => x.size)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
       expect(after.regions.every((x) => x.decodeState === 'commit')).toBe(true);
@@ -106,6 +113,24 @@ boot1('CXL type-3 persistent memory (cxl list, region assembly by the node)', ()
         join(RESULTS, `cxl-capacity-${mode}.json`),
         JSON.stringify({ created: r.created, ndRegions: pmem }, null, 1),
       );
+    },
+    SLOW,
+  );
+});
+
+boot2('CXL after the power-off: the regions are gone until the node assembles them again', () => {
+  it(
+    `cxl list: ${DEVICES} memdevs, no region; the start-up step assembles ${DEVICES} again; ndctl finds each pmem-csi or volume namespace`,
+    async () => {
+      const cxl = new Cxl(runner);
+      const topo = await record('cxl-list-vvv-after-reboot.json', () => cxl.list());
+      expect(topo.memdevs.map((m) => m.pmemSize)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
+      expect(topo.regions).toEqual([]);
+      const r = await prepareCxlRegions({ runner, log: suite.log }, 'assemble');
+      expect(r?.created.map((x) => x.size)).toEqual(Array.from({ length: DEVICES }, () => DEVICE_SIZE));
+      // The namespaces live in each device's label storage area: found again once the region is back.
+      const namespaces = await record('ndctl-list-Ni-cxl-after-reboot.json', () => ndctl.listNamespaces());
+      expect(namespaces.filter((n) => n.enabled && n.size > 0).length).toBeGreaterThan(0);
     },
     SLOW,
   );
@@ -144,4 +169,6 @@ boot1(`CSI node service on ${mode} volumes on CXL pmem (mount -o dax, statx DAX)
   );
 });
 
+suite.ownerCases();
 suite.contract();
+suite.reboot();

@@ -12,7 +12,7 @@ import type { Logger } from '@pmem-csi/runtime';
 import { call, testClients, type TestClients } from './test-node.js';
 import { startNodeDriver, type NodeDriver } from '../node-driver.js';
 import type { VolumeDeviceMode } from '@pmem-csi/api';
-import { STATE_DIR, SLOW, boot1, boot2, runner } from '../device/testing/guest-env.js';
+import { PMEM_KIND, STATE_DIR, SLOW, boot1, boot2, runner } from '../device/testing/guest-env.js';
 import { createVolume, deleteVolume, stage, unstage, type Csi, type Fs } from './guest-csi.js';
 import { isDaxFile, sha256, writeSynced } from '../device/testing/guest-devices.js';
 
@@ -56,6 +56,8 @@ export async function startGuestDriver(
     nodeId: 'qemu-guest',
     deviceMode: o.deviceMode,
     deviceOptions: { pmemPercentage: o.pmemPercentage ?? 0 },
+    // On CXL the node assembles the regions itself at start (after a power-off they are gone).
+    cxlRegions: PMEM_KIND === 'cxl' ? 'assemble' : 'off',
     runner,
     stateDir: STATE_DIR,
     csiEndpoint: `unix://${csiSock}`,

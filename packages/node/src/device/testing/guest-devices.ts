@@ -6,8 +6,9 @@ import { constants } from 'node:fs';
 import { mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MiB } from '@pmem-csi/csi';
-import type { NdNamespace, NdRegion } from '../ndctl.js';
-import { ndctl, runner } from './guest-env.js';
+import { expect } from '@jest/globals';
+import { labelLessNamespace, type NdNamespace, type NdRegion } from '../ndctl.js';
+import { PMEM_KIND, ndctl, runner } from './guest-env.js';
 
 /** STATX_ATTR_DAX. */
 export const DAX_ATTR = 0x200000n;
@@ -106,4 +107,20 @@ export async function pmemRegions(): Promise<NdRegion[]> {
  */
 export function liveNamespaces(list: readonly NdNamespace[]): NdNamespace[] {
   return list.filter((ns) => ns.size > 0).sort((a, b) => a.dev.localeCompare(b.dev));
+}
+
+/** How the blank regions of this guest are described in case names: the NVDIMMs' or the CXL devices'. */
+export const BLANK_REGIONS = PMEM_KIND === 'cxl' ? 'labelled CXL' : 'label-less';
+
+/**
+ * A blank region's namespaces before the driver's setup(): label-less on the tier's NVDIMMs (one
+ * label-less namespace spanning the region), an idle seed on a CXL region (labels, nothing in use).
+ */
+export function expectBlankRegion(namespaces: readonly NdNamespace[]): void {
+  if (PMEM_KIND === 'cxl') {
+    expect(labelLessNamespace(namespaces)).toBeUndefined();
+    expect(namespaces.map((n) => [n.mode, n.size, n.enabled])).toEqual([['raw', 0, false]]);
+  } else {
+    expect(labelLessNamespace(namespaces)).toBeDefined();
+  }
 }

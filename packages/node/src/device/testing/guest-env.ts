@@ -30,6 +30,18 @@ export const BOOT = process.env['PMEM_CSI_GUEST_BOOT'] ?? '1';
 export const RESULTS = process.env['PMEM_CSI_GUEST_RESULTS'] ?? '/results';
 /** The node driver's state directory, on the guest's persistent state disk. */
 export const STATE_DIR = process.env['PMEM_CSI_GUEST_STATE_DIR'] ?? '/var/lib/pmem-csi.intel.com';
+/**
+ * The guest's PMEM: `nvdimm` (the tier's two label-less emulated NVDIMMs, default) or `cxl` (two CXL
+ * type-3 persistent devices whose regions the node assembles: e2e/qemu/cxl). A CXL region comes with
+ * labels (the device's label storage area), so the cases that check the blank state differ.
+ */
+export const PMEM_KIND: 'nvdimm' | 'cxl' = ((): 'nvdimm' | 'cxl' => {
+  const kind = process.env['PMEM_CSI_GUEST_PMEM'] ?? 'nvdimm';
+  if (kind !== 'nvdimm' && kind !== 'cxl') {
+    throw new Error(`PMEM_CSI_GUEST_PMEM must be nvdimm or cxl (e2e/qemu sets it), got ${JSON.stringify(kind)}`);
+  }
+  return kind;
+})();
 /** Per-case timeout: tool calls under TCG are slow. */
 export const SLOW = 300_000;
 interface ToolCall {

@@ -33,14 +33,15 @@ FROM ${NODE_IMAGE}
 # line installs every one of them. Size: xfsprogs pulls in libicu (36 MB) for xfs_scrub alone,
 # which the driver never runs, so dpkg leaves its files out (path-exclude: apt still counts it as
 # installed); python3's byte code (13 MB, compiled at install time for xfs_scrub_all) is not kept.
-# The tools the driver runs must start: mkfs.xfs, xfs_io and xfs_growfs print their versions.
+# The tools the driver runs must start: mkfs.xfs, xfs_io and xfs_growfs print their versions, and
+# ndctl's cxl (CXL persistent memory, --cxl-regions) its own.
 RUN printf '# pmem-csi-driver: libicu serves only xfs_scrub, which the driver never runs\npath-exclude /usr/lib/*/libicu*\n' \
       >/etc/dpkg/dpkg.cfg.d/pmem-csi-no-icu \
  && apt-get update \
  && apt-get install -y --no-install-recommends ndctl lvm2 e2fsprogs xfsprogs util-linux mount coreutils \
  && rm -rf /var/lib/apt/lists/* \
  && find /usr/lib -path '/usr/lib/python3*' -name __pycache__ -prune -exec rm -rf {} + \
- && mkfs.xfs -V && xfs_io -V && xfs_growfs -V
+ && mkfs.xfs -V && xfs_io -V && xfs_growfs -V && cxl --version
 # LVM in a container: there is no udev daemon to wait for (udev_sync/udev_rules would hang or warn
 # on every lvcreate) and no dmeventd (monitoring). The build fails if lvm.conf changed shape.
 RUN sed -i \

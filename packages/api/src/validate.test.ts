@@ -395,6 +395,26 @@ describe("the Go operator's fields (controllerTLSSecret, mutatePods, schedulerNo
     ]);
   });
 
+  it("refuses the Go driver's image as spec.image (a Go user's pin), also from a mirror, and nothing else", () => {
+    const allowed =
+      "an image of this driver, or unset for the operator's own (intel/pmem-csi-driver with a v0.x or v1.x tag is the Go driver's image, which does not take this driver's flags: its pods would fail to start); remove the field";
+    for (const image of [
+      'intel/pmem-csi-driver:v1.0.2',
+      'docker.io/intel/pmem-csi-driver:v1.1.0',
+      'registry.example.org:5000/intel/pmem-csi-driver:v1.0.2',
+      'localhost/intel/pmem-csi-driver:0.9.1',
+    ])
+      expect(validateSpec({ image })).toEqual([problem('spec.image', JSON.stringify(image), allowed)]);
+    for (const image of [
+      'pmem-csi-driver:v0.1.0',
+      'registry.example.org/intel/pmem-csi-driver-ts:v1',
+      'example.org/pmem-csi-driver',
+    ])
+      expect(validateSpec({ image })).toEqual([]);
+    // The sidecar images are not the driver's: a pinned Go sidecar is taken as given.
+    expect(validateSpec({ provisionerImage: 'k8s.gcr.io/sig-storage/csi-provisioner:v2.2.1' })).toEqual([]);
+  });
+
   it('reports each refused field at once, with the accepted ones left out of the problems', () => {
     const problems = validateSpec({ controllerTLSSecret: 'tls', mutatePods: 'Always', schedulerNodePort: 0 });
     expect(problems.map((p) => p.path)).toEqual(['spec.controllerTLSSecret', 'spec.mutatePods']);

@@ -27,7 +27,8 @@ const CONFLICT_DESCRIPTION =
   "gives the same object names, because the two names differ only in '.' and '-'. Ownership rule: " +
   OBJECT_NAME_OWNERSHIP_RULE +
   '. That deployment runs, takes over any of the objects another one already controls and is never refused for the collision; every other one gets NameCollision naming it), ' +
-  'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment, e.g. a deleted one whose objects the garbage collector has not removed yet, or by another controller). ' +
+  'OwnedByOtherDeployment and OwnedByOtherController (a live object is controlled by another PmemCSIDeployment, e.g. a deleted one whose objects the garbage collector has not removed yet, or by another controller), ' +
+  "GoOperatorNamespace (the Go operator of PMEM-CSI v1.x made this deployment's objects in another namespace than the operator's: its node driver would run beside ours; run the operator in that namespace). " +
   'The message names the other deployment or controller and the object. To resolve, delete one of the two deployments (to run both ' +
   "drivers, recreate this one under a name that still differs after replacing '.' with '-'), or remove the other controller's object; " +
   'the operator then takes over without further action. False (reason Resolved) once the conflict is gone; absent when there never was one.';

@@ -85,3 +85,26 @@ export function goOperatorFieldCheck(field: GoOperatorField): (value: unknown, p
     return decision.accepted ? [] : [{ path, message: decision.message }];
   };
 }
+
+/** The Go driver's image repository (Docker Hub) and the tags of its releases (v0.x, v1.x). */
+export const GO_DRIVER_IMAGE_REPOSITORY = 'intel/pmem-csi-driver';
+const GO_RELEASE_TAG = /^v?[01]\./;
+
+/**
+ * True for an image of a Go driver release (its repository on Docker Hub or a mirror of it, tagged
+ * v0.x or v1.x): a Go user's pinned spec.image, a different program that does not take this
+ * driver's flags. Other tags of that repository are left alone (this driver may be published there).
+ */
+export function isGoDriverImage(reference: string): boolean {
+  const name = reference.split('@')[0] ?? '';
+  const tag = /:([^/:]+)$/.exec(name)?.[1];
+  if (tag === undefined || !GO_RELEASE_TAG.test(tag)) return false;
+  const parts = name.slice(0, -tag.length - 1).split('/');
+  const first = parts[0] ?? '';
+  // A first part with '.' or ':' (or localhost) is a registry, as container tools read references.
+  const registry = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  return (registry ? parts.slice(1) : parts).join('/') === GO_DRIVER_IMAGE_REPOSITORY;
+}
+
+/** What spec.image allows beyond the reference syntax. */
+export const NOT_GO_DRIVER_IMAGE = `an image of this driver, or unset for the operator's own (${GO_DRIVER_IMAGE_REPOSITORY} with a v0.x or v1.x tag is the Go driver's image, which does not take this driver's flags: its pods would fail to start); remove the field`;

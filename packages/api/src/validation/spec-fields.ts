@@ -18,7 +18,7 @@ import {
 } from '../crd/values.js';
 import type { PmemCSIDeploymentSpec } from '../generated/pmemcsideployment.js';
 import { LABEL_KEYS } from '../names.js';
-import { goOperatorFieldCheck } from './go-operator-fields.js';
+import { NOT_GO_DRIVER_IMAGE, goOperatorFieldCheck, isGoDriverImage } from './go-operator-fields.js';
 import { isPemCertificates, isPemPrivateKey } from './pem.js';
 import {
   badKey,
@@ -61,6 +61,13 @@ const image: FieldCheck = (value, path) =>
   typeof value === 'string' && isImageReference(value)
     ? ok
     : [badValue(path, value, `an image reference ${IMAGE_REFERENCE_SYNTAX}`)];
+
+/** The driver image: never the Go driver's (a Go user's pinned image, taken over with the CR). */
+const driverImage: FieldCheck = (value, path) => {
+  const problems = image(value, path);
+  if (problems.length > 0 || !isGoDriverImage(value as string)) return problems;
+  return [badValue(path, value, NOT_GO_DRIVER_IMAGE)];
+};
 
 function labelMap(reserveOperatorKeys: boolean): FieldCheck {
   return (value, path) => {
@@ -129,7 +136,7 @@ function pem(field: CertificateField): FieldCheck {
 }
 
 export const SPEC_FIELD_CHECKS: Readonly<Record<keyof PmemCSIDeploymentSpec, FieldCheck>> = {
-  image,
+  image: driverImage,
   imagePullPolicy: oneOf(IMAGE_PULL_POLICIES),
   provisionerImage: image,
   nodeRegistrarImage: image,

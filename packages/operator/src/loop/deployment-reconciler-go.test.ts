@@ -28,7 +28,7 @@ const owner = (uid = UID): LooseObject['metadata']['ownerReferences'] => [
 type Shape = [apiVersion: string, kind: string, name: string, namespaced: boolean, body?: Record<string, unknown>];
 
 /** The Go operator v1.x's objects of CR_NAME (shapes reduced to what the operator reads). */
-function goObjects(mode = 'lvm', uid = UID): LooseObject[] {
+function goObjects(mode = 'lvm', uid = UID, namespace = TEST_NAMESPACE): LooseObject[] {
   const goLabels = (name: string): Record<string, string> => ({
     'app.kubernetes.io/name': name,
     'app.kubernetes.io/part-of': 'pmem-csi',
@@ -93,6 +93,20 @@ function goObjects(mode = 'lvm', uid = UID): LooseObject[] {
     ['rbac.authorization.k8s.io/v1', 'Role', `${P}-external-provisioner-cfg`, true],
     ['rbac.authorization.k8s.io/v1', 'ClusterRole', `${P}-external-provisioner-runner`, false],
     [
+      'rbac.authorization.k8s.io/v1',
+      'ClusterRoleBinding',
+      `${P}-csi-provisioner-role`,
+      false,
+      {
+        subjects: [{ kind: 'ServiceAccount', name: `${P}-controller`, namespace }],
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: `${P}-external-provisioner-runner`,
+        },
+      },
+    ],
+    [
       'storage.k8s.io/v1',
       'CSIDriver',
       CR_NAME,
@@ -105,7 +119,7 @@ function goObjects(mode = 'lvm', uid = UID): LooseObject[] {
   return shapes.map(([apiVersion, kind, name, namespaced, body]) => ({
     apiVersion,
     kind,
-    metadata: { name, ...(namespaced ? { namespace: TEST_NAMESPACE } : {}), ownerReferences: owner(uid) },
+    metadata: { name, ...(namespaced ? { namespace } : {}), ownerReferences: owner(uid) },
     ...body,
   }));
 }
@@ -197,7 +211,7 @@ describe('a deployment of the Go operator (PMEM-CSI v1.x)', () => {
     expect(takeover?.message).toContain(
       `removed (Go driver only: scheduler extender, pod webhook, raw namespace conversion) 12 (MutatingWebhookConfiguration ${P}-hook,`,
     );
-    expect(takeover?.message).toMatch(/adopted in place 5 \(.*CSIDriver pmem-csi\.intel\.com\)/);
+    expect(takeover?.message).toMatch(/adopted in place 6 \(.*CSIDriver pmem-csi\.intel\.com\)/);
     expect(h.events.find((e) => e.reason === 'GoOperatorStatusConverted')?.message).toBe(
       `replaced 1 status condition(s) in the Go operator's shape (a sentence as reason, no lastTransitionTime or message): DriverDeployed=True ("Driver deployed successfully.")`,
     );
@@ -296,6 +310,22 @@ describe('a deployment of the Go operator (PMEM-CSI v1.x)', () => {
     expect(present(h, `StatefulSet ${TEST_NAMESPACE}/${P}-controller`)).toBe(true);
     expect(present(h, `MutatingWebhookConfiguration /${P}-hook`)).toBe(true);
     expect(h.events.map((e) => e.reason)).not.toContain('GoOperatorObjectsTakenOver');
+  });
+
+  it("refuses, writing nothing, when the Go operator made the objects in another namespace than this operator's", async () => {
+    const h = harness();
+    h.putCr({});
+    for (const o of goObjects('lvm', UID, 'pmem-csi-go')) h.kube.put(o);
+    await h.reconciler().reconcile(CR_NAME);
+    expect(h.kube.writes).toEqual([`status ${CR_NAME}`]);
+    expect(getCondition(h.cr().status?.conditions, 'Conflict')).toMatchObject({
+      status: 'True',
+      reason: 'GoOperatorNamespace',
+      message: expect.stringMatching(
+        /^the Go operator made this deployment's objects in namespace "pmem-csi-go" .*this operator works in "pmem-csi": nothing is written.*Run this operator with --namespace pmem-csi-go/,
+      ),
+    });
+    expect(h.cr().status?.phase).toBe('Failed');
   });
 
   it('creates our node DaemonSet only once the Go one and its pods are gone, and retries after a bounded wait', async () => {

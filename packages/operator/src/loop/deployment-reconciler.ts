@@ -191,11 +191,13 @@ export class Reconciler {
     const plan = planObjects(buildDesiredObjects(cr, ctx, this.#builders), live, cr, this.#kinds);
     const steps = await this.#writer.resolve(plan);
     // Before the first write: every object it would change is ours or nobody's.
-    const foreign = summarizeConflicts(
-      steps.flatMap((step) =>
-        step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []),
-      ),
-    );
+    const foreign =
+      go.elsewhere ??
+      summarizeConflicts(
+        steps.flatMap((step) =>
+          step.current === undefined ? [] : (ownershipConflict(step.current, cr, context.deployments) ?? []),
+        ),
+      );
     if (foreign !== undefined) return this.#refuse(cr, foreign, log, OWNERSHIP_RECHECK_MS);
     const takeovers = takeoversOf(steps, context);
     let written: WriteResult;

@@ -6,6 +6,10 @@
 // deleted before anything of ours is applied, in order; its node DaemonSet tells the device mode
 // the Go driver runs with (plan/device-mode-guard.ts). Afterwards one Normal event,
 // GoOperatorObjectsTakenOver, names what was adopted in place, replaced and removed.
+// Objects the Go operator made in another namespace than this operator's are never found by name
+// there: its node DaemonSet would keep running beside ours on the same nodes. Its provisioner
+// ClusterRoleBinding (cluster-scoped) names that namespace; the reconcile is then refused before
+// anything is written (Conflict, GoOperatorNamespace) until the operator runs in that namespace.
 import { deploymentObjectNames } from '@pmem-csi/api';
 import { errorMessage } from '@pmem-csi/csi';
 import type { Logger } from '@pmem-csi/runtime';
@@ -15,10 +19,12 @@ import type { OwnerDeployment } from '../objects/context.js';
 import {
   describeGoTakeover,
   goOnlyRefs,
+  goOperatorNamespace,
   madeByGoOperator,
   tookOverAnything,
   type GoTakeover,
 } from '../plan/go-operator.js';
+import { CONFLICT_REASONS, type ConflictFinding } from '../plan/ownership.js';
 import type { EventRecorder } from '../status/events.js';
 import type { ResolvedStep, WriteContext } from './object-writer.js';
 
@@ -28,6 +34,8 @@ export interface GoObjects {
   readonly goOnly: readonly KubeObject[];
   /** Its node DaemonSet, when ours does not exist yet (the device mode it runs with). */
   readonly nodeDaemonSet?: KubeObject;
+  /** Set when it made them in another namespace: the reconcile writes nothing. */
+  readonly elsewhere?: ConflictFinding;
 }
 
 export class GoOperatorTakeover {
@@ -48,10 +56,15 @@ export class GoOperatorTakeover {
    * Objects of those names that the Go operator did not make for this CR are left alone.
    */
   async find(cr: OwnerDeployment, live: readonly KubeObject[], log: Logger): Promise<GoObjects> {
-    const dsName = deploymentObjectNames(cr.metadata.name).nodeDaemonSet;
+    const names = deploymentObjectNames(cr.metadata.name);
+    const dsName = names.nodeDaemonSet;
     const oursDeployed = live.some((o) => o.kind === RESOURCES.daemonSet.kind && o.metadata.name === dsName);
     if (oursDeployed || this.#done.has(cr.metadata.uid)) return { goOnly: [] };
     const kube = this.#kube;
+    const binding = await kube.get({ ...RESOURCES.clusterRoleBinding, name: names.provisionerClusterRoleBinding });
+    const namespace = goOperatorNamespace(binding, cr);
+    if (namespace !== undefined && namespace !== this.#namespace)
+      return { goOnly: [], elsewhere: elsewhere(namespace, this.#namespace, names.provisionerClusterRoleBinding) };
     const found = await Promise.all(goOnlyRefs(cr.metadata.name, this.#namespace).map(async (ref) => kube.get(ref)));
     const goOnly: KubeObject[] = [];
     for (const o of found) {
@@ -98,6 +111,16 @@ export class GoOperatorTakeover {
       message: describeGoTakeover(takeover),
     });
   }
+}
+
+function elsewhere(goNamespace: string, ours: string, binding: string): ConflictFinding {
+  return {
+    reason: CONFLICT_REASONS.goOperatorNamespace,
+    message:
+      `the Go operator made this deployment's objects in namespace "${goNamespace}" (its ClusterRoleBinding ${binding} names the node driver's ServiceAccount there), ` +
+      `this operator works in "${ours}": nothing is written, so that no node runs the Go node driver and ours at once. ` +
+      `Run this operator with --namespace ${goNamespace} (the chart: driver.namespace), or delete the Go operator's objects in "${goNamespace}" first`,
+  };
 }
 
 /** The Go operator's objects among `steps` (adopted, or replaced when recreated) and the Go-only ones removed. */

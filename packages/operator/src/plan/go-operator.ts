@@ -67,6 +67,17 @@ export function madeByGoOperator(live: KubeObject, cr: OwnerDeployment): boolean
   );
 }
 
+/**
+ * The namespace in which the Go operator made the namespaced objects of this CR, when it can be
+ * told from `binding` (its provisioner ClusterRoleBinding `<prefix>-csi-provisioner-role`, whose
+ * subject is the node driver's ServiceAccount in that namespace).
+ */
+export function goOperatorNamespace(binding: KubeObject | undefined, cr: OwnerDeployment): string | undefined {
+  if (binding === undefined || !madeByGoOperator(binding, cr)) return undefined;
+  const subjects = (binding as { subjects?: Array<{ kind?: string; namespace?: string }> }).subjects ?? [];
+  return subjects.find((s) => s.kind === 'ServiceAccount')?.namespace;
+}
+
 /** What one reconcile did with the Go operator's objects, for the log and the GoOperatorObjectsTakenOver event. */
 export interface GoTakeover {
   /** Ours now, changed in place ("Kind namespace/name"). */

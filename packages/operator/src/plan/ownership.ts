@@ -55,6 +55,8 @@ export const CONFLICT_REASONS = {
   nameCollision: 'NameCollision',
   otherDeployment: 'OwnedByOtherDeployment',
   otherController: 'OwnedByOtherController',
+  /** The Go operator made this deployment's objects in another namespace (loop/go-takeover.ts). */
+  goOperatorNamespace: 'GoOperatorNamespace',
   resolved: 'Resolved',
 } as const;
 

@@ -25,7 +25,7 @@ import {
 } from './rbac.js';
 import { buildCaSecret, buildNodeSecret, buildRegistrySecret, secretMustRecreate } from './secrets.js';
 import { buildControllerServiceAccount, buildNodeServiceAccount } from './service-accounts.js';
-import { buildMetricsService, buildRegistryService, clusterIpMustRecreate } from './services.js';
+import { buildMetricsService, buildRegistryService, clusterIpMustRecreate, typeMustRecreate } from './services.js';
 
 export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.secret, id: 'ca-secret', build: buildCaSecret, mustRecreate: secretMustRecreate },
@@ -48,7 +48,7 @@ export const BUILDERS: readonly ObjectBuilder[] = [
   { ...RESOURCES.clusterRole, id: 'driver-cluster-role', build: buildDriverClusterRole },
   { ...RESOURCES.clusterRoleBinding, id: 'driver-cluster-role-binding', build: buildDriverClusterRoleBinding },
   { ...RESOURCES.service, id: 'registry-service', build: buildRegistryService, mustRecreate: clusterIpMustRecreate },
-  { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService },
+  { ...RESOURCES.service, id: 'metrics-service', build: buildMetricsService, mustRecreate: typeMustRecreate },
   { ...RESOURCES.csiDriver, id: 'csi-driver', build: buildCsiDriver, mustRecreate: csiDriverMustRecreate },
   {
     ...RESOURCES.deployment,

@@ -59,3 +59,13 @@ export function clusterIpMustRecreate(live: KubeObject, desired: KubeObject): bo
   const wanted = clusterIpOf(desired);
   return wanted !== undefined && clusterIpOf(live) !== wanted;
 }
+
+const typeOf = (o: KubeObject): string | undefined => (o as { spec?: V1ServiceSpec }).spec?.type;
+
+/**
+ * True when the live Service has another type than the desired one, e.g. the Go operator's
+ * NodePort metrics Service: consulted only when the apiserver refuses the change in place.
+ */
+export function typeMustRecreate(live: KubeObject, desired: KubeObject): boolean {
+  return typeOf(live) !== undefined && typeOf(live) !== (typeOf(desired) ?? 'ClusterIP');
+}

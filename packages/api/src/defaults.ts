@@ -56,6 +56,7 @@ export function withDefaults(spec: PmemCSIDeploymentSpec | undefined, context: D
     logFormat: SPEC_DEFAULTS.logFormat satisfies LogFormat,
     nodeSelector: { ...SPEC_DEFAULTS.nodeSelector },
     pmemPercentage: SPEC_DEFAULTS.pmemPercentage,
+    cxlRegions: SPEC_DEFAULTS.cxlRegions,
     emulatedSize: SPEC_DEFAULTS.emulatedSize,
     labels: {},
     kubeletDir: SPEC_DEFAULTS.kubeletDir,

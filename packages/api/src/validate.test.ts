@@ -1,7 +1,7 @@
 import { goOperatorFieldFindings, userCertificates, validateDeployment, validateSpec } from './validate.js';
 
 const SPEC_FIELDS =
-  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, resizerImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, resizerResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey, controllerTLSSecret, mutatePods, schedulerNodePort';
+  'image, imagePullPolicy, provisionerImage, nodeRegistrarImage, resizerImage, controllerDriverResources, nodeDriverResources, provisionerResources, nodeRegistrarResources, resizerResources, deviceMode, logLevel, logFormat, nodeSelector, pmemPercentage, cxlRegions, emulatedSize, labels, kubeletDir, controllerReplicas, maxUnavailable, caCert, registryCert, registryKey, nodeControllerCert, nodeControllerKey, controllerTLSSecret, mutatePods, schedulerNodePort';
 const IMAGE = 'an image reference [registry[:port]/]repository[:tag][@digest], lowercase repository, no whitespace';
 const LABEL_KEYS =
   "label keys ([prefix/]name: name at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit; prefix a DNS subdomain)";
@@ -70,6 +70,22 @@ describe('validateSpec', () => {
     expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '512Mi' })).toEqual([]);
     expect(validateSpec({ deviceMode: 'emulated', emulatedSize: 1099511627776 })).toEqual([]);
     expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '64Mi' })).toEqual([]);
+  });
+
+  it('cxlRegions: off or assemble; assemble only in the modes with PMEM regions (lvm, direct)', () => {
+    expect(validateSpec({ cxlRegions: 'assemble' })).toEqual([]); // lvm, the default mode
+    expect(validateSpec({ deviceMode: 'direct', cxlRegions: 'assemble' })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', cxlRegions: 'off' })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', cxlRegions: 'assemble' })).toEqual([
+      {
+        path: 'spec.cxlRegions',
+        message:
+          'spec.cxlRegions: "assemble" needs deviceMode lvm or direct (deviceMode "emulated" uses no PMEM regions); allowed values here: off',
+      },
+    ]);
+    expect(validateSpec({ cxlRegions: 'yes' }).map((p) => p.message)).toEqual([
+      'spec.cxlRegions: unsupported value "yes"; allowed values: off, assemble',
+    ]);
   });
 
   it('accepts every controller replica count from 1 to 5 (issue 17 lifted the cap of 1)', () => {

@@ -3,7 +3,8 @@
 // Returns every problem at once so that a user fixes a spec in one round, not one per reconcile.
 import { API_GROUP_VERSION, KIND } from './identity.js';
 import { specSchema } from './crd/spec-schema.js';
-import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN } from './crd/values.js';
+import { CERTIFICATE_FIELDS, DRIVER_NAME_MAX_LENGTH, DRIVER_NAME_PATTERN, SPEC_DEFAULTS } from './crd/values.js';
+import { PMEM_DEVICE_MODES } from './device-modes.js';
 import type { PmemCSIDeploymentSpec } from './generated/pmemcsideployment.js';
 import { OPERATOR_LEASE_NAME, RESIZER_LEASE_PREFIX, provisionerLeaseName } from './names.js';
 import { badValue, isPlainObject, unknownField, type ValidationProblem } from './validation/problem.js';
@@ -73,7 +74,22 @@ export function validateSpec(spec: unknown, path = 'spec'): ValidationProblem[] 
     }
   }
   problems.push(...checkCertificatesComplete(spec, path));
+  problems.push(...checkCxlRegionsMode(spec, path));
   return problems;
+}
+
+// The node driver assembles CXL regions only in the modes that use regions: in emulated mode the
+// setting would be accepted and then do nothing.
+function checkCxlRegionsMode(spec: Record<string, unknown>, path: string): ValidationProblem[] {
+  const mode = spec['deviceMode'] ?? SPEC_DEFAULTS.deviceMode;
+  if (spec['cxlRegions'] !== 'assemble' || (PMEM_DEVICE_MODES as readonly unknown[]).includes(mode)) return [];
+  const fieldPath = `${path}.cxlRegions`;
+  return [
+    {
+      path: fieldPath,
+      message: `${fieldPath}: "assemble" needs deviceMode ${PMEM_DEVICE_MODES.join(' or ')} (deviceMode ${JSON.stringify(mode)} uses no PMEM regions); allowed values here: off`,
+    },
+  ];
 }
 
 function isSpecField(field: string): field is keyof PmemCSIDeploymentSpec {

@@ -2,7 +2,7 @@
 // TypeScript types are generated (tools/gen-crd.ts). Descriptions are what `kubectl explain`
 // shows. Value checks the apiserver can do cheaply live here; the rest (image syntax, label
 // syntax, PEM blocks, certificates all-or-nothing) is in validate.ts.
-import { OFFERED_DEVICE_MODES } from '../device-modes.js';
+import { CXL_REGION_POLICIES, OFFERED_DEVICE_MODES } from '../device-modes.js';
 import { QUANTITY_PATTERN } from '../quantity.js';
 import type { JSONSchemaProps } from './json-schema.js';
 import {
@@ -129,6 +129,16 @@ export const specSchema: JSONSchemaProps = {
       maximum: PMEM_PERCENTAGE_RANGE.max,
       default: SPEC_DEFAULTS.pmemPercentage,
       description: 'lvm mode only: percentage of each PMEM region that the driver may use, 0 to 100; 0 means 100.',
+    },
+    cxlRegions: {
+      type: 'string',
+      enum: [...CXL_REGION_POLICIES],
+      default: SPEC_DEFAULTS.cxlRegions,
+      description:
+        'lvm and direct mode: what each node driver does at start-up with the persistent capacity of CXL memory devices that no region maps. ' +
+        '"off": only reports it (regions come from the firmware or are assembled by hand, e.g. by a boot script running cxl create-region); ' +
+        '"assemble": makes one pmem region per such device (cxl create-region) before looking for regions, at every start, since such regions are gone after a power-off. ' +
+        'Existing regions, devices that a region maps and volatile-only devices are left alone; no region is ever destroyed. Not allowed in emulated mode.',
     },
     emulatedSize: {
       ...quantitySchema,

@@ -1,6 +1,6 @@
 // One check per PmemCSIDeployment spec field. The table is typed by the generated spec type, so a
 // field added to the schema does not compile until it has a check here.
-import { OFFERED_DEVICE_MODES } from '../device-modes.js';
+import { CXL_REGION_POLICIES, OFFERED_DEVICE_MODES } from '../device-modes.js';
 import { EMULATED_SIZE_ALLOWED, emulatedSizeBytes } from '../defaults.js';
 import { isQuantity } from '../quantity.js';
 import {
@@ -151,6 +151,7 @@ export const SPEC_FIELD_CHECKS: Readonly<Record<keyof PmemCSIDeploymentSpec, Fie
   logFormat: oneOf(LOG_FORMATS),
   nodeSelector: labelMap(false),
   pmemPercentage: integer(PMEM_PERCENTAGE_RANGE.min, PMEM_PERCENTAGE_RANGE.max, ' (0 means 100)'),
+  cxlRegions: oneOf(CXL_REGION_POLICIES),
   emulatedSize,
   labels: labelMap(true),
   kubeletDir,

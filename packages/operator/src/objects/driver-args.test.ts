@@ -51,6 +51,19 @@ describe('driver arguments built by the operator', () => {
       // Without the annotation, the mode is read from the arguments through the schema.
       const bare = { ...daemonSet, metadata: { ...daemonSet?.metadata, annotations: {} } } as KubeObject;
       expect(deployedDeviceMode(bare)).toBe(deviceMode);
+      // cxlRegions left at its default adds no argument: existing DaemonSets stay as they were.
+      expect(nodeArgs.some((a) => a.startsWith('--cxl-regions'))).toBe(false);
+    });
+  }
+
+  for (const deviceMode of ['lvm', 'direct'] as const) {
+    it(`spec.cxlRegions assemble becomes --cxl-regions=assemble on the node driver (${deviceMode})`, () => {
+      const cr = testDeployment({ deviceMode, cxlRegions: 'assemble' });
+      const objects = buildDesiredObjects(cr, testContext(cr)).map((d) => d.object);
+      const nodeArgs = driverArgs(objects, 'DaemonSet');
+      expect(nodeArgs).toContain('--cxl-regions=assemble');
+      expect(parseDriverFlags(readDriverArgs(nodeArgs.map(env)))).toMatchObject({ deviceMode, cxlRegions: 'assemble' });
+      expect(driverArgs(objects, 'Deployment').some((a) => a.startsWith('--cxl-regions'))).toBe(false);
     });
   }
 });

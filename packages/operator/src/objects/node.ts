@@ -85,6 +85,8 @@ function driverArgs(cr: OwnerDeployment, ctx: BuildContext): string[] {
     nodeId: '$(NODE_NAME)',
     deviceMode: ctx.spec.deviceMode,
     pmemPercentage: ctx.spec.pmemPercentage,
+    // Only when set, so that DaemonSets of deployments that do not use it stay as they were.
+    ...(ctx.spec.cxlRegions === 'assemble' ? { cxlRegions: ctx.spec.cxlRegions } : {}),
     // Only in emulated mode, so that lvm and direct DaemonSets (and their pods) stay as they were.
     ...(ctx.spec.deviceMode === 'emulated' ? { emulatedSize: emulatedPoolBytes(ctx.spec.emulatedSize) } : {}),
     stateDir: paths.stateDir,

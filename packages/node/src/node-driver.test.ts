@@ -203,6 +203,8 @@ describe('startNodeDriver', () => {
       reply.namespaces(['--region=region0'], ''),
       reply.namespaces(['--region=region1'], ''),
       reply.lvs(lvsReport([])),
+      // --cxl-regions=off (the default): the start lists CXL devices (none here) and assembles nothing.
+      { command: 'cxl', args: ['list', '-vvv'], exact: true, stdout: '[]' },
     ]);
     await expect(
       startNodeDriver(options({ driverName: 'second.pmem-csi.example', deviceMode: 'lvm', runner })),
@@ -217,7 +219,11 @@ describe('startNodeDriver', () => {
     });
     expect(runner.unused()).toEqual([]);
     expect(
-      runner.calls.every((c) => ['ndctl', 'vgs', 'lvs'].includes(c.command) && c.args[0] !== 'create-namespace'),
+      runner.calls.every(
+        (c) =>
+          ['ndctl', 'vgs', 'lvs', 'cxl'].includes(c.command) &&
+          !['create-namespace', 'create-region'].includes(c.args[0] ?? ''),
+      ),
     ).toBe(true);
   });
 

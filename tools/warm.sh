@@ -6,7 +6,8 @@
 #   npm packages and the Debian packages of the tests (tools/setup.sh),
 #   the pinned tools (e2e/tools/bootstrap.sh: csi-sanity, kwok, Kubernetes, the sidecars, e2e.test, ...),
 #   the real-node images of this version and of the upgrade scenario's (e2e/tools/images.sh),
-#   the QEMU guest image (e2e/qemu/build-image.sh).
+#   the QEMU guest image (e2e/qemu/build-image.sh) and trixie's QEMU for the CXL guests
+#   (e2e/qemu/cxl/qemu.sh --build: a debootstrap chroot, ~75 s and 195 MiB cold).
 # Not warmed: the Nx task cache (typecheck/lint, ~2 min cold), which any `npm test` fills.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +23,6 @@ bash e2e/tools/images.sh >/dev/null
 bash e2e/tools/images.sh --version 0.1.1-e2e >/dev/null
 step 'QEMU guest image'
 bash e2e/qemu/build-image.sh >/dev/null
+step "trixie's QEMU for the CXL guests"
+bash e2e/qemu/cxl/qemu.sh --build >/dev/null
 step "done: every cache of .ci/run is warm"

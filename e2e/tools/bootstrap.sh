@@ -38,7 +38,8 @@ die() { say "error: $*"; exit 2; }
 # --- the pins, read from versions.env (into arrays: no subshells, so a warm run stays fast) ---
 declare -A VER BINS
 # Tools built from this repository's sources (version "source" in versions.env).
-declare -A SRC_DIR=([bench-tools]="$(cd "$HERE/../bench/go" && pwd)" [realnode-tools]="$(cd "$HERE/../realnode/go" && pwd)")
+declare -A SRC_DIR=([bench-tools]="$(cd "$HERE/../bench/go" && pwd)" [realnode-tools]="$(cd "$HERE/../realnode/go" && pwd)"
+  [release-tools]="$(cd "$HERE/../release/go" && pwd)")
 
 # The version of a tool built from its sources: src-<sha256 of its go.mod, go.sum and *.go files,
 # names and contents>, so that every edit builds (and caches) a new version.
@@ -150,6 +151,23 @@ recipe() {
     coredns)
       METHOD=install ESTIMATE="~3-8 min"
       PKGS=(github.com/coredns/coredns) ;;
+    syft) # the release's SBOM generator; goreleaser's ldflags without date and commit
+      METHOD=install ESTIMATE="~5-10 min"
+      PKGS=(github.com/anchore/syft/cmd/syft)
+      LDFLAGS+=" -X main.version=${v#v}" ;;
+    cosign) # the release's signer (key files; no keyless: no internet)
+      METHOD=install ESTIMATE="~5-10 min"
+      PKGS=(github.com/sigstore/cosign/v2/cmd/cosign)
+      LDFLAGS+=" -X sigs.k8s.io/release-utils/version.gitVersion=$v -X sigs.k8s.io/release-utils/version.gitTreeState=clean" ;;
+    distribution) # CNCF distribution's registry: the OCI registry of the release tests
+      METHOD=install ESTIMATE="~3-6 min"
+      PKGS=(github.com/distribution/distribution/v3/cmd/registry)
+      LDFLAGS+=" -X github.com/distribution/distribution/v3/version.version=$v" ;;
+    release-tools) # the release's Go tools in this repository (e2e/release/go): the OLM bundle validator
+      METHOD=local ESTIMATE="~2-4 min cold (Kubernetes API types), seconds with a warm Go cache"
+      MODULE=pmem-csi.local/release
+      PKGS=(./cmd/pmem-csi-bundle-validate)
+      LDFLAGS+=" -X main.version=$v" ;;
     kubernetes | kubelet | kubernetes-e2e)
       METHOD=wrapper REPLACES=staging
       ESTIMATE="~15-40 min, depending on the load"
@@ -333,6 +351,9 @@ verify_binary() { # <binary> <path> <version> -> prints what it said; fails on a
     agnhost) want="version $AGNHOST_VERSION" ;;
     kubelet) want="Kubernetes $v" ;;
     coredns) args=(-version) want="CoreDNS-${v#v}" ;;
+    syft) args=(version) want="${v#v}" ;;
+    cosign) args=(version) want="$v" ;;
+    registry) want="$v" ;;
     kube-*) want="Kubernetes $v" ;;
     *) want="$v" ;;
   esac

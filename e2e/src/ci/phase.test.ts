@@ -362,7 +362,7 @@ describe('the CI chain', () => {
         'node tools/run-jest.mjs e2e --config e2e/jest.config.js --testPathIgnorePatterns /node_modules/ /src/realnode/',
       ],
       ['real-node', 'npm run e2e:real-node'],
-      ['qemu', 'bash e2e/qemu/run.sh --timeout 900'],
+      ['qemu', 'bash e2e/qemu/run.sh --timeout 1500'],
     ]);
     // With .ci/run's two, exactly the chain --record requires (its refusal message lists it).
     expect(['npm-test', ...steps.map((m) => m?.[1]), 'npm-run-e2e']).toEqual(CHAIN);

@@ -25,6 +25,22 @@ export interface PushedImage {
 }
 
 /** Build (or find cached) the release images of `version`; fails with images.sh's output, or when the tree changed under the build (unless allowStale). */
+/** `buildah` arguments up to the image: push as OCI from images.sh's store, trusting `certDir`'s CA when given. */
+export function buildahPushArgs(built: BuiltImages, certDir?: string): string[] {
+  return [
+    '--root',
+    built.storage.root,
+    '--runroot',
+    built.storage.runroot,
+    '--storage-driver',
+    'overlay',
+    'push',
+    '--format',
+    'oci',
+    ...(certDir === undefined ? [] : ['--cert-dir', certDir]),
+  ];
+}
+
 export async function buildReleaseImages(version: string, allowStale = false): Promise<BuiltImages> {
   const names = RELEASE_IMAGES.map((i) => i.name);
   try {
@@ -66,19 +82,7 @@ export async function pushReleaseImages(
     return { name, image, target, digestFile };
   });
   // bash -c 'buildah "$@" push ... A && buildah ... push ... B' with every value as an argument.
-  const buildah = [
-    'buildah',
-    '--root',
-    built.storage.root,
-    '--runroot',
-    built.storage.runroot,
-    '--storage-driver',
-    'overlay',
-    'push',
-    '--format',
-    'oci',
-    ...(opts.certDir === undefined ? [] : ['--cert-dir', opts.certDir]),
-  ];
+  const buildah = ['buildah', ...buildahPushArgs(built, opts.certDir)];
   const script = plan
     .map(
       (_, i) =>

@@ -22,6 +22,7 @@ import { bundleErrors, validateBundle } from './bundle-validate.js';
 import { sha256File, type Artifact, type RegistryArtifact } from './manifest.js';
 import { OLM_PACKAGE } from './olm.js';
 import { builtImages } from '../realnode/images.js';
+import { buildahPushArgs } from './push-images.js';
 
 const VERSION = sourceVersion(); // the version images.sh builds in npm run e2e (cached there)
 
@@ -218,21 +219,7 @@ describe('release into a local TLS registry', () => {
     cpSync(registry.tls.caFile, join(certDir, 'ca.crt'));
     await runTool(
       'buildah',
-      [
-        '--root',
-        built.storage.root,
-        '--runroot',
-        built.storage.runroot,
-        '--storage-driver',
-        'overlay',
-        'push',
-        '--format',
-        'oci',
-        '--cert-dir',
-        certDir,
-        built.images.get('operator')?.id ?? '',
-        `docker://${driver.ref}`,
-      ],
+      [...buildahPushArgs(built, certDir), built.images.get('operator')?.id ?? '', `docker://${driver.ref}`],
       { timeoutMs: 600_000 },
     );
     const checks = await verifyRelease(out, cosign, registry.client);

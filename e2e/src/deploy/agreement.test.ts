@@ -13,7 +13,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { API_GROUP_VERSION, KIND, LABEL_KEYS, deploymentObjectNames, pmemCsiDeploymentCrd, validateDeployment, withDefaults, type PmemCSIDeployment } from '@pmem-csi/api';
 import {
   DEFAULT_OPERATOR_INSTALL,
@@ -66,6 +66,14 @@ describe('CRD', () => {
     expect(source).toEqual([json(pmemCsiDeploymentCrd)]);
     expect(helm).toEqual(source);
     expect(kustomize).toEqual(source);
+  });
+
+  it('reads the same as YAML 1.1, the way the API server and kubectl read it (no unquoted off, on, yes, no)', () => {
+    // An enum value or default that YAML 1.1 takes for a boolean (spec.cxlRegions "off" once) makes the
+    // CRD invalid on a real API server ("must be of type string"), and users' CRs with it wrong.
+    const text = readFileSync(join(REPO_ROOT, 'deploy/crd/pmem-csi.intel.com_pmemcsideployments.yaml'), 'utf8');
+    expect(parse(text, { version: '1.1' })).toEqual(parse(text));
+    expect(parse(text, { version: '1.1' })).toEqual(json(pmemCsiDeploymentCrd));
   });
 });
 

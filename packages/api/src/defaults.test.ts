@@ -38,7 +38,7 @@ const EVERY_DEFAULT: DefaultedSpec = {
   logFormat: 'text',
   nodeSelector: { storage: 'pmem' },
   pmemPercentage: 100,
-  cxlRegions: 'off',
+  cxlRegions: 'manual',
   emulatedSize: '4Gi',
   labels: {},
   kubeletDir: '/var/lib/kubelet',

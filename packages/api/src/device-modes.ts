@@ -56,11 +56,13 @@ export const PMEM_OVERLAP_MAX_NODE_SELECTOR_TERMS = 32;
 
 /**
  * What the node driver does with CXL memory devices' persistent capacity that no region maps yet
- * (issue 27): `off` (the default) lists it and logs what it would assemble; `assemble` makes one pmem
- * region per device at start-up (`cxl create-region`), which lvm and direct mode then use like an
- * NVDIMM region. Assembly programs the device's and the host bridge's decoders and commits device
- * capacity into a platform memory window, a machine-level choice, so it is never the default; the
- * driver never destroys a region. The node driver's flag --cxl-regions.
+ * (issue 27): `manual` (the default: regions come from the firmware or are made by hand) lists it and
+ * logs what it would assemble; `assemble` makes one pmem region per device at start-up
+ * (`cxl create-region`), which lvm and direct mode then use like an NVDIMM region. Assembly programs
+ * the device's and the host bridge's decoders and commits device capacity into a platform memory
+ * window, a machine-level choice, so it is never the default; the driver never destroys a region.
+ * Not "off"/"on": YAML 1.1, which Kubernetes reads manifests with, takes an unquoted off as false.
+ * The node driver's flag --cxl-regions, the PmemCSIDeployment's spec.cxlRegions.
  */
-export const CXL_REGION_POLICIES = ['off', 'assemble'] as const;
+export const CXL_REGION_POLICIES = ['manual', 'assemble'] as const;
 export type CxlRegionPolicy = (typeof CXL_REGION_POLICIES)[number];

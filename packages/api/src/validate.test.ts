@@ -72,19 +72,19 @@ describe('validateSpec', () => {
     expect(validateSpec({ deviceMode: 'emulated', emulatedSize: '64Mi' })).toEqual([]);
   });
 
-  it('cxlRegions: off or assemble; assemble only in the modes with PMEM regions (lvm, direct)', () => {
+  it('cxlRegions: manual or assemble; assemble only in the modes with PMEM regions (lvm, direct)', () => {
     expect(validateSpec({ cxlRegions: 'assemble' })).toEqual([]); // lvm, the default mode
     expect(validateSpec({ deviceMode: 'direct', cxlRegions: 'assemble' })).toEqual([]);
-    expect(validateSpec({ deviceMode: 'emulated', cxlRegions: 'off' })).toEqual([]);
+    expect(validateSpec({ deviceMode: 'emulated', cxlRegions: 'manual' })).toEqual([]);
     expect(validateSpec({ deviceMode: 'emulated', cxlRegions: 'assemble' })).toEqual([
       {
         path: 'spec.cxlRegions',
         message:
-          'spec.cxlRegions: "assemble" needs deviceMode lvm or direct (deviceMode "emulated" uses no PMEM regions); allowed values here: off',
+          'spec.cxlRegions: "assemble" needs deviceMode lvm or direct (deviceMode "emulated" uses no PMEM regions); allowed values here: manual',
       },
     ]);
     expect(validateSpec({ cxlRegions: 'yes' }).map((p) => p.message)).toEqual([
-      'spec.cxlRegions: unsupported value "yes"; allowed values: off, assemble',
+      'spec.cxlRegions: unsupported value "yes"; allowed values: manual, assemble',
     ]);
   });
 

@@ -87,7 +87,7 @@ function checkCxlRegionsMode(spec: Record<string, unknown>, path: string): Valid
   return [
     {
       path: fieldPath,
-      message: `${fieldPath}: "assemble" needs deviceMode ${PMEM_DEVICE_MODES.join(' or ')} (deviceMode ${JSON.stringify(mode)} uses no PMEM regions); allowed values here: off`,
+      message: `${fieldPath}: "assemble" needs deviceMode ${PMEM_DEVICE_MODES.join(' or ')} (deviceMode ${JSON.stringify(mode)} uses no PMEM regions); allowed values here: manual`,
     },
   ];
 }

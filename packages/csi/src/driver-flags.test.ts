@@ -56,7 +56,7 @@ describe('the flag schema of pmem-csi-driver', () => {
     expect(node).toMatchObject({
       deviceMode: 'lvm',
       pmemPercentage: 100,
-      cxlRegions: 'off',
+      cxlRegions: 'manual',
       stateDir: '/var/lib/pmem-csi.intel.com',
       metricsListen: '',
       emulatedSize: 4 * 1024 ** 3,

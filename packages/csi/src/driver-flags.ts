@@ -235,8 +235,8 @@ export const DRIVER_FLAGS: readonly DriverFlag[] = [
     kind: { type: 'enum', values: CXL_REGION_POLICIES },
     valueName: 'POLICY',
     description:
-      'lvm and direct mode: "assemble" makes one pmem region per CXL memory device whose persistent capacity no region maps (cxl create-region), "off" only reports such capacity',
-    defaultValue: 'off',
+      'lvm and direct mode: "assemble" makes one pmem region per CXL memory device whose persistent capacity no region maps (cxl create-region), "manual" only reports such capacity',
+    defaultValue: 'manual',
   },
   {
     name: 'emulated-size',

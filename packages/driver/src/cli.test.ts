@@ -166,7 +166,7 @@ describe('pmem-csi-driver command line', () => {
       '--nodeid is required',
       '--device-mode: "ram" is not allowed; allowed values: lvm, direct, emulated, fake',
       '--pmem-percentage: "101" is not an integer in 0..100',
-      '--cxl-regions: "yes" is not allowed; allowed values: off, assemble',
+      '--cxl-regions: "yes" is not allowed; allowed values: manual, assemble',
       '--advertised-endpoint is required',
       '--registry-endpoint: "nohost" must be HOST:PORT or a comma-separated list HOST:PORT,HOST:PORT,...',
     ]);

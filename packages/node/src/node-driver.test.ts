@@ -203,7 +203,7 @@ describe('startNodeDriver', () => {
       reply.namespaces(['--region=region0'], ''),
       reply.namespaces(['--region=region1'], ''),
       reply.lvs(lvsReport([])),
-      // --cxl-regions=off (the default): the start lists CXL devices (none here) and assembles nothing.
+      // --cxl-regions=manual (the default): the start lists CXL devices (none here) and assembles nothing.
       { command: 'cxl', args: ['list', '-vvv'], exact: true, stdout: '[]' },
     ]);
     await expect(

@@ -55,7 +55,7 @@ export interface NodeDriverOptions {
   };
   /**
    * lvm and direct mode: what to do at start-up with CXL persistent capacity that no region maps
-   * (device/cxl-startup.ts): `off` (default) reports it, `assemble` makes one pmem region per device.
+   * (device/cxl-startup.ts): `manual` (default) reports it, `assemble` makes one pmem region per device.
    */
   readonly cxlRegions?: CxlRegionPolicy;
   /** Defaults to the host runner. */
@@ -147,7 +147,7 @@ export async function startNodeDriver(o: NodeDriverOptions): Promise<NodeDriver>
     if ((PMEM_DEVICE_MODES as readonly string[]).includes(dm.mode)) {
       // Loaded only in lvm and direct mode (like the device managers' own code, factory.ts).
       const { prepareCxlRegions } = await import('./device/cxl-startup.js');
-      await prepareCxlRegions({ runner, log }, o.cxlRegions ?? 'off');
+      await prepareCxlRegions({ runner, log }, o.cxlRegions ?? 'manual');
     }
     await dm.setup();
     const state = new VolumeStateStore({ dir: join(o.stateDir, 'volumes'), log });

@@ -136,7 +136,7 @@ export const specSchema: JSONSchemaProps = {
       default: SPEC_DEFAULTS.cxlRegions,
       description:
         'lvm and direct mode: what each node driver does at start-up with the persistent capacity of CXL memory devices that no region maps. ' +
-        '"off": only reports it (regions come from the firmware or are assembled by hand, e.g. by a boot script running cxl create-region); ' +
+        '"manual": only reports it (regions come from the firmware or are assembled by hand, e.g. by a boot script running cxl create-region); ' +
         '"assemble": makes one pmem region per such device (cxl create-region) before looking for regions, at every start, since such regions are gone after a power-off. ' +
         'Existing regions, devices that a region maps and volatile-only devices are left alone; no region is ever destroyed. Not allowed in emulated mode.',
     },

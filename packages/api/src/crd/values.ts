@@ -102,7 +102,7 @@ export const SPEC_DEFAULTS = {
   logFormat: 'text',
   nodeSelector: { storage: 'pmem' },
   pmemPercentage: 100,
-  cxlRegions: 'off',
+  cxlRegions: 'manual',
   emulatedSize: '4Gi',
   kubeletDir: '/var/lib/kubelet',
   controllerReplicas: 1,

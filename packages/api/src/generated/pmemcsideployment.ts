@@ -128,11 +128,11 @@ export interface PmemCSIDeploymentSpec {
    */
   pmemPercentage?: number;
   /**
-   * lvm and direct mode: what each node driver does at start-up with the persistent capacity of CXL memory devices that no region maps. "off": only reports it (regions come from the firmware or are assembled by hand, e.g. by a boot script running cxl create-region); "assemble": makes one pmem region per such device (cxl create-region) before looking for regions, at every start, since such regions are gone after a power-off. Existing regions, devices that a region maps and volatile-only devices are left alone; no region is ever destroyed. Not allowed in emulated mode.
+   * lvm and direct mode: what each node driver does at start-up with the persistent capacity of CXL memory devices that no region maps. "manual": only reports it (regions come from the firmware or are assembled by hand, e.g. by a boot script running cxl create-region); "assemble": makes one pmem region per such device (cxl create-region) before looking for regions, at every start, since such regions are gone after a power-off. Existing regions, devices that a region maps and volatile-only devices are left alone; no region is ever destroyed. Not allowed in emulated mode.
    *
-   * @default "off"
+   * @default "manual"
    */
-  cxlRegions?: 'off' | 'assemble';
+  cxlRegions?: 'manual' | 'assemble';
   /**
    * emulated mode only: the capacity each node driver offers, a quantity from 64Mi to 1Ti (e.g. 4Gi). The volumes are sparse files on the node's disk, which must have room for what the volumes write.
    *

@@ -35,15 +35,17 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
   it('off, no cxl tool: runs nothing (a node without CXL devices needs no cxl)', async () => {
     const runner = new ScriptedRunner([], ['ndctl']);
     const { log, lines } = captureLog();
-    expect(await prepareCxlRegions({ runner, log }, 'off')).toBeUndefined();
+    expect(await prepareCxlRegions({ runner, log }, 'manual')).toBeUndefined();
     expect(runner.calls).toEqual([]);
-    expect(lines.map((l) => l['msg'])).toEqual(['CXL memory devices not looked for: no cxl tool (--cxl-regions=off)']);
+    expect(lines.map((l) => l['msg'])).toEqual([
+      'CXL memory devices not looked for: no cxl tool (--cxl-regions=manual)',
+    ]);
   });
 
   it('off with the cxl tool: lists, creates nothing, reports what assembly would make', async () => {
     const runner = new ScriptedRunner([cxlList]);
     const { log } = captureLog();
-    const r = await prepareCxlRegions({ runner, log }, 'off');
+    const r = await prepareCxlRegions({ runner, log }, 'manual');
     expect(r?.created).toEqual([]);
     expect(r?.notAllowed.map((p) => p.memdev)).toEqual(['mem0', 'mem1']);
     expect(runner.calls.map((c) => `${c.command} ${c.args[0]}`)).toEqual(['cxl list']);
@@ -52,9 +54,9 @@ describe('prepareCxlRegions (the node start-up step, scripted runner)', () => {
   it('off: a listing that fails is a warning and the node goes on', async () => {
     const runner = new ScriptedRunner([{ command: 'cxl', args: ['list'], exitCode: 1, stderr: 'cxl: no bus' }]);
     const { log, lines } = captureLog();
-    expect(await prepareCxlRegions({ runner, log }, 'off')).toBeUndefined();
+    expect(await prepareCxlRegions({ runner, log }, 'manual')).toBeUndefined();
     const warn = lines.find((l) => l['level'] === 'warn');
-    expect(warn?.['msg']).toBe('CXL memory devices could not be listed (--cxl-regions=off: going on without them)');
+    expect(warn?.['msg']).toBe('CXL memory devices could not be listed (--cxl-regions=manual: going on without them)');
     expect(String(warn?.['error'])).toContain('cxl: no bus');
   });
 

@@ -2,7 +2,7 @@
 // device manager looks for nd regions: `--cxl-regions=assemble` makes one pmem region per CXL
 // memory device whose persistent capacity no region maps (device/cxl.ts plans it and never touches
 // an existing region or a mapped device) and waits until libnvdimm shows the new regions, so that
-// the device manager's setup finds them; `off` (the default) only reports such capacity, and skips
+// the device manager's setup finds them; `manual` (the default) only reports such capacity, and skips
 // the step quietly on machines without the `cxl` tool (a node without CXL devices needs none).
 import { requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import type { CxlRegionPolicy } from '@pmem-csi/api';
@@ -29,16 +29,16 @@ async function cxlNdRegions(ndctl: Ndctl, signal: AbortSignal): Promise<string[]
   return regions.filter((r) => r.provider === CXL_ND_PROVIDER && r.type === 'pmem').map((r) => r.dev);
 }
 
-/** Policy off: list and report, never fail the start (a node without CXL devices needs no cxl tool). */
+/** Policy manual: list and report, never fail the start (a node without CXL devices needs no cxl tool). */
 async function reportOnly(deps: StepDeps, timeoutMs: number): Promise<AssembleResult | undefined> {
   if (deps.runner.which('cxl') === undefined) {
-    deps.log.debug('CXL memory devices not looked for: no cxl tool (--cxl-regions=off)');
+    deps.log.debug('CXL memory devices not looked for: no cxl tool (--cxl-regions=manual)');
     return undefined;
   }
   try {
     return await assembleCxlRegions(deps, false, { signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
-    deps.log.warn('CXL memory devices could not be listed (--cxl-regions=off: going on without them)', {
+    deps.log.warn('CXL memory devices could not be listed (--cxl-regions=manual: going on without them)', {
       error: e instanceof Error ? e.message : String(e),
     });
     return undefined;
@@ -70,7 +70,7 @@ async function waitForNdRegions(
 
 /**
  * Apply the CXL region policy. Returns what the assembly did, or undefined when the step did not run
- * (policy off without the `cxl` tool, or a listing that failed under policy off: logged as a warning).
+ * (policy manual without the `cxl` tool, or a listing that failed under policy manual: logged as a warning).
  * @throws under policy assemble: a missing tool (naming the package), a failed listing or assembly,
  *   or the nd regions not appearing in time — the node must not start without the PMEM it was told to use
  */
@@ -80,7 +80,7 @@ export async function prepareCxlRegions(
   o: CxlStartupOptions = {},
 ): Promise<AssembleResult | undefined> {
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (policy === 'off') return reportOnly(deps, timeoutMs);
+  if (policy === 'manual') return reportOnly(deps, timeoutMs);
   requireTools(deps.runner, ['cxl', 'ndctl'], '--cxl-regions=assemble');
   const signal = AbortSignal.timeout(timeoutMs);
   const ndctl = new Ndctl(deps.runner);

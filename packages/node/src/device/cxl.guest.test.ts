@@ -76,9 +76,9 @@ boot1("CXL type-3 persistent memory (cxl list, region assembly by the node's sta
   );
 
   it(
-    '--cxl-regions=off: the node assembles nothing and says what it would do',
+    '--cxl-regions=manual: the node assembles nothing and says what it would do',
     async () => {
-      const r = await prepareCxlRegions({ runner, log: suite.log }, 'off');
+      const r = await prepareCxlRegions({ runner, log: suite.log }, 'manual');
       expect(r?.created).toEqual([]);
       expect(r?.notAllowed).toHaveLength(DEVICES);
       expect(await pmemRegions()).toEqual([]);

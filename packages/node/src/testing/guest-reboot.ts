@@ -57,7 +57,7 @@ export async function startGuestDriver(
     deviceMode: o.deviceMode,
     deviceOptions: { pmemPercentage: o.pmemPercentage ?? 0 },
     // On CXL the node assembles the regions itself at start (after a power-off they are gone).
-    cxlRegions: PMEM_KIND === 'cxl' ? 'assemble' : 'off',
+    cxlRegions: PMEM_KIND === 'cxl' ? 'assemble' : 'manual',
     runner,
     stateDir: STATE_DIR,
     csiEndpoint: `unix://${csiSock}`,

@@ -211,7 +211,7 @@ describe('operator image', () => {
         'apiVersion: v1',
         'kind: Config',
         'current-context: c',
-        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:2", insecure-skip-tls-verify: true}}]',
         'users: [{name: u, user: {token: "not-a-secret"}}]',
         'contexts: [{name: c, context: {cluster: c, user: u}}]',
         '',
@@ -243,7 +243,7 @@ describe('operator image', () => {
           expect(health).toEqual({ status: 200, body: 'ok' });
           expect(await get(`http://127.0.0.1:${port}/readyz`)).toEqual({ status: 503, body: 'informers not synced' });
           expect(op.output).toContain(`msg=starting component=pmem-csi-operator version=${OPERATOR_VERSION}`);
-          expect(op.output).toContain('connect ECONNREFUSED 127.0.0.1:1');
+          expect(op.output).toContain('connect ECONNREFUSED 127.0.0.1:2');
         } finally {
           const code = await op.stop();
           // SIGTERM is the operator's clean stop.

@@ -2,6 +2,7 @@
 // and the environment they run with: a CA bundle with the registry's CA for the Go tools, their
 // configuration and caches in the release's work directory (never the user's), no update checks.
 import { spawnSync } from 'node:child_process';
+import { HostRunner } from '@pmem-csi/runtime';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../cluster/components.js';
@@ -40,11 +41,6 @@ export function bundleValidatorPath(): string {
   return path;
 }
 
-function which(name: string): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : undefined;
-}
-
 /** Every tool or an error naming each missing one and the command that builds or installs it. */
 export function resolveReleaseTools(): ReleaseTools {
   const problems: string[] = [];
@@ -62,7 +58,7 @@ export function resolveReleaseTools(): ReleaseTools {
     syft: pinned('syft'),
     cosign: pinned('cosign'),
     validator: '',
-    buildah: which('buildah') ?? '',
+    buildah: new HostRunner().which('buildah') ?? '',
   };
   try {
     tools.validator = bundleValidatorPath();

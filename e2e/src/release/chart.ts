@@ -50,6 +50,11 @@ export interface PackagedChart {
   readonly digest: string;
 }
 
+/** helm's arguments that make it trust the registry's certificate authority (none without one). */
+export function helmCaArgs(caFile: string | undefined): string[] {
+  return caFile === undefined ? [] : ['--ca-file', caFile];
+}
+
 /** helm lint, helm package into `outDir`, helm push to oci://<registry>/charts; the digest helm reports. */
 export async function packageAndPushChart(
   helm: string,
@@ -59,8 +64,12 @@ export async function packageAndPushChart(
   await runReleaseTool(helm, ['lint', '--strict', opts.chartDir], env, 120_000);
   await runReleaseTool(helm, ['package', opts.chartDir, '--destination', opts.outDir], env, 120_000);
   const file = join(opts.outDir, `${CHART_NAME}-${opts.version}.tgz`);
-  const caArgs = opts.caFile === undefined ? [] : ['--ca-file', opts.caFile];
-  const pushed = await runReleaseTool(helm, ['push', file, `oci://${opts.registry}/charts`, ...caArgs], env, 300_000);
+  const pushed = await runReleaseTool(
+    helm,
+    ['push', file, `oci://${opts.registry}/charts`, ...helmCaArgs(opts.caFile)],
+    env,
+    300_000,
+  );
   const m = /Digest:\s*(sha256:[0-9a-f]{64})/.exec(`${pushed.stdout}\n${pushed.stderr}`);
   if (m?.[1] === undefined) throw new Error(`helm push printed no digest:\n${pushed.stdout}${pushed.stderr}`);
   return { file, ref: `oci://${opts.registry}/charts/${CHART_NAME}`, digest: m[1] };

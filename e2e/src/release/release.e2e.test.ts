@@ -23,6 +23,7 @@ import { sha256File, type Artifact, type RegistryArtifact } from './manifest.js'
 import { OLM_PACKAGE } from './olm.js';
 import { builtImages } from '../realnode/images.js';
 import { buildahPushArgs } from './push-images.js';
+import { helmCaArgs } from './chart.js';
 
 const VERSION = sourceVersion(); // the version images.sh builds in npm run e2e (cached there)
 
@@ -154,7 +155,7 @@ describe('release into a local TLS registry', () => {
     const chartRepo = `oci://${registry.host}/pmem-csi/charts/pmem-csi`;
     await runTool(
       tools.helm,
-      ['pull', chartRepo, '--version', VERSION, '--ca-file', registry.tls.caFile, '--destination', dest],
+      ['pull', chartRepo, '--version', VERSION, ...helmCaArgs(registry.tls.caFile), '--destination', dest],
       {
         env: cosign.env,
         timeoutMs: 120_000,

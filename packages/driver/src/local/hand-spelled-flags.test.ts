@@ -37,6 +37,7 @@ const OTHER_PROGRAMS: ReadonlyArray<{
     ],
     why: 'command lines of leaked processes, as a leak report prints them',
   },
+  { file: 'e2e/src/release/chart.ts', texts: ['--ca-file'], why: "helm's --ca-file (the registry's CA)" },
   { file: 'packages/driver/src/local/hints.ts', texts: [' --state-dir '], why: LOCAL_STATE_DIR },
   {
     file: 'packages/driver/src/local/hints.test.ts',

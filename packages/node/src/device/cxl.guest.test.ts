@@ -4,18 +4,18 @@
 // tier's bookworm image, PMEM_CSI_GUEST_PMEM=cxl), twice per device mode (PMEM_CSI_GUEST_MODE).
 // Boot 1, in this order: `cxl list` enumerates the devices; the node's start-up step
 // (--cxl-regions, device/cxl-startup.ts) reports and then assembles one pmem region per device; the
-// regions are nd regions; then the mode's own device cases, a CSI case with `-o dax` and a statx DAX
-// check, the second-driver (owner) cases, the DeviceManager contract, and the reboot scenario's
+// regions are nd regions; then the mode's own device cases, GetCapacity, the CSI node service cases
+// every NVDIMM guest runs (src/testing/guest-csi-cases.ts), the second-driver (owner) cases, the DeviceManager contract, and the reboot scenario's
 // volumes with data — all taken from the NVDIMM guest suite (src/testing/guest-lvm.ts,
 // guest-direct.ts). Boot 2, after the power-off: the devices have no region; the node driver's start
 // (startGuestDriver: --cxl-regions=assemble) assembles them again, and the reboot cases find the
 // namespaces, volumes, state and data as they were.
 // `cxl list` / `ndctl list` outputs are saved under <results>/recorded (cxl-*.json, ndctl-*.json).
 import { afterAll, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GiB, MiB } from '@pmem-csi/csi';
+import { csiLifecycleCases } from '../testing/guest-csi-cases.js';
 import { directSuite } from '../testing/guest-direct.js';
 import { lvmSuite } from '../testing/guest-lvm.js';
 import { guestMode, type GuestMode, type GuestModeSuite } from '../testing/guest-mode.js';
@@ -26,18 +26,12 @@ import {
   boot2,
   createVolume,
   deleteVolume,
-  isDaxFile,
-  mountOptions,
   ndctl,
   pmemRegions,
-  publish,
   record,
   runner,
   saveToolTimings,
-  stage,
-  unstage,
   useCsiNode,
-  writeSynced,
 } from '../testing/guest-kit.js';
 import { call } from '../testing/test-node.js';
 import { Cxl, planCxlRegions } from './cxl.js';
@@ -138,36 +132,31 @@ boot2('CXL after the power-off: the regions are gone until the node assembles th
 
 suite.deviceCases();
 
-boot1(`CSI node service on ${mode} volumes on CXL pmem (mount -o dax, statx DAX)`, () => {
-  const t = useCsiNode(() => suite.newManager(), { name: `cxl-${mode}`, log: suite.log });
+boot1(`capacity of ${mode} on CXL pmem, as the controller is told`, () => {
+  const t = useCsiNode(() => suite.newManager(), { name: `cxl-${mode}-capacity`, log: suite.log });
 
   it(
-    'CreateVolume, stage with -o dax, publish, DAX file, capacity reported, delete',
+    `GetCapacity reports what the ${DEVICES} assembled regions offer, and a volume of it can be created`,
     async () => {
       const cap = await call(t().c.controller, t().c.controller.GetCapacity, {});
       const available = Number(cap.available_capacity);
       expect(available).toBeGreaterThan(64 * MiB);
       expect(available).toBeLessThanOrEqual(DEVICES * DEVICE_SIZE);
       await writeFile(join(RESULTS, `cxl-getcapacity-${mode}.json`), JSON.stringify(cap));
-      const v = await createVolume(t(), { name: 'cxl-dax', size: 64 * MiB, fs: 'ext4' });
-      expect(Number(v.capacity_bytes)).toBeGreaterThanOrEqual(64 * MiB);
-      const paths = { staging: join(t().dir, 'stage-cxl'), target: join(t().dir, 'target-cxl') };
-      await stage(t(), v, 'ext4', paths.staging);
-      expect(await mountOptions(paths.staging)).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^dax(=always)?$/)]),
-      );
-      await publish(t(), v, 'ext4', paths);
-      const data = randomBytes(MiB);
-      await writeSynced(join(paths.target, 'data'), data);
-      expect(await isDaxFile(join(paths.target, 'data'))).toBe(true);
-      expect((await readFile(join(paths.staging, 'data'))).equals(data)).toBe(true);
-      await call(t().c.node, t().c.node.NodeUnpublishVolume, { volume_id: v.volume_id, target_path: paths.target });
-      await unstage(t(), v.volume_id, paths.staging);
+      const v = await createVolume(t(), { name: 'cxl-capacity', size: 64 * MiB, fs: 'ext4' });
+      const after = Number((await call(t().c.controller, t().c.controller.GetCapacity, {})).available_capacity);
+      expect(after).toBeLessThanOrEqual(available - 64 * MiB);
       await deleteVolume(t(), v.volume_id);
+      const back = Number((await call(t().c.controller, t().c.controller.GetCapacity, {})).available_capacity);
+      expect(back).toBe(available);
     },
     SLOW,
   );
 });
+
+// The same CSI node service cases as on NVDIMMs: dax with ext4 and xfs, FileIO, re-create, the
+// mode's own cases (expansion, Kata volumes, ...) and eraseafter.
+csiLifecycleCases(suite, `cxl-${mode}`);
 
 suite.ownerCases();
 suite.contract();

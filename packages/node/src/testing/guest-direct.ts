@@ -57,6 +57,7 @@ import {
   mountOptions,
   ndctl,
   PMEM_KIND,
+  PMEM_NAME,
   pmemRegions,
   publish,
   readRaw,
@@ -89,7 +90,7 @@ const vid = (name: string): string => volumeIdForName(name);
 // ---- boot 1: the device manager -----------------------------------------------------------------
 
 function deviceCases(): void {
-  boot1('direct mode on blank emulated NVDIMMs', () => {
+  boot1(`direct mode on blank ${PMEM_NAME}`, () => {
     let dm: DirectDeviceManager;
     /** A foreign namespace filling region1, so that every volume lands in region0 (one pool, as the cases assume). */
     let filler: string | undefined;
@@ -623,7 +624,7 @@ function contract(): void {
   if (BOOT === '1') {
     const FILL = 'contract-fill';
     deviceManagerContract(
-      'DirectDeviceManager on emulated NVDIMMs (QEMU), sizes atLeast',
+      `DirectDeviceManager on ${PMEM_NAME} (QEMU), sizes atLeast`,
       async (): Promise<ContractFixture> => {
         const dm = new DirectDeviceManager({
           runner,

@@ -40,6 +40,7 @@ import {
   liveNamespaces,
   ndctl,
   PMEM_KIND,
+  PMEM_NAME,
   pmemRegions,
   publish,
   readRaw,
@@ -112,7 +113,7 @@ async function lvPhysicalRanges(
 // ---- boot 1 -------------------------------------------------------------------------------------
 
 function deviceCases(): void {
-  boot1('lvm mode on blank emulated NVDIMMs', () => {
+  boot1(`lvm mode on blank ${PMEM_NAME}`, () => {
     let fresh: NdRegion[] = [];
 
     it(
@@ -409,7 +410,7 @@ function contract(): void {
     // the fixture fills region1's VG with a foreign LV, so every contract volume lands in region0's.
     const FILLER = 'contract-filler';
     deviceManagerContract(
-      'LvmDeviceManager on emulated NVDIMMs (QEMU)',
+      `LvmDeviceManager on ${PMEM_NAME} (QEMU)`,
       async (): Promise<ContractFixture> => {
         const dm = newLvm();
         await dm.setup();

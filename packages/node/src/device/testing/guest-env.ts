@@ -42,6 +42,8 @@ export const PMEM_KIND: 'nvdimm' | 'cxl' = ((): 'nvdimm' | 'cxl' => {
   }
   return kind;
 })();
+/** What the guest's PMEM is, for case names: `emulated NVDIMMs` or `emulated CXL pmem`. */
+export const PMEM_NAME = PMEM_KIND === 'cxl' ? 'emulated CXL pmem' : 'emulated NVDIMMs';
 /** Per-case timeout: tool calls under TCG are slow. */
 export const SLOW = 300_000;
 interface ToolCall {

@@ -1,8 +1,9 @@
 // containerd (Debian's 1.6) for the real node, with its own root, state, socket and CNI
 // configuration under the node's directory, so it shares nothing with any other containerd on the
 // machine. runc without systemd cgroups (cgroup v1 here; crun refuses the hybrid hierarchy), the
-// sandbox image is our pause image, images come only from archives we import (nothing is pulled:
-// no registry is reachable, and the pods' pull policy is Never or IfNotPresent).
+// sandbox image is our pause image. Images come from archives we import, or are pulled from the
+// registries a test names (a local registry on 127.0.0.1 with its own CA: certs.d/<host>/hosts.toml,
+// the CRI plugin's config_path); nothing else is reachable.
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +22,14 @@ export interface ContainerdPaths {
   readonly socket: string;
   readonly config: string;
   readonly cniConfDir: string;
+  /** The CRI plugin's registry host directory (config_path): <host:port>/hosts.toml each. */
+  readonly hostsDir: string;
+}
+
+/** A registry the node pulls from: host:port, over TLS with the certificate authority in caFile. */
+export interface PullRegistry {
+  readonly host: string;
+  readonly caFile: string;
 }
 
 export function containerdPaths(nodeDir: string): ContainerdPaths {
@@ -30,6 +39,7 @@ export function containerdPaths(nodeDir: string): ContainerdPaths {
     socket: join(dir, 'containerd.sock'),
     config: join(dir, 'config.toml'),
     cniConfDir: join(dir, 'cni', 'net.d'),
+    hostsDir: join(dir, 'certs.d'),
   };
 }
 
@@ -64,6 +74,18 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "${CNI_BIN_DIR}"
     conf_dir = "${paths.cniConfDir}"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${paths.hostsDir}"
+`;
+}
+
+/** hosts.toml of a registry: pull and resolve from it over TLS, trusting its CA only (no fall-back). */
+export function registryHostsToml(r: PullRegistry): string {
+  return `server = "https://${r.host}"
+
+[host."https://${r.host}"]
+  capabilities = ["pull", "resolve"]
+  ca = ${JSON.stringify(r.caFile)}
 `;
 }
 
@@ -114,9 +136,9 @@ export interface Containerd {
 export async function startContainerd(
   nodeDir: string,
   net: NodeNetwork,
-  sandboxImage: string,
-  logFile: string,
+  o: { sandboxImage: string; logFile: string; registries?: readonly PullRegistry[] },
 ): Promise<Containerd> {
+  const { sandboxImage, logFile, registries = [] } = o;
   const missing = CNI_PLUGINS.filter((p) => !existsSync(join(CNI_BIN_DIR, p)));
   if (missing.length > 0)
     throw new Error(
@@ -124,6 +146,15 @@ export async function startContainerd(
     );
   const paths = containerdPaths(nodeDir);
   await mkdir(paths.cniConfDir, { recursive: true });
+  await mkdir(paths.hostsDir, { recursive: true });
+  for (const r of registries) {
+    if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(r.host))
+      throw new Error(
+        `registry host ${JSON.stringify(r.host)}: expected HOST:PORT (the hosts directory is named after it)`,
+      );
+    await mkdir(join(paths.hostsDir, r.host), { recursive: true });
+    await writeFile(join(paths.hostsDir, r.host, 'hosts.toml'), registryHostsToml(r));
+  }
   await writeFile(paths.config, containerdConfig(paths, sandboxImage));
   await writeFile(join(paths.cniConfDir, '10-pmem-csi-e2e.conflist'), cniConfig(net, join(paths.dir, 'cni', 'ipam')));
   const proc = startHostProcess('containerd', 'containerd', ['--config', paths.config], { logFile });

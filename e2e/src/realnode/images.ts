@@ -15,6 +15,8 @@ import { REPO_ROOT } from '../cluster/components.js';
 const IMAGES_SH = join(REPO_ROOT, 'e2e', 'tools', 'images.sh');
 /** What builds them; failures name it. */
 export const IMAGES_COMMAND = 'bash e2e/tools/images.sh';
+/** Version B of the upgrade scenarios (X+1 of the registry install): driver and operator built with `images.sh --version` (tools/warm.sh, the CI's images phase). */
+export const UPGRADE_VERSION = '0.1.1-e2e';
 
 /** An image images.sh built: the reference manifests use, its ID, size and (for pods) archive. */
 export interface BuiltImage {

@@ -65,7 +65,7 @@ import {
   uninstallStack,
 } from './install.js';
 import { leftovers, startRealNode, type RealNode } from './real-node.js';
-import { builtImages, type BuiltImage } from './images.js';
+import { UPGRADE_VERSION, builtImages, type BuiltImage } from './images.js';
 import {
   RolloutObserver,
   containerLog,
@@ -82,14 +82,12 @@ import {
   type RolloutSnapshot,
   type Workload,
 } from './rollout.js';
-import { POD_LABEL, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
+import { POD_LABEL, claimObject as rwoClaim, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
 
 const APP_NAMESPACE = 'real-node-app';
 /** Where the emulated device mode keeps its backing files on the node (spec's state dir). */
 const DRIVER_STATE_DIR = `/var/lib/${DEFAULT_DRIVER_NAME}`;
 const IMAGE_NAMES = ['driver', 'operator', 'csi-provisioner', 'csi-resizer', 'registrar', 'pause'] as const;
-/** Version B of the upgrade scenario: driver and operator built with `images.sh --version` (A is the checkout's version). */
-const UPGRADE_VERSION = '0.1.1-e2e';
 /** Controller replicas of the failover scenario: after one kill there is still a warm standby for the next. */
 const FAILOVER_REPLICAS = 3;
 /** Issue 17: provisioning resumes within this long after the active controller is killed. */
@@ -183,16 +181,7 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
     const { kube } = cluster;
     const claim = `${prefix}-data`;
     await kube.apply(STORAGE_CLASS);
-    await kube.apply({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claim, namespace: APP_NAMESPACE },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: 'pmem-real',
-        resources: { requests: { storage: '32Mi' } },
-      },
-    });
+    await kube.apply(claimObject(claim, '32Mi', 'pmem-real'));
     const mount = {
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
       volumeMounts: [{ name: 'data', mountPath: '/data' }],
@@ -232,12 +221,8 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
   };
 
   /** A claim of `size` in the app namespace. */
-  const claimObject = (name: string, size: string, storageClassName: string): KubeObject => ({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: APP_NAMESPACE },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: size } } },
-  });
+  const claimObject = (name: string, size: string, storageClassName: string): KubeObject =>
+    rwoClaim({ name, namespace: APP_NAMESPACE, storageClassName, size });
   const claimOf = (name: string): Promise<ExpandingClaim> =>
     cluster.kube.must<ExpandingClaim>({ ...claimRef(name), namespace: APP_NAMESPACE });
   /** What a user's `kubectl patch pvc <name> -p '{"spec":{"resources":{"requests":{"storage":"<size>"}}}}'` sends. */

@@ -18,7 +18,7 @@ import type { KubeObject } from '../cluster/kube.js';
 import { runTool, type HostProcess } from '../cluster/processes.js';
 import { waitFor } from '../cluster/wait.js';
 import { POD_LOGS_SUBDIR, cleanUpKubeProxy, startCoreDns, startKubelet, startKubeProxy } from './components.js';
-import { startContainerd, type Containerd } from './containerd.js';
+import { startContainerd, type Containerd, type PullRegistry } from './containerd.js';
 import { NODE_NETWORK, setUpNetwork, startForwarder, tearDownNetwork } from './network.js';
 
 /** The nodes' own directories (containerd, configuration, pod logs) and the lock file. */
@@ -38,6 +38,8 @@ export interface RealNodeOptions {
   readonly imageArchives: readonly string[];
   /** The pod sandbox image (must be among the archives). */
   readonly sandboxImage: string;
+  /** Registries containerd may pull from (kubelet's pulls), each with its CA. */
+  readonly registries?: readonly PullRegistry[];
   readonly nodeName?: string;
   readonly labels?: Readonly<Record<string, string>>;
 }
@@ -358,7 +360,11 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     );
     stops.push(() => forwarder.close());
     const containerd = await phase('containerd', () =>
-      startContainerd(dir, NODE_NETWORK, o.sandboxImage, join(logDir, 'containerd.log')),
+      startContainerd(dir, NODE_NETWORK, {
+        sandboxImage: o.sandboxImage,
+        logFile: join(logDir, 'containerd.log'),
+        ...(o.registries === undefined ? {} : { registries: o.registries }),
+      }),
     );
     stops.push(async () => {
       await containerd.removeAll();

@@ -28,6 +28,25 @@ export interface Pod extends KubeObject {
 
 export const podRef = (name: string, namespace: string): Ref => ({ apiVersion: 'v1', kind: 'Pod', name, namespace });
 
+/** A ReadWriteOnce claim of `size` (a quantity, e.g. 32Mi) in `namespace`. */
+export function claimObject(o: {
+  name: string;
+  namespace: string;
+  storageClassName: string;
+  size: string;
+}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: o.name, namespace: o.namespace },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: o.storageClassName,
+      resources: { requests: { storage: o.size } },
+    },
+  };
+}
+
 /** The label of every script pod: its name (select one with `${POD_LABEL}=<name>`). */
 export const POD_LABEL = 'e2e.pmem-csi.intel.com/pod';
 

@@ -29,6 +29,25 @@ export interface LocalRegistryOptions {
   readonly registryBin?: string;
 }
 
+/**
+ * `npm run release` arguments of a test's dry run into `registry` (under <host>/pmem-csi, trusting its
+ * CA), from a work tree that may have uncommitted changes, the files into `out`.
+ */
+export function dryRunArgs(registry: Pick<LocalRegistry, 'host' | 'tls'>, version: string, out: string): string[] {
+  return [
+    '--version',
+    version,
+    '--dry-run',
+    '--allow-dirty',
+    '--registry',
+    `${registry.host}/pmem-csi`,
+    '--registry-ca',
+    registry.tls.caFile,
+    '--out',
+    out,
+  ];
+}
+
 /** A free TCP port on 127.0.0.1 (closed again: the registry binds it right after). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

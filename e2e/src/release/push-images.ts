@@ -61,22 +61,32 @@ export async function buildReleaseImages(version: string, allowStale = false): P
   return built;
 }
 
+/** An image of images.sh's storage pushed to a registry. */
+export interface PushedBuiltImage {
+  readonly name: string;
+  /** host[:port]/path/repository:tag it was pushed to */
+  readonly target: string;
+  readonly digest: string;
+  /** ID of the image (its config digest) in images.sh's storage. */
+  readonly imageId: string;
+}
+
 /**
- * Push each release image to `<registry>/<repository>:<version>` by its image ID; the digest is
- * what the registry stored. One `flock` on images.sh's build lock covers both pushes, so no
+ * Push images of images.sh's storage, each by its image ID to its `target` (repository:tag); the
+ * digest is what the registry stored. One `flock` on images.sh's build lock covers every push, so no
  * images.sh builds (and prunes) meanwhile; an ID gone before the lock was taken means another
  * images.sh (of another checkout sharing the cache) rebuilt the tag: the error says so.
  */
-export async function pushReleaseImages(
+export async function pushBuiltImages(
   built: BuiltImages,
-  opts: { registry: string; version: string; certDir: string | undefined; work: string },
-): Promise<PushedImage[]> {
+  targets: ReadonlyArray<{ readonly name: string; readonly target: string }>,
+  opts: { certDir: string | undefined; work: string },
+): Promise<PushedBuiltImage[]> {
   const lock = join(dirname(built.storage.root), '.build.lock');
   mkdirSync(opts.work, { recursive: true });
-  const plan = RELEASE_IMAGES.map(({ name, repository }) => {
+  const plan = targets.map(({ name, target }) => {
     const image = built.images.get(name);
     if (image === undefined) throw new Error(`images.sh printed no ${name} image`);
-    const target = `${opts.registry}/${repository}`;
     const digestFile = join(opts.work, `${name}.digest`);
     writeFileSync(digestFile, '');
     return { name, image, target, digestFile };
@@ -89,7 +99,7 @@ export async function pushReleaseImages(
         `"\${@:1:${buildah.length}}" --digestfile "\${@:${buildah.length + 1 + 3 * i}:1}" "\${@:${buildah.length + 2 + 3 * i}:1}" "\${@:${buildah.length + 3 + 3 * i}:1}"`,
     )
     .join(' && ');
-  const args = plan.flatMap((p) => [p.digestFile, p.image.id, `docker://${p.target}:${opts.version}`]);
+  const args = plan.flatMap((p) => [p.digestFile, p.image.id, `docker://${p.target}`]);
   try {
     await runTool('flock', [lock, 'bash', '-c', script, 'push', ...buildah, ...args], {
       timeoutMs: 20 * 60_000,
@@ -99,13 +109,33 @@ export async function pushReleaseImages(
     const msg = (e as Error).message;
     if (msg.includes('image not known'))
       throw new Error(`${msg}
-(the image ID images.sh printed is gone: another images.sh sharing the cache rebuilt the tag; run the release again)`);
+(the image ID images.sh printed is gone: another images.sh sharing the cache rebuilt the tag; run the push again)`);
     throw e;
   }
   return plan.map(({ name, image, target, digestFile }) => {
     const digest = readFileSync(digestFile, 'utf8').trim();
     if (!/^sha256:[0-9a-f]{64}$/.test(digest))
       throw new Error(`buildah push of ${name} wrote no digest (got "${digest}")`);
-    return { name, repository: target, ref: `${target}:${opts.version}`, digest, imageId: image.id };
+    return { name, target, digest, imageId: image.id };
   });
+}
+
+/** Push each release image to `<registry>/<repository>:<version>` (pushBuiltImages). */
+export async function pushReleaseImages(
+  built: BuiltImages,
+  opts: { registry: string; version: string; certDir: string | undefined; work: string },
+): Promise<PushedImage[]> {
+  const repositories = new Map<string, string>(RELEASE_IMAGES.map((i) => [i.name, `${opts.registry}/${i.repository}`]));
+  const pushed = await pushBuiltImages(
+    built,
+    RELEASE_IMAGES.map(({ name }) => ({ name, target: `${repositories.get(name) ?? ''}:${opts.version}` })),
+    opts,
+  );
+  return pushed.map(({ name, target, digest, imageId }) => ({
+    name,
+    repository: repositories.get(name) ?? '',
+    ref: target,
+    digest,
+    imageId,
+  }));
 }

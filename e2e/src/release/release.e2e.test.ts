@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { REPO_ROOT } from '../cluster/components.js';
 import { runTool } from '../cluster/processes.js';
-import { startLocalRegistry, type LocalRegistry } from './local-registry.js';
+import { dryRunArgs, startLocalRegistry, type LocalRegistry } from './local-registry.js';
 import { parseReleaseArgs } from './options.js';
 import { BUNDLE_K8S_VERSION, runRelease, sourceVersion, type ReleaseResult } from './release.js';
 import { resolveReleaseTools, toolEnv, type ReleaseTools } from './release-tools.js';
@@ -52,18 +52,7 @@ describe('release into a local TLS registry', () => {
     work = mkdtempSync(join(tmpdir(), 'pmem-csi-release-test-'));
     registry = await startLocalRegistry({ dir: join(work, 'registry'), maxLifetimeMs: 40 * 60_000 });
     out = join(work, 'out');
-    const opts = parseReleaseArgs([
-      '--version',
-      VERSION,
-      '--dry-run',
-      '--allow-dirty',
-      '--registry',
-      `${registry.host}/pmem-csi`,
-      '--registry-ca',
-      registry.tls.caFile,
-      '--out',
-      out,
-    ]);
+    const opts = parseReleaseArgs(dryRunArgs(registry, VERSION, out));
     const started = Date.now();
     result = await runRelease(opts, (msg, fields) => logLines.push(JSON.stringify({ msg, ...fields })));
     releaseSeconds = (Date.now() - started) / 1000;

@@ -17,7 +17,12 @@ ARG VERSION=0.1.0
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY . .
-RUN npm ci --no-audit --no-fund
+# npm 10 can end `npm ci` with "Exit handler never called!" and exit status 0 having installed
+# nothing (seen here under load); such a layer would be cached and every later build would fail at
+# `npx tsc`. The step checks its result (the compiler is there) and tries once more.
+RUN { npm ci --no-audit --no-fund && test -x node_modules/.bin/tsc; } \
+ || { echo "npm ci left no node_modules/.bin/tsc: running it once more" >&2; \
+      npm ci --no-audit --no-fund && test -x node_modules/.bin/tsc; }
 ARG VERSION
 RUN echo "$VERSION" | grep -Eqx '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' \
    || { echo "VERSION=$VERSION: an image tag is letters, digits, '.', '_', '-'" >&2; exit 1; } \

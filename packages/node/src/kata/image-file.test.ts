@@ -80,6 +80,13 @@ describe('Kata image files on loop devices', () => {
     mounts.push(dir);
   }
 
+  async function waitUntilUnbound(path: string): Promise<void> {
+    const until = Date.now() + 10_000;
+    while ((await imageLoopDevices(host, path)).length > 0 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await imageLoopDevices(host, path)).toEqual([]);
+  }
+
   async function unmount(dir: string): Promise<void> {
     await host.run('umount', [dir]);
     mounts.splice(mounts.indexOf(dir), 1);
@@ -169,6 +176,25 @@ describe('Kata image files on loop devices', () => {
     await writeFile(join(inner, 'x'), 'xfs data');
     await unmount(inner);
     expect(await detachImage(host, img.path)).toEqual([dev]);
+  });
+
+  it('detach waits until the kernel has let go of the image; while its filesystem is still mounted it fails naming the device', async () => {
+    const dir = await volume('busyvol', 64 * MiB);
+    const img = await createImageFile(host, { volumeId: 'vol-busy', dir, fsType: 'ext4' });
+    const dev = await attachImage(host, img.path);
+    loops.push(dev);
+    const inner = join(root, 'busy-inner');
+    await mountInner(dev, inner, 'ext4');
+    // The mount keeps the loop device open: detaching only marks it; the image stays bound.
+    await expect(detachImage(host, img.path, { settleMs: 500 })).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: expect.stringContaining(`is still bound to ${dev}`),
+    });
+    expect(await imageLoopDevices(host, img.path)).toEqual([dev]);
+    // Once nothing holds it, the marked device goes and the volume's filesystem unmounts at once.
+    await unmount(inner);
+    await waitUntilUnbound(img.path);
+    await unmount(dir);
   });
 
   it('a partial image a crash left (with its mkfs loop device still bound) is detached, removed and rebuilt', async () => {

@@ -240,7 +240,19 @@ export async function imageLoopDevices(
 }
 
 /** Detach every loop device bound to image `path` (none, or the file gone: nothing to do). */
-export async function detachImage(runner: CommandRunner, path: string, o: ToolCallOptions = {}): Promise<string[]> {
+/**
+ * How long detachImage waits for the kernel to let go of the image: `losetup --detach` of a loop
+ * device that is still open (the filesystem on it only just unmounted) only marks it for removal,
+ * and until it is gone its backing file keeps the volume's filesystem busy (the crash campaign saw
+ * `umount <staging>: target is busy` right after a successful detach).
+ */
+export const DETACH_SETTLE_MS = 10_000;
+
+export async function detachImage(
+  runner: CommandRunner,
+  path: string,
+  o: ToolCallOptions & { settleMs?: number } = {},
+): Promise<string[]> {
   try {
     await stat(path);
   } catch (e) {
@@ -250,5 +262,17 @@ export async function detachImage(runner: CommandRunner, path: string, o: ToolCa
   const devices = await imageLoopDevices(runner, path, o);
   for (const device of devices)
     await runner.run('losetup', ['--detach', device], { signal: o.signal, timeoutMs: TOOL_TIMEOUTS.query });
-  return devices;
+  if (devices.length === 0) return devices;
+  const settleMs = o.settleMs ?? DETACH_SETTLE_MS;
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const left = await imageLoopDevices(runner, path, o);
+    if (left.length === 0) return devices;
+    if (Date.now() >= deadline)
+      throw new FailedPreconditionError(
+        `the Kata Containers image ${path} is still bound to ${left.join(', ')} ${settleMs / 1000} s after they were detached: something holds them open (a mount of the image's filesystem, perhaps in another mount namespace); unmount it, then retry`,
+      );
+    o.signal?.throwIfAborted();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -1,5 +1,7 @@
 // R1 crash campaign (issue 14): volume life cycles (create, stage, publish, unpublish, unstage,
-// delete) through the local stack on emulated PMEM, with the controller or a node driver killed
+// delete) through the local stack on emulated PMEM, every third of them a Kata Containers volume
+// (kataContainers: "true", issue 26: an image file inside the volume, published through its own
+// loop device), with the controller or a node driver killed
 // (SIGKILL) at random points — before an operation, or a few milliseconds into it — and started
 // again. Every operation is retried while it fails with a code a CSI caller retries (the process
 // it talks to is gone or settling); any other failure is a finding. After every crash the
@@ -81,16 +83,33 @@ export function random(seed: number): () => number {
   };
 }
 
+const unescape = (s: string): string =>
+  s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+
 /** Mount points below `dir` (from /proc/self/mountinfo, octal escapes decoded). */
 export async function mountsBelow(dir: string): Promise<string[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8');
-  const unescape = (s: string): string =>
-    s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
   return text
     .split('\n')
     .map((line) => unescape(line.split(' ')[4] ?? ''))
     .filter((p) => p === dir || p.startsWith(`${dir}/`));
 }
+
+/** The source (device) of the top mount at `path` (/proc/self/mountinfo); undefined when nothing is mounted there. */
+export async function mountSourceAt(path: string): Promise<string | undefined> {
+  let source: string | undefined;
+  for (const line of (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')) {
+    const fields = line.split(' ');
+    if (unescape(fields[4] ?? '') !== path) continue;
+    const sep = fields.indexOf('-');
+    if (sep > 0) source = unescape(fields[sep + 2] ?? '');
+  }
+  return source;
+}
+
+/** Every KATA_EVERY-th cycle's volume is a Kata Containers volume (by cycle number: the seed's crash plan stays the same). */
+export const KATA_EVERY = 3;
+export const isKataCycle = (cycle: number): boolean => cycle % KATA_EVERY === KATA_EVERY - 1;
 
 /** Loop devices whose backing file is (or was) below `dir`. */
 export async function loopDevicesBelow(dir: string): Promise<string[]> {
@@ -122,7 +141,8 @@ export async function inventory(stack: LocalStack, ctl: ControllerCsi, mountDir:
   }
   return {
     volumes: (await ctl.listVolumes()).entries.map((e) => e.volume?.volume_id ?? '').sort(),
-    loopDevices: await loopDevicesBelow(stack.dir),
+    // Emulated volumes' devices (files below the stack), and Kata image files' (inside volumes mounted below mountDir).
+    loopDevices: [...(await loopDevicesBelow(stack.dir)), ...(await loopDevicesBelow(mountDir))],
     imageFiles: await imageFilesBelow(stack.dir),
     mounts: [...(await mountsBelow(stack.dir)), ...(await mountsBelow(mountDir))],
     capacity,
@@ -131,6 +151,10 @@ export async function inventory(stack: LocalStack, ctl: ControllerCsi, mountDir:
 
 interface Volume {
   readonly name: string;
+  /** A Kata Containers volume (kataContainers: "true"): every KATA_EVERY-th cycle. */
+  readonly kata: boolean;
+  /** CreateVolume's volume_context, passed to stage and publish as the kubelet does. */
+  context?: Readonly<Record<string, string>>;
   /** The crash planned for this volume's cycle, if any (for findings). */
   readonly crash: Crash | undefined;
   id?: string;
@@ -173,10 +197,25 @@ async function namespacesMounting(majMin: string): Promise<string[]> {
   return found;
 }
 
-/** For a finding that names a device in use: who holds it open, and where it is mounted. */
+/**
+ * For a finding that names a device in use: who holds it open, and where it is mounted. For an
+ * unmount refused as busy: the same for each loop device whose backing file is below that path (a
+ * Kata image's device keeps the staged filesystem busy until it is really detached).
+ */
 async function holdersOf(finding: string): Promise<string> {
+  const busy = /umount (\S+): .*target is busy/.exec(finding)?.[1];
+  if (busy !== undefined) {
+    const below = (await listLoopDevices(HOST)).filter((l) => l.backFile.startsWith(`${busy}/`));
+    const each = await Promise.all(
+      below.map((l) => holdersOfDevice(l.name.startsWith('/dev/') ? l.name : `/dev/${l.name}`)),
+    );
+    return below.length === 0 ? ` — no loop device has its backing file below ${busy}` : each.join('');
+  }
   const device = /(\/dev\/loop\d+)/.exec(finding)?.[1];
-  if (device === undefined) return '';
+  return device === undefined ? '' : holdersOfDevice(device);
+}
+
+async function holdersOfDevice(device: string): Promise<string> {
   const holders = await openersOf(device);
   const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
     .split('\n')
@@ -271,7 +310,13 @@ export class CrashCampaign {
   async #cycle(cycle: number, crash: Crash | undefined): Promise<void> {
     const name = `crash-${this.#o.seed}-${cycle}`;
     const base = join(this.#o.mountDir, String(cycle));
-    const v: Volume = { name, crash, staging: join(base, 'staging'), target: join(base, 'target') };
+    const v: Volume = {
+      name,
+      crash,
+      kata: isKataCycle(cycle),
+      staging: join(base, 'staging'),
+      target: join(base, 'target'),
+    };
     await mkdir(base, { recursive: true });
     for (const step of STEPS) {
       const kill = crash?.step === step ? crash : undefined;
@@ -385,7 +430,7 @@ export class CrashCampaign {
           staging_target_path: v.staging,
           volume_capability: cap,
           publish_context: {},
-          volume_context: {},
+          volume_context: v.context ?? {},
         }),
       publish: () =>
         this.#node(v).publish({
@@ -394,7 +439,7 @@ export class CrashCampaign {
           target_path: v.target,
           volume_capability: cap,
           readonly: false,
-          volume_context: {},
+          volume_context: v.context ?? {},
         }),
       unpublish: () => this.#node(v).unpublish(id, v.target),
       unstage: () => this.#node(v).unstage(id, v.staging),
@@ -408,9 +453,14 @@ export class CrashCampaign {
       name: v.name,
       capacity_range: { required_bytes: String(16 * MiB) },
       volume_capabilities: [mountCapability('ext4')],
-      parameters: { eraseafter: 'false' },
+      parameters: v.kata ? { eraseafter: 'false', kataContainers: 'true' } : { eraseafter: 'false' },
     });
     const id = r.volume?.volume_id;
+    v.context = r.volume?.volume_context ?? {};
+    if (v.kata && v.context['kataContainers'] !== 'true')
+      this.#findings.push(
+        `create ${v.name}: a Kata volume's volume_context lacks kataContainers "true": ${JSON.stringify(v.context)}`,
+      );
     if (v.id !== undefined && v.id !== id)
       this.#findings.push(`create ${v.name}: a retry answered volume ${id ?? '(none)'}, an earlier answer was ${v.id}`);
     v.id = id;
@@ -437,9 +487,24 @@ export class CrashCampaign {
     const want = expected[step];
     if (want === undefined) return true;
     const got = { staging: await count(v.staging), target: await count(v.target) };
-    if (got.staging === want.staging && got.target === want.target) return true;
+    if (got.staging !== want.staging || got.target !== want.target) {
+      this.#findings.push(
+        `${step} ${v.name}: mounts staging ${got.staging} target ${got.target}, one success leaves staging ${want.staging} target ${want.target}`,
+      );
+      return false;
+    }
+    return step === 'publish' ? this.#checkPublishedFrom(v) : true;
+  }
+
+  /** A Kata volume's target is mounted from a loop device of its image file (inside the staged volume); any other's is not. */
+  async #checkPublishedFrom(v: Volume): Promise<boolean> {
+    const source = await mountSourceAt(v.target);
+    const base = (d: string | undefined): string => (d ?? '').replace(/^\/dev\//, '');
+    const loop = (await listLoopDevices(HOST)).find((l) => base(l.name) === base(source));
+    const throughImage = loop !== undefined && loop.backFile.startsWith(`${v.staging}/`);
+    if (throughImage === v.kata) return true;
     this.#findings.push(
-      `${step} ${v.name}: mounts staging ${got.staging} target ${got.target}, one success leaves staging ${want.staging} target ${want.target}`,
+      `publish ${v.name}: target mounted from ${source ?? 'nothing'} (${loop === undefined ? 'not a loop device' : `loop device of ${loop.backFile}`}); ${v.kata ? "a Kata volume is published through its image file's loop device" : 'a volume without kataContainers is published from its own device'}`,
     );
     return false;
   }

@@ -1,4 +1,5 @@
-// R1 crash campaign (issue 14) on emulated PMEM: ≥ 200 volume life cycles through the local stack
+// R1 crash campaign (issue 14) on emulated PMEM: ≥ 200 volume life cycles (every third a Kata
+// Containers volume, issue 26) through the local stack
 // (controller and two node drivers, real processes over mutual TLS) with SIGKILL of the controller
 // or a node at random points; see crash-campaign.ts for what is checked. Prints the seed, what was
 // tried and every finding. Long mode: PMEM_CSI_CRASH_CYCLES=2000; a failure is reproduced with
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MiB } from '@pmem-csi/csi';
 import { useStack } from '../local-stack.js';
-import { CrashCampaign, inventory, type Inventory } from './crash-campaign.js';
+import { CrashCampaign, inventory, isKataCycle, KATA_EVERY, type Inventory } from './crash-campaign.js';
 
 const dir = join(tmpdir(), 'pmem-csi-e2e-crash');
 const mountDir = join(tmpdir(), 'pmem-csi-e2e-crash-mounts');
@@ -75,6 +76,10 @@ describe('R1: crash campaign (kill -9 of controller or node during volume life c
       );
       log(
         `crash campaign: ${result.retriedOps} operations retried (${JSON.stringify(result.retriesByCode)}), ${result.busyRetries} transient "in use" answers to DeleteVolume retried, ${result.findings.length} findings`,
+      );
+      const kataCrashes = result.crashes.filter((c) => isKataCycle(c.cycle));
+      log(
+        `crash campaign: Kata Containers volumes in ${Math.floor(result.cycles / KATA_EVERY)} cycles (every ${KATA_EVERY}rd), ${kataCrashes.length} crashes in them (by step ${JSON.stringify(kataCrashes.reduce<Record<string, number>>((m, c) => ({ ...m, [c.step]: (m[c.step] ?? 0) + 1 }), {}))})`,
       );
       for (const f of result.findings) log(`  finding: ${f}`);
       log(

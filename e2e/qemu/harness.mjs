@@ -4,7 +4,10 @@
 //   boot 1  blank NVDIMMs: the guest suite, packages/node/src/device/pmem.guest.test.ts, for the
 //           mode (PMEM_CSI_GUEST_MODE=<mode>, PMEM_CSI_GUEST_BOOT=1), which
 //           ends by leaving volumes with data,
-//   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2).
+//   boot 2  the same NVDIMMs after a power-off: the suite's reboot cases (PMEM_CSI_GUEST_BOOT=2),
+//   then    "kata-from-<mode>": the Kata image file the guest's Kata case made on real LVM or direct
+//           namespaces (data written through its runc-side publication; exported to the results)
+//           booted as a VM's only NVDIMM, as the kata mode below does with an emulated-mode image.
 // Mode "kata" (issue 26) boots once: the host makes, in emulated mode through the node's CSI
 // services, a volume with kataContainers: "true" (CreateVolume, NodeStageVolume, NodePublishVolume)
 // and writes data at its runc-side publication
@@ -34,7 +37,7 @@
 //   --repo     the repository to share into the guest (default: this one), e.g. an overlay with
 //              proposed changes to files this tier does not own
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,7 +90,7 @@ function buildImage() {
 
 /** The guest's test file: one suite for the NVDIMM modes and one for the CXL modes, which read the mode from PMEM_CSI_GUEST_MODE; the Kata boot's own. */
 function guestTestFile(mode) {
-  const name = mode === 'kata' ? 'packages/node/src/kata/kata.guest.test.ts'
+  const name = mode === 'kata' || mode.startsWith('kata-from-') ? 'packages/node/src/kata/kata.guest.test.ts'
     : mode in CXL_MODES ? 'packages/node/src/device/cxl.guest.test.ts'
       : 'packages/node/src/device/pmem.guest.test.ts';
   const file = join(REPO, name);
@@ -123,7 +126,7 @@ function runPrefixed(command, args, prefix) {
 
 /** The PMEM (and state disk) of a mode's boots: two blank PMEM NVDIMMs, two blank CXL devices, or the Kata image alone. */
 function devices(m) {
-  if (m.mode === 'kata') return ['--kata-nvdimm', join(m.dir, 'kata.img')];
+  if (m.kataImage !== undefined) return ['--kata-nvdimm', m.kataImage];
   if (m.mode in CXL_MODES) return ['--cxl', join(m.dir, 'cxl0.img'), '--cxl', join(m.dir, 'cxl1.img'), '--state-disk', join(m.dir, 'state.img')];
   return ['--nvdimm', join(m.dir, 'nvdimm0.img'), '--nvdimm', join(m.dir, 'nvdimm1.img'), '--state-disk', join(m.dir, 'state.img')];
 }
@@ -138,7 +141,7 @@ async function boot(image, m, n, timeoutS, prefix) {
     '--config', 'e2e/qemu/jest.guest.config.js', '--ci', '--forceExit', '--json', `--outputFile=/results/${jsonName}`,
     m.testFile,
   ];
-  const guestMode = cxl ?? m.mode;
+  const guestMode = m.kataImage !== undefined ? 'kata' : (cxl ?? m.mode);
   const args = [
     join(HERE, cxl !== undefined ? 'cxl/run-cxl-guest.sh' : 'run-guest.sh'), '--repo', REPO, '--image', image, '--results', m.results, '--name', `${m.mode}-boot${n}`, '--timeout', String(timeoutS),
     ...devices(m),
@@ -180,18 +183,43 @@ function kataHostStep(m, name, args, prefix) {
   return { name: `kata host › ${name}`, status: ok ? 'passed' : 'failed', ms: Date.now() - t0, failure: ok ? '' : out || `exit ${res.status ?? res.signal}` };
 }
 
-/** The Kata mode: make the image on the host, one boot with it as the NVDIMM, read the guest's write back. */
-async function kataMode(image, m, timeoutS, prefix) {
-  const img = join(m.dir, 'kata.img');
-  const made = kataHostStep(m, 'a kataContainers volume made through CSI in emulated mode, data written at its runc-side publication', ['make', img], prefix);
-  if (made.status !== 'passed') return { boots: [], host: [made] };
-  copyFileSync(`${img}.json`, join(m.results, 'kata-image.json'));
+/** One boot with the Kata image `m.kataImage` (facts in <image>.json) as the only NVDIMM, then the guest's write read back on the host. */
+async function kataBoot(image, m, timeoutS, prefix) {
+  copyFileSync(`${m.kataImage}.json`, join(m.results, 'kata-image.json'));
   const b = await boot(image, m, 1, timeoutS, prefix);
   const guestJson = join(m.results, 'kata-guest.json');
+  const name = `${m.mode} host › the guest's write reads back on the host after power-off`;
   const checked = existsSync(guestJson)
-    ? kataHostStep(m, "the guest's write reads back on the host after power-off", ['check', img, guestJson], prefix)
-    : { name: "kata host › the guest's write reads back on the host after power-off", status: 'failed', ms: 0, failure: 'the guest wrote no kata-guest.json' };
-  return { boots: [b], host: [made, checked] };
+    ? { ...kataHostStep(m, '', ['check', m.kataImage, guestJson], prefix), name }
+    : { name, status: 'failed', ms: 0, failure: 'the guest wrote no kata-guest.json' };
+  return { boot: b, checked };
+}
+
+/** The Kata mode: make the image on the host in emulated mode, one boot with it as the NVDIMM, read the guest's write back. */
+async function kataMode(image, m, timeoutS, prefix) {
+  const made = kataHostStep(m, 'a kataContainers volume made through CSI in emulated mode, data written at its runc-side publication', ['make', m.kataImage], prefix);
+  if (made.status !== 'passed') return { boots: [], host: [made] };
+  const k = await kataBoot(image, m, timeoutS, prefix);
+  return { boots: [k.boot], host: [made, k.checked] };
+}
+
+/**
+ * After an NVDIMM mode's boots: the Kata image its guest made on real LVM or direct namespaces
+ * (guest-kata-csi.ts exports it to the results as kata-from-guest.img) booted as a VM's NVDIMM —
+ * mode "kata-from-<mode>". A missing export is a failed case: the guest's Kata case did not get there.
+ */
+async function kataFromGuest(image, m, timeoutS, prefix) {
+  const exported = join(m.results, 'kata-from-guest.img');
+  const mode = `kata-from-${m.mode}`;
+  if (!existsSync(exported) || !existsSync(`${exported}.json`))
+    return { boots: [], host: [{ name: `${mode} host › the guest exported its Kata image`, status: 'failed', ms: 0, failure: `no ${exported} (and .json): the ${m.mode} guest's Kata case did not export its image` }] };
+  const img = join(m.dir, 'kata.img');
+  renameSync(exported, img);
+  renameSync(`${exported}.json`, `${img}.json`);
+  const k = { mode, dir: m.dir, results: join(m.dir, 'kata-results'), testFile: guestTestFile('kata'), kataImage: img };
+  mkdirSync(k.results, { recursive: true });
+  const b = await kataBoot(image, k, timeoutS, prefix);
+  return { boots: [b.boot], host: [b.checked] };
 }
 
 function cases(b) {
@@ -266,7 +294,7 @@ async function main() {
   const modes = o.modes.map((mode) => {
     const dir = join(work, mode);
     rmSync(dir, { recursive: true, force: true }); // blank NVDIMMs and state disk for boot 1
-    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode) };
+    const m = { mode, dir, results: join(dir, 'results'), testFile: guestTestFile(mode), ...(mode === 'kata' ? { kataImage: join(dir, 'kata.img') } : {}) };
     mkdirSync(m.results, { recursive: true });
     return m;
   });
@@ -283,7 +311,9 @@ async function main() {
       }
       const first = await boot(image.dir, m, 1, o.timeout, prefix);
       const second = await boot(image.dir, m, 2, Math.max(400, Math.round(o.timeout / 3)), prefix);
-      perMode.set(m.mode, { boots: [first, second], host: [] });
+      // The NVDIMM modes' Kata image (made on real LVM / direct namespaces in boot 1) as a VM's NVDIMM.
+      const kata = m.mode in CXL_MODES ? { boots: [], host: [] } : await kataFromGuest(image.dir, m, Math.min(o.timeout, 900), prefix);
+      perMode.set(m.mode, { boots: [first, second, ...kata.boots], host: kata.host });
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.parallel, modes.length) }, worker));

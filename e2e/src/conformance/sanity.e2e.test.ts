@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { outcomesOf } from './junit.js';
 import { runSanity, type SanityRun } from './sanity.js';
-import { FAKE_ONLY_SKIPS, LIFECYCLE_SPECS, NO_CONTROLLER_SKIP, emulatedSkips } from './skips.js';
+import { FAKE_ONLY_SKIPS, KATA_SKIPS, LIFECYCLE_SPECS, NO_CONTROLLER_SKIP, emulatedSkips } from './skips.js';
 
 const base = join(tmpdir(), 'pmem-csi-e2e-sanity');
 
@@ -89,6 +89,32 @@ describe('csi-sanity', () => {
         'NodeUnstageVolume',
       ];
       expect(lifecycle.filter((m) => (r.shimCalls.get(m) ?? 0) === 0)).toEqual([]);
+    },
+    20 * 60_000,
+  );
+
+  it(
+    'passes on emulated devices for Kata Containers volumes (kataContainers: "true" on every volume; needs root and loop devices)',
+    async () => {
+      if (process.getuid?.() !== 0)
+        throw new Error('the emulated conformance tier needs root (loop devices, mkfs, mount); CI runs as root');
+      const r = await runSanity(join(base, 'kata'), 'emulated', [...emulatedSkips(hasSysResource()), ...KATA_SKIPS], {
+        kataContainers: 'true',
+      });
+      report('emulated, kataContainers', r);
+      expect(r.summary.cases.filter((c) => c.status === 'failed').map((c) => c.name)).toEqual([]);
+      expect(r.summary.passed).toBeGreaterThanOrEqual(40);
+      expect(r.exitCode).toBe(0);
+      expect(outcomesOf(r.summary, LIFECYCLE_SPECS).map((o) => [o.spec, o.status])).toEqual(
+        LIFECYCLE_SPECS.map((s) => [s, 'passed']),
+      );
+      // Staged and published as Kata volumes: each stage of a new volume made an image file, as the node logged.
+      expect(['NodeStageVolume', 'NodePublishVolume'].filter((m) => (r.shimCalls.get(m) ?? 0) === 0)).toEqual([]);
+      const images = readFileSync(r.nodeLog, 'utf8').split('Kata Containers image file created').length - 1;
+      process.stdout.write(
+        `csi-sanity (emulated, kataContainers): ${images} Kata image files made by NodeStageVolume\n`,
+      );
+      expect(images).toBeGreaterThanOrEqual(LIFECYCLE_SPECS.length);
     },
     20 * 60_000,
   );

@@ -23,6 +23,8 @@ export interface SanityRun {
   readonly shimCalls: ReadonlyMap<string, number>;
   /** Wall time of the csi-sanity run alone (stack start and stop not included). */
   readonly sanityMs: number;
+  /** The node driver's log file (JSON lines). */
+  readonly nodeLog: string;
 }
 
 /**
@@ -50,11 +52,15 @@ async function runCsiSanity(args: readonly string[], logFile: string, timeoutMs:
   }
 }
 
-/** Run csi-sanity against a fresh one-node stack in `mode`; skips by exact spec text. */
+/**
+ * Run csi-sanity against a fresh one-node stack in `mode`; skips by exact spec text. `parameters`:
+ * the StorageClass parameters of every volume csi-sanity provisions (--csi.testvolumeparameters).
+ */
 export async function runSanity(
   dir: string,
   mode: 'fake' | 'emulated',
   skips: readonly SanitySkip[],
+  parameters?: Readonly<Record<string, string>>,
 ): Promise<SanityRun> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -74,6 +80,14 @@ export async function runSanity(
       log,
     });
     const skip = skipRegex(skips);
+    const parametersFile = join(dir, 'volume-parameters.yaml');
+    if (parameters !== undefined)
+      await writeFile(
+        parametersFile,
+        Object.entries(parameters)
+          .map(([k, v]) => `${k}: ${JSON.stringify(v)}\n`)
+          .join(''),
+      );
     const started = Date.now();
     const exitCode = await runCsiSanity(
       [
@@ -84,13 +98,21 @@ export async function runSanity(
         `--csi.testvolumesize=${300 * 1024 ** 2}`,
         `--csi.junitfile=${junit}`,
         '--ginkgo.no-color',
+        ...(parameters === undefined ? [] : [`--csi.testvolumeparameters=${parametersFile}`]),
         ...(skip === undefined ? [] : [`--ginkgo.skip=${skip}`]),
       ],
       outputFile,
       15 * 60_000,
     );
     const sanityMs = Date.now() - started;
-    return { summary: readJUnit(junit), exitCode, outputFile, shimCalls: new Map(shim.calls), sanityMs };
+    return {
+      summary: readJUnit(junit),
+      exitCode,
+      outputFile,
+      shimCalls: new Map(shim.calls),
+      sanityMs,
+      nodeLog: join(dir, 'stack', 'logs', `${node.id}.log`),
+    };
   } finally {
     await shim?.close();
     await stack.stop();

@@ -27,7 +27,10 @@ export class ToolMissingError extends Error {
   }
 }
 
-/** The bundle validator is versioned by its source hash: its path comes from bootstrap.sh. */
+/**
+ * The bundle validator is versioned by its source hash: its path comes from bootstrap.sh. A project
+ * script, not a host tool, run synchronously like images.sh --print-env (realnode/images.ts says why).
+ */
 export function bundleValidatorPath(): string {
   const r = spawnSync('bash', [join(REPO_ROOT, 'e2e/tools/bootstrap.sh'), '--print-env', 'release-tools'], {
     encoding: 'utf8',

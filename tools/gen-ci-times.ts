@@ -110,7 +110,24 @@ export function renderCiTimes(r: CiTimesResult | undefined): string {
   if (r === undefined) return NO_RESULT;
   const m = r.machine;
   const shown = SHOWN.map((s) => ({ label: s.label, phases: phasesOf(r, s.phases) }));
-  const times = shown.map((s) => `${s.label} ${duration(s.phases.reduce((sum, p) => sum + p.seconds, 0))}`);
+  const span = (ps: readonly PhaseRecord[]): [number, number] => {
+    const start = Date.parse(ps[0]?.startedAt ?? '');
+    const last = ps.at(-1);
+    return [start, last === undefined ? start : Date.parse(last.startedAt) + last.seconds * 1000];
+  };
+  // A phase that ran at the same time as phases shown before it (the QEMU tier beside the e2e and
+  // real-node tiers: e2e/tools/tiers.sh) says so; the total is the wall time, not the sum.
+  const beside = shown.map((s, i) => {
+    const [a0, a1] = span(s.phases);
+    const others = shown.slice(0, i).filter((o) => {
+      const [b0, b1] = span(o.phases);
+      return Math.min(a1, b1) - Math.max(a0, b0) > 1000;
+    });
+    return others.length === 0 ? '' : ` (beside ${others.map((o) => o.label).join(' and ')})`;
+  });
+  const times = shown.map(
+    (s, i) => `${s.label} ${duration(s.phases.reduce((sum, p) => sum + p.seconds, 0))}${beside[i] ?? ''}`,
+  );
   const loads = shown.map((s) => `${s.label} ${s.phases[0]?.load1.start} → ${s.phases.at(-1)?.load1.end}`);
   const warm = r.caches === 'warm';
   return [

@@ -58,6 +58,21 @@ describe('tools/gen-ci-times.ts', () => {
     expect(await written()).toBe(readme(WARM));
   });
 
+  it('says which phases ran beside earlier ones (the QEMU tier beside the e2e and real-node tiers)', async () => {
+    type Phase = { phase: string; startedAt: string; seconds: number };
+    await writeResult((r) => ({
+      ...r,
+      phases: (r['phases'] as Phase[]).map((p) =>
+        p.phase === 'qemu' ? { ...p, startedAt: '2026-12-05T14:14:08.400Z', seconds: 1900 } : p,
+      ),
+    }));
+    await writeFile(join(root, 'README.md'), readme(''));
+    expect((await genIn()).code).toBe(0);
+    expect((await written()).split('\n')).toContain(
+      '**`npm test` 10.2 min, bootstrap 2 s, images 27 s, e2e 16.1 min, real-node 15.1 min, QEMU 31.7 min (beside e2e and real-node) — total 52.1 min** (target 60 min).',
+    );
+  });
+
   it('says Cold and the CI budget for a cold run, and names uncommitted changes of the clone', async () => {
     await writeResult((r) => ({
       ...r,

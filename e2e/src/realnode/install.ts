@@ -25,14 +25,11 @@ export function splitRef(ref: string): [string, string] {
 export type StackImage = 'operator' | 'driver' | 'csi-provisioner' | 'csi-resizer' | 'registrar';
 
 /**
- * `helm install` arguments: the operator and driver images (pull policy Never), the
- * PmemCSIDeployment in emulated mode on nodes labelled storage=pmem with our sidecar images;
- * `ref` gives an image's reference as built.
+ * The PmemCSIDeployment spec of the tiers: emulated mode on nodes labelled storage=pmem, our
+ * sidecar images (pull policy Never); the driver image is the operator's default.
  */
-export function helmInstallArgs(ref: (name: StackImage) => string, emulatedSize: string): string[] {
-  const [opRepo, opTag] = splitRef(ref('operator'));
-  const [drvRepo, drvTag] = splitRef(ref('driver'));
-  const spec = {
+export function deploymentSpec(ref: (name: StackImage) => string, emulatedSize: string): Record<string, unknown> {
+  return {
     deviceMode: 'emulated',
     emulatedSize,
     nodeSelector: { storage: 'pmem' },
@@ -42,14 +39,40 @@ export function helmInstallArgs(ref: (name: StackImage) => string, emulatedSize:
     imagePullPolicy: 'Never',
     logLevel: 4,
   };
+}
+
+/**
+ * `helm install` arguments: the operator and driver images (pull policy Never), the
+ * PmemCSIDeployment in emulated mode on nodes labelled storage=pmem with our sidecar images;
+ * `ref` gives an image's reference as built.
+ */
+export function helmInstallArgs(
+  ref: (name: StackImage) => string,
+  emulatedSize: string,
+  options: {
+    /** false: the chart creates no PmemCSIDeployment (one exists already, e.g. the Go operator's user's). */
+    readonly createDeployment?: boolean;
+    /** driver.createNamespace false: the driver namespace exists already (e.g. the Go operator's). */
+    readonly driverNamespaceExists?: boolean;
+  } = {},
+): string[] {
+  const [opRepo, opTag] = splitRef(ref('operator'));
+  const [drvRepo, drvTag] = splitRef(ref('driver'));
+  const spec = deploymentSpec(ref, emulatedSize);
   const values: Array<[string, string]> = [
     ['operator.image.repository', opRepo],
     ['operator.image.tag', opTag],
     ['operator.image.pullPolicy', 'Never'],
     ['driver.image.repository', drvRepo],
     ['driver.image.tag', drvTag],
-    ['deployment.create', 'true'],
+    ['deployment.create', String(options.createDeployment ?? true)],
     ['deployment.name', CR_NAME],
+    ...(options.driverNamespaceExists === true
+      ? ([
+          ['driver.namespace', DRIVER_NAMESPACE],
+          ['driver.createNamespace', 'false'],
+        ] as Array<[string, string]>)
+      : []),
   ];
   return [
     'install',
@@ -59,8 +82,7 @@ export function helmInstallArgs(ref: (name: StackImage) => string, emulatedSize:
     OPERATOR_NAMESPACE,
     '--create-namespace',
     ...values.flatMap(([k, v]) => ['--set', `${k}=${v}`]),
-    '--set-json',
-    `deployment.spec=${JSON.stringify(spec)}`,
+    ...(options.createDeployment === false ? [] : ['--set-json', `deployment.spec=${JSON.stringify(spec)}`]),
     '--wait',
     '--timeout',
     '180s',

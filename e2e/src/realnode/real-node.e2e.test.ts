@@ -82,7 +82,17 @@ import {
   type RolloutSnapshot,
   type Workload,
 } from './rollout.js';
-import { POD_LABEL, claimObject as rwoClaim, podRef, podResult, podsReady, scriptPod, type Pod } from './workloads.js';
+import {
+  POD_LABEL,
+  VOLUME_USER_READY_FILE,
+  claimObject as rwoClaim,
+  podRef,
+  podResult,
+  podsReady,
+  scriptPod,
+  volumeUserScript,
+  type Pod,
+} from './workloads.js';
 
 const APP_NAMESPACE = 'real-node-app';
 /** Where the emulated device mode keeps its backing files on the node (spec's state dir). */
@@ -1227,19 +1237,8 @@ describe('real node: our images under a real kubelet, installed with Helm, emula
           name: 'upgrade-user',
           namespace: APP_NAMESPACE,
           image: refs.driverA,
-          script: [
-            `echo ${token} > /data/f; sync; m0="$(grep ' /data ' /proc/mounts)"; touch /tmp/written; n=0`,
-            'while :; do',
-            '  m="$(grep \' /data \' /proc/mounts || true)"',
-            '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
-            '  d="$(cat /data/f 2>&1 || true)"',
-            `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
-            '  if ! { echo "$n" > /data/beat && sync /data/beat; }; then echo "writing /data/beat failed after $n checks" > /dev/termination-log; exit 1; fi',
-            '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
-            '  n=$((n+1)); sleep 0.2',
-            'done',
-          ].join('\n'),
-          readyWhenFile: '/tmp/written',
+          script: volumeUserScript(token),
+          readyWhenFile: VOLUME_USER_READY_FILE,
           ...mount,
         }),
       );

@@ -148,3 +148,29 @@ export async function podsReady(
     },
   );
 }
+
+/** What volumeUserScript creates once it has written the volume (its pod's readiness file). */
+export const VOLUME_USER_READY_FILE = '/tmp/written';
+
+/**
+ * The script of a pod that keeps a volume in use at /data across a rollout: it writes `token` to
+ * /data/f, then every 0.2 s checks its mount (the /proc/mounts line of /data) and the file's
+ * content, and writes and fsyncs a heartbeat file /data/beat (reads could come from the page cache;
+ * a write through to a lost device fails); it fails at once with the reason. It ends when a later
+ * pod has read the volume and left /data/done, reporting "<token> <content of done> checks=<n>".
+ * Ready (readyWhenFile) once VOLUME_USER_READY_FILE exists.
+ */
+export function volumeUserScript(token: string): string {
+  return [
+    `echo ${token} > /data/f; sync; m0="$(grep ' /data ' /proc/mounts)"; touch ${VOLUME_USER_READY_FILE}; n=0`,
+    'while :; do',
+    '  m="$(grep \' /data \' /proc/mounts || true)"',
+    '  if [ "$m" != "$m0" ]; then echo "mount of /data changed after $n checks: [$m0] -> [$m]" > /dev/termination-log; exit 1; fi',
+    '  d="$(cat /data/f 2>&1 || true)"',
+    `  if [ "$d" != "${token}" ]; then echo "/data/f changed after $n checks: $d" > /dev/termination-log; exit 1; fi`,
+    '  if ! { echo "$n" > /data/beat && sync /data/beat; }; then echo "writing /data/beat failed after $n checks" > /dev/termination-log; exit 1; fi',
+    '  if [ -f /data/done ]; then echo "$d $(cat /data/done) checks=$n" > /dev/termination-log; exit 0; fi',
+    '  n=$((n+1)); sleep 0.2',
+    'done',
+  ].join('\n');
+}

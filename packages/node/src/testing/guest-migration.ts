@@ -8,7 +8,9 @@
 // holding data, and its record <stateDir>/<id>.json ({"id","size","parameters"}). Then our node
 // driver starts on it as the DaemonSet runs it, and must: take the records over, list the volumes
 // with their ids and device sizes, place a new volume beside them, stage and publish them with the
-// data intact and DAX, delete them erasing as their eraseafter says, and count the capacity right.
+// data intact and DAX, leave what a rolled-back Go driver reads as it was (its record files, its
+// devices by name, size and identity, the data: docs/migration.md "Rolling back"), delete them
+// erasing as their eraseafter says, and count the capacity right.
 // The shape it cannot take over (a cache volume's record) is reported with the reason, its device
 // stays as it was; the case removes it at the end. It runs last in boot 1, after the reboot case left
 // its volumes: namespaces made and destroyed before those would change their order on the PMEM, by
@@ -138,6 +140,48 @@ async function goDirect(volumes: readonly GoVolume[], refusedSize: number): Prom
   }
 }
 
+/** What the Go driver reads at its start: its record files, and its devices by name. */
+interface GoView {
+  readonly records: Record<string, string>;
+  /** lvm: `<vg>/<lv> <size> <lv uuid>`; direct: `<name> <size> <uuid> <mode> <map>` — per volume id. */
+  readonly devices: Record<string, string>;
+}
+
+async function readGoView(mode: string, volumes: readonly GoVolume[]): Promise<GoView> {
+  const records: Record<string, string> = {};
+  for (const v of volumes) records[v.id] = await readFile(join(STATE_DIR, `${v.id}.json`), 'utf8');
+  const devices: Record<string, string> = {};
+  const ids = new Set(volumes.map((v) => v.id));
+  if (mode === 'lvm') {
+    const out = await runner.run('lvs', [
+      '--reportformat',
+      'json',
+      '--units',
+      'b',
+      '--nosuffix',
+      '-o',
+      'lv_name,vg_name,lv_size,lv_uuid',
+    ]);
+    const rows = (JSON.parse(out.stdout) as { report: Array<{ lv: Array<Record<string, string>> }> }).report.flatMap(
+      (r) => r.lv,
+    );
+    for (const r of rows)
+      if (ids.has(r['lv_name'] ?? ''))
+        devices[r['lv_name']!] = `${r['vg_name']}/${r['lv_name']} ${r['lv_size']} ${r['lv_uuid']}`;
+  } else {
+    const out = await runner.run('ndctl', ['list', '--namespaces']);
+    // One namespace is printed as an object, several as an array.
+    const parsed = JSON.parse(out.stdout || '[]') as
+      Record<string, string | number> | Array<Record<string, string | number>>;
+    const rows = Array.isArray(parsed) ? parsed : [parsed];
+    for (const n of rows) {
+      const name = String(n['name'] ?? '');
+      if (ids.has(name)) devices[name] = `${name} ${n['size']} ${n['uuid']} ${n['mode']} ${n['map']}`;
+    }
+  }
+  return { records, devices };
+}
+
 /** The dd the driver ran on `path` since result `from`: whole device or first 4 KiB. */
 function eraseRun(from: number, path: string): 'all' | 'head' | undefined {
   // The host runner reports the command by its resolved path (/usr/bin/dd).
@@ -159,6 +203,8 @@ export function migrationCases(suite: GuestModeSuite): void {
     const taken = [keep, wipe];
     let g: GuestDriver | undefined;
     let lines: LogFields[] = [];
+    /** What a rolled-back Go driver reads at its start, as the Go driver left it (before ours started). */
+    let goView: GoView | undefined;
     const t = (): GuestDriver => {
       if (g === undefined) throw new Error('the node driver did not start on the Go state (see the beforeAll error)');
       return g;
@@ -173,6 +219,7 @@ export function migrationCases(suite: GuestModeSuite): void {
         await goRecord(v, mode);
       }
       await runner.run('sync', []);
+      goView = await readGoView(mode, [...taken, cache]);
       const captured = capturingLogger(`migration-${mode}`);
       lines = captured.lines;
       g = await startGuestDriver(await mkdtemp(`/tmp/migration-${mode}-`), { deviceMode: mode, log: captured.log });
@@ -276,6 +323,34 @@ export function migrationCases(suite: GuestModeSuite): void {
           expect(await isDaxFile(join(paths.target, 'data'))).toBe(true);
           await call(csi.c.node, csi.c.node.NodeUnpublishVolume, { volume_id: v.id, target_path: paths.target });
           await unstage(csi, v.id, paths.staging);
+        }
+      },
+      SLOW,
+    );
+
+    it(
+      'a roll back finds what the Go driver left: its record files byte for byte, its devices by name with the same size and identity, the data',
+      async () => {
+        // docs/migration.md "Rolling back": the Go driver started again on this node reads its
+        // record files and looks its devices up by name (LVs of its VG; namespaces). After our
+        // driver took the volumes over, made a new one beside them, staged, published and
+        // unstaged them (the cases above), all of that must be as the Go driver left it. Our owner
+        // tag on the VG is the one addition (lvm); the Go driver's vgs/lvs calls do not select by tag.
+        const before = goView;
+        if (before === undefined) throw new Error('no view of the Go state was taken (see the beforeAll error)');
+        const now = await readGoView(mode, [...taken, cache]);
+        expect(now).toEqual(before);
+        // Our driver keeps its own state in its journal: no record file of the Go shape is made or left by it.
+        const records = (await readdir(STATE_DIR)).filter((f) => f.endsWith('.json')).sort();
+        expect(records).toEqual([...taken, cache].map((v) => `${v.id}.json`).sort());
+        for (const v of taken) {
+          const mnt = await mkdtemp('/tmp/go-rollback-');
+          await runner.run('mount', ['-o', 'ro', v.path, mnt]);
+          try {
+            expect(sha256(await readFile(join(mnt, 'data')))).toBe(v.sha);
+          } finally {
+            await runner.run('umount', [mnt]);
+          }
         }
       },
       SLOW,

@@ -27,8 +27,10 @@ export const FILESYSTEM_TOOLS = [
 export const MODE_TOOLS: Readonly<Record<DeviceMode, readonly string[]>> = {
   lvm: [
     'ndctl',
+    // `lvm fullreport`: VGs and LVs in one process, at every state read (device/lvm-tools.ts).
+    'lvm',
+    // start-up only: the VGs before setting up regions, the PVs before creating or extending a VG.
     'vgs',
-    'lvs',
     'pvs',
     'pvcreate',
     'vgcreate',

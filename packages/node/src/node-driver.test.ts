@@ -13,7 +13,7 @@ import { loadCsi, nullLogger, unary } from '@pmem-csi/runtime';
 import { ScriptedRunner } from '@pmem-csi/runtime/testing';
 import { checkSysWritable } from './device/direct.js';
 import { FakeDeviceManager, FakeStore } from './device/fake.js';
-import { lvsReport, ndctlRegions, reply, vgsReport } from './device/__fixtures__/tool-output.js';
+import { fullReport, ndctlRegions, reply, vgsReport } from './device/__fixtures__/tool-output.js';
 import { mountCapability } from './testing/test-node.js';
 import { startNodeDriver, type NodeDriverOptions } from './node-driver.js';
 import { FakeRegistry } from './registration/testing/fake-registry.js';
@@ -193,16 +193,16 @@ describe('startNodeDriver', () => {
       },
     ]);
     const tag = 'pmem-csi.intel.com/owner=pmem-csi.intel.com';
-    const vgs = vgsReport([
+    const vgs = [
       { name: 'ndbus0region0fsdax', size: 4000 * MiB, free: 4000 * MiB, tags: tag },
       { name: 'ndbus0region1fsdax', size: 4000 * MiB, free: 4000 * MiB, tags: tag },
-    ]);
+    ];
     const runner = new ScriptedRunner([
       reply.regions(regions),
-      { ...reply.vgs(vgs), repeat: true },
+      reply.vgs(vgsReport(vgs)),
       reply.namespaces(['--region=region0'], ''),
       reply.namespaces(['--region=region1'], ''),
-      reply.lvs(lvsReport([])),
+      reply.fullReport(fullReport({ vgs })),
       // --cxl-regions=manual (the default): the start lists CXL devices (none here) and assembles nothing.
       { command: 'cxl', args: ['list', '-vvv'], exact: true, stdout: '[]' },
     ]);
@@ -221,8 +221,9 @@ describe('startNodeDriver', () => {
     expect(
       runner.calls.every(
         (c) =>
-          ['ndctl', 'vgs', 'lvs', 'cxl'].includes(c.command) &&
-          !['create-namespace', 'create-region'].includes(c.args[0] ?? ''),
+          ['ndctl', 'vgs', 'lvm', 'cxl'].includes(c.command) &&
+          !['create-namespace', 'create-region'].includes(c.args[0] ?? '') &&
+          (c.command !== 'lvm' || c.args[0] === 'fullreport'),
       ),
     ).toBe(true);
   });

@@ -9,7 +9,7 @@ import type { PmemOwner } from './ownership.js';
 import { FakeDevices, OWNER, OWNER_UUID, region, SECOND, SECOND_UUID } from './testing/pmem-doubles.js';
 import {
   calls,
-  lvsReport,
+  fullReport,
   ndctlCreated,
   ndctlNamespaces,
   ndctlRegions,
@@ -258,26 +258,28 @@ describe('LvmDeviceManager.setup', () => {
       ),
       reply.pvs(fixture('pvs.json')),
       { command: 'vgchange', args: ['--addtag', TAG, VG0], exact: true },
-      reply.vgs(
-        vgsReport([
-          { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
-          { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
-        ]),
-      ),
-      reply.lvs(
-        lvsReport([
-          { name: ID, vg: VG0, size: GiB },
-          { name: 'old-sector-vol', vg: GO_SECTOR, size: GiB / 2 },
-        ]),
+      reply.fullReport(
+        fullReport({
+          vgs: [
+            { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
+            { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
+          ],
+          lvs: [
+            { name: ID, vg: VG0, size: GiB },
+            { name: 'old-sector-vol', vg: GO_SECTOR, size: GiB / 2 },
+          ],
+        }),
       ),
       reply.regions(fixture('ndctl-list-BRDi-qemu.json')),
-      reply.vgs(
-        vgsReport([
-          { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
-          { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
-        ]),
+      reply.fullReport(
+        fullReport({
+          vgs: [
+            { name: VG0, size: 3 * GiB, free: 2 * GiB, tags: `fsdax,${TAG}` },
+            { name: GO_SECTOR, size: GiB, free: GiB / 2, tags: 'sector' },
+          ],
+          lvs: [{ name: ID, vg: VG0, size: GiB }],
+        }),
       ),
-      reply.lvs(lvsReport([{ name: ID, vg: VG0, size: GiB }])),
     ]);
     const { dm, lines } = setup(runner);
     await dm.setup();
@@ -419,7 +421,7 @@ describe('LvmDeviceManager.setup', () => {
   it('names missing tools', async () => {
     const runner = new ScriptedRunner(
       [],
-      ['ndctl', 'vgs', 'lvs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
+      ['ndctl', 'lvm', 'vgs', 'pvs', 'pvcreate', 'vgcreate', 'lvcreate', 'lvremove', 'lvextend', 'dd'],
     );
     await expect(setup(runner).dm.setup()).rejects.toThrow(
       /^lvm device mode needs vgextend, vgchange, blkid, not found on this machine \(Debian packages: /,
@@ -433,18 +435,18 @@ describe('LvmDeviceManager.setup', () => {
   });
 });
 
-/** LVM state with two of our VGs and a foreign one that has the most free space. */
+/** LVM state (the one fullreport of a state read) with two of our VGs and a foreign one that has the most free space. */
 function lvmState(lvs: Array<{ name: string; vg: string; size: number; path?: string }> = []) {
-  return {
-    vgs: reply.vgs(
-      vgsReport([
+  return reply.fullReport(
+    fullReport({
+      vgs: [
         { name: VG0, size: 3170893824, free: 1992294400, tags: TAG },
         { name: VG1, size: 20 * GiB, free: 10 * GiB, tags: TAG },
         { name: 'system', size: 200 * GiB, free: 100 * GiB },
-      ]),
-    ),
-    lvs: reply.lvs(lvsReport([...lvs, { name: 'root', vg: 'system', size: 100 * GiB }])),
-  };
+      ],
+      lvs: [...lvs, { name: 'root', vg: 'system', size: 100 * GiB }],
+    }),
+  );
 }
 
 describe('LvmDeviceManager and another driver instance on the node (issue 32)', () => {
@@ -470,17 +472,18 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
     ]),
   );
   const refusals = (lines: LogFields[]) => lines.filter((l) => l['msg'] === REFUSED);
-  const changes = (runner: ScriptedRunner) =>
-    runner.calls.filter((c) => !['vgs', 'lvs', 'pvs'].includes(c.command) && c.args[0] !== 'list');
+  /** Calls that read: ndctl list, vgs, pvs, lvm fullreport. */
+  const reads = (c: { command: string; args: readonly string[] }) =>
+    ['vgs', 'pvs'].includes(c.command) || ['list', 'fullreport'].includes(c.args[0] ?? '');
+  const changes = (runner: ScriptedRunner) => runner.calls.filter((c) => !reads(c));
 
   it('refuses a region whose VG another driver tagged: nothing created, changed, listed or counted there; with nothing left, start-up fails naming the owner and the VG', async () => {
-    const vgs = reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG }]));
-    const lvs = reply.lvs(lvsReport([{ name: ID, vg: VG0, size: GiB }]));
+    const vg = { name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG };
     const runner = new ScriptedRunner([
       reply.regions(oneRegion),
-      { ...vgs, repeat: true },
+      reply.vgs(vgsReport([vg])),
       firstsNamespace,
-      { ...lvs, repeat: true },
+      { ...reply.fullReport(fullReport({ vgs: [vg], lvs: [{ name: ID, vg: VG0, size: GiB }] })), repeat: true },
     ]);
     const { dm, lines } = setup(runner, 100, true, SECOND);
     await expect(dm.setup()).rejects.toThrow(
@@ -489,13 +492,7 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
           `region0 belongs to driver pmem-csi.intel.com (volume group ${VG0}). ${HINT}`,
       ),
     );
-    expect(runner.calls).toEqual([
-      calls.regions,
-      calls.vgs,
-      calls.namespaces('--region=region0'),
-      calls.vgs,
-      calls.lvs,
-    ]);
+    expect(runner.calls).toEqual([calls.regions, calls.vgs, calls.namespaces('--region=region0'), calls.fullReport]);
     expect(refusals(lines)).toEqual([
       expect.objectContaining({
         level: 'warn',
@@ -550,13 +547,14 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
       reply.pvs(pvsReport([{ name: '/dev/pmem0', vg: VG0 }])),
       { command: 'pvcreate', args: ['-y', '/dev/pmem1'], exact: true },
       { command: 'vgcreate', args: ['--addtag', SECOND_TAG, VG1, '/dev/pmem1'], exact: true },
-      reply.vgs(
-        vgsReport([
-          { name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG },
-          { name: VG1, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB, tags: SECOND_TAG },
-        ]),
+      reply.fullReport(
+        fullReport({
+          vgs: [
+            { name: VG0, size: 8 * GiB - 132 * MiB, free: 7 * GiB, tags: TAG },
+            { name: VG1, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB, tags: SECOND_TAG },
+          ],
+        }),
       ),
-      reply.lvs(lvsReport([])),
     ]);
     const { dm, lines } = setup(runner, 100, true, SECOND);
     await dm.setup();
@@ -572,11 +570,12 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
   });
 
   it('without a VG tag the marked pmem-csi namespace decides: an untagged VG in a region another driver marked is neither adopted nor used', async () => {
+    const untagged = { name: VG0, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB };
     const runner = new ScriptedRunner([
       reply.regions(oneRegion),
-      { ...reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB - 132 * MiB, free: 8 * GiB - 132 * MiB }])), repeat: true },
+      reply.vgs(vgsReport([untagged])),
       firstsNamespace,
-      reply.lvs(lvsReport([])),
+      reply.fullReport(fullReport({ vgs: [untagged] })),
     ]);
     const { dm, lines } = setup(runner, 100, true, SECOND);
     await expect(dm.setup()).rejects.toThrow(
@@ -617,10 +616,14 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
     const state = () => [
       { ...reply.regions(oneRegion), repeat: true },
       {
-        ...reply.vgs(vgsReport([{ name: VG0, size: 8 * GiB, free: 6 * GiB, tags: `${SECOND_TAG},${TAG}` }])),
+        ...reply.fullReport(
+          fullReport({
+            vgs: [{ name: VG0, size: 8 * GiB, free: 6 * GiB, tags: `${SECOND_TAG},${TAG}` }],
+            lvs: [{ name: ID, vg: VG0, size: 2 * GiB }],
+          }),
+        ),
         repeat: true,
       },
-      { ...reply.lvs(lvsReport([{ name: ID, vg: VG0, size: 2 * GiB }])), repeat: true },
     ];
     // pmem-csi.intel.com (5c3f485886) sorts before second.pmem-csi.example (a99c7e08e1).
     const first = setup(new ScriptedRunner(state()));
@@ -636,18 +639,15 @@ describe('LvmDeviceManager and another driver instance on the node (issue 32)', 
   });
 
   it('a VG another driver tagged after start-up is left out at the next call: new volumes go to its own VG, though the other has more room', async () => {
-    const vgs = reply.vgs(
-      vgsReport([
-        { name: VG0, size: 20 * GiB, free: 10 * GiB, tags: SECOND_TAG },
-        { name: VG1, size: 4 * GiB, free: 2 * GiB, tags: TAG },
-      ]),
-    );
+    const vgs = [
+      { name: VG0, size: 20 * GiB, free: 10 * GiB, tags: SECOND_TAG },
+      { name: VG1, size: 4 * GiB, free: 2 * GiB, tags: TAG },
+    ];
     const theirs = { name: ID2, vg: VG0, size: 10 * GiB };
     const runner = new ScriptedRunner([
-      { ...vgs, repeat: true },
-      reply.lvs(lvsReport([theirs])),
+      reply.fullReport(fullReport({ vgs, lvs: [theirs] })),
       { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB}b`, '-n', ID, VG1], exact: true },
-      { ...reply.lvs(lvsReport([theirs, { name: ID, vg: VG1, size: GiB }])), repeat: true },
+      { ...reply.fullReport(fullReport({ vgs, lvs: [theirs, { name: ID, vg: VG1, size: GiB }] })), repeat: true },
       { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
       reply.regions(twoRegions),
     ]);
@@ -677,11 +677,9 @@ describe('LvmDeviceManager.createDevice', () => {
     const before = lvmState();
     const after = lvmState([{ name: ID, vg: VG1, size: GiB + 4 * MiB }]);
     const runner = new ScriptedRunner([
-      before.vgs,
-      before.lvs,
+      before,
       { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB + 4 * MiB}b`, '-n', ID, VG1], exact: true },
-      after.vgs,
-      after.lvs,
+      after,
       { ...calls.zeroHead(`/dev/${VG1}/${ID}`), exact: true },
     ]);
     const { dm, lines } = setup(runner);
@@ -692,18 +690,34 @@ describe('LvmDeviceManager.createDevice', () => {
       expect.objectContaining({ level: 'debug', msg: 'volume created', volumeId: ID, vg: VG1, size: GiB + 4 * MiB }),
     ]);
     expect(runner.calls).toEqual([
-      calls.vgs,
-      calls.lvs,
+      calls.fullReport,
       { command: 'lvcreate', args: ['-Zn', '-y', '-L', '1077936128b', '-n', ID, VG1] },
-      calls.vgs,
-      calls.lvs,
+      calls.fullReport,
       calls.zeroHead(`/dev/${VG1}/${ID}`),
     ]);
   });
 
+  it('between VGs with the same free space takes the first by name (the order vgs listed them in), whatever order fullreport prints', async () => {
+    // lvm2 prints fullreport's per-VG objects in an order of its own (seen: not by name).
+    const vgs = [
+      { name: VG1, size: 4 * GiB, free: 2 * GiB, tags: TAG },
+      { name: VG0, size: 4 * GiB, free: 2 * GiB, tags: TAG },
+    ];
+    const runner = new ScriptedRunner([
+      reply.fullReport(fullReport({ vgs })),
+      { command: 'lvcreate', args: ['-Zn', '-y', '-L', `${GiB}b`, '-n', ID, VG0], exact: true },
+      reply.fullReport(fullReport({ vgs, lvs: [{ name: ID, vg: VG0, size: GiB }] })),
+      { ...calls.zeroHead(`/dev/${VG0}/${ID}`), exact: true },
+    ]);
+    expect(await setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).toMatchObject({
+      path: `/dev/${VG0}/${ID}`,
+    });
+    expect(runner.unused()).toEqual([]);
+  });
+
   it('refuses an existing volume', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([s]);
     await expect(setup(runner).dm.createDevice({ volumeId: ID, size: GiB })).rejects.toThrow(
       new DeviceExistsError(`volume ${ID} already exists`),
     );
@@ -711,7 +725,7 @@ describe('LvmDeviceManager.createDevice', () => {
 
   it('names the largest size that fits when there is not enough space', async () => {
     const s = lvmState();
-    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([s]);
     const err = await setup(runner)
       .dm.createDevice({ volumeId: ID, size: 20 * GiB })
       .catch((e: unknown) => e);
@@ -726,11 +740,9 @@ describe('LvmDeviceManager.createDevice', () => {
     const before = lvmState();
     const after = lvmState([{ name: ID, vg: VG1, size: GiB }]);
     const runner = new ScriptedRunner([
-      before.vgs,
-      before.lvs,
+      before,
       { command: 'lvcreate' },
-      after.vgs,
-      after.lvs,
+      after,
       { command: 'dd', exitCode: 1, stderr: 'dd: failed to open: No such device or address' },
       { command: 'lvremove', args: ['-fy', `${VG1}/${ID}`], exact: true },
     ]);
@@ -761,8 +773,7 @@ describe('LvmDeviceManager.deleteDevice', () => {
   it('checks the device is unused, erases all of it, then removes the LV', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
     const runner = new ScriptedRunner([
-      s.vgs,
-      s.lvs,
+      s,
       { ...calls.zeroAll(path, GiB), exact: true },
       { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true },
     ]);
@@ -773,8 +784,7 @@ describe('LvmDeviceManager.deleteDevice', () => {
       expect.objectContaining({ level: 'debug', msg: 'volume deleted', volumeId: ID, vg: VG0, erased: true }),
     ]);
     expect(runner.calls).toEqual([
-      calls.vgs,
-      calls.lvs,
+      calls.fullReport,
       calls.zeroAll(path, GiB),
       { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`] },
     ]);
@@ -783,8 +793,7 @@ describe('LvmDeviceManager.deleteDevice', () => {
   it('zeroes only the first 4 KiB without erase', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
     const runner = new ScriptedRunner([
-      s.vgs,
-      s.lvs,
+      s,
       { ...calls.zeroHead(path), exact: true },
       { command: 'lvremove', args: ['-fy', `${VG0}/${ID}`], exact: true },
     ]);
@@ -794,35 +803,33 @@ describe('LvmDeviceManager.deleteDevice', () => {
 
   it('resolves for an unknown volume after only looking', async () => {
     const s = lvmState();
-    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([s]);
     await setup(runner).dm.deleteDevice(ID, true);
-    expect(runner.calls).toEqual([calls.vgs, calls.lvs]);
+    expect(runner.calls).toEqual([calls.fullReport]);
   });
 
   it('refuses a busy device without touching it', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([s]);
     const { dm, devices } = setup(runner);
     devices.busy.add(path);
     await expect(dm.deleteDevice(ID, true)).rejects.toThrow(
       new DeviceInUseError(`device ${path} of volume ${JSON.stringify(ID)} is in use (mounted or open)`),
     );
-    expect(runner.calls).toEqual([calls.vgs, calls.lvs]);
+    expect(runner.calls).toEqual([calls.fullReport]);
   });
 
   it('accepts an LV that vanished before lvremove (exit 5, not found), but not other failures', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
     const gone = new ScriptedRunner([
-      s.vgs,
-      s.lvs,
+      s,
       { command: 'dd' },
       { command: 'lvremove', exitCode: 5, stderr: `  Failed to find logical volume "${VG0}/${ID}"\n` },
     ]);
     await setup(gone).dm.deleteDevice(ID, false);
 
     const busy = new ScriptedRunner([
-      s.vgs,
-      s.lvs,
+      s,
       { command: 'dd' },
       { command: 'lvremove', exitCode: 5, stderr: `  Logical volume ${VG0}/${ID} in use.\n` },
     ]);
@@ -837,12 +844,7 @@ describe('LvmDeviceManager queries', () => {
       { name: ID2, vg: VG1, size: 4 * MiB },
       { name: 'lvol0_pmspare', vg: VG1, size: 4 * MiB, path: '' },
     ]);
-    const { dm } = setup(
-      new ScriptedRunner([
-        { ...s.vgs, repeat: true },
-        { ...s.lvs, repeat: true },
-      ]),
-    );
+    const { dm } = setup(new ScriptedRunner([{ ...s, repeat: true }]));
     expect(await dm.listDevices()).toEqual([
       { volumeId: ID, path: `/dev/${VG0}/${ID}`, size: GiB, dax: true },
       { volumeId: ID2, path: `/dev/${VG1}/${ID2}`, size: 4 * MiB, dax: true },
@@ -855,7 +857,7 @@ describe('LvmDeviceManager queries', () => {
 
   it('reports capacity from our VGs and all PMEM regions', async () => {
     const s = lvmState();
-    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json')), s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([reply.regions(fixture('ndctl-list-BRDi-two-buses.json')), s]);
     expect(await setup(runner).dm.getCapacity()).toEqual({
       maxVolumeSize: 10 * GiB,
       available: 1992294400 + 10 * GiB,
@@ -866,18 +868,30 @@ describe('LvmDeviceManager queries', () => {
 
   it('serializes tool calls of concurrent operations', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new SlowRunner([reply.regions(''), { ...s.vgs, repeat: true }, { ...s.lvs, repeat: true }]);
+    const runner = new SlowRunner([reply.regions(''), { ...s, repeat: true }]);
     const { dm } = setup(runner);
     await Promise.all([dm.getCapacity(), dm.listDevices(), dm.getDevice(ID)]);
-    expect(runner.calls.map((c) => c.command)).toEqual(['ndctl', 'vgs', 'lvs', 'vgs', 'lvs', 'vgs', 'lvs']);
+    expect(runner.calls).toEqual([calls.regions, calls.fullReport, calls.fullReport, calls.fullReport]);
+    // One state read is one call now, so the order alone would look the same unserialized: no two overlapped.
+    expect(runner.mostAtOnce).toBe(1);
   });
 });
 
-/** A ScriptedRunner whose calls take a macrotask, so unserialized callers would interleave. */
+/** A ScriptedRunner whose calls take a macrotask, so unserialized callers would overlap (counted). */
 class SlowRunner extends ScriptedRunner {
+  #running = 0;
+  /** The most calls that were running at the same time. */
+  mostAtOnce = 0;
+
   override async run(command: string, args: readonly string[], options?: RunOptions): Promise<RunResult> {
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    return super.run(command, args, options);
+    this.#running += 1;
+    this.mostAtOnce = Math.max(this.mostAtOnce, this.#running);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return await super.run(command, args, options);
+    } finally {
+      this.#running -= 1;
+    }
   }
 }
 
@@ -887,11 +901,9 @@ describe('LvmDeviceManager.resizeDevice', () => {
     const target = 1614807040; // 1.5 GiB + 1 rounded up to 4 MiB
     const after = lvmState([{ name: ID, vg: VG0, size: target }]);
     const runner = new ScriptedRunner([
-      before.vgs,
-      before.lvs,
+      before,
       { command: 'lvextend', args: ['-L', `${target}b`, `${VG0}/${ID}`], exact: true },
-      after.vgs,
-      after.lvs,
+      after,
     ]);
     expect(await setup(runner).dm.resizeDevice(ID, GiB + GiB / 2 + 1)).toEqual({
       volumeId: ID,
@@ -904,18 +916,13 @@ describe('LvmDeviceManager.resizeDevice', () => {
 
   it('keeps a volume that is already big enough', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const runner = new ScriptedRunner([s.vgs, s.lvs]);
+    const runner = new ScriptedRunner([s]);
     expect((await setup(runner).dm.resizeDevice(ID, 512 * MiB)).size).toBe(GiB);
   });
 
   it('names the most it can grow to, and reports unknown volumes', async () => {
     const s = lvmState([{ name: ID, vg: VG0, size: GiB }]);
-    const { dm } = setup(
-      new ScriptedRunner([
-        { ...s.vgs, repeat: true },
-        { ...s.lvs, repeat: true },
-      ]),
-    );
+    const { dm } = setup(new ScriptedRunner([{ ...s, repeat: true }]));
     await expect(dm.resizeDevice(ID, 4 * GiB)).rejects.toThrow(
       new NotEnoughSpaceError(
         `not enough PMEM to grow volume ${ID} to 4294967296 bytes: it can grow to at most ${GiB + 1992294400} bytes`,
@@ -927,20 +934,19 @@ describe('LvmDeviceManager.resizeDevice', () => {
 
 describe('LvmDeviceManager.allocationSize', () => {
   // VG0 has 32 MiB extents, VG1 (the emptiest of ours) 4 MiB; the foreign VG, emptier still, never counts.
-  const vgs = reply.vgs(
-    vgsReport([
-      { name: VG0, size: 2 * GiB, free: GiB, extent: 32 * MiB, tags: TAG },
-      { name: VG1, size: 20 * GiB, free: 10 * GiB, extent: 4 * MiB, tags: TAG },
-      { name: 'system', size: 200 * GiB, free: 100 * GiB, extent: 64 * MiB },
-    ]),
+  const state = reply.fullReport(
+    fullReport({
+      vgs: [
+        { name: VG0, size: 2 * GiB, free: GiB, extent: 32 * MiB, tags: TAG },
+        { name: VG1, size: 20 * GiB, free: 10 * GiB, extent: 4 * MiB, tags: TAG },
+        { name: 'system', size: 200 * GiB, free: 100 * GiB, extent: 64 * MiB },
+      ],
+      lvs: [{ name: ID, vg: VG0, size: 64 * MiB }],
+    }),
   );
-  const lvs = reply.lvs(lvsReport([{ name: ID, vg: VG0, size: 64 * MiB }]));
 
-  it("rounds a create up to the extent of the VG it would choose, a growth to the volume's own; only reads vgs and lvs", async () => {
-    const runner = new ScriptedRunner([
-      { ...vgs, repeat: true },
-      { ...lvs, repeat: true },
-    ]);
+  it("rounds a create up to the extent of the VG it would choose, a growth to the volume's own; only reads the LVM state, once a call", async () => {
+    const runner = new ScriptedRunner([{ ...state, repeat: true }]);
     const { dm } = setup(runner);
     expect(await dm.allocationSize(GiB + 1)).toBe(GiB + 4 * MiB);
     expect(await dm.allocationSize(65 * MiB, { grow: ID })).toBe(96 * MiB);
@@ -949,11 +955,11 @@ describe('LvmDeviceManager.allocationSize', () => {
     await expect(dm.allocationSize(GiB, { grow: ID2 })).rejects.toThrow(
       new DeviceNotFoundError(`volume ${ID2} not found`),
     );
-    expect(new Set(runner.calls.map((c) => c.command))).toEqual(new Set(['vgs', 'lvs']));
+    expect(runner.calls).toEqual(Array.from({ length: 5 }, () => calls.fullReport));
   });
 
   it('answers the size itself without a VG of ours (createDevice then names the shortage); refuses bad sizes', async () => {
-    const runner = new ScriptedRunner([reply.vgs(vgsReport([])), reply.lvs(lvsReport([]))]);
+    const runner = new ScriptedRunner([reply.fullReport(fullReport({ vgs: [] }))]);
     const { dm } = setup(runner);
     expect(await dm.allocationSize(GiB + 1)).toBe(GiB + 1);
     await expect(dm.allocationSize(0)).rejects.toThrow(

@@ -6,7 +6,9 @@
 // it may use (made by the Go driver or before the tags) is adopted by tagging it. A region whose VG
 // another instance tagged — or, without tags, whose marked namespaces another instance owns — is
 // refused: nothing there is created, changed, listed or counted. New volumes go only to VGs tagged
-// as this driver's (checked at every call: the tags come with the vgs report it reads anyway).
+// as this driver's (checked at every call: the tags come with the LVM report it reads anyway).
+// Every state read is ONE `lvm fullreport` process (VGs with their tags and LVs at once): a create
+// is fullreport, lvcreate, fullreport; a find or delete's lookup one fullreport.
 // All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
 // (erase on delete) run outside it so they do not block other volumes' calls.
 import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
@@ -256,9 +258,10 @@ export class LvmDeviceManager implements DeviceManager {
     }
   }
 
-  /** Our VGs and volumes now; VGs another driver tagged are left out (and reported once). */
+  /** Our VGs and volumes now (one LVM process); VGs another driver tagged are left out (and reported once). */
   async #state(o: DeviceCallOptions): Promise<LvmState> {
-    const managed = (await this.#lvm.vgs(o)).filter((g) => MANAGED_VG.test(g.name));
+    const report = await this.#lvm.fullReport(o);
+    const managed = report.vgs.filter((g) => MANAGED_VG.test(g.name));
     const tagged = managed.filter((g) => tagOwners(g.tags).length > 0);
     const refusals = tagged.flatMap((g) => judgeRegion(this.#owner, regionOfVg(g.name), vgClaims(g)) ?? []);
     this.#refusals.report(
@@ -271,7 +274,7 @@ export class LvmDeviceManager implements DeviceManager {
       return owners.length === 0 || owners.includes(this.#owner.driverName);
     });
     const names = new Set(listed.map((g) => g.name));
-    const lvs = (await this.#lvm.lvs(o)).filter((lv) => names.has(lv.vgName) && lv.path !== '');
+    const lvs = report.lvs.filter((lv) => names.has(lv.vgName) && lv.path !== '');
     return { vgs, listed, lvs };
   }
 
@@ -291,7 +294,9 @@ export class LvmDeviceManager implements DeviceManager {
       await this.#lvm.lvcreate({ vg: choice.vg.name, name: req.volumeId, size: choice.size }, options);
       const lv = await this.#findLv(req.volumeId, options);
       if (lv === undefined)
-        throw new InternalError(`lvcreate succeeded but lvs does not show ${choice.vg.name}/${req.volumeId}`);
+        throw new InternalError(
+          `lvcreate succeeded but the LVM report does not show ${choice.vg.name}/${req.volumeId}`,
+        );
       try {
         await zeroDevice(this.#runner, { path: lv.path }, options.signal);
       } catch (e) {

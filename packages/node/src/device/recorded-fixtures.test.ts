@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { GiB, MiB } from '@pmem-csi/csi';
 import { maxVolumeSize, usableInExtent } from './direct-layout.js';
 import { largestLvSize, lvmNamespaceSize } from './lvm-layout.js';
-import { parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';
+import { parseFullReport, parseLvsReport, parsePvsReport, parseVgsReport } from './lvm-tools.js';
 import { labelLessNamespace, parseCreatedNamespace, parseNdctlListing, type NdRegion } from './ndctl.js';
 
 type Mode = 'lvm' | 'direct';
@@ -39,6 +39,7 @@ function parserFor(command: string): (value: unknown, source: string) => unknown
   if (tool === 'vgs') return parseVgsReport;
   if (tool === 'lvs') return parseLvsReport;
   if (tool === 'pvs') return parsePvsReport;
+  if (tool === 'lvm' && sub === 'fullreport') return parseFullReport;
   throw new Error(`no parser for ${command}`);
 }
 
@@ -196,6 +197,28 @@ describe('lvm mode on the QEMU NVDIMMs (pmemPercentage 60)', () => {
     ]);
     const used = parseVgsReport(json('lvm', 'vgs-lvm-used.json'));
     expect(used.map((g) => g.size - g.free)).toEqual([100 * MiB, 100 * MiB]);
+  });
+
+  it('lvm fullreport (every state read, one process): VGs with their owner tags and LVs at once, sorted as vgs and lvs print them though it printed region1 first', () => {
+    const printed = json('lvm', 'fullreport-lvm.json') as { report: Array<{ vg?: Array<{ vg_name?: string }> }> };
+    expect(printed.report.map((r) => r.vg?.[0]?.vg_name)).toEqual(['ndbus0region1fsdax', 'ndbus0region0fsdax']);
+    const { vgs, lvs } = parseFullReport(json('lvm', 'fullreport-lvm.json'));
+    expect(vgs).toEqual(
+      ['ndbus0region0fsdax', 'ndbus0region1fsdax'].map((name) => ({
+        name,
+        size: 2 * GiB - 36 * MiB,
+        free: 2 * GiB - 36 * MiB - 100 * MiB,
+        extentSize: 4 * MiB,
+        tags: ['pmem-csi.intel.com/owner=pmem-csi.intel.com'],
+      })),
+    );
+    expect(lvs.map((l) => [l.vgName, l.name, l.size, l.path, l.attr])).toEqual([
+      ['ndbus0region0fsdax', 'spread-a', 100 * MiB, '/dev/ndbus0region0fsdax/spread-a', '-wi-a-----'],
+      ['ndbus0region1fsdax', 'spread-b', 100 * MiB, '/dev/ndbus0region1fsdax/spread-b', '-wi-a-----'],
+    ]);
+    // No PV at all: an empty report list, not empty output and not a report object without rows.
+    expect(text('lvm', 'fullreport-empty.json').replace(/\s/g, '')).toBe('{"report":[]}');
+    expect(parseFullReport(json('lvm', 'fullreport-empty.json'))).toEqual({ vgs: [], lvs: [] });
   });
 
   it('empty LVM reports are {"report":[{"vg":[]}]} (not empty output)', () => {

@@ -19,11 +19,11 @@ import { EmulatedDeviceManager } from '../device/emulated.js';
 import { losetupTable } from '../device/emulated-losetup.js';
 import { FakeDeviceManager } from '../device/fake.js';
 import { LvmDeviceManager } from '../device/lvm.js';
-import { lvsReport, vgsReport } from '../device/__fixtures__/tool-output.js';
+import { fullReport } from '../device/__fixtures__/tool-output.js';
 import { call, mountCapability, startTestNode, testClients, TEST_NODE } from '../testing/test-node.js';
 import { GiB, MiB, type csi } from '@pmem-csi/csi';
 
-/** LVM in memory: one VG of ours (tagged) with 4 MiB extents; vgs and lvs report it, lvcreate and lvextend change it. */
+/** LVM in memory: one VG of ours (tagged) with 4 MiB extents; lvm fullreport reports it, lvcreate and lvextend change it. */
 class SimLvm implements CommandRunner {
   readonly vg = 'ndbus0region0fsdax';
   readonly lvs = new Map<string, number>();
@@ -38,23 +38,24 @@ class SimLvm implements CommandRunner {
     const bytes = (arg: string | undefined): number => Number((arg ?? '').replace(/b$/, ''));
     let stdout = '';
     switch (command) {
-      case 'vgs': {
+      case 'lvm': {
+        if (args[0] !== 'fullreport') throw new Error(`SimLvm: unexpected call: lvm ${args.join(' ')}`);
         const used = [...this.lvs.values()].reduce((a, b) => a + b, 0);
         // Tagged as the default driver's, as its setup() tags a VG it makes or adopts (device/ownership.ts).
-        stdout = vgsReport([
-          {
-            name: this.vg,
-            size: GiB,
-            free: GiB - used,
-            extent: 4 * MiB,
-            tags: 'pmem-csi.intel.com/owner=pmem-csi.intel.com',
-          },
-        ]);
+        stdout = fullReport({
+          vgs: [
+            {
+              name: this.vg,
+              size: GiB,
+              free: GiB - used,
+              extent: 4 * MiB,
+              tags: 'pmem-csi.intel.com/owner=pmem-csi.intel.com',
+            },
+          ],
+          lvs: [...this.lvs].map(([name, size]) => ({ name, vg: this.vg, size })),
+        });
         break;
       }
-      case 'lvs':
-        stdout = lvsReport([...this.lvs].map(([name, size]) => ({ name, vg: this.vg, size })));
-        break;
       case 'lvcreate': // -Zn -y -L <size>b -n <name> <vg>
         this.lvs.set(args[5] ?? '', bytes(args[3]));
         break;
@@ -72,7 +73,7 @@ class SimLvm implements CommandRunner {
 
   /** The calls that change LVs or their data so far. */
   changes(): string[] {
-    return this.calls.filter((c) => !['vgs', 'lvs', 'ndctl'].includes(c));
+    return this.calls.filter((c) => !['lvm', 'ndctl'].includes(c)); // lvm: only fullreport gets here
   }
 }
 

@@ -80,16 +80,45 @@ function report(kind: string, rows: Array<Record<string, string>>): string {
   return JSON.stringify({ report: [{ [kind]: rows }] }, null, 4);
 }
 
-export function vgsReport(vgs: Array<{ name: string; size: number; free: number; extent?: number; tags?: string }>): string {
-  return report('vg', vgs.map((g) => ({
-    vg_name: g.name, vg_size: String(g.size), vg_free: String(g.free), vg_extent_size: String(g.extent ?? 4194304), vg_tags: g.tags ?? '',
-  })));
+export interface VgSpec { name: string; size: number; free: number; extent?: number; tags?: string }
+/** An LV; `path: ''` for an internal one. */
+export interface LvSpec { name: string; vg: string; size: number; path?: string }
+
+const vgRow = (g: VgSpec): Record<string, string> => ({
+  vg_name: g.name, vg_size: String(g.size), vg_free: String(g.free), vg_extent_size: String(g.extent ?? 4194304), vg_tags: g.tags ?? '',
+});
+const lvRow = (l: LvSpec): Record<string, string> => ({
+  lv_name: l.name, vg_name: l.vg, lv_size: String(l.size), lv_path: l.path ?? `/dev/${l.vg}/${l.name}`, lv_attr: '-wi-a-----',
+});
+
+export function vgsReport(vgs: VgSpec[]): string {
+  return report('vg', vgs.map(vgRow));
 }
 
-export function lvsReport(lvs: Array<{ name: string; vg: string; size: number; path?: string }>): string {
-  return report('lv', lvs.map((l) => ({
-    lv_name: l.name, vg_name: l.vg, lv_size: String(l.size), lv_path: l.path ?? `/dev/${l.vg}/${l.name}`, lv_attr: '-wi-a-----',
-  })));
+/**
+ * `lvm fullreport` output (FULL_REPORT_ARGS of lvm-tools.ts), in the shape lvm2 2.03.16 prints: one
+ * report object per VG with its vg, pv, lv, pvseg and seg rows ("lv": [] without LVs), then one
+ * with only pv and pvseg for the PVs in no VG (`orphanPvs`). The VGs come in the order given (LVM's
+ * own order is not by name). Every LV must be in one of `vgs`, as in LVM.
+ */
+export function fullReport(r: { vgs: VgSpec[]; lvs?: LvSpec[]; orphanPvs?: string[] }): string {
+  const lvs = r.lvs ?? [];
+  const stray = lvs.filter((l) => !r.vgs.some((g) => g.name === l.vg));
+  if (stray.length > 0) throw new Error(`fullReport: LVs of no given VG: ${stray.map((l) => `${l.vg}/${l.name}`).join(', ')}`);
+  const reports: Array<Record<string, Array<Record<string, string>>>> = r.vgs.map((g, i) => {
+    const own = lvs.filter((l) => l.vg === g.name);
+    return {
+      vg: [vgRow(g)],
+      pv: [{ pv_name: `/dev/pmem${i}` }],
+      lv: own.map(lvRow),
+      pvseg: [{ pvseg_start: '0' }],
+      seg: own.map(() => ({ seg_start: '0' })),
+    };
+  });
+  const orphans = r.orphanPvs ?? [];
+  if (orphans.length > 0)
+    reports.push({ pv: orphans.map((pv_name) => ({ pv_name })), pvseg: orphans.map(() => ({ pvseg_start: '0' })) });
+  return JSON.stringify({ report: reports }, null, 4);
 }
 
 export function pvsReport(pvs: Array<{ name: string; vg: string }>): string {
@@ -97,14 +126,23 @@ export function pvsReport(pvs: Array<{ name: string; vg: string }>): string {
 }
 
 const REPORT = ['--reportformat', 'json', '--units', 'b', '--nosuffix', '-o'];
+const FULL_REPORT = [
+  'fullreport', '--reportformat', 'json', '--units', 'b', '--nosuffix',
+  '--configreport', 'vg', '-o', 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags',
+  '--configreport', 'lv', '-o', 'lv_name,vg_name,lv_size,lv_path,lv_attr',
+  '--configreport', 'pv', '-o', 'pv_name',
+  '--configreport', 'pvseg', '-o', 'pvseg_start',
+  '--configreport', 'seg', '-o', 'seg_start',
+];
 
-/** Scripted replies for the exact LVM report commands. */
+/** Scripted replies for the exact ndctl and LVM report commands (setup's vgs and pvs, every call's fullreport). */
 export const reply = {
   regions: (stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'], exact: true, stdout }),
   namespaces: (filter: string[], stdout: string): ScriptedReply => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', '-v', ...filter], exact: true, stdout }),
   vgs: (stdout: string): ScriptedReply => ({ command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'], exact: true, stdout }),
-  lvs: (stdout: string): ScriptedReply => ({ command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'], exact: true, stdout }),
   pvs: (stdout: string): ScriptedReply => ({ command: 'pvs', args: [...REPORT, 'pv_name,vg_name'], exact: true, stdout }),
+  /** The state read of every call after setup: one `lvm fullreport` (see fullReport()). */
+  fullReport: (stdout: string): ScriptedReply => ({ command: 'lvm', args: FULL_REPORT, exact: true, stdout }),
 };
 
 /** A recorded call, for asserting exact sequences. */
@@ -114,8 +152,8 @@ export const calls = {
   regions: { command: 'ndctl', args: ['list', '--buses', '--regions', '--dimms', '--idle'] },
   namespaces: (...filter: string[]): Call => ({ command: 'ndctl', args: ['list', '--namespaces', '--idle', '-v', ...filter] }),
   vgs: { command: 'vgs', args: [...REPORT, 'vg_name,vg_size,vg_free,vg_extent_size,vg_tags'] },
-  lvs: { command: 'lvs', args: [...REPORT, 'lv_name,vg_name,lv_size,lv_path,lv_attr'] },
   pvs: { command: 'pvs', args: [...REPORT, 'pv_name,vg_name'] },
+  fullReport: { command: 'lvm', args: FULL_REPORT },
   zeroHead: (path: string): Call => ({ command: 'dd', args: ['if=/dev/zero', `of=${path}`, 'bs=4096', 'count=1', 'oflag=direct', 'conv=fsync'] }),
   zeroAll: (path: string, bytes: number): Call => ({
     command: 'dd', args: ['if=/dev/zero', `of=${path}`, 'bs=1M', `count=${bytes}`, 'iflag=count_bytes', 'oflag=direct', 'conv=fsync'],

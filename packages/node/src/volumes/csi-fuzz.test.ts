@@ -25,6 +25,9 @@ import { GiB, MiB } from '@pmem-csi/csi';
 const rawCall = unaryCaller(20_000);
 
 const RUNS = fuzzRuns(200);
+/** Per hook and case: 200 runs take ~1-2 s on a quiet machine; Jest's 5 s default failed the whole
+ * file (its beforeAll) once on a machine at load 4-5. */
+const FUZZ_TIMEOUT_MS = 120_000;
 const SEED = fuzzSeed();
 
 interface SimMount {
@@ -322,13 +325,13 @@ describe('node CSI fuzzing (R4)', () => {
       nasty,
       fc.constant(`${volumes[0] ?? ''}/../x`),
     );
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   afterAll(async () => {
     client.close();
     await node.stop();
     await rm(dir, { recursive: true, force: true });
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   const GENERAL = ['OK', 'INVALID_ARGUMENT', 'ABORTED', 'UNAVAILABLE'];
   type Spec = {
@@ -472,70 +475,82 @@ describe('node CSI fuzzing (R4)', () => {
     },
   };
 
-  it.each(Object.keys(RPCS))('%s: only the spec codes, mounts only where the request says', async (rpc) => {
-    const spec = RPCS[rpc] as Spec;
-    const def = proto[spec.service].service;
-    const runs = spec.codes.length === 1 ? Math.max(20, Math.floor(RUNS / 10)) : RUNS;
-    await fc.assert(
-      fc.asyncProperty(spec.arb(), async (req) => {
-        host.owned = (spec.paths ?? []).map((k) => req[k]).filter((v): v is string => typeof v === 'string');
-        const before = host.violations.length;
-        const out = await rawCall(client, def, rpc, req);
-        host.owned = [];
-        count(rpc, out.code);
-        if (!spec.codes.includes(out.code))
-          throw new Error(
-            `${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${short(req)}`,
-          );
-        if (out.code !== 'OK' && out.details.trim() === '')
-          throw new Error(`${rpc} answered ${out.code} without a message; request ${short(req)}`);
-        if (host.violations.length > before)
-          throw new Error(`${rpc}: ${host.violations.slice(before).join('; ')}; request ${short(req)}`);
-      }),
-      { numRuns: runs, ...(SEED === undefined ? {} : { seed: SEED }) },
-    );
-    expect((await rawCall(client, proto.Identity.service, 'Probe', {})).code).toBe('OK');
-    expect(host.violations).toEqual([]);
-  });
-
-  it('a path below a file (<file>/, <file>/x) or with a too long name is refused (NOT_FOUND or INVALID_ARGUMENT) by stats and expand, not INTERNAL (found by this fuzzing)', async () => {
-    const file = join(dir, 'a-file');
-    await writeFile(file, '');
-    for (const p of [`${file}/`, `${file}/x`, join(dir, 'n'.repeat(5000))]) {
-      for (const rpc of ['NodeGetVolumeStats', 'NodeExpandVolume']) {
-        const out = await rawCall(client, proto.Node.service, rpc, {
-          volume_id: volumes[0],
-          volume_path: p,
-          capacity_range: { required_bytes: String(64 * MiB) },
-        });
-        expect({ rpc, p: p.slice(0, 80), refused: ['NOT_FOUND', 'INVALID_ARGUMENT'].includes(out.code) }).toEqual({
-          rpc,
-          p: p.slice(0, 80),
-          refused: true,
-        });
-      }
-    }
-    await rm(file);
-  });
-
-  it('leaks nothing: the ordinary teardown removes every mount and device the fuzzing left', async () => {
-    // Unpublish every target, then unstage every staging path, as the kubelet would.
-    const node = proto.Node.service;
-    const ids = [...new Set([...volumes, ...(await dm.listDevices()).map((d) => d.volumeId)])];
-    for (const m of [...host.mounts].reverse().filter((x) => x.target.includes('/pods/'))) {
-      for (const id of ids)
-        await rawCall(client, node, 'NodeUnpublishVolume', { volume_id: id, target_path: m.target });
-    }
-    for (const m of [...host.mounts].reverse()) {
-      for (const id of ids)
-        await rawCall(client, node, 'NodeUnstageVolume', { volume_id: id, staging_target_path: m.target });
-    }
-    expect(host.mounts.map((m) => m.target)).toEqual([]);
-    for (const d of await dm.listDevices())
-      expect((await rawCall(client, proto.Controller.service, 'DeleteVolume', { volume_id: d.volumeId })).code).toBe(
-        'OK',
+  it.each(Object.keys(RPCS))(
+    '%s: only the spec codes, mounts only where the request says',
+    async (rpc) => {
+      const spec = RPCS[rpc] as Spec;
+      const def = proto[spec.service].service;
+      const runs = spec.codes.length === 1 ? Math.max(20, Math.floor(RUNS / 10)) : RUNS;
+      await fc.assert(
+        fc.asyncProperty(spec.arb(), async (req) => {
+          host.owned = (spec.paths ?? []).map((k) => req[k]).filter((v): v is string => typeof v === 'string');
+          const before = host.violations.length;
+          const out = await rawCall(client, def, rpc, req);
+          host.owned = [];
+          count(rpc, out.code);
+          if (!spec.codes.includes(out.code))
+            throw new Error(
+              `${rpc} answered ${out.code} (${out.details}); allowed: ${spec.codes.join(', ')}; request ${short(req)}`,
+            );
+          if (out.code !== 'OK' && out.details.trim() === '')
+            throw new Error(`${rpc} answered ${out.code} without a message; request ${short(req)}`);
+          if (host.violations.length > before)
+            throw new Error(`${rpc}: ${host.violations.slice(before).join('; ')}; request ${short(req)}`);
+        }),
+        { numRuns: runs, ...(SEED === undefined ? {} : { seed: SEED }) },
       );
-    expect(await dm.listDevices()).toEqual([]);
-    expect(tally.size).toBeGreaterThan(0);
-  });
+      expect((await rawCall(client, proto.Identity.service, 'Probe', {})).code).toBe('OK');
+      expect(host.violations).toEqual([]);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
+
+  it(
+    'a path below a file (<file>/, <file>/x) or with a too long name is refused (NOT_FOUND or INVALID_ARGUMENT) by stats and expand, not INTERNAL (found by this fuzzing)',
+    async () => {
+      const file = join(dir, 'a-file');
+      await writeFile(file, '');
+      for (const p of [`${file}/`, `${file}/x`, join(dir, 'n'.repeat(5000))]) {
+        for (const rpc of ['NodeGetVolumeStats', 'NodeExpandVolume']) {
+          const out = await rawCall(client, proto.Node.service, rpc, {
+            volume_id: volumes[0],
+            volume_path: p,
+            capacity_range: { required_bytes: String(64 * MiB) },
+          });
+          expect({ rpc, p: p.slice(0, 80), refused: ['NOT_FOUND', 'INVALID_ARGUMENT'].includes(out.code) }).toEqual({
+            rpc,
+            p: p.slice(0, 80),
+            refused: true,
+          });
+        }
+      }
+      await rm(file);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
+
+  it(
+    'leaks nothing: the ordinary teardown removes every mount and device the fuzzing left',
+    async () => {
+      // Unpublish every target, then unstage every staging path, as the kubelet would.
+      const node = proto.Node.service;
+      const ids = [...new Set([...volumes, ...(await dm.listDevices()).map((d) => d.volumeId)])];
+      for (const m of [...host.mounts].reverse().filter((x) => x.target.includes('/pods/'))) {
+        for (const id of ids)
+          await rawCall(client, node, 'NodeUnpublishVolume', { volume_id: id, target_path: m.target });
+      }
+      for (const m of [...host.mounts].reverse()) {
+        for (const id of ids)
+          await rawCall(client, node, 'NodeUnstageVolume', { volume_id: id, staging_target_path: m.target });
+      }
+      expect(host.mounts.map((m) => m.target)).toEqual([]);
+      for (const d of await dm.listDevices())
+        expect((await rawCall(client, proto.Controller.service, 'DeleteVolume', { volume_id: d.volumeId })).code).toBe(
+          'OK',
+        );
+      expect(await dm.listDevices()).toEqual([]);
+      expect(tally.size).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 });

@@ -53,6 +53,7 @@ import {
   deploymentObjectNames,
   withDefaults,
 } from '@pmem-csi/api';
+import { renderDriverArgs } from '@pmem-csi/csi';
 import { CA_COMMON_NAME, buildDesiredObjects, type TlsMaterial } from '@pmem-csi/operator';
 import { createCa, createLeaf } from '@pmem-csi/runtime';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
@@ -224,7 +225,10 @@ async function goShapedObjects(
       // default 75 s) does not dominate this file; the controller under test, ours after the
       // switch, runs with the defaults.
       if (c.name === CONTAINER_NAMES.driver)
-        return { ...c, args: [...(c.args ?? []), `--lease-seconds=${STAND_IN_LEASE_SECONDS}`] };
+        return {
+          ...c,
+          args: [...(c.args ?? []), ...renderDriverArgs({ mode: 'controller', leaseSeconds: STAND_IN_LEASE_SECONDS })],
+        };
       return c;
     });
   return [

@@ -6,11 +6,9 @@
 // it may use (made by the Go driver or before the tags) is adopted by tagging it. A region whose VG
 // another instance tagged — or, without tags, whose marked namespaces another instance owns — is
 // refused: nothing there is created, changed, listed or counted. New volumes go only to VGs tagged
-// as this driver's (checked at every call: the tags come with the LVM report it reads anyway).
-// Every state read is ONE `lvm fullreport` process (VGs with their tags and LVs at once): a create
-// is fullreport, lvcreate, fullreport; a find or delete's lookup one fullreport.
-// All ndctl/LVM calls of one manager run one at a time through a SerialQueue; long data writes
-// (erase on delete) run outside it so they do not block other volumes' calls.
+// as this driver's (checked at every call: the tags come with each state read, ONE `lvm fullreport`
+// of VGs and LVs; a create is fullreport, lvcreate, fullreport). All ndctl/LVM calls of one manager
+// run one at a time (SerialQueue); erases on delete run outside it, so other volumes' calls go on.
 import { SerialQueue, requireTools, type CommandRunner, type Logger } from '@pmem-csi/runtime';
 import { MODE_TOOLS, type Capacity, InternalError, InvalidArgumentError } from '@pmem-csi/csi';
 import { alignDown, alignUp, assertVolumeSize, notEnoughSpace } from './sizes.js';
@@ -122,10 +120,8 @@ export class LvmDeviceManager implements DeviceManager {
         const refusal = await this.#setupRegion(region, ctx, options);
         if (refusal !== undefined) refusals.push(refusal);
       }
-      this.#refusals.report(
-        regions.map((r) => r.dev),
-        refusals,
-      );
+      const seen = regions.map((r) => r.dev);
+      this.#refusals.report(seen, refusals);
       if (refusals.length > 0 && isEmpty(await this.#state(options))) throw pmemOwnedByOthers(this.#owner, refusals);
     });
   }
@@ -264,10 +260,8 @@ export class LvmDeviceManager implements DeviceManager {
     const managed = report.vgs.filter((g) => MANAGED_VG.test(g.name));
     const tagged = managed.filter((g) => tagOwners(g.tags).length > 0);
     const refusals = tagged.flatMap((g) => judgeRegion(this.#owner, regionOfVg(g.name), vgClaims(g)) ?? []);
-    this.#refusals.report(
-      tagged.map((g) => regionOfVg(g.name)),
-      refusals,
-    );
+    const seen = tagged.map((g) => regionOfVg(g.name));
+    this.#refusals.report(seen, refusals);
     const vgs = tagged.filter((g) => !refusals.some((r) => r.region === regionOfVg(g.name)));
     const listed = managed.filter((g) => {
       const owners = tagOwners(g.tags);

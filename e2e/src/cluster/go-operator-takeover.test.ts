@@ -27,6 +27,7 @@ import {
   crRef,
   expectedObjects,
   installCrd,
+  waitCrdEstablished,
   ownedSelector,
   waitStatus,
   type PmemDeployment,
@@ -108,7 +109,7 @@ describe('cluster: taking over from the Go operator (PMEM-CSI v1.x)', () => {
 
     // What the Go operator's users had: its CRD, their CRs, the objects it made, its status.
     await kube.apply(goOperatorCrd());
-    await waitEstablished(cluster);
+    await waitCrdEstablished(cluster.kube, 'the Go CRD');
     const ca = await createCa({ commonName: 'pmem-csi webhooks CA', validityDays: 30, keyBits: 2048 });
     const leaf = await createLeaf({
       ca,
@@ -533,23 +534,6 @@ async function holdOne(
 /** A condition of a CR's status. */
 function condition(cr: PmemDeployment, type: string): { status: string; reason: string; message: string } | undefined {
   return cr.status?.conditions?.find((c) => c.type === type);
-}
-
-async function waitEstablished(cluster: KwokCluster): Promise<void> {
-  await waitFor(
-    'the Go CRD to be Established',
-    async () => {
-      const crd = await cluster.kube.get<
-        KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }
-      >({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        name: 'pmemcsideployments.pmem-csi.intel.com',
-      });
-      return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-    },
-    { timeoutMs: 30_000 },
-  );
 }
 
 async function phaseOf(cluster: KwokCluster, pv: KubeObject): Promise<string | undefined> {

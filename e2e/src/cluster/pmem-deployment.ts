@@ -35,8 +35,13 @@ export function pmemDeployment(name: string, spec: PmemCSIDeploymentSpec = {}): 
 /** Apply the generated CRD and wait until the apiserver serves it. */
 export async function installCrd(kube: Kube): Promise<void> {
   for (const o of readYamlObjects(CRD_FILE)) await kube.apply(o);
+  await waitCrdEstablished(kube);
+}
+
+/** Wait until the apiserver serves the PmemCSIDeployment CRD (ours or the Go operator's: one name). */
+export async function waitCrdEstablished(kube: Kube, which = 'CRD'): Promise<void> {
   await waitFor(
-    `CRD ${CRD_NAME} to be Established`,
+    `${which} ${CRD_NAME} to be Established`,
     async () => {
       const crd = await kube.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>({
         apiVersion: 'apiextensions.k8s.io/v1',

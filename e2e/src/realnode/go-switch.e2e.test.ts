@@ -45,7 +45,6 @@ import type { V1Container, V1PodSpec, V1Volume } from '@kubernetes/client-node';
 import {
   API_GROUP_VERSION,
   CONTAINER_NAMES,
-  CRD_NAME,
   KIND,
   LABEL_KEYS,
   NODE_CONTROLLER_SAN,
@@ -58,7 +57,14 @@ import { CA_COMMON_NAME, buildDesiredObjects, type TlsMaterial } from '@pmem-csi
 import { createCa, createLeaf } from '@pmem-csi/runtime';
 import { clusterHelm, createCluster, ensureNamespace, printTimings, type KwokCluster } from '../cluster/harness.js';
 import { describeRef, refOf, type KubeObject } from '../cluster/kube.js';
-import { crRef, describeStatus, expectedObjects, installCrd, type PmemDeployment } from '../cluster/pmem-deployment.js';
+import {
+  crRef,
+  describeStatus,
+  expectedObjects,
+  installCrd,
+  waitCrdEstablished,
+  type PmemDeployment,
+} from '../cluster/pmem-deployment.js';
 import { PodTimeline } from '../cluster/pod-timeline.js';
 import { runTool } from '../cluster/processes.js';
 import { claimRef, pvRef, waitGone, type PersistentVolume } from '../cluster/storage.js';
@@ -320,18 +326,7 @@ describe('real node: switching from the Go operator (v1.x object shapes) to ours
     // CR keeps every field) and the fields this machine needs, which the Go CRD does not have
     // (emulated mode: there is no PMEM here; external-resizer's image).
     await kube.apply(goOperatorCrd());
-    await waitFor(
-      'the Go CRD to be Established',
-      async () => {
-        const crd = await kube.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>({
-          apiVersion: 'apiextensions.k8s.io/v1',
-          kind: 'CustomResourceDefinition',
-          name: CRD_NAME,
-        });
-        return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
+    await waitCrdEstablished(kube, 'the Go CRD');
     const spec = deploymentSpec((n: StackImage): string => image(n).ref, '1Gi');
     const { deviceMode, emulatedSize, resizerImage, ...goUserFields } = spec;
     await kube.create({

@@ -67,33 +67,35 @@ function newLvm(pct = PCT): LvmDeviceManager {
   return new LvmDeviceManager({ runner, log, pmemPercentage: pct });
 }
 
+/** The rows of an LVM JSON report (`lvs`/`pvs` with byte units), every value a string as LVM prints it. */
+export async function lvmReportRows(
+  command: 'lvs' | 'pvs',
+  kind: 'lv' | 'pv',
+  fields: string,
+  ...args: string[]
+): Promise<Array<Record<string, string>>> {
+  const out = await runner.run(command, [
+    '--reportformat',
+    'json',
+    '--units',
+    'b',
+    '--nosuffix',
+    '-o',
+    fields,
+    ...args,
+  ]);
+  return (JSON.parse(out.stdout) as { report: Array<Record<string, Array<Record<string, string>>>> }).report.flatMap(
+    (r) => r[kind] ?? [],
+  );
+}
+
 /** Physical extents of an LV on its PV: [{ device, offset, length }] from seg_pe_ranges and pe_start. */
 async function lvPhysicalRanges(
   vg: string,
   lv: string,
 ): Promise<Array<{ device: string; offset: number; length: number }>> {
-  const lvs = await runner.run('lvs', [
-    '--reportformat',
-    'json',
-    '--units',
-    'b',
-    '--nosuffix',
-    '-o',
-    'seg_pe_ranges',
-    `${vg}/${lv}`,
-  ]);
-  const pvs = await runner.run('pvs', [
-    '--reportformat',
-    'json',
-    '--units',
-    'b',
-    '--nosuffix',
-    '-o',
-    'pv_name,pe_start,vg_extent_size',
-  ]);
-  const pvRows =
-    (JSON.parse(pvs.stdout) as { report: Array<{ pv: Array<Record<string, string>> }> }).report[0]?.pv ?? [];
-  const segs = (JSON.parse(lvs.stdout) as { report: Array<{ lv: Array<Record<string, string>> }> }).report[0]?.lv ?? [];
+  const pvRows = await lvmReportRows('pvs', 'pv', 'pv_name,pe_start,vg_extent_size');
+  const segs = await lvmReportRows('lvs', 'lv', 'seg_pe_ranges', `${vg}/${lv}`);
   return segs
     .flatMap((s) => (s['seg_pe_ranges'] ?? '').split(' ').filter(Boolean))
     .map((range) => {

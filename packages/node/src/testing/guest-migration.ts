@@ -26,6 +26,7 @@ import { MANAGED_VG, vgNameFor } from '../device/lvm-layout.js';
 import { LvmTools } from '../device/lvm-tools.js';
 import { OWNER_TAG_PREFIX } from '../device/ownership.js';
 import { alignUp } from '../device/sizes.js';
+import { lvmReportRows } from './guest-lvm.js';
 import {
   STATE_DIR,
   SLOW,
@@ -92,6 +93,17 @@ async function goRecord(v: GoVolume, deviceMode: string): Promise<void> {
   await writeFile(join(STATE_DIR, `${v.id}.json`), `${JSON.stringify({ id: v.id, size: v.asked, parameters })}\n`);
 }
 
+/** The checksum of the file `data` on the filesystem of `path`, mounted read-only for the read. */
+async function dataSha(path: string): Promise<string> {
+  const mnt = await mkdtemp('/tmp/go-data-');
+  await runner.run('mount', ['-o', 'ro', path, mnt]);
+  try {
+    return sha256(await readFile(join(mnt, 'data')));
+  } finally {
+    await runner.run('umount', [mnt]);
+  }
+}
+
 /** lvm: the Go driver's VG in region 0 (our owner tag taken off: it had none) and an LV per volume. */
 async function goLvm(volumes: readonly GoVolume[]): Promise<void> {
   const lvm = new LvmTools(runner);
@@ -153,18 +165,7 @@ async function readGoView(mode: string, volumes: readonly GoVolume[]): Promise<G
   const devices: Record<string, string> = {};
   const ids = new Set(volumes.map((v) => v.id));
   if (mode === 'lvm') {
-    const out = await runner.run('lvs', [
-      '--reportformat',
-      'json',
-      '--units',
-      'b',
-      '--nosuffix',
-      '-o',
-      'lv_name,vg_name,lv_size,lv_uuid',
-    ]);
-    const rows = (JSON.parse(out.stdout) as { report: Array<{ lv: Array<Record<string, string>> }> }).report.flatMap(
-      (r) => r.lv,
-    );
+    const rows = await lvmReportRows('lvs', 'lv', 'lv_name,vg_name,lv_size,lv_uuid');
     for (const r of rows)
       if (ids.has(r['lv_name'] ?? ''))
         devices[r['lv_name']!] = `${r['vg_name']}/${r['lv_name']} ${r['lv_size']} ${r['lv_uuid']}`;
@@ -343,15 +344,7 @@ export function migrationCases(suite: GuestModeSuite): void {
         // Our driver keeps its own state in its journal: no record file of the Go shape is made or left by it.
         const records = (await readdir(STATE_DIR)).filter((f) => f.endsWith('.json')).sort();
         expect(records).toEqual([...taken, cache].map((v) => `${v.id}.json`).sort());
-        for (const v of taken) {
-          const mnt = await mkdtemp('/tmp/go-rollback-');
-          await runner.run('mount', ['-o', 'ro', v.path, mnt]);
-          try {
-            expect(sha256(await readFile(join(mnt, 'data')))).toBe(v.sha);
-          } finally {
-            await runner.run('umount', [mnt]);
-          }
-        }
+        for (const v of taken) expect(await dataSha(v.path)).toBe(v.sha);
       },
       SLOW,
     );
@@ -381,13 +374,7 @@ export function migrationCases(suite: GuestModeSuite): void {
         const files = await readdir(STATE_DIR);
         for (const v of taken) expect(files).not.toContain(`${v.id}.json`);
         expect(files).toContain(`${cache.id}.json`);
-        const mnt = await mkdtemp('/tmp/go-cache-');
-        await runner.run('mount', ['-o', 'ro', cache.path, mnt]);
-        try {
-          expect(sha256(await readFile(join(mnt, 'data')))).toBe(cache.sha);
-        } finally {
-          await runner.run('umount', [mnt]);
-        }
+        expect(await dataSha(cache.path)).toBe(cache.sha);
       },
       SLOW,
     );

@@ -82,16 +82,20 @@ let cache = '';
 if (warm || check) {
   // Every module but the entry, which is compiled before it turns the cache on (a few lines).
   const warmed = JSON.parse(runBundled('warm-compile-cache.mjs', []).stdout);
-  // A start must read what was written: Node.js says so per module with NODE_DEBUG_NATIVE.
-  const debug = runBundled('pmem-csi-driver.mjs', ['--help'], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' }).stderr;
-  const hits = debug.split('\n').filter((l) => /^\[compile cache\] reading cache .* for ESM .*success/.test(l));
-  if (hits.length < 2) {
-    console.error(
-      `bundle: --help read ${hits.length} module(s) from the compile cache, expected the entry and its chunks:\n${debug}`,
-    );
-    process.exit(1);
-  }
-  cache = `; compile cache of ${warmed.modules} module(s), ${hits.length} read by --help`;
+  // A start must read what was written: Node.js says so per module with NODE_DEBUG_NATIVE. Each mode
+  // sets its own V8 flags first (v8-mode-flags.ts), which key the cache: each is checked.
+  const reads = [['--help'], ['--mode=node', '--help']].map((args) => {
+    const debug = runBundled('pmem-csi-driver.mjs', args, { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' }).stderr;
+    const hits = debug.split('\n').filter((l) => /^\[compile cache\] reading cache .* for ESM .*success/.test(l));
+    if (hits.length < 2) {
+      console.error(
+        `bundle: ${args.join(' ')} read ${hits.length} module(s) from the compile cache, expected the entry and its chunks:\n${debug}`,
+      );
+      process.exit(1);
+    }
+    return `${hits.length} read by ${args.join(' ')}`;
+  });
+  cache = `; compile cache of ${warmed.modules} module(s) for ${warmed.modes.join(' and ')}, ${reads.join(', ')}`;
 }
 if (check) {
   const run = runBundled('pmem-csi-driver.mjs', ['--help']);

@@ -74,11 +74,15 @@ USER 0:0
 # V8's compile cache of the bundle's modules (packages/driver/src/compile-cache.ts), made here, at the
 # paths, with the Node.js and as the user the pods run: the entry turns it on from
 # /app/compile-cache, and a start reads the byte code of ~1.3 MB of JavaScript instead of compiling
-# it. The build fails unless a start reads it (NODE_DEBUG_NATIVE lists each module it accepted). The
-# controller's read-only root filesystem is fine: a pod only reads the cache; a cache that cannot
-# be read or written makes Node.js compile as usual, never fail.
+# it. The build fails unless a start reads it (NODE_DEBUG_NATIVE lists each module it accepted), in
+# each mode: the node mode sets V8 flags of its own first (packages/driver/src/v8-mode-flags.ts),
+# which key a cache directory of their own. The controller's read-only root filesystem is fine: a
+# pod only reads the cache; a cache that cannot be read or written makes Node.js compile as usual,
+# never fail.
 RUN node /app/warm-compile-cache.mjs \
  && NODE_DEBUG_NATIVE=COMPILE_CACHE node /app/pmem-csi-driver.mjs --help 2>&1 >/dev/null \
+    | grep -q '^\[compile cache\] V8 code cache for ESM file:///app/chunk-.* was accepted' \
+ && NODE_DEBUG_NATIVE=COMPILE_CACHE node /app/pmem-csi-driver.mjs --mode=node --help 2>&1 >/dev/null \
     | grep -q '^\[compile cache\] V8 code cache for ESM file:///app/chunk-.* was accepted'
 # No V8 options here: the controller and the node run this one entrypoint and want different heap
 # limits, which only the pod knows; the operator sets NODE_OPTIONS per mode on the driver container

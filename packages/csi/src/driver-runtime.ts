@@ -3,7 +3,8 @@
 // node DaemonSet run the same image and entrypoint; the pod knows its mode, the image does not),
 // the local stack passes them on the command line of every driver it starts, and the benchmarks
 // start the driver with them (e2e/src/bench). Only options Node.js accepts in NODE_OPTIONS belong
-// here (packages/driver/src/driver-runtime.test.ts runs the pinned Node with each mode's value).
+// here (packages/driver/src/driver-runtime.test.ts runs the pinned Node with each mode's value); V8
+// flags Node.js refuses there the driver sets on itself by its --mode (packages/driver/src/v8-mode-flags.ts).
 import type { DriverMode } from './driver-flags.js';
 
 /**

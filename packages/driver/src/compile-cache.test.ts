@@ -115,6 +115,22 @@ describe('the entry point (main.ts) with a compile cache', () => {
     expect(entries(dir)).toEqual(written);
   }, 120_000);
 
+  it("sets the node mode's V8 flags before it turns the cache on: the node mode reads and writes a directory of its own", () => {
+    const modes = join(work, 'modes');
+    expect(driver(['--help'], { [COMPILE_CACHE_ENV]: modes }).status).toBe(0);
+    const plain = readdirSync(modes);
+    expect(plain).toHaveLength(1);
+    expect(driver(['--mode=node', '--help'], { [COMPILE_CACHE_ENV]: modes }).status).toBe(0);
+    const both = readdirSync(modes);
+    expect(both).toHaveLength(2);
+    const nodeDir = both.find((d) => !plain.includes(d)) ?? '';
+    const again = driver(['--mode=node', '--help'], { [COMPILE_CACHE_ENV]: modes, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+    expect(again.status).toBe(0);
+    expect(accepted(again.err).length).toBeGreaterThan(10);
+    expect(again.err).toContain(join(modes, nodeDir));
+    expect(readdirSync(modes)).toEqual(both);
+  }, 120_000);
+
   it('starts all the same from a read-only cache: reads what is there, writes nothing, says nothing', () => {
     const ro = join(work, 'read-only');
     expect(driver(['--version'], { [COMPILE_CACHE_ENV]: ro }).status).toBe(0);

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GiB } from '@pmem-csi/csi';
 import { median, type FigureSpec } from './figures.js';
-import { pidOf, rssMiB } from './procs.js';
+import { pidOf, rssAnonMiB, rssMiB } from './procs.js';
 import { loadSeconds, runLoad, waitAvailable, type LoadRun, type ScenarioResult } from './scenario.js';
 import { goTls, startController, startNode, startRefCsi, type BenchContext } from './setup.js';
 
@@ -58,8 +58,8 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
     await waitAvailable(ctl, 1, { timeoutMs: 60_000 });
     await sleep(2000);
     const [nodePid, refPid, ctlPid] = [pidOf(node.proc), pidOf(ref.proc), pidOf(ctl.proc)];
-    const idle = await ctx.measure(['b3.rss-idle-mib'], () =>
-      Promise.resolve({ ours: rssMiB(nodePid), go: rssMiB(refPid) }),
+    const idle = await ctx.measure(['b3.rss-idle-mib', 'b3.rss-anon-idle-mib'], () =>
+      Promise.resolve(memOf(nodePid, refPid)),
     );
     const secs = ['-duration', `${loadSeconds(ctx)}s`];
     const client = goTls(ctx.certs.registry);
@@ -119,8 +119,8 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
       });
       e2e[`c${c}`] = series(runs, 'ours');
     }
-    const afterLoad = await ctx.measure(['b3.rss-after-load-mib'], () =>
-      Promise.resolve({ ours: rssMiB(nodePid), go: rssMiB(refPid) }),
+    const afterLoad = await ctx.measure(['b3.rss-after-load-mib', 'b3.rss-anon-after-load-mib'], () =>
+      Promise.resolve(memOf(nodePid, refPid)),
     );
     return {
       figures: b1Figures({ pairs, e2e, info, idle, afterLoad }),
@@ -132,12 +132,24 @@ export async function runB1(ctx: BenchContext): Promise<ScenarioResult> {
   }
 }
 
+/** RSS and its private part (RssAnon) of our node and the Go reference, MiB. */
+interface NodeMemory {
+  readonly ours: number;
+  readonly go: number;
+  readonly oursAnon: number;
+  readonly goAnon: number;
+}
+
+function memOf(nodePid: number, refPid: number): NodeMemory {
+  return { ours: rssMiB(nodePid), go: rssMiB(refPid), oursAnon: rssAnonMiB(nodePid), goAnon: rssAnonMiB(refPid) };
+}
+
 interface B1Data {
   readonly pairs: Record<string, Record<string, Series>>;
   readonly e2e: Record<string, Series>;
   readonly info: Record<string, Series>;
-  readonly idle: { ours: number; go: number };
-  readonly afterLoad: { ours: number; go: number };
+  readonly idle: NodeMemory;
+  readonly afterLoad: NodeMemory;
 }
 
 function b1Figures(d: B1Data): FigureSpec[] {
@@ -203,6 +215,23 @@ function b1Figures(d: B1Data): FigureSpec[] {
     reference: d.afterLoad.go,
     ours: d.afterLoad.ours,
     target: { kind: 'max', value: 80 },
+  });
+  // Without target: the private part of each RSS above (the rest is the binary's file pages).
+  out.push({
+    id: 'b3.rss-anon-idle-mib',
+    scenario: 'B3',
+    label: 'B3 node RssAnon idle (private)',
+    unit: 'MiB',
+    reference: d.idle.goAnon,
+    ours: d.idle.oursAnon,
+  });
+  out.push({
+    id: 'b3.rss-anon-after-load-mib',
+    scenario: 'B3',
+    label: 'B3 node RssAnon after B1 load (private)',
+    unit: 'MiB',
+    reference: d.afterLoad.goAnon,
+    ours: d.afterLoad.oursAnon,
   });
   return out;
 }

@@ -21,6 +21,8 @@ const WITH_REFERENCE = [
   'b1.info.c32.calls-per-s',
   'b3.rss-idle-mib',
   'b3.rss-after-load-mib',
+  'b3.rss-anon-idle-mib',
+  'b3.rss-anon-after-load-mib',
   'b2.emulated.ms-per-volume',
   'b3.start-to-probe-ms',
 ];

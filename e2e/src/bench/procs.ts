@@ -27,6 +27,17 @@ export function rssMiB(pid: number): number {
   return Number(m[1]) / 1024;
 }
 
+/**
+ * Private (anonymous) resident memory of a process, MiB (RssAnon): VmRSS without the pages of files
+ * it maps (the node binary's code, shared with every process that runs it and given back under
+ * memory pressure), i.e. what it holds alone.
+ */
+export function rssAnonMiB(pid: number): number {
+  const m = /^RssAnon:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (m?.[1] === undefined) throw new Error(`no RssAnon for pid ${pid}`);
+  return Number(m[1]) / 1024;
+}
+
 /** The pid of a started process (it must be running). */
 export function pidOf(p: HostProcess): number {
   const pid = p.child.pid;

@@ -3,11 +3,11 @@
 // DRIVER_V8_OPTIONS, rendered by the operator) cannot carry them. Being applied by the binary, they hold
 // wherever it runs: the operator's DaemonSet, Helm, kustomize, the local stack, the benchmarks.
 //
-// node: `--no-maglev`. A node driver is a daemon on every PMEM node whose calls are few; under load V8's
-// mid-tier compiler (Maglev) keeps its code and its compile zones, and the process never gives that
-// memory back. Without it functions go from the interpreter and its baseline code straight to
-// TurboFan: the node's RSS after load is ~20 MiB lower at the same throughput (e2e/bench/README.md,
-// "Figures from the code's comments").
+// node: `--no-maglev`. A node driver is a daemon on every PMEM node whose calls are few; the private
+// memory that V8's mid-tier compiler (Maglev) takes under load — its code, the malloc heap its compile
+// zones grew — stays with the process. Without it functions go from the interpreter and its baseline
+// code straight to TurboFan: the node's private memory after load is lower at the same throughput
+// (measured: e2e/bench/README.md, "Figures from the code's comments").
 // controller: none (one process per cluster; its memory is its nodes' connections).
 //
 // The flags are set before the compile cache is turned on: Node.js keys the cache's directory by V8's

@@ -23,6 +23,7 @@ import {
   describeStatus,
   installCrd,
   pmemDeployment,
+  waitGcKnowsPmemDeployments,
   workloadRefs,
   type PmemDeployment,
 } from './pmem-deployment.js';
@@ -94,6 +95,9 @@ describe('cluster: colliding PmemCSIDeployments created in the same second (issu
     cluster = await createCluster({ suite: 'oss' });
     await installCrd(cluster.kube);
     await ensureNamespace(cluster.kube, DRIVER_NAMESPACE);
+    // The takeovers below wait for the garbage collector; right after the CRD's installation it may
+    // back off for minutes on the first deleted CR's objects (CI saw > 180 s once): wait until it knows the kind.
+    timings['garbage collector knows PmemCSIDeployment'] = await waitGcKnowsPmemDeployments(cluster.kube);
     operator = await startOperator(cluster, {
       version: OPERATOR_VERSION,
       driverImage: IMAGE,
@@ -102,7 +106,7 @@ describe('cluster: colliding PmemCSIDeployments created in the same second (issu
     before = await counters(operator);
     countedFrom = Date.now();
     timings['set-up total'] = Date.now() - started;
-  }, 300_000);
+  }, 600_000);
 
   afterAll(async () => {
     await operator?.stop().catch(() => undefined);

@@ -1,6 +1,7 @@
 // The PmemCSIDeployment side of the cluster tier: installing the CRD, building CRs, reading their
 // status, and the list of objects the operator must have built for a CR (from the api package's
 // names, so that a renamed object is a test failure, not a silent pass).
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
   API_GROUP_VERSION,
@@ -14,7 +15,7 @@ import {
 } from '@pmem-csi/api';
 import { REPO_ROOT, DRIVER_NAMESPACE } from './components.js';
 import { describeRef, readYamlObjects, type Kube, type KubeObject, type Ref } from './kube.js';
-import { waitFor } from './wait.js';
+import { WaitTimeoutError, waitFor } from './wait.js';
 
 export const CRD_FILE = join(REPO_ROOT, 'deploy/crd/pmem-csi.intel.com_pmemcsideployments.yaml');
 
@@ -51,6 +52,51 @@ export async function waitCrdEstablished(kube: Kube, which = 'CRD'): Promise<voi
       return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
     },
     { timeoutMs: 30_000 },
+  );
+}
+
+/**
+ * Wait until the control plane's garbage collector deletes dependents of PmemCSIDeployments. Right
+ * after the CRD is installed it cannot yet map the kind (it learns new resources from discovery,
+ * about every 30 s); a dependent whose owner it cannot look up is retried with a per-object backoff
+ * that doubles, so one deleted owner's objects may linger for minutes — long enough to fail a test
+ * that times the takeover of a deleted CR's objects. The probe: a ConfigMap owned by a
+ * PmemCSIDeployment that does not exist, which the collector deletes once it can tell; each probe
+ * gets `probeMs`, then it is removed and a new one (with a backoff of its own) made, until one is
+ * collected or `timeoutMs` has passed.
+ */
+export async function waitGcKnowsPmemDeployments(
+  kube: Kube,
+  o: { namespace?: string; timeoutMs?: number; probeMs?: number } = {},
+): Promise<number> {
+  const { namespace = 'default', timeoutMs = 240_000, probeMs = 35_000 } = o;
+  const started = Date.now();
+  for (let probe = 1; Date.now() - started < timeoutMs; probe++) {
+    const ref: Ref = { apiVersion: 'v1', kind: 'ConfigMap', name: `gc-probe-${probe}-${Date.now()}`, namespace };
+    await kube.create({
+      ...ref,
+      metadata: {
+        name: ref.name,
+        namespace,
+        ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: KIND, name: 'gc-probe-absent', uid: randomUUID() }],
+      },
+    });
+    const window = Math.min(probeMs, timeoutMs - (Date.now() - started));
+    const gone = await waitFor(
+      `the garbage collector to delete ${describeRef(ref)} (owned by a PmemCSIDeployment that does not exist)`,
+      async () => ((await kube.get(ref)) === undefined ? true : undefined),
+      { timeoutMs: Math.max(window, 1000), intervalMs: 250 },
+    ).catch((e: unknown) => {
+      if (e instanceof WaitTimeoutError) return false;
+      throw e;
+    });
+    if (gone) return Date.now() - started;
+    await kube.delete(ref);
+  }
+  throw new WaitTimeoutError(
+    'the garbage collector to delete a dependent of a PmemCSIDeployment that does not exist',
+    timeoutMs,
+    'every probe ConfigMap outlived its window',
   );
 }
 

@@ -32,7 +32,7 @@ export function modeOf(argv: readonly string[]): DriverMode | undefined {
     if (arg === '--mode') mode = argv[++i];
     else if (arg.startsWith('--mode=')) mode = arg.slice('--mode='.length);
   }
-  return mode === 'node' || mode === 'controller' ? mode : undefined;
+  return mode !== undefined && Object.hasOwn(DRIVER_V8_RUNTIME_FLAGS, mode) ? (mode as DriverMode) : undefined;
 }
 
 /**

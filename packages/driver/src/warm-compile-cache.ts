@@ -23,10 +23,10 @@ interface Warmed {
   readonly modes: readonly DriverMode[];
 }
 
-const fail = (why: string): never => {
+function fail(why: string): never {
   process.stderr.write(`warm-compile-cache: ${why}\n`);
   process.exit(1);
-};
+}
 
 async function warmOne(mode: DriverMode): Promise<Warmed> {
   applyModeV8Flags([`--mode=${mode}`]);
@@ -36,7 +36,7 @@ async function warmOne(mode: DriverMode): Promise<Warmed> {
   const modules = bundleModules(import.meta.url, readdirSync(here));
   for (const name of modules) await import(new URL(name, here).href);
   flushCompileCache();
-  return { compileCache: state.status === 'enabled' ? state.dir : '', modules: modules.length, modes: [mode] };
+  return { compileCache: state.dir, modules: modules.length, modes: [mode] };
 }
 
 function warmEach(): Warmed {
